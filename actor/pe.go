@@ -1,0 +1,124 @@
+package actor
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	pa "github.com/asynkron/protoactor-go/actor"
+)
+
+// Message is what travels between PEs: the destination PE calls Deliver on
+// itself. Messages sent with [PE.Send] count for quiescence detection.
+type Message interface {
+	Deliver(pe *PE)
+}
+
+// control marks the runtime's own messages, which quiescence does not count.
+type control interface {
+	Message
+	system()
+}
+
+// Describer is implemented by messages that can name themselves in an error
+// report (for example "Worker.Step on element 3").
+type Describer interface {
+	Describe() string
+}
+
+// PE is one processing element. Its fields are touched only by code running
+// on it (its message handlers and the thread that holds it).
+type PE struct {
+	rt  *Runtime
+	id  int
+	pid *pa.PID
+
+	created, processed int64 // quiescence counts
+	cur                *Thread
+	qd                 qdState
+	cds                map[uint64]*cdCounters
+	cdLocal            map[uint64]*cdLocal
+	cdRoots            map[uint64]*cdRoot
+	cdPending          map[uint64]int
+
+	// Ext holds the state that upper layers keep per PE.
+	Ext any
+}
+
+func newPE(rt *Runtime, id int) *PE {
+	return &PE{rt: rt, id: id, qd: qdState{acc: map[waveKey]*waveAcc{}}, cds: map[uint64]*cdCounters{}}
+}
+
+// ID returns the PE's number.
+func (pe *PE) ID() int { return pe.id }
+
+// NumPEs returns the number of PEs in the job.
+func (pe *PE) NumPEs() int { return len(pe.rt.pes) }
+
+// Runtime returns the runtime the PE belongs to.
+func (pe *PE) Runtime() *Runtime { return pe.rt }
+
+// Send sends m to PE dest and counts it for quiescence detection. It must be
+// called by code running on pe.
+func (pe *PE) Send(dest int, m Message) {
+	pe.created++
+	pe.rt.pes[dest].post(m)
+}
+
+// SendControl sends m to PE dest without counting it for quiescence.
+func (pe *PE) SendControl(dest int, m Message) { pe.sendSys(dest, m) }
+
+func (pe *PE) sendSys(dest int, m Message) {
+	pe.rt.pes[dest].post(controlMsg{m})
+}
+
+func (pe *PE) post(m Message) {
+	pe.rt.sys.Root.Send(pe.pid, m)
+}
+
+type controlMsg struct{ Message }
+
+func (controlMsg) system() {}
+
+// Receive implements protoactor-go's Actor.
+func (pe *PE) Receive(ctx pa.Context) {
+	m, ok := ctx.Message().(Message)
+	if !ok || pe.rt.stopped.Load() {
+		return
+	}
+	pe.deliver(m)
+}
+
+func (pe *PE) deliver(m Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			pe.rt.Abort(panicError(pe, m, r))
+		}
+	}()
+	m.Deliver(pe)
+	if _, sys := m.(control); !sys {
+		pe.processed++
+	}
+}
+
+// PanicError reports a panic in code run on a PE.
+type PanicError struct {
+	PE    int
+	What  string // what was running, as the message describes itself
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("panic on PE %d in %s: %v", e.PE, e.What, e.Value)
+}
+
+func panicError(pe *PE, m any, r any) error {
+	if pe2, ok := r.(*PanicError); ok {
+		return pe2
+	}
+	what := fmt.Sprintf("%T", m)
+	if d, ok := m.(Describer); ok {
+		what = d.Describe()
+	}
+	return &PanicError{PE: pe.id, What: what, Value: r, Stack: debug.Stack()}
+}

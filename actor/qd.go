@@ -1,0 +1,193 @@
+package actor
+
+import (
+	"fmt"
+	"time"
+)
+
+// Detection waves. The root (PE 0) sends a wave down the spanning tree; each
+// PE takes a snapshot of its counters when the wave reaches it, and the sums
+// come back up. Quiescence uses (created, processed); completion detection
+// uses (produced, consumed, producers done) of one detector.
+
+type waveKind uint8
+
+const (
+	waveQD waveKind = iota + 1
+	waveCD
+)
+
+type waveDown struct {
+	Kind waveKind
+	ID   uint64 // detector, for waveCD
+	Seq  uint64
+}
+
+type waveUp struct {
+	Kind waveKind
+	ID   uint64
+	Seq  uint64
+	Sums [3]int64
+}
+
+type waveAcc struct {
+	seq  uint64
+	need int
+	sums [3]int64
+}
+
+func (waveDown) system() {}
+func (waveUp) system()   {}
+
+func (w waveDown) Deliver(pe *PE) {
+	children := pe.rt.tree.Children(pe.id)
+	acc := &waveAcc{seq: w.Seq, need: len(children), sums: pe.waveCounters(w.Kind, w.ID)}
+	pe.qd.acc[waveKey{w.Kind, w.ID}] = acc
+	for _, c := range children {
+		pe.sendSys(c, w)
+	}
+	pe.waveMaybeUp(w.Kind, w.ID, acc)
+}
+
+func (w waveUp) Deliver(pe *PE) {
+	acc := pe.qd.acc[waveKey{w.Kind, w.ID}]
+	if acc == nil || acc.seq != w.Seq {
+		pe.rt.Abort(fmt.Errorf("actor: detection wave %d of kind %d out of step on PE %d", w.Seq, w.Kind, pe.id))
+		return
+	}
+	for i := range acc.sums {
+		acc.sums[i] += w.Sums[i]
+	}
+	acc.need--
+	pe.waveMaybeUp(w.Kind, w.ID, acc)
+}
+
+type waveKey struct {
+	kind waveKind
+	id   uint64
+}
+
+func (pe *PE) waveMaybeUp(kind waveKind, id uint64, acc *waveAcc) {
+	if acc.need > 0 {
+		return
+	}
+	delete(pe.qd.acc, waveKey{kind, id})
+	if parent := pe.rt.tree.Parent(pe.id); parent >= 0 {
+		pe.sendSys(parent, waveUp{Kind: kind, ID: id, Seq: acc.seq, Sums: acc.sums})
+		return
+	}
+	switch kind {
+	case waveQD:
+		pe.qdWaveDone(acc.sums)
+	case waveCD:
+		pe.cdWaveDone(id, acc.sums)
+	}
+}
+
+func (pe *PE) waveCounters(kind waveKind, id uint64) [3]int64 {
+	if kind == waveQD {
+		return [3]int64{pe.created, pe.processed}
+	}
+	c := pe.cd(id)
+	return [3]int64{c.produced, c.consumed, c.done}
+}
+
+// backoff is how long the root waits before the next wave after n
+// consecutive waves that saw activity: none for the first two, then
+// doubling up to 2 ms.
+func backoff(n int) time.Duration {
+	if n < 2 {
+		return 0
+	}
+	d := 50 * time.Microsecond << min(n-2, 6)
+	return min(d, 2*time.Millisecond)
+}
+
+// later runs fn on pe as a control message after d.
+func (pe *PE) later(d time.Duration, fn func(pe *PE)) {
+	if d == 0 {
+		pe.post(controlMsg{funcMsg(fn)})
+		return
+	}
+	time.AfterFunc(d, func() {
+		if !pe.rt.Stopped() {
+			pe.post(controlMsg{funcMsg(fn)})
+		}
+	})
+}
+
+// ---- quiescence ----
+
+type qdState struct {
+	acc     map[waveKey]*waveAcc
+	waiting map[uint64]func(pe *PE) // requests made on this PE
+	nextReq uint64
+
+	// root only
+	active    bool
+	requests  []qdReq
+	seq       uint64
+	prev      [2]int64
+	prevValid bool
+	failures  int
+}
+
+type qdReq struct {
+	PE int
+	ID uint64
+}
+
+func (qdReq) system() {}
+func (r qdReq) Deliver(root *PE) {
+	root.qd.requests = append(root.qd.requests, r)
+	if !root.qd.active {
+		root.qd.active, root.qd.prevValid, root.qd.failures = true, false, 0
+		root.qdWave()
+	}
+}
+
+type qdFire struct{ ID uint64 }
+
+func (qdFire) system() {}
+func (f qdFire) Deliver(pe *PE) {
+	fn := pe.qd.waiting[f.ID]
+	delete(pe.qd.waiting, f.ID)
+	if fn != nil {
+		fn(pe)
+	}
+}
+
+// DetectQuiescence runs fn on pe once no PE is processing a message and no
+// counted message is in flight. It must be called on pe.
+func (pe *PE) DetectQuiescence(fn func(pe *PE)) {
+	if pe.qd.waiting == nil {
+		pe.qd.waiting = map[uint64]func(*PE){}
+	}
+	pe.qd.nextReq++
+	pe.qd.waiting[pe.qd.nextReq] = fn
+	pe.sendSys(pe.rt.tree.Root, qdReq{PE: pe.id, ID: pe.qd.nextReq})
+}
+
+func (pe *PE) qdWave() {
+	pe.qd.seq++
+	waveDown{Kind: waveQD, Seq: pe.qd.seq}.Deliver(pe)
+}
+
+func (pe *PE) qdWaveDone(sums [3]int64) {
+	cur := [2]int64{sums[0], sums[1]}
+	if cur[0] == cur[1] && pe.qd.prevValid && cur == pe.qd.prev {
+		reqs := pe.qd.requests
+		pe.qd.requests, pe.qd.active = nil, false
+		for _, r := range reqs {
+			pe.sendSys(r.PE, qdFire{ID: r.ID})
+		}
+		return
+	}
+	if cur[0] == cur[1] && (!pe.qd.prevValid || cur != pe.qd.prev) {
+		pe.qd.failures = 0 // looks idle: confirm at once
+	} else {
+		pe.qd.failures++
+	}
+	pe.qd.prev, pe.qd.prevValid = cur, true
+	pe.later(backoff(pe.qd.failures), (*PE).qdWave)
+}

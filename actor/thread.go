@@ -1,0 +1,92 @@
+package actor
+
+import "errors"
+
+// Thread is a goroutine that runs on behalf of its PE (a Charm++ threaded
+// entry method). While it runs, the PE's own goroutine waits; when it calls
+// Suspend the PE goes back to its mailbox, and Resume (called on the PE)
+// hands the PE back to the thread.
+type Thread struct {
+	pe    *PE
+	run   chan struct{} // PE → thread: the thread holds the PE now
+	back  chan struct{} // thread → PE: the thread released the PE
+	done  bool
+	panic error
+}
+
+// errExited unwinds a thread that was suspended when the job ended.
+var errExited = errors.New("actor: job ended while the thread was suspended")
+
+// Spawn starts fn as a thread on pe and returns when fn has finished or
+// suspended itself. It must be called on pe.
+func (pe *PE) Spawn(describe func() string, fn func(t *Thread)) {
+	t := &Thread{pe: pe, run: make(chan struct{}), back: make(chan struct{})}
+	go func() {
+		<-t.run
+		defer func() {
+			r := recover()
+			if r == errExited {
+				return // the job ended: nobody waits for this thread any more
+			}
+			if r != nil {
+				what := "a threaded entry method"
+				if describe != nil {
+					what = describe()
+				}
+				t.panic = panicError(pe, describedMsg(what), r)
+			}
+			t.done = true
+			t.back <- struct{}{}
+		}()
+		fn(t)
+	}()
+	pe.switchTo(t)
+}
+
+// Current returns the thread holding pe, or nil when pe runs on its own
+// goroutine (a plain entry method).
+func (pe *PE) Current() *Thread { return pe.cur }
+
+func (pe *PE) switchTo(t *Thread) {
+	prev := pe.cur
+	pe.cur = t
+	t.run <- struct{}{}
+	<-t.back
+	pe.cur = prev
+	if t.panic != nil {
+		err := t.panic
+		t.panic = nil
+		panic(err)
+	}
+}
+
+// PE returns the PE the thread runs on.
+func (t *Thread) PE() *PE { return t.pe }
+
+// Suspend gives the PE back until someone calls Resume. It must be called by
+// the thread itself. If the job ends meanwhile, the thread's goroutine exits.
+func (t *Thread) Suspend() {
+	t.back <- struct{}{}
+	select {
+	case <-t.run:
+	case <-t.pe.rt.done:
+		panic(errExited)
+	}
+}
+
+// Resume runs a suspended thread until it suspends again or finishes. It
+// must be called on the thread's PE.
+func (t *Thread) Resume() {
+	if t.done {
+		return
+	}
+	t.pe.switchTo(t)
+}
+
+// Done reports whether the thread has finished.
+func (t *Thread) Done() bool { return t.done }
+
+type describedMsg string
+
+func (describedMsg) Deliver(*PE)        {}
+func (d describedMsg) Describe() string { return string(d) }

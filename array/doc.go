@@ -1,0 +1,19 @@
+// Package array provides chare arrays: indexed collections of chares
+// spread over the PEs.
+//
+//	type Cell struct {
+//		array.Element[Cell, [2]int]
+//		v float64
+//	}
+//
+//	cells, err := array.New[Cell](self, array.Dims2(8, 8))
+//	chare.Send(self, cells, (*Cell).Step, StepMsg{})            // broadcast
+//	chare.Send(self, cells.At([2]int{1, 2}), (*Cell).Step, msg)  // one element
+//
+// Indices are int (1-D), [2]int up to [6]int (2-D to 6-D), or any
+// comparable type given as an explicit list with Indices. A Map places
+// indices on PEs: Block (the default), RoundRobin, or a user function
+// (MapFunc). Inside an element, ThisIndex and ThisProxy give its index and
+// its array. Sections (subsets of indices) multicast and reduce among
+// their members.
+package array

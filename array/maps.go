@@ -1,0 +1,45 @@
+package array
+
+import "fmt"
+
+// Map places the elements of an array on PEs (Charm++'s CkArrayMap).
+// Place gets the index, its linear position in the array's shape, the
+// number of elements and the number of PEs, and returns a PE.
+type Map interface {
+	Place(index any, pos, n, npes int) int
+}
+
+type blockMap struct{}
+
+func (blockMap) Place(_ any, pos, n, npes int) int { return int(int64(pos) * int64(npes) / int64(n)) }
+func (blockMap) String() string                    { return "block" }
+
+type rrMap struct{}
+
+func (rrMap) Place(_ any, pos, _, npes int) int { return pos % npes }
+func (rrMap) String() string                    { return "round-robin" }
+
+var (
+	// Block gives each PE a contiguous run of linear positions, the
+	// sizes differing by at most one (the default).
+	Block Map = blockMap{}
+	// RoundRobin deals linear positions to PEs in turn.
+	RoundRobin Map = rrMap{}
+)
+
+type funcMap[I comparable] func(index I, npes int) int
+
+func (f funcMap[I]) Place(index any, _, _, npes int) int { return f(index.(I), npes) }
+func (funcMap[I]) String() string                        { return "user function" }
+
+// MapFunc places elements with a function of the index and the number of
+// PEs. It must give the same answer in every process.
+func MapFunc[I comparable](f func(index I, npes int) int) Map { return funcMap[I](f) }
+
+func place(m Map, index any, pos, n, npes int) (int, error) {
+	p := m.Place(index, pos, n, npes)
+	if p < 0 || p >= npes {
+		return 0, fmt.Errorf("array: the %v map put index %v on PE %d, but the job has PEs 0..%d", m, index, p, npes-1)
+	}
+	return p, nil
+}

@@ -1,0 +1,125 @@
+package chare
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/charmgo/charm/actor"
+)
+
+// CallbackKind says what a callback does with its value.
+type CallbackKind uint8
+
+const (
+	CallbackIgnore CallbackKind = iota // drop the value (CkCallback::ignore)
+	CallbackEntry                      // invoke an entry method (or broadcast one)
+	CallbackFuture                     // fulfil a future
+	CallbackFunc                       // call a Go function on a PE
+	CallbackExit                       // end the job (CkCallback::ckExit)
+)
+
+// Callback is where a result goes: an entry method of a chare, a group
+// branch or an array element, a broadcast to a group or array, a future, a
+// Go function on a PE, nowhere, or the end of the job. Callbacks are values
+// and can travel in messages.
+type Callback struct {
+	Kind   CallbackKind
+	Route  Route     `msgpack:",omitempty"`
+	Entry  EntryID   `msgpack:",omitempty"`
+	Future futureRef `msgpack:",omitempty"`
+	Func   uint64    `msgpack:",omitempty"`
+	PE     int       `msgpack:",omitempty"`
+	Code   int       `msgpack:",omitempty"`
+	err    error
+}
+
+// IgnoreCallback drops the value.
+func IgnoreCallback() Callback { return Callback{Kind: CallbackIgnore} }
+
+// ExitCallback ends the job with the given exit code when called.
+func ExitCallback(code int) Callback { return Callback{Kind: CallbackExit, Code: code} }
+
+// EntryCallback invokes method with the callback's value as its message;
+// through a group or array proxy it broadcasts. The value must be of the
+// method's message type (numbers convert between numeric types, so a
+// method taking float64 is a typed reduction target for a float sum).
+func EntryCallback[T, M any](to Target[T], method func(*T, M)) Callback {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return Callback{Kind: CallbackEntry, err: err}
+	}
+	installInvoke(e, method)
+	return Callback{Kind: CallbackEntry, Route: to.proxy().route, Entry: e.ID}
+}
+
+// EntryCallback0 invokes a method without a message; the callback's value
+// is dropped (a barrier's target).
+func EntryCallback0[T any](to Target[T], method func(*T)) Callback {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return Callback{Kind: CallbackEntry, err: err}
+	}
+	return Callback{Kind: CallbackEntry, Route: to.proxy().route, Entry: e.ID}
+}
+
+var (
+	funcs    sync.Map // uint64 → func(Context, any)
+	funcNext atomic.Uint64
+)
+
+// FuncCallback calls fn on PE pe with the callback's value. The function
+// lives in this process: the callback cannot be used by another one.
+func FuncCallback(pe int, fn func(ctx Context, value any)) Callback {
+	id := funcNext.Add(1)
+	funcs.Store(id, fn)
+	return Callback{Kind: CallbackFunc, Func: id, PE: pe}
+}
+
+// Send delivers v through the callback.
+func (cb Callback) Send(from Context, v any) error {
+	if cb.err != nil {
+		return cb.err
+	}
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	switch cb.Kind {
+	case CallbackIgnore:
+		return nil
+	case CallbackExit:
+		pe.job.rt.Exit(cb.Code)
+		return nil
+	case CallbackFuture:
+		return pe.setFuture(cb.Future, v)
+	case CallbackFunc:
+		fn, ok := funcs.Load(cb.Func)
+		if !ok {
+			return fmt.Errorf("chare: function callback %d is unknown in this process", cb.Func)
+		}
+		if cb.PE < 0 || cb.PE >= pe.NumPEs() {
+			return fmt.Errorf("chare: function callback to PE %d: no such PE (the job has %d)", cb.PE, pe.NumPEs())
+		}
+		pe.ap.Send(cb.PE, funcCall{fn: fn.(func(Context, any)), val: v})
+		return nil
+	case CallbackEntry:
+		e, err := EntryByID(cb.Entry)
+		if err != nil {
+			return err
+		}
+		if e.Msg == nil {
+			v = nil
+		}
+		return pe.post(cb.Route, nil, from, NewEnvelope(cb.Route, e, v))
+	}
+	return fmt.Errorf("chare: callback of unknown kind %d", cb.Kind)
+}
+
+type funcCall struct {
+	fn  func(Context, any)
+	val any
+}
+
+func (f funcCall) Deliver(ap *actor.PE) { f.fn(peOf(ap).Context(), f.val) }
+func (f funcCall) Describe() string     { return "a function callback" }

@@ -1,0 +1,101 @@
+package chare
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/charmgo/charm/actor"
+)
+
+// Context is the code that is running: a chare, group branch or array
+// element (through the Base they embed), the main chare, or a PE's own
+// context. Every send names its Context first, as protoactor-go's
+// ctx.Send does: it tells the runtime which PE is sending.
+type Context interface {
+	base() *Base
+}
+
+// Base is embedded (through Chare, group.Branch or array.Element) in every
+// chare object; the runtime fills it in when it creates the object.
+type Base struct {
+	pe    *PE
+	coll  *Collection
+	index any
+	obj   any
+	reds  map[CollID]int // reduction numbers, per collection or section
+}
+
+func (b *Base) base() *Base { return b }
+
+// Bind attaches an object to its PE and collection; collection packages
+// call it when they create or receive an object.
+func (b *Base) Bind(pe *PE, coll *Collection, index, obj any) {
+	b.pe, b.coll, b.index, b.obj = pe, coll, index, obj
+}
+
+// Here returns the PE state the object lives on.
+func (b *Base) Here() *PE { return b.pe }
+
+// PE returns the number of the PE the object lives on (CkMyPe).
+func (b *Base) PE() int { return b.pe.ID() }
+
+// NumPEs returns the number of PEs in the job (CkNumPes).
+func (b *Base) NumPEs() int { return b.pe.NumPEs() }
+
+// Collection returns the collection the object belongs to (nil for a PE's
+// own context).
+func (b *Base) Collection() *Collection { return b.coll }
+
+// Exit ends the job with the given exit code on every PE (CkExit).
+func (b *Base) Exit(code int) { b.pe.job.rt.Exit(code) }
+
+// Abort ends the job with exit code 1 and the given reason (CkAbort).
+func (b *Base) Abort(err error) { b.pe.job.rt.Abort(err) }
+
+// DetectQuiescence sends to cb (with a nil value) once no entry method
+// runs anywhere and no message is in flight (CkStartQD).
+func (b *Base) DetectQuiescence(cb Callback) {
+	pe := b.pe
+	pe.ap.DetectQuiescence(func(*actor.PE) {
+		if err := cb.Send(pe.Context(), nil); err != nil {
+			pe.fail(fmt.Errorf("chare: quiescence callback: %w", err))
+		}
+	})
+}
+
+// Args returns the program's arguments that the runtime did not take.
+func (b *Base) Args() []string { return b.pe.job.args }
+
+// ErrNoContext is returned when a send is made with a nil Context or one
+// whose object was never bound to a PE.
+var ErrNoContext = errors.New("chare: no sending context: pass the chare, element or branch that sends (its embedded Base)")
+
+func peFrom(from Context) (*PE, error) {
+	if from == nil {
+		return nil, ErrNoContext
+	}
+	b := from.base()
+	if b == nil || b.pe == nil {
+		return nil, ErrNoContext
+	}
+	if b.pe.job.rt.Stopped() {
+		return nil, actor.ErrStopped
+	}
+	return b.pe, nil
+}
+
+// Index returns the object's index in its collection: the array index of
+// an element, the PE of a group branch.
+func (b *Base) Index() any { return b.index }
+
+// Self returns the object the Base is embedded in.
+func (b *Base) Self() any { return b.obj }
+
+// PEOf returns the PE a context runs on, or nil for a nil or unbound one.
+func PEOf(ctx Context) *PE {
+	pe, err := peFrom(ctx)
+	if err != nil {
+		return nil
+	}
+	return pe
+}

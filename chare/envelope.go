@@ -1,0 +1,121 @@
+package chare
+
+import (
+	"fmt"
+
+	"github.com/charmgo/charm/actor"
+)
+
+// Header is the routing part of an envelope.
+type Header struct {
+	Route
+	Entry *Entry
+	Src   int // the sending PE
+	// Root is the PE at the root of a broadcast's spanning tree.
+	Root int
+	// Members are the section members on the destination PE (multicast).
+	Members []any
+	// Reply receives the result of a sync entry method (Call).
+	Reply futureRef
+}
+
+// Envelope is one entry-method invocation on its way: a header and the
+// message. Delegates receive envelopes and pass them on with [Forward].
+type Envelope interface {
+	actor.Message
+	Header() *Header
+	// Payload returns the message, or nil for an entry without one.
+	Payload() any
+	invoke(pe *PE, obj any)
+	clone() Envelope
+}
+
+type envHead struct{ h Header }
+
+func (e *envHead) Header() *Header { return &e.h }
+
+func (e *envHead) Describe() string {
+	name := "an entry method"
+	if e.h.Entry != nil {
+		name = e.h.Entry.String()
+	}
+	switch e.h.Kind {
+	case KindElement:
+		return fmt.Sprintf("%s on element %v of array %v", name, e.h.Index, e.h.Coll)
+	case KindArrayAll, KindSection:
+		return fmt.Sprintf("%s (%s of array %v)", name, e.h.Kind, e.h.Coll)
+	case KindBranch, KindGroupAll:
+		return fmt.Sprintf("%s on group %v", name, e.h.Coll)
+	}
+	return fmt.Sprintf("%s on chare %v", name, e.h.Coll)
+}
+
+// Deliver implements actor.Message.
+func (e *envHead) deliver(pe *actor.PE, self Envelope) { peOf(pe).route(self) }
+
+// env1 carries a message for an entry method func(*T, M).
+type env1[T, M any] struct {
+	envHead
+	fn  func(*T, M)
+	msg M
+}
+
+func (e *env1[T, M]) Deliver(pe *actor.PE)  { e.deliver(pe, e) }
+func (e *env1[T, M]) Payload() any          { return e.msg }
+func (e *env1[T, M]) invoke(_ *PE, obj any) { e.fn(obj.(*T), e.msg) }
+func (e *env1[T, M]) clone() Envelope       { c := *e; return &c }
+
+// env0 carries a call of an entry method func(*T) without a message.
+type env0[T any] struct {
+	envHead
+	fn func(*T)
+}
+
+func (e *env0[T]) Deliver(pe *actor.PE)  { e.deliver(pe, e) }
+func (e *env0[T]) Payload() any          { return nil }
+func (e *env0[T]) invoke(_ *PE, obj any) { e.fn(obj.(*T)) }
+func (e *env0[T]) clone() Envelope       { c := *e; return &c }
+
+// envCall carries a sync call func(*T, M) R whose result goes to a future.
+type envCall[T, M, R any] struct {
+	envHead
+	fn  func(*T, M) R
+	msg M
+}
+
+func (e *envCall[T, M, R]) Deliver(pe *actor.PE) { e.deliver(pe, e) }
+func (e *envCall[T, M, R]) Payload() any         { return e.msg }
+func (e *envCall[T, M, R]) invoke(pe *PE, obj any) {
+	r := e.fn(obj.(*T), e.msg)
+	pe.setFuture(e.h.Reply, r)
+}
+func (e *envCall[T, M, R]) clone() Envelope { c := *e; return &c }
+
+// envDyn carries a message to an entry known only by its description
+// (callbacks, messages decoded from another process); it calls the method
+// through the entry's invoker.
+type envDyn struct {
+	envHead
+	msg any
+}
+
+func (e *envDyn) Deliver(pe *actor.PE) { e.deliver(pe, e) }
+func (e *envDyn) Payload() any         { return e.msg }
+func (e *envDyn) invoke(pe *PE, obj any) {
+	r, err := e.h.Entry.Invoke(obj, e.msg)
+	if err != nil {
+		pe.fail(err)
+		return
+	}
+	if e.h.Reply.ID != 0 {
+		pe.setFuture(e.h.Reply, r)
+	}
+}
+func (e *envDyn) clone() Envelope { c := *e; return &c }
+
+// NewEnvelope builds an envelope for an entry method known by its
+// description, with the message in an any; the message's type is checked
+// when the method runs.
+func NewEnvelope(r Route, e *Entry, msg any) Envelope {
+	return &envDyn{envHead: envHead{h: Header{Route: r, Entry: e}}, msg: msg}
+}

@@ -1,0 +1,206 @@
+package chare
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/charmgo/charm/actor"
+)
+
+// futureRef names a future: the PE that owns it and its number there.
+type futureRef struct {
+	PE int
+	ID uint64
+}
+
+// Future is a value that will arrive later (charm4py's Future, Charm++'s
+// CkFuture). Create it on a PE, pass it (or a Callback to it) to whoever
+// will produce the value, and wait for it with Get in a threaded entry
+// method on the same PE. A future takes one value.
+type Future[T any] struct {
+	PE int
+	ID uint64
+}
+
+type futureSlot struct {
+	val    any
+	set    bool
+	waiter *actor.Thread
+}
+
+// Waitable is a future of any type, for WaitAll and WaitAny.
+type Waitable interface {
+	ref() futureRef
+}
+
+func (f Future[T]) ref() futureRef { return futureRef{f.PE, f.ID} }
+
+// NewFuture creates a future owned by the sender's PE.
+func NewFuture[T any](ctx Context) Future[T] {
+	pe, err := peFrom(ctx)
+	if err != nil {
+		return Future[T]{}
+	}
+	id := uint64(pe.nextSeq())
+	pe.futures[id] = &futureSlot{}
+	return Future[T]{PE: pe.ID(), ID: id}
+}
+
+// IsZero reports whether the future was never created.
+func (f Future[T]) IsZero() bool { return f.ID == 0 }
+
+// Send gives the future its value.
+func (f Future[T]) Send(from Context, v T) error {
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	return pe.setFuture(f.ref(), v)
+}
+
+// Callback returns a callback that sends its value to the future.
+func (f Future[T]) Callback() Callback { return Callback{Kind: CallbackFuture, Future: f.ref()} }
+
+// ErrNotThreaded is returned by Get, WaitAll and WaitAny outside a
+// threaded entry method: blocking there would stall the PE.
+var ErrNotThreaded = errors.New("chare: waiting for a future needs a threaded entry method (register it with chare.Threaded) or the main function")
+
+// Get waits for the value and returns it. It must run in a threaded entry
+// method on the future's PE. The value is taken: a second Get fails.
+func (f Future[T]) Get(ctx Context) (T, error) {
+	var zero T
+	pe, slot, err := waitable(ctx, f.ref())
+	if err != nil {
+		return zero, err
+	}
+	if !slot.set {
+		if err := pe.wait(slot); err != nil {
+			return zero, err
+		}
+	}
+	delete(pe.futures, f.ID)
+	if slot.val == nil {
+		return zero, nil
+	}
+	v, ok := slot.val.(T)
+	if !ok {
+		return zero, fmt.Errorf("chare: future %d on PE %d holds a %T, not a %T", f.ID, f.PE, slot.val, zero)
+	}
+	return v, nil
+}
+
+func waitable(ctx Context, r futureRef) (*PE, *futureSlot, error) {
+	pe, err := peFrom(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r.ID == 0 {
+		return nil, nil, errors.New("chare: waiting for a future that was never created")
+	}
+	if r.PE != pe.ID() {
+		return nil, nil, fmt.Errorf("chare: future %d belongs to PE %d; it can only be waited for there, not on PE %d", r.ID, r.PE, pe.ID())
+	}
+	slot := pe.futures[r.ID]
+	if slot == nil {
+		return nil, nil, fmt.Errorf("chare: future %d on PE %d was already taken by Get", r.ID, r.PE)
+	}
+	return pe, slot, nil
+}
+
+// wait suspends the running thread until slot is set.
+func (pe *PE) wait(slots ...*futureSlot) error {
+	t := pe.ap.Current()
+	if t == nil {
+		return ErrNotThreaded
+	}
+	for _, s := range slots {
+		s.waiter = t
+	}
+	t.Suspend()
+	for _, s := range slots {
+		s.waiter = nil
+	}
+	return nil
+}
+
+// WaitAll waits until every future has its value (without taking them).
+func WaitAll(ctx Context, fs ...Waitable) error {
+	for _, f := range fs {
+		pe, slot, err := waitable(ctx, f.ref())
+		if err != nil {
+			return err
+		}
+		if !slot.set {
+			if err := pe.wait(slot); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// WaitAny waits until one of the futures has its value and returns its
+// position in fs.
+func WaitAny(ctx Context, fs ...Waitable) (int, error) {
+	if len(fs) == 0 {
+		return -1, errors.New("chare: WaitAny on no futures")
+	}
+	var pe *PE
+	slots := make([]*futureSlot, len(fs))
+	for i, f := range fs {
+		p, slot, err := waitable(ctx, f.ref())
+		if err != nil {
+			return -1, err
+		}
+		if slot.set {
+			return i, nil
+		}
+		pe, slots[i] = p, slot
+	}
+	if err := pe.wait(slots...); err != nil {
+		return -1, err
+	}
+	for i, s := range slots {
+		if s.set {
+			return i, nil
+		}
+	}
+	return -1, errors.New("chare: WaitAny woke up with no future set")
+}
+
+// setFuture sends a value to a future's PE.
+func (pe *PE) setFuture(r futureRef, v any) error {
+	if r.ID == 0 {
+		return errors.New("chare: sending to a future that was never created")
+	}
+	if r.PE < 0 || r.PE >= pe.NumPEs() {
+		return fmt.Errorf("chare: future %d names PE %d, which does not exist", r.ID, r.PE)
+	}
+	pe.ap.Send(r.PE, &futureMsg{ref: r, val: v})
+	return nil
+}
+
+func (pe *PE) dropFuture(r futureRef) { delete(pe.futures, r.ID) }
+
+type futureMsg struct {
+	ref futureRef
+	val any
+}
+
+func (m *futureMsg) Describe() string { return fmt.Sprintf("the value of future %d", m.ref.ID) }
+
+func (m *futureMsg) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	slot := pe.futures[m.ref.ID]
+	switch {
+	case slot == nil:
+		pe.fail(fmt.Errorf("chare: a value (%T) arrived for future %d on PE %d, which was already taken or never created", m.val, m.ref.ID, m.ref.PE))
+	case slot.set:
+		pe.fail(fmt.Errorf("chare: a second value (%T) arrived for future %d on PE %d; a future takes one value", m.val, m.ref.ID, m.ref.PE))
+	default:
+		slot.val, slot.set = m.val, true
+		if t := slot.waiter; t != nil {
+			t.Resume()
+		}
+	}
+}

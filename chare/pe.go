@@ -1,0 +1,193 @@
+package chare
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/charmgo/charm/actor"
+)
+
+// Job is the chare layer's state of one running program in this process.
+type Job struct {
+	rt    *actor.Runtime
+	colls sync.Map // CollID → *Collection
+	funcs sync.Map // uint64 → func(Context, any): function callbacks
+	seq   sync.Mutex
+	nfunc uint64
+	args  []string
+}
+
+// Runtime returns the job's runtime.
+func (j *Job) Runtime() *actor.Runtime { return j.rt }
+
+// Part is a collection's part on one PE: the objects that live there and
+// the knowledge of where the others are.
+type Part interface {
+	// Locate returns the PE to which a message for the member with the
+	// given index (a PE number for groups) should be sent from here.
+	Locate(index any) (int, error)
+	// Deliver runs an envelope addressed to the member with the given
+	// index, which the route says is on this PE.
+	Deliver(pe *PE, e Envelope, index any)
+	// DeliverAll runs a broadcast envelope on every local member.
+	DeliverAll(pe *PE, e Envelope)
+}
+
+// Collection describes a singleton chare, a group, a node group or an
+// array, the same in every process.
+type Collection struct {
+	ID   CollID
+	Kind Kind // KindChare, KindBranch (groups) or KindElement (arrays)
+	Type *Type
+	// NewLocal creates the collection's part on a PE; it runs on that PE
+	// the first time a message for the collection arrives there, or when
+	// the creation message does.
+	NewLocal func(pe *PE) (Part, error)
+	// Tree lists the PEs that take part in the collection's reductions.
+	Tree []int
+	// Ext holds what the collection package keeps (bounds, map...).
+	Ext any
+}
+
+// PE is the chare layer's state on one processing element. Only code
+// running on that PE touches it.
+type PE struct {
+	ap     *actor.PE
+	job    *Job
+	locals map[CollID]Part
+	seq    uint32 // collection, section and future sequence numbers
+
+	futures map[uint64]*futureSlot
+	reds    map[redKey]*redAcc
+	redNext map[redStream]*redOrder
+	ctx     Base // the PE itself as a Context
+}
+
+func peOf(ap *actor.PE) *PE { return ap.Ext.(*PE) }
+
+func newPE(ap *actor.PE, job *Job) *PE {
+	pe := &PE{ap: ap, job: job, locals: map[CollID]Part{}, futures: map[uint64]*futureSlot{},
+		reds: map[redKey]*redAcc{}, redNext: map[redStream]*redOrder{}}
+	pe.ctx.pe = pe
+	ap.Ext = pe
+	return pe
+}
+
+// ID returns the PE's number.
+func (pe *PE) ID() int { return pe.ap.ID() }
+
+// NumPEs returns the number of PEs in the job.
+func (pe *PE) NumPEs() int { return pe.ap.NumPEs() }
+
+// Actor returns the runtime PE underneath.
+func (pe *PE) Actor() *actor.PE { return pe.ap }
+
+// Job returns the job the PE belongs to.
+func (pe *PE) Job() *Job { return pe.job }
+
+// Context returns a Context for code running on the PE outside any chare
+// (function callbacks, runtime handlers).
+func (pe *PE) Context() Context { return &pe.ctx }
+
+func (pe *PE) nextSeq() uint32 {
+	pe.seq++
+	return pe.seq
+}
+
+// NewCollID returns a new collection ID, unique across the job.
+func (pe *PE) NewCollID() CollID { return CollID(uint64(pe.ID())<<32 | uint64(pe.nextSeq())) }
+
+// AddCollection makes a collection known to the job. The creating PE calls
+// it before any message for the collection is sent.
+func (pe *PE) AddCollection(c *Collection) {
+	pe.job.colls.Store(c.ID, c)
+}
+
+// Collection returns the description of a collection.
+func (j *Job) Collection(id CollID) (*Collection, error) {
+	if c, ok := j.colls.Load(id); ok {
+		return c.(*Collection), nil
+	}
+	return nil, fmt.Errorf("chare: no collection %v exists", id)
+}
+
+// Part returns the collection's part on this PE, creating it on first use.
+func (pe *PE) Part(id CollID) (Part, error) {
+	if l := pe.locals[id]; l != nil {
+		return l, nil
+	}
+	c, err := pe.job.Collection(id)
+	if err != nil {
+		return nil, err
+	}
+	l, err := c.NewLocal(pe)
+	if err != nil {
+		return nil, fmt.Errorf("chare: creating the part of %s %v on PE %d: %w", c.Type.Name, id, pe.ID(), err)
+	}
+	pe.locals[id] = l
+	return l, nil
+}
+
+// fail aborts the job with err.
+func (pe *PE) fail(err error) { pe.job.rt.Abort(err) }
+
+// Fail aborts the job with an error; collection packages call it for
+// errors found where no caller can receive them (a message for an index
+// that does not exist, say).
+func (pe *PE) Fail(err error) { pe.fail(err) }
+
+// Invoke runs an envelope's entry method on obj, in a thread if the entry
+// is threaded.
+func (pe *PE) Invoke(obj any, e Envelope) {
+	if en := e.Header().Entry; en != nil && en.Threaded {
+		var describe func() string
+		if d, ok := e.(actor.Describer); ok {
+			describe = d.Describe
+		}
+		pe.ap.Spawn(describe, func(*actor.Thread) { e.invoke(pe, obj) })
+		return
+	}
+	e.invoke(pe, obj)
+}
+
+// route handles an envelope that arrived on this PE.
+func (pe *PE) route(e Envelope) {
+	h := e.Header()
+	l, err := pe.Part(h.Coll)
+	if err != nil {
+		pe.fail(fmt.Errorf("%w (message for %s)", err, Describe(e)))
+		return
+	}
+	switch h.Kind {
+	case KindChare, KindBranch:
+		l.Deliver(pe, e, h.PE)
+	case KindElement:
+		l.Deliver(pe, e, h.Index)
+	case KindGroupAll, KindArrayAll:
+		pe.forwardBroadcast(e)
+		l.DeliverAll(pe, e)
+	case KindSection:
+		for _, idx := range h.Members {
+			l.Deliver(pe, e, idx)
+		}
+	default:
+		pe.fail(fmt.Errorf("chare: envelope with bad route kind %v", h.Kind))
+	}
+}
+
+// Describe names an envelope's entry method and target, for error messages.
+func Describe(e Envelope) string {
+	if d, ok := e.(actor.Describer); ok {
+		return d.Describe()
+	}
+	return fmt.Sprintf("%T", e)
+}
+
+// forwardBroadcast passes a broadcast down the spanning tree rooted at the
+// PE where it started.
+func (pe *PE) forwardBroadcast(e Envelope) {
+	t := actor.PETree{Root: e.Header().Root, N: pe.NumPEs(), Arity: pe.job.rt.Tree().Arity}
+	for _, c := range t.Children(pe.ID()) {
+		pe.ap.Send(c, e)
+	}
+}

@@ -1,0 +1,274 @@
+package chare
+
+import (
+	"fmt"
+	"reflect"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// TypeID numbers a registered chare type; Register assigns them in call
+// order, so every process running the same binary agrees on them.
+type TypeID uint32
+
+// EntryID numbers an entry method across the program: the type's ID in the
+// high half, the method's position (by name) in the low half.
+type EntryID uint32
+
+// Type describes a registered chare type.
+type Type struct {
+	ID      TypeID
+	Name    string // package-qualified, as "main.Worker"
+	rtype   reflect.Type
+	entries []*Entry
+	byName  map[string]*Entry
+}
+
+// Entry describes one entry method of a chare type.
+type Entry struct {
+	ID       EntryID
+	Type     *Type
+	Name     string       // the method's name
+	Msg      reflect.Type // nil for a method without a message
+	Result   reflect.Type // nil unless the method returns a value (a sync entry)
+	Threaded bool
+	fn       reflect.Value // the method expression, func(*T[, M])[R]
+
+	// invoke calls the method with a message held in an any. Generic code
+	// (Send, EntryCallback) installs a typed version; until then reflection
+	// is used.
+	invoke atomic.Pointer[func(obj, msg any) any]
+}
+
+func (e *Entry) String() string { return e.Type.Name + "." + e.Name }
+
+// Option configures a chare type at registration.
+type Option func(*registration)
+
+type registration struct {
+	threaded []any
+}
+
+// Threaded marks entry methods (given as method expressions, such as
+// (*Worker).Run) as threaded: they run in their own goroutine and may block
+// on futures without blocking their PE (Charm++ [threaded]).
+func Threaded(methods ...any) Option {
+	return func(r *registration) { r.threaded = append(r.threaded, methods...) }
+}
+
+type registry struct {
+	mu     sync.Mutex
+	types  []*Type
+	byType map[reflect.Type]*Type
+	// byPC maps a method expression's code pointer to its entry. It is
+	// copied on write, so lookups on the message path take no lock.
+	byPC atomic.Pointer[map[uintptr]*Entry]
+}
+
+var reg = func() *registry {
+	r := &registry{byType: map[reflect.Type]*Type{}}
+	m := map[uintptr]*Entry{}
+	r.byPC.Store(&m)
+	return r
+}()
+
+// Register makes T a chare type: its exported methods that take a pointer
+// receiver and at most one argument become entry methods. Register types
+// in the same order in every process (in init functions or at the start of
+// main); registering a type again returns the same description.
+func Register[T any](opts ...Option) *Type {
+	t, err := register(reflect.TypeFor[T](), opts...)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func register(rt reflect.Type, opts ...Option) (*Type, error) {
+	if rt.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("chare: %v is not a struct type and cannot be a chare", rt)
+	}
+	var o registration
+	for _, opt := range opts {
+		opt(&o)
+	}
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	t := reg.byType[rt]
+	if t == nil {
+		t = &Type{ID: TypeID(len(reg.types) + 1), Name: rt.String(), rtype: rt, byName: map[string]*Entry{}}
+		pt := reflect.PointerTo(rt)
+		var names []string
+		for i := 0; i < pt.NumMethod(); i++ {
+			names = append(names, pt.Method(i).Name)
+		}
+		sort.Strings(names)
+		pcs := map[uintptr]*Entry{}
+		for k, v := range *reg.byPC.Load() {
+			pcs[k] = v
+		}
+		for _, name := range names {
+			m, _ := pt.MethodByName(name)
+			ft := m.Func.Type() // func(*T, args...) results...
+			if ft.NumIn() > 2 || ft.NumOut() > 1 || ft.IsVariadic() {
+				continue
+			}
+			e := &Entry{ID: EntryID(uint32(t.ID)<<16 | uint32(len(t.entries)+1)), Type: t, Name: name, fn: m.Func}
+			if ft.NumIn() == 2 {
+				e.Msg = ft.In(1)
+			}
+			if ft.NumOut() == 1 {
+				e.Result = ft.Out(0)
+			}
+			t.entries = append(t.entries, e)
+			t.byName[name] = e
+			pcs[m.Func.Pointer()] = e
+		}
+		reg.types = append(reg.types, t)
+		reg.byType[rt] = t
+		reg.byPC.Store(&pcs)
+	}
+	for _, m := range o.threaded {
+		e, err := entryOfLocked(t, m)
+		if err != nil {
+			return nil, err
+		}
+		e.Threaded = true
+	}
+	return t, nil
+}
+
+func entryOfLocked(t *Type, method any) (*Entry, error) {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return nil, err
+	}
+	if e.Type != t {
+		return nil, fmt.Errorf("chare: %s is an entry method of %s, not of %s", e, e.Type.Name, t.Name)
+	}
+	return e, nil
+}
+
+// lookupEntry finds the entry method behind a method expression.
+func lookupEntry(method any) (*Entry, error) {
+	v := reflect.ValueOf(method)
+	if v.Kind() != reflect.Func || v.IsNil() {
+		return nil, fmt.Errorf("chare: %T is not a method expression", method)
+	}
+	if e := (*reg.byPC.Load())[v.Pointer()]; e != nil {
+		return e, nil
+	}
+	name := "a function"
+	if f := runtime.FuncForPC(v.Pointer()); f != nil {
+		name = f.Name()
+	}
+	if strings.Contains(name, ".func") {
+		return nil, fmt.Errorf("chare: %s is a function literal, not an entry method: pass a method expression such as (*Worker).Step", name)
+	}
+	return nil, fmt.Errorf("chare: %s is not an entry method of a registered chare type: call chare.Register for its type (entry methods are exported, take a pointer receiver and at most one argument)", name)
+}
+
+// TypeOf returns the registered description of T, or an error naming T if
+// it was not registered.
+func TypeOf[T any]() (*Type, error) {
+	return typeOf(reflect.TypeFor[T]())
+}
+
+func typeOf(rt reflect.Type) (*Type, error) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if t := reg.byType[rt]; t != nil {
+		return t, nil
+	}
+	return nil, fmt.Errorf("chare: type %v is not registered: call chare.Register[%s]() in an init function", rt, rt.Name())
+}
+
+// TypeByID returns the type registered under id.
+func TypeByID(id TypeID) (*Type, error) {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	if id == 0 || int(id) > len(reg.types) {
+		return nil, fmt.Errorf("chare: no chare type #%d is registered", id)
+	}
+	return reg.types[id-1], nil
+}
+
+// EntryByID returns the entry method numbered id.
+func EntryByID(id EntryID) (*Entry, error) {
+	t, err := TypeByID(TypeID(id >> 16))
+	if err != nil {
+		return nil, fmt.Errorf("chare: unknown entry method #%#x: %w", uint32(id), err)
+	}
+	i := int(id & 0xffff)
+	if i == 0 || i > len(t.entries) {
+		return nil, fmt.Errorf("chare: %s has no entry method #%d", t.Name, i)
+	}
+	return t.entries[i-1], nil
+}
+
+// New returns a new zero object of the type.
+func (t *Type) New() any { return reflect.New(t.rtype).Interface() }
+
+// Entries lists the type's entry methods in ID order.
+func (t *Type) Entries() []*Entry { return t.entries }
+
+// Entry returns the entry method with the given name.
+func (t *Type) Entry(name string) (*Entry, error) {
+	if e := t.byName[name]; e != nil {
+		return e, nil
+	}
+	return nil, fmt.Errorf("chare: %s has no entry method %q", t.Name, name)
+}
+
+// Invoke calls the entry method on obj with msg (nil for a method without a
+// message) and returns its result, if any. The message's type is checked.
+func (e *Entry) Invoke(obj, msg any) (any, error) {
+	if inv := e.invoke.Load(); inv != nil {
+		if e.Msg == nil || msg != nil && reflect.TypeOf(msg) == e.Msg {
+			return (*inv)(obj, msg), nil
+		}
+	}
+	args := []reflect.Value{reflect.ValueOf(obj)}
+	if e.Msg != nil {
+		mv, err := convertArg(e, msg)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, mv)
+	} else if msg != nil {
+		return nil, fmt.Errorf("chare: %s takes no message, got %T", e, msg)
+	}
+	out := e.fn.Call(args)
+	if len(out) == 1 {
+		return out[0].Interface(), nil
+	}
+	return nil, nil
+}
+
+func convertArg(e *Entry, msg any) (reflect.Value, error) {
+	if msg == nil {
+		switch e.Msg.Kind() {
+		case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map:
+			return reflect.Zero(e.Msg), nil
+		}
+		return reflect.Value{}, fmt.Errorf("chare: %s needs a message of type %v, got none", e, e.Msg)
+	}
+	v := reflect.ValueOf(msg)
+	if v.Type().AssignableTo(e.Msg) {
+		return v, nil
+	}
+	if v.Type().ConvertibleTo(e.Msg) && sameKindFamily(v.Type(), e.Msg) {
+		return v.Convert(e.Msg), nil
+	}
+	return reflect.Value{}, fmt.Errorf("chare: %s needs a message of type %v, got %T", e, e.Msg, msg)
+}
+
+// sameKindFamily allows numeric conversions between numbers only (an int64
+// reduction result to an int parameter), never number to string.
+func sameKindFamily(a, b reflect.Type) bool {
+	num := func(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Float64 }
+	return num(a.Kind()) && num(b.Kind())
+}

@@ -1,0 +1,85 @@
+package chare
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// Section is a subset of an array's elements (Charm++'s CkSectionID): a
+// section proxy multicasts to them, and they can reduce among themselves.
+type Section struct {
+	ID      CollID // names the section's reductions
+	Coll    CollID
+	Members []any
+	// Tree lists, sorted, the PEs that hosted members when the section was
+	// made; its reductions combine along a tree over them.
+	Tree  []int
+	count map[int]int
+}
+
+// NewSection makes a section of collection coll from the given member
+// indices, which must be distinct.
+func NewSection(from Context, coll CollID, members []any) (*Section, error) {
+	pe, err := peFrom(from)
+	if err != nil {
+		return nil, err
+	}
+	if len(members) == 0 {
+		return nil, errors.New("chare: a section needs at least one member")
+	}
+	l, err := pe.Part(coll)
+	if err != nil {
+		return nil, err
+	}
+	s := &Section{ID: pe.NewCollID(), Coll: coll, Members: members, count: map[int]int{}}
+	seen := make(map[any]bool, len(members))
+	for _, m := range members {
+		if seen[m] {
+			return nil, fmt.Errorf("chare: index %v appears twice in a section of %v", m, coll)
+		}
+		seen[m] = true
+		where, err := l.Locate(m)
+		if err != nil {
+			return nil, err
+		}
+		if s.count[where] == 0 {
+			s.Tree = append(s.Tree, where)
+		}
+		s.count[where]++
+	}
+	sort.Ints(s.Tree)
+	return s, nil
+}
+
+// multicast sends one copy of the envelope to each PE that hosts members,
+// listing the members there.
+func (pe *PE) multicast(e Envelope) error {
+	h := e.Header()
+	s := h.Section
+	if s == nil {
+		return errors.New("chare: multicast through a section proxy without a section")
+	}
+	l, err := pe.Part(s.Coll)
+	if err != nil {
+		return err
+	}
+	byPE := map[int][]any{}
+	var order []int
+	for _, m := range s.Members {
+		where, err := l.Locate(m)
+		if err != nil {
+			return err
+		}
+		if byPE[where] == nil {
+			order = append(order, where)
+		}
+		byPE[where] = append(byPE[where], m)
+	}
+	for _, dest := range order {
+		c := e.clone()
+		c.Header().Members = byPE[dest]
+		pe.ap.Send(dest, c)
+	}
+	return nil
+}

@@ -1,0 +1,202 @@
+package chare
+
+import (
+	"fmt"
+	"reflect"
+)
+
+// Send invokes an entry method asynchronously: chare.Send(w, p, (*Worker).Step, msg).
+// The compiler checks that the method belongs to the proxy's chare type and
+// that msg is its message type. After Send, the sender must not modify what
+// msg references: in one process the message is handed over, not copied.
+// A broadcast or multicast hands the same message to every receiver, which
+// must treat it as read-only.
+func Send[T, M any](from Context, to Target[T], method func(*T, M), msg M) error {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return err
+	}
+	env := &env1[T, M]{fn: method, msg: msg}
+	env.h.Entry = e
+	return post(from, to.proxy(), env)
+}
+
+// Send0 invokes an entry method that takes no message.
+func Send0[T any](from Context, to Target[T], method func(*T)) error {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return err
+	}
+	env := &env0[T]{fn: method}
+	env.h.Entry = e
+	return post(from, to.proxy(), env)
+}
+
+// Call invokes an entry method that returns a value (a Charm++ sync entry
+// method) on one chare, branch or element, and returns a future for the
+// result; a threaded entry method can wait for it with Get.
+func Call[T, M, R any](from Context, to Target[T], method func(*T, M) R, msg M) (Future[R], error) {
+	pe, err := peFrom(from)
+	if err != nil {
+		return Future[R]{}, err
+	}
+	p := to.proxy()
+	if p.route.Kind.IsBroadcast() {
+		return Future[R]{}, fmt.Errorf("chare: Call needs one chare, branch or element, not a %s", p.route.Kind)
+	}
+	e, err := lookupEntry(method)
+	if err != nil {
+		return Future[R]{}, err
+	}
+	f := NewFuture[R](from)
+	env := &envCall[T, M, R]{fn: method, msg: msg}
+	env.h.Entry = e
+	env.h.Reply = f.ref()
+	if err := pe.post(p.route, p.del, from, env); err != nil {
+		pe.dropFuture(f.ref())
+		return Future[R]{}, err
+	}
+	return f, nil
+}
+
+func post[T any](from Context, p Proxy[T], env Envelope) error {
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	return pe.post(p.route, p.del, from, env)
+}
+
+// post fills in the envelope's route and sends it, through the delegate if
+// there is one.
+func (pe *PE) post(r Route, d Delegate, from Context, env Envelope) error {
+	h := env.Header()
+	h.Route = r
+	h.Src = pe.ID()
+	if d != nil {
+		switch {
+		case r.Kind == KindSection:
+			return d.Multicast(from, env)
+		case r.Kind.IsBroadcast():
+			return d.Broadcast(from, env)
+		default:
+			return d.Send(from, env)
+		}
+	}
+	return pe.send(env)
+}
+
+// Forward sends an envelope on the direct path, as if its proxy were not
+// delegated. Delegates call it for the sends they do not handle themselves
+// and, on the destination PE, to deliver.
+func Forward(from Context, e Envelope) error {
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	e.Header().Src = pe.ID()
+	return pe.send(e)
+}
+
+// Deliver runs an envelope on this PE right away, as if it had just arrived
+// (the last step of a delegate that carried it here itself).
+func Deliver(from Context, e Envelope) error {
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	pe.route(e)
+	return nil
+}
+
+func (pe *PE) send(env Envelope) error {
+	h := env.Header()
+	switch h.Kind {
+	case KindChare, KindBranch:
+		if h.Index != nil { // a node group branch, addressed by node
+			l, err := pe.Part(h.Coll)
+			if err != nil {
+				return err
+			}
+			if h.PE, err = l.Locate(h.Index); err != nil {
+				return err
+			}
+		}
+		if h.PE < 0 || h.PE >= pe.NumPEs() {
+			return fmt.Errorf("chare: %s on PE %d: no such PE (the job has %d)", h.Kind, h.PE, pe.NumPEs())
+		}
+		pe.ap.Send(h.PE, env)
+	case KindElement:
+		l, err := pe.Part(h.Coll)
+		if err != nil {
+			return err
+		}
+		dest, err := l.Locate(h.Index)
+		if err != nil {
+			return err
+		}
+		pe.ap.Send(dest, env)
+	case KindGroupAll, KindArrayAll:
+		if _, err := pe.job.Collection(h.Coll); err != nil {
+			return err
+		}
+		h.Root = pe.ID()
+		pe.route(env) // deliver here and pass down the tree rooted here
+	case KindSection:
+		return pe.multicast(env)
+	default:
+		return fmt.Errorf("chare: cannot send through a %s proxy (was it created?)", h.Kind)
+	}
+	return nil
+}
+
+// Local returns the object behind an element, branch or chare proxy if it
+// lives on the sender's PE (Charm++'s ckLocal), or nil.
+func Local[T any](from Context, to Target[T]) *T {
+	pe, err := peFrom(from)
+	if err != nil {
+		return nil
+	}
+	r := to.proxy().route
+	l, err := pe.Part(r.Coll)
+	if err != nil {
+		return nil
+	}
+	lo, ok := l.(interface{ Object(index any) any })
+	if !ok {
+		return nil
+	}
+	idx := r.Index
+	if r.Kind == KindChare || r.Kind == KindBranch {
+		idx = r.PE
+	}
+	obj, _ := lo.Object(idx).(*T)
+	return obj
+}
+
+// SendInline calls the entry method directly when the target lives on the
+// sender's PE and the proxy is not delegated (Charm++'s [inline]): the
+// method runs before SendInline returns, without a message. Otherwise, or
+// for a threaded method, it sends as Send does.
+func SendInline[T, M any](from Context, to Target[T], method func(*T, M), msg M) error {
+	p := to.proxy()
+	if p.del == nil && !p.route.Kind.IsBroadcast() {
+		if obj := Local(from, to); obj != nil {
+			if e, err := lookupEntry(method); err == nil && !e.Threaded {
+				method(obj, msg)
+				return nil
+			}
+		}
+	}
+	return Send(from, to, method, msg)
+}
+
+// installInvoke gives an entry a typed invoker, so that callbacks to it do
+// not go through reflection.
+func installInvoke[T, M any](e *Entry, method func(*T, M)) {
+	if e.invoke.Load() != nil || e.Msg != reflect.TypeFor[M]() {
+		return
+	}
+	f := func(obj, msg any) any { method(obj.(*T), msg.(M)); return nil }
+	e.invoke.Store(&f)
+}

@@ -1,0 +1,80 @@
+package chare
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/charmgo/charm/actor"
+)
+
+func reflectType[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// AnyPE asks New to place a singleton chare itself.
+const AnyPE = -1
+
+// New creates a singleton chare of type T on PE pe (or AnyPE) and returns
+// a proxy to it (Charm++'s ckNew for a chare). The object starts as the
+// zero T.
+func New[T any](from Context, pe int) (Proxy[T], error) {
+	return newChare[T](from, pe, nil)
+}
+
+// NewWith creates a singleton chare and runs init(msg) on it before any
+// other message (a constructor with arguments).
+func NewWith[T, M any](from Context, pe int, init func(*T, M), msg M) (Proxy[T], error) {
+	if _, err := lookupEntry(init); err != nil {
+		return Proxy[T]{}, err
+	}
+	return newChare[T](from, pe, func(obj *T) { init(obj, msg) })
+}
+
+func newChare[T any](from Context, where int, init func(*T)) (Proxy[T], error) {
+	pe, err := peFrom(from)
+	if err != nil {
+		return Proxy[T]{}, err
+	}
+	typ, err := TypeOf[T]()
+	if err != nil {
+		return Proxy[T]{}, err
+	}
+	if _, ok := any(new(T)).(Context); !ok {
+		return Proxy[T]{}, fmt.Errorf("chare: %s must embed chare.Chare[%s] to be a chare", typ.Name, typ.Name)
+	}
+	if where == AnyPE {
+		where = (pe.ID() + int(pe.seq)) % pe.NumPEs()
+	}
+	if where < 0 || where >= pe.NumPEs() {
+		return Proxy[T]{}, fmt.Errorf("chare: cannot create %s on PE %d: the job has PEs 0..%d", typ.Name, where, pe.NumPEs()-1)
+	}
+	c := &Collection{ID: pe.NewCollID(), Kind: KindChare, Type: typ, Tree: []int{where}}
+	c.NewLocal = func(here *PE) (Part, error) {
+		if here.ID() != where {
+			return nil, fmt.Errorf("chare %s lives on PE %d, not %d", typ.Name, where, here.ID())
+		}
+		obj := new(T)
+		any(obj).(Context).base().Bind(here, c, where, obj)
+		if init != nil {
+			init(obj)
+		}
+		return &single{pe: where, obj: obj}, nil
+	}
+	pe.AddCollection(c)
+	pe.ap.Send(where, createMsg{c.ID})
+	return Proxy[T]{route: Route{Kind: KindChare, Coll: c.ID, PE: where}}, nil
+}
+
+// createMsg makes a PE build its part of a new collection, so that objects
+// exist (and their constructors run) even if no message ever reaches them.
+type createMsg struct{ coll CollID }
+
+// CreateMessage returns the message that makes a PE build its part of a
+// collection; collection packages send it to every PE that has members.
+func CreateMessage(c CollID) actor.Message { return createMsg{c} }
+
+func (m createMsg) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	if _, err := pe.Part(m.coll); err != nil {
+		pe.fail(err)
+	}
+}
+func (m createMsg) Describe() string { return fmt.Sprintf("the creation of %v", m.coll) }

@@ -1,0 +1,194 @@
+package group
+
+import (
+	"fmt"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/chare"
+)
+
+// Branch is embedded in group and node group types.
+type Branch[T any] struct {
+	chare.Base
+}
+
+// ThisProxy returns a proxy to the whole group.
+func (b *Branch[T]) ThisProxy() Proxy[T] {
+	return Proxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: b.Collection().ID})}
+}
+
+// ThisNodeProxy returns a proxy to the whole node group.
+func (b *Branch[T]) ThisNodeProxy() NodeProxy[T] {
+	return NodeProxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: b.Collection().ID})}
+}
+
+// Proxy addresses a whole group (a send through it is a broadcast); At
+// addresses one branch.
+type Proxy[T any] struct {
+	chare.Proxy[T]
+}
+
+// At returns a proxy to the branch on PE pe.
+func (p Proxy[T]) At(pe int) chare.Proxy[T] {
+	return p.WithRoute(chare.Route{Kind: chare.KindBranch, Coll: p.Route().Coll, PE: pe})
+}
+
+// Delegate returns a copy of the group proxy whose sends go to d.
+func (p Proxy[T]) Delegate(d chare.Delegate) Proxy[T] { return Proxy[T]{p.Proxy.Delegate(d)} }
+
+// Undelegate returns a copy of the group proxy that sends directly.
+func (p Proxy[T]) Undelegate() Proxy[T] { return Proxy[T]{p.Proxy.Undelegate()} }
+
+// NodeProxy addresses a whole node group; At addresses the branch of one
+// node (process).
+type NodeProxy[T any] struct {
+	chare.Proxy[T]
+}
+
+// At returns a proxy to the branch on node n.
+func (p NodeProxy[T]) At(node int) chare.Proxy[T] {
+	return p.WithRoute(chare.Route{Kind: chare.KindBranch, Coll: p.Route().Coll, PE: -1, Index: node})
+}
+
+// New creates a group of T: a zero T on every PE.
+func New[T any](from chare.Context) (Proxy[T], error) {
+	c, err := create[T](from, false, nil)
+	return Proxy[T]{c}, err
+}
+
+// NewWith creates a group and runs init(msg) on every branch before any
+// other message reaches it.
+func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], error) {
+	c, err := create[T](from, false, func(o *T) { init(o, msg) })
+	return Proxy[T]{c}, err
+}
+
+// NewNode creates a node group of T: one branch per process, living on the
+// process's first PE. Its entry methods run there one at a time (Charm++
+// node groups may run them on any PE of the node; this one does not).
+func NewNode[T any](from chare.Context) (NodeProxy[T], error) {
+	c, err := create[T](from, true, nil)
+	return NodeProxy[T]{c}, err
+}
+
+// NewNodeWith creates a node group and runs init(msg) on every branch.
+func NewNodeWith[T, M any](from chare.Context, init func(*T, M), msg M) (NodeProxy[T], error) {
+	c, err := create[T](from, true, func(o *T) { init(o, msg) })
+	return NodeProxy[T]{c}, err
+}
+
+// LocalBranch returns the group's branch on the caller's PE
+// (ckLocalBranch), or nil if the caller is not on a PE.
+func LocalBranch[T any](from chare.Context, p Proxy[T]) *T {
+	here := chare.PEOf(from)
+	if here == nil {
+		return nil
+	}
+	return chare.Local[T](from, p.At(here.ID()))
+}
+
+// LocalNodeBranch returns the node group's branch of the caller's process
+// if the caller runs on the PE that hosts it, or nil.
+func LocalNodeBranch[T any](from chare.Context, p NodeProxy[T]) *T {
+	here := chare.PEOf(from)
+	if here == nil {
+		return nil
+	}
+	rt := here.Job().Runtime()
+	return chare.Local[T](from, p.WithRoute(chare.Route{Kind: chare.KindBranch, Coll: p.Route().Coll, PE: rt.FirstPE(rt.NodeOf(here.ID()))}))
+}
+
+type binder interface {
+	Bind(*chare.PE, *chare.Collection, any, any)
+}
+
+func create[T any](from chare.Context, node bool, init func(*T)) (chare.Proxy[T], error) {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.Proxy[T]{}, chare.ErrNoContext
+	}
+	typ, err := chare.TypeOf[T]()
+	if err != nil {
+		return chare.Proxy[T]{}, err
+	}
+	if _, ok := any(new(T)).(binder); !ok {
+		return chare.Proxy[T]{}, fmt.Errorf("group: %s must embed group.Branch[%s]", typ.Name, typ.Name)
+	}
+	rt := pe.Job().Runtime()
+	var tree []int
+	for p := 0; p < pe.NumPEs(); p++ {
+		if !node || rt.FirstPE(rt.NodeOf(p)) == p {
+			tree = append(tree, p)
+		}
+	}
+	c := &chare.Collection{ID: pe.NewCollID(), Kind: chare.KindBranch, Type: typ, Tree: tree}
+	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
+		b := &part{pe: here.ID(), node: node, rt: rt}
+		if node && rt.FirstPE(rt.NodeOf(here.ID())) != here.ID() {
+			return b, nil // a node group's branch lives on its node's first PE
+		}
+		obj := new(T)
+		idx := here.ID()
+		if node {
+			idx = rt.NodeOf(here.ID())
+		}
+		any(obj).(binder).Bind(here, c, idx, obj)
+		if init != nil {
+			init(obj)
+		}
+		b.obj = obj
+		return b, nil
+	}
+	pe.AddCollection(c)
+	for _, p := range tree {
+		pe.Actor().Send(p, chare.CreateMessage(c.ID))
+	}
+	return chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: c.ID}), nil
+}
+
+// part is a group's branch on one PE.
+type part struct {
+	pe   int
+	node bool
+	obj  any
+	rt   *actor.Runtime
+}
+
+// Locate maps a branch index to its PE: the PE itself for a group, the
+// node's first PE for a node group.
+func (b *part) Locate(index any) (int, error) {
+	i, ok := index.(int)
+	if !ok {
+		return 0, fmt.Errorf("group: branch index %v (%T) is not an int", index, index)
+	}
+	if !b.node {
+		return i, nil
+	}
+	if i < 0 || i >= b.rt.NumNodes() {
+		return 0, fmt.Errorf("group: node %d does not exist (the job has %d)", i, b.rt.NumNodes())
+	}
+	return b.rt.FirstPE(i), nil
+}
+
+func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
+	if b.obj == nil {
+		pe.Fail(fmt.Errorf("group: %s reached PE %d, which holds no branch of the node group", chare.Describe(e), b.pe))
+		return
+	}
+	pe.Invoke(b.obj, e)
+}
+
+func (b *part) DeliverAll(pe *chare.PE, e chare.Envelope) {
+	if b.obj != nil {
+		pe.Invoke(b.obj, e)
+	}
+}
+
+func (b *part) NumLocal() int {
+	if b.obj == nil {
+		return 0
+	}
+	return 1
+}
+
+func (b *part) Object(any) any { return b.obj }
