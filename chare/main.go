@@ -42,7 +42,9 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 	rt, err := actor.Start(actor.Config{
 		PEs:    cfg.PEs,
 		Logger: cfg.Logger,
-		Setup:  func(ap *actor.PE) { newPE(ap, job) },
+		// Set job.rt here, before any PE runs: boot may run on PE 0
+		// before Start returns.
+		Setup: func(ap *actor.PE) { job.rt = ap.Runtime(); newPE(ap, job) },
 	}, func(ap *actor.PE) {
 		pe := peOf(ap)
 		obj := new(T)
@@ -62,7 +64,6 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	job.rt = rt
 	return rt.Wait()
 }
 
@@ -86,16 +87,21 @@ func Main[T any](start func(main *T, args []string)) int {
 }
 
 // ParseArgs takes the runtime's flags out of a command line and returns the
-// configuration with the remaining arguments in Args. The runtime's flags
-// are -p N (PEs) and -v (log to standard error); both -p N and -p=N work.
+// configuration with the remaining arguments, in order, in Args. The
+// runtime's flags are -p N (PEs) and -v (log to standard error); -p N and
+// -p=N both work, anywhere before a "--", which ends the runtime's flags
+// (it is passed on to the program).
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
+		if a == "--" {
 			cfg.Args = append(cfg.Args, args[i:]...)
 			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			name = ""
 		}
 		switch name {
 		case "p":

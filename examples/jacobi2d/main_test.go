@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+)
+
+// run runs the program in-process with a deadline that fails the test
+// loudly, and returns its main chare, exit code and output.
+func run(t *testing.T, pes int, args ...string) (*Main, int, string) {
+	t.Helper()
+	buf := &bytes.Buffer{} // only the main chare, on PE 0, prints
+	out = buf
+	type result struct {
+		code int
+		err  error
+	}
+	var m *Main
+	done := make(chan result, 1)
+	go func() {
+		code, err := chare.Run(chare.Config{PEs: pes, Args: args}, func(main *Main, args []string) {
+			m = main
+			main.Start(args)
+		})
+		done <- result{code, err}
+	}()
+	select {
+	case r := <-done:
+		require.NoError(t, r.err)
+		return m, r.code, buf.String()
+	case <-time.After(60 * time.Second):
+		t.Fatalf("jacobi2d %v on %d PEs did not end within 60 s", args, pes)
+	}
+	return nil, -1, ""
+}
+
+func TestJacobi2D(t *testing.T) {
+	cases := []Params{
+		{Grid: 24, Blocks: 3, Iters: 2000, Tol: 1e-3}, // stops on the tolerance
+		{Grid: 17, Blocks: 4, Iters: 25, Tol: 0},      // uneven blocks, stops on the count
+		{Grid: 8, Blocks: 1, Iters: 10, Tol: 0},       // one block: no ghosts at all
+		{Grid: 5, Blocks: 5, Iters: 7, Tol: 0},        // one point per block
+	}
+	for _, pes := range []int{1, 3} {
+		for _, p := range cases {
+			t.Run(fmt.Sprintf("pes=%d/grid=%d/blocks=%d", pes, p.Grid, p.Blocks), func(t *testing.T) {
+				m, code, output := run(t, pes, "-grid", fmt.Sprint(p.Grid), "-blocks", fmt.Sprint(p.Blocks),
+					"-iters", fmt.Sprint(p.Iters), "-tol", fmt.Sprint(p.Tol))
+				require.Equal(t, 0, code, output)
+
+				_, iters, residual := Sequential(p)
+				if p.Tol == 0 {
+					require.Equal(t, p.Iters, iters)
+				} else {
+					require.Less(t, iters, p.Iters, "the case should stop on the tolerance")
+					require.Less(t, residual, p.Tol)
+				}
+				require.Equal(t, iters, m.res.Iters)
+				require.Equal(t, residual, m.res.Residual)
+				require.LessOrEqual(t, m.res.MaxDiff, 1e-12)
+
+				lines := strings.Split(strings.TrimSpace(output), "\n")
+				require.Len(t, lines, 1, output)
+				require.True(t, strings.HasPrefix(lines[0], fmt.Sprintf("jacobi2d: ok grid=%d blocks=%dx%d iters=%d residual=",
+					p.Grid, p.Blocks, p.Blocks, iters)), lines[0])
+			})
+		}
+	}
+}
+
+// TestSequential checks the reference solver against a property of the
+// exact solution: on a square with the top edge at 1 and the others at 0,
+// the value at the centre is 1/4 (by symmetry, the four rotations of the
+// problem add up to the constant 1).
+func TestSequential(t *testing.T) {
+	p := Params{Grid: 15, Blocks: 1, Iters: 100000, Tol: 1e-13}
+	grid, iters, _ := Sequential(p)
+	require.Less(t, iters, p.Iters)
+	require.InDelta(t, 0.25, grid[7*15+7], 1e-9)
+}
+
+func TestJacobi2DBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-blocks", "0"}, {"-grid", "4", "-blocks", "5"}, {"-iters", "0"}, {"-grid", "8", "-p", "2"}} {
+		_, code, output := run(t, 1, args...)
+		require.NotEqual(t, 0, code, "%v", args)
+		require.True(t, strings.HasPrefix(output, "jacobi2d: FAILED "), "%v: %q", args, output)
+	}
+}
