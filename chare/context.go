@@ -22,7 +22,8 @@ type Base struct {
 	coll  *Collection
 	index any
 	obj   any
-	reds  map[CollID]int // reduction numbers, per collection or section
+	redNo int            // the next reduction number over the collection
+	reds  map[CollID]int // the next reduction numbers over sections
 }
 
 func (b *Base) base() *Base { return b }

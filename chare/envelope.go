@@ -13,10 +13,15 @@ type Header struct {
 	Src   int // the sending PE
 	// Root is the PE at the root of a broadcast's spanning tree.
 	Root int
-	// Members are the section members on the destination PE (multicast).
-	Members []any
-	// Reply receives the result of a sync entry method (Call).
-	Reply futureRef
+}
+
+// Members returns the section members on the destination PE of a
+// multicast hop; the multicast puts them in the route's Index, which
+// sections do not otherwise use. The header stays small: it is allocated
+// with every message.
+func (h *Header) Members() []any {
+	m, _ := h.Index.([]any)
+	return m
 }
 
 // Envelope is one entry-method invocation on its way: a header and the
@@ -79,15 +84,18 @@ func (e *env0[T]) clone() Envelope       { c := *e; return &c }
 // envCall carries a sync call func(*T, M) R whose result goes to a future.
 type envCall[T, M, R any] struct {
 	envHead
-	fn  func(*T, M) R
-	msg M
+	fn    func(*T, M) R
+	msg   M
+	reply futureRef
 }
 
 func (e *envCall[T, M, R]) Deliver(pe *actor.PE) { e.deliver(pe, e) }
 func (e *envCall[T, M, R]) Payload() any         { return e.msg }
 func (e *envCall[T, M, R]) invoke(pe *PE, obj any) {
 	r := e.fn(obj.(*T), e.msg)
-	pe.setFuture(e.h.Reply, r)
+	if err := pe.setFuture(e.reply, r); err != nil {
+		pe.fail(err)
+	}
 }
 func (e *envCall[T, M, R]) clone() Envelope { c := *e; return &c }
 
@@ -102,13 +110,8 @@ type envDyn struct {
 func (e *envDyn) Deliver(pe *actor.PE) { e.deliver(pe, e) }
 func (e *envDyn) Payload() any         { return e.msg }
 func (e *envDyn) invoke(pe *PE, obj any) {
-	r, err := e.h.Entry.Invoke(obj, e.msg)
-	if err != nil {
+	if _, err := e.h.Entry.Invoke(obj, e.msg); err != nil {
 		pe.fail(err)
-		return
-	}
-	if e.h.Reply.ID != 0 {
-		pe.setFuture(e.h.Reply, r)
 	}
 }
 func (e *envDyn) clone() Envelope { c := *e; return &c }

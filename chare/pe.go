@@ -57,8 +57,13 @@ type PE struct {
 	locals map[CollID]Part
 	seq    uint32 // collection, section and future sequence numbers
 
+	lastPC    uintptr // the entry cache of Send
+	lastEntry *Entry
+
 	futures map[uint64]*futureSlot
 	reds    map[redKey]*redAcc
+	lastRed redKey // the cache of redAcc
+	lastAcc *redAcc
 	redNext map[redStream]*redOrder
 	ctx     Base // the PE itself as a Context
 }
@@ -167,7 +172,7 @@ func (pe *PE) route(e Envelope) {
 		pe.forwardBroadcast(e)
 		l.DeliverAll(pe, e)
 	case KindSection:
-		for _, idx := range h.Members {
+		for _, idx := range h.Members() {
 			l.Deliver(pe, e, idx)
 		}
 	default:

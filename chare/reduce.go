@@ -27,6 +27,7 @@ type redKey struct {
 }
 
 type redAcc struct {
+	parts    []any // partial results not combined yet
 	partial  any
 	has      bool
 	local    int // contributions of local members received
@@ -85,11 +86,17 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, tree []int, value a
 	if r == nil {
 		return errors.New("chare: Contribute with a nil reducer")
 	}
-	if b.reds == nil {
-		b.reds = map[CollID]int{}
+	var no int
+	if sec == nil {
+		no = b.redNo
+		b.redNo++
+	} else {
+		if b.reds == nil {
+			b.reds = map[CollID]int{}
+		}
+		no = b.reds[stream]
+		b.reds[stream] = no + 1
 	}
-	no := b.reds[stream]
-	b.reds[stream] = no + 1
 	part, err := r.Lift(value, b.index)
 	if err != nil {
 		return fmt.Errorf("chare: contribution of %v to reduction %d of %v: %w", b.index, no, stream, err)
@@ -99,16 +106,17 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, tree []int, value a
 	if err != nil {
 		return err
 	}
-	if err := acc.add(part); err != nil {
-		return err
-	}
+	acc.add(part)
 	acc.local++
 	pe.redCheck(redKey{redStream{stream}, no}, acc)
 	return nil
 }
 
 func (pe *PE) redAcc(k redKey, coll CollID, sec *Section, tree []int, r reducer.Reducer, cb Callback) (*redAcc, error) {
-	acc := pe.reds[k]
+	acc := pe.lastAcc // the common case: the next local contribution
+	if k != pe.lastRed || acc == nil {
+		acc = pe.reds[k]
+	}
 	if acc == nil {
 		if pos(tree, pe.ID()) < 0 {
 			return nil, fmt.Errorf("chare: PE %d is not in the reduction tree of %v %v", pe.ID(), k.coll, tree)
@@ -122,19 +130,37 @@ func (pe *PE) redAcc(k redKey, coll CollID, sec *Section, tree []int, r reducer.
 	} else if acc.r.Name() != r.Name() {
 		return nil, fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", k.no, k.coll, acc.r.Name(), r.Name())
 	}
+	pe.lastRed, pe.lastAcc = k, acc
 	return acc, nil
 }
 
-func (a *redAcc) add(part any) error {
-	if !a.has {
-		a.partial, a.has = part, true
-		return nil
+// add keeps a partial result; they are combined once all have arrived.
+func (a *redAcc) add(part any) { a.parts = append(a.parts, part) }
+
+// combine folds the partial results pairwise, as a balanced tree, so that
+// reducers that copy (gather, set) do O(n log n) work rather than O(n²).
+func (a *redAcc) combine() error {
+	ps := a.parts
+	for len(ps) > 1 {
+		n := 0
+		for i := 0; i < len(ps); i += 2 {
+			if i+1 == len(ps) {
+				ps[n] = ps[i]
+			} else {
+				c, err := a.r.Combine(ps[i], ps[i+1])
+				if err != nil {
+					return err
+				}
+				ps[n] = c
+			}
+			n++
+		}
+		ps = ps[:n]
 	}
-	p, err := a.r.Combine(a.partial, part)
-	if err != nil {
-		return err
+	if len(ps) == 1 {
+		a.partial, a.has = ps[0], true
 	}
-	a.partial = p
+	a.parts = nil
 	return nil
 }
 
@@ -155,6 +181,13 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 		return
 	}
 	delete(pe.reds, k)
+	if pe.lastAcc == acc {
+		pe.lastAcc = nil
+	}
+	if err := acc.combine(); err != nil {
+		pe.fail(fmt.Errorf("chare: reduction %d of %v: %w", k.no, k.coll, err))
+		return
+	}
 	if parent := actor.TreeParent(p, arity); parent >= 0 {
 		pe.ap.Send(acc.tree[parent], &redUp{key: k, partial: acc.partial, has: acc.has, r: acc.r, cb: acc.cb, tree: acc.tree, coll: acc.coll, sec: acc.sec})
 		return
@@ -214,10 +247,7 @@ func (m *redUp) Deliver(ap *actor.PE) {
 		return
 	}
 	if m.has {
-		if err := acc.add(m.partial); err != nil {
-			pe.fail(fmt.Errorf("chare: reduction %d of %v: %w", m.key.no, m.key.coll, err))
-			return
-		}
+		acc.add(m.partial)
 	}
 	acc.children++
 	pe.redCheck(m.key, acc)

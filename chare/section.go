@@ -78,7 +78,7 @@ func (pe *PE) multicast(e Envelope) error {
 	}
 	for _, dest := range order {
 		c := e.clone()
-		c.Header().Members = byPE[dest]
+		c.Header().Index = byPE[dest] // see Header.Members
 		pe.ap.Send(dest, c)
 	}
 	return nil

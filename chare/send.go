@@ -12,24 +12,49 @@ import (
 // A broadcast or multicast hands the same message to every receiver, which
 // must treat it as read-only.
 func Send[T, M any](from Context, to Target[T], method func(*T, M), msg M) error {
-	e, err := lookupEntry(method)
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	e, err := pe.entry(method)
 	if err != nil {
 		return err
 	}
 	env := &env1[T, M]{fn: method, msg: msg}
 	env.h.Entry = e
-	return post(from, to.proxy(), env)
+	p := to.proxy()
+	return pe.post(p.route, p.del, from, env)
+}
+
+// entry is lookupEntry with a one-entry cache: sends in a loop name the
+// same method again and again.
+func (pe *PE) entry(method any) (*Entry, error) {
+	pc := reflect.ValueOf(method).Pointer()
+	if pc == pe.lastPC && pc != 0 {
+		return pe.lastEntry, nil
+	}
+	e, err := lookupEntry(method)
+	if err != nil {
+		return nil, err
+	}
+	pe.lastPC, pe.lastEntry = pc, e
+	return e, nil
 }
 
 // Send0 invokes an entry method that takes no message.
 func Send0[T any](from Context, to Target[T], method func(*T)) error {
-	e, err := lookupEntry(method)
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	e, err := pe.entry(method)
 	if err != nil {
 		return err
 	}
 	env := &env0[T]{fn: method}
 	env.h.Entry = e
-	return post(from, to.proxy(), env)
+	p := to.proxy()
+	return pe.post(p.route, p.del, from, env)
 }
 
 // Call invokes an entry method that returns a value (a Charm++ sync entry
@@ -51,20 +76,12 @@ func Call[T, M, R any](from Context, to Target[T], method func(*T, M) R, msg M) 
 	f := NewFuture[R](from)
 	env := &envCall[T, M, R]{fn: method, msg: msg}
 	env.h.Entry = e
-	env.h.Reply = f.ref()
+	env.reply = f.ref()
 	if err := pe.post(p.route, p.del, from, env); err != nil {
 		pe.dropFuture(f.ref())
 		return Future[R]{}, err
 	}
 	return f, nil
-}
-
-func post[T any](from Context, p Proxy[T], env Envelope) error {
-	pe, err := peFrom(from)
-	if err != nil {
-		return err
-	}
-	return pe.post(p.route, p.del, from, env)
 }
 
 // post fills in the envelope's route and sends it, through the delegate if
@@ -141,7 +158,11 @@ func (pe *PE) send(env Envelope) error {
 			return err
 		}
 		h.Root = pe.ID()
-		pe.route(env) // deliver here and pass down the tree rooted here
+		// Through this PE's own mailbox, not pe.route: delivering here at
+		// once would run the local members' entry method inside the
+		// sender's (re-entering a chare that broadcasts to its own
+		// collection) and overtake messages sent before.
+		pe.ap.Send(pe.ID(), env)
 	case KindSection:
 		return pe.multicast(env)
 	default:

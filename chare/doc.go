@@ -1,0 +1,56 @@
+// Package chare is the programming model: chare types and their entry
+// methods, proxies and delegation, callbacks, futures, reductions, and the
+// main chare that starts a program.
+//
+// A chare is a Go struct that embeds a base (Chare for singleton chares,
+// group.Branch for groups, array.Element for arrays). Its entry methods are
+// its exported methods with a pointer receiver and at most one argument;
+// register the type once, in the same order in every process:
+//
+//	type Worker struct {
+//		array.Element[Worker, int]
+//		sum float64
+//	}
+//
+//	func (w *Worker) Add(x float64) { w.sum += x }
+//
+//	func init() { chare.Register[Worker]() }
+//
+// Entry methods are invoked through proxies with method expressions, so the
+// compiler checks both the chare type and the message type; no code is
+// generated:
+//
+//	chare.Send(self, workers.At(3), (*Worker).Add, 1.5)
+//
+// The first argument is the sending Context: the chare that sends (any
+// object embedding a base is one). Entry methods of the objects on one PE
+// run one at a time, so chare code needs no locks. Messages are handed
+// over, not copied, inside a process: do not modify a message after
+// sending it, and treat broadcast messages as read-only.
+//
+// Threaded entry methods (register with Threaded) run in their own
+// goroutine and may block on futures (Future.Get, WaitAll, WaitAny) or sync
+// calls (Call) while their PE goes on with other messages. The main
+// function runs threaded on PE 0:
+//
+//	func (m *Main) Start(args []string) { ...; m.Exit(0) }
+//	func main() { os.Exit(chare.Main((*Main).Start)) }
+//
+// Reductions: group branches and array elements Contribute a value with a
+// reducer from package reducer and a Callback; the results of successive
+// reductions arrive in order. Callbacks go to an entry method (of one
+// object, or broadcast), a future, a Go function on a PE, nowhere, or the
+// end of the job.
+//
+// Delegation: a proxy can be delegated to a Delegate (TRAM, Comlib), which
+// then receives every send made through it — element sends, broadcasts and
+// section multicasts — and passes the envelopes on with Forward or
+// Deliver.
+//
+// Quiescence (DetectQuiescence) and completion (StartCompletion) detection
+// use waves over a spanning tree of PEs and only exchange messages.
+//
+// Order: between one sender and one receiver, messages arrive in the order
+// sent (FIFO); nothing is promised between different senders, nor for a
+// broadcast against a direct send.
+package chare

@@ -1,0 +1,121 @@
+// Command bench runs the project's benchmark suite and prints one line per
+// figure:
+//
+//	bench <name> value=<number> unit=<unit> baseline=<number> ratio=<value/baseline>
+//
+// Every benchmark measures its baseline in the same run, on the same data:
+// raw protoactor-go sends for the runtime. For rates (unit ending in /s) a
+// higher ratio is better; for times (unit us) a lower one is.
+//
+//	go run ./tests/bench              # everything
+//	go run ./tests/bench -run runtime/ -p 4
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+)
+
+// result is one printed figure.
+type result struct {
+	name     string
+	value    float64
+	unit     string
+	baseline float64
+}
+
+type benchmark struct {
+	name string
+	run  func(cfg config) ([]result, error)
+}
+
+type config struct {
+	pes   int
+	scale float64 // multiplies the amount of work
+	reps  int     // repetitions; the best is reported
+}
+
+var benchmarks []benchmark
+
+func register(name string, run func(cfg config) ([]result, error)) {
+	benchmarks = append(benchmarks, benchmark{name, run})
+}
+
+func main() {
+	pattern := flag.String("run", ".", "run the benchmarks whose names match this regular expression")
+	pes := flag.Int("p", 4, "PEs (and raw actors for the baselines)")
+	scale := flag.Float64("scale", 1, "multiply the amount of work by this")
+	reps := flag.Int("reps", 3, "repetitions of each measurement; the best is kept")
+	list := flag.Bool("list", false, "list the benchmarks and exit")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	re, err := regexp.Compile(*pattern)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench: bad -run pattern:", err)
+		os.Exit(2)
+	}
+	sort.SliceStable(benchmarks, func(i, j int) bool { return benchmarks[i].name < benchmarks[j].name })
+	fmt.Printf("# %s %s/%s, %d CPUs, GOMAXPROCS=%d, %d PEs\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), *pes)
+	failed := false
+	ran := 0
+	for _, b := range benchmarks {
+		if *list {
+			fmt.Println(b.name)
+			continue
+		}
+		if !re.MatchString(b.name) {
+			continue
+		}
+		ran++
+		rs, err := b.run(config{pes: *pes, scale: *scale, reps: max(*reps, 1)})
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench %s: FAILED: %v\n", b.name, err)
+			failed = true
+			continue
+		}
+		for _, r := range rs {
+			fmt.Printf("bench %s value=%.4g unit=%s baseline=%.4g ratio=%.3f\n", r.name, r.value, r.unit, r.baseline, r.value/r.baseline)
+		}
+	}
+	if !*list && ran == 0 {
+		fmt.Fprintf(os.Stderr, "bench: no benchmark matches %q (try -list)\n", *pattern)
+		os.Exit(2)
+	}
+	if failed {
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+// best runs f reps times and keeps the best figure: the highest rate, or
+// the lowest time.
+func best(reps int, higherIsBetter bool, f func() (float64, error)) (float64, error) {
+	var b float64
+	for i := 0; i < reps; i++ {
+		v, err := f()
+		if err != nil {
+			return 0, err
+		}
+		if i == 0 || (higherIsBetter && v > b) || (!higherIsBetter && v < b) {
+			b = v
+		}
+	}
+	return b, nil
+}

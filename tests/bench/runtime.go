@@ -1,0 +1,378 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
+)
+
+func init() {
+	chare.Register[benchMain]()
+	chare.Register[m2mBranch]()
+	chare.Register[bcElem]()
+	register("runtime/manytomany", benchManyToMany)
+	register("runtime/broadcast", benchBroadcast)
+	register("runtime/reduction", benchReduction)
+	register("runtime/qd", benchQD)
+}
+
+type benchMain struct {
+	chare.Chare[benchMain]
+}
+
+// runJob runs body as the main function of a job on cfg.pes PEs and
+// returns its error; the job exits when body returns.
+func runJob(pes int, body func(m *benchMain) error) error {
+	var berr error
+	code, err := chare.Run(chare.Config{PEs: pes}, func(m *benchMain, _ []string) {
+		berr = body(m)
+		m.Exit(0)
+	})
+	if err != nil {
+		return err
+	}
+	if berr != nil {
+		return berr
+	}
+	if code != 0 {
+		return fmt.Errorf("job exited with code %d", code)
+	}
+	return nil
+}
+
+// ---- runtime/manytomany ----
+
+// m2mMsg is the small message of the many-to-many benchmarks.
+type m2mMsg struct{ From, Seq int64 }
+
+type m2mStart struct {
+	K    int
+	Done chare.Callback
+}
+
+type m2mBranch struct {
+	group.Branch[m2mBranch]
+	got, want int
+	done      chare.Callback
+}
+
+func (b *m2mBranch) Start(s m2mStart) {
+	p, me := b.NumPEs(), b.PE()
+	b.got, b.want, b.done = 0, s.K*(p-1), s.Done
+	g := b.ThisProxy()
+	for k := 0; k < s.K; k++ {
+		for d := 1; d < p; d++ {
+			_ = chare.Send(b, g.At((me+d)%p), (*m2mBranch).Recv, m2mMsg{From: int64(me), Seq: int64(k)})
+		}
+	}
+	b.check()
+}
+
+func (b *m2mBranch) Recv(m m2mMsg) {
+	b.got++
+	b.check()
+}
+
+func (b *m2mBranch) check() {
+	if b.got == b.want {
+		b.got = -1
+		_ = b.Contribute(nil, reducer.Nop, b.done)
+	}
+}
+
+func benchManyToMany(cfg config) ([]result, error) {
+	p := cfg.pes
+	if p < 2 {
+		return nil, errors.New("runtime/manytomany needs at least 2 PEs")
+	}
+	k := int(200_000 * cfg.scale / float64(p-1))
+	total := float64(p * k * (p - 1))
+	var rate float64
+	err := runJob(p, func(m *benchMain) error {
+		g, err := group.New[m2mBranch](m)
+		if err != nil {
+			return err
+		}
+		rate, err = best(cfg.reps, true, func() (float64, error) {
+			f := chare.NewFuture[any](m)
+			t0 := time.Now()
+			if err := chare.Send(m, g, (*m2mBranch).Start, m2mStart{K: k, Done: f.Callback()}); err != nil {
+				return 0, err
+			}
+			if _, err := f.Get(m); err != nil {
+				return 0, err
+			}
+			return total / time.Since(t0).Seconds(), nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	base, err := best(cfg.reps, true, func() (float64, error) { return rawManyToMany(p, k) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"runtime/manytomany", rate, "msgs/s", base}}, nil
+}
+
+type rawStart struct{}
+
+func rawManyToMany(p, k int) (float64, error) {
+	done := newSignal()
+	var finished atomic.Int64
+	got := make([]int, p) // each touched only by its own actor
+	want := k * (p - 1)
+	rs, err := newRaw(p, func(rs *rawSystem, i int, msg any) {
+		switch msg.(type) {
+		case rawStart:
+			for s := 0; s < k; s++ {
+				for d := 1; d < p; d++ {
+					rs.send((i+d)%p, m2mMsg{From: int64(i), Seq: int64(s)})
+				}
+			}
+		case m2mMsg:
+			got[i]++
+			if got[i] == want && finished.Add(1) == int64(p) {
+				done.fire()
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer rs.stop()
+	t0 := time.Now()
+	for i := 0; i < p; i++ {
+		rs.send(i, rawStart{})
+	}
+	select {
+	case <-done.wait():
+	case <-time.After(60 * time.Second):
+		return 0, errors.New("raw many-to-many did not finish in 60 s")
+	}
+	return float64(p*want) / time.Since(t0).Seconds(), nil
+}
+
+// ---- runtime/broadcast and runtime/reduction ----
+
+const bcElems = 1024
+
+type bcElem struct {
+	array.Element[bcElem, int]
+	got int
+}
+
+type bcMsg struct {
+	N    int
+	Done chare.Callback
+}
+
+// Hit counts broadcasts; after the N-th the element joins a barrier.
+func (e *bcElem) Hit(m bcMsg) {
+	e.got++
+	if e.got == m.N {
+		e.got = 0
+		_ = e.Contribute(nil, reducer.Nop, m.Done)
+	}
+}
+
+// Sum contributes the element's index to a sum.
+func (e *bcElem) Sum(done chare.Callback) {
+	_ = e.Contribute(e.ThisIndex(), reducer.SumInt, done)
+}
+
+func benchBroadcast(cfg config) ([]result, error) {
+	p := cfg.pes
+	n := int(2000 * cfg.scale)
+	var rate float64
+	err := runJob(p, func(m *benchMain) error {
+		a, err := array.New[bcElem](m, array.Dims(bcElems))
+		if err != nil {
+			return err
+		}
+		rate, err = best(cfg.reps, true, func() (float64, error) {
+			f := chare.NewFuture[any](m)
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				if err := chare.Send(m, a, (*bcElem).Hit, bcMsg{N: n, Done: f.Callback()}); err != nil {
+					return 0, err
+				}
+			}
+			if _, err := f.Get(m); err != nil {
+				return 0, err
+			}
+			return float64(n) / time.Since(t0).Seconds(), nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	base, err := best(cfg.reps, true, func() (float64, error) { return rawBroadcast(p, n) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"runtime/broadcast", rate, "bcasts/s", base}}, nil
+}
+
+// rawBroadcast: the root actor sends each broadcast to every actor, which
+// runs a handler for each of its share of the 1,024 elements; after the
+// last broadcast every actor acknowledges.
+type rawBcast struct{ n int }
+
+func rawBroadcast(p, n int) (float64, error) {
+	done := newSignal()
+	var acks atomic.Int64
+	got := make([]int, p)
+	hits := make([][]int, p)
+	for i := range hits {
+		hits[i] = make([]int, bcElems/p+1)
+	}
+	rs, err := newRaw(p, func(rs *rawSystem, i int, msg any) {
+		if m, ok := msg.(*rawBcast); ok {
+			for e := range hits[i] {
+				hits[i][e]++
+			}
+			got[i]++
+			if got[i] == m.n && acks.Add(1) == int64(p) {
+				done.fire()
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer rs.stop()
+	t0 := time.Now()
+	for b := 0; b < n; b++ {
+		m := &rawBcast{n: n}
+		for i := 0; i < p; i++ {
+			rs.send(i, m)
+		}
+	}
+	select {
+	case <-done.wait():
+	case <-time.After(60 * time.Second):
+		return 0, errors.New("raw broadcast did not finish in 60 s")
+	}
+	return float64(n) / time.Since(t0).Seconds(), nil
+}
+
+func benchReduction(cfg config) ([]result, error) {
+	p := cfg.pes
+	n := int(1000 * cfg.scale)
+	var lat float64
+	err := runJob(p, func(m *benchMain) error {
+		a, err := array.New[bcElem](m, array.Dims(bcElems))
+		if err != nil {
+			return err
+		}
+		lat, err = best(cfg.reps, false, func() (float64, error) {
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				f := chare.NewFuture[int](m)
+				if err := chare.Send(m, a, (*bcElem).Sum, f.Callback()); err != nil {
+					return 0, err
+				}
+				sum, err := f.Get(m)
+				if err != nil {
+					return 0, err
+				}
+				if sum != bcElems*(bcElems-1)/2 {
+					return 0, fmt.Errorf("sum over %d elements is %d", bcElems, sum)
+				}
+			}
+			return time.Since(t0).Seconds() * 1e6 / float64(n), nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	base, err := best(cfg.reps, false, func() (float64, error) { return rawReduction(p, n) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"runtime/reduction", lat, "us", base}}, nil
+}
+
+// rawReduction: per round, the root asks every actor for the sum of its
+// share of the indices and adds up the replies.
+type rawAsk struct{ round int }
+type rawPart struct{ sum int }
+
+func rawReduction(p, n int) (float64, error) {
+	replies := make(chan int, p)
+	rs, err := newRaw(p, func(rs *rawSystem, i int, msg any) {
+		if _, ok := msg.(rawAsk); ok {
+			s := 0
+			for e := i; e < bcElems; e += p {
+				s += e
+			}
+			replies <- s
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer rs.stop()
+	t0 := time.Now()
+	for r := 0; r < n; r++ {
+		for i := 0; i < p; i++ {
+			rs.send(i, rawAsk{r})
+		}
+		sum := 0
+		for i := 0; i < p; i++ {
+			select {
+			case s := <-replies:
+				sum += s
+			case <-time.After(10 * time.Second):
+				return 0, errors.New("raw reduction stalled")
+			}
+		}
+		if sum != bcElems*(bcElems-1)/2 {
+			return 0, fmt.Errorf("raw sum %d", sum)
+		}
+	}
+	return time.Since(t0).Seconds() * 1e6 / float64(n), nil
+}
+
+// ---- runtime/qd ----
+
+func benchQD(cfg config) ([]result, error) {
+	p := cfg.pes
+	n := int(1000 * cfg.scale)
+	var lat float64
+	err := runJob(p, func(m *benchMain) error {
+		var err error
+		lat, err = best(cfg.reps, false, func() (float64, error) {
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				f := chare.NewFuture[any](m)
+				m.DetectQuiescence(f.Callback())
+				if _, err := f.Get(m); err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(t0).Seconds() * 1e6 / float64(n), nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Baseline: one fan-out and fan-in over the same number of raw actors,
+	// the least any distributed detection must do.
+	base, err := best(cfg.reps, false, func() (float64, error) { return rawReduction(p, n) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"runtime/qd", lat, "us", base}}, nil
+}
