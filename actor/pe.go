@@ -40,6 +40,9 @@ type PE struct {
 	cdRoots            map[uint64]*cdRoot
 	cdPending          map[uint64]int
 
+	out   [][]Message // buffered sends, per destination PE
+	dirty []int       // destinations with buffered sends
+
 	// Ext holds the state that upper layers keep per PE.
 	Ext any
 }
@@ -58,20 +61,73 @@ func (pe *PE) NumPEs() int { return len(pe.rt.pes) }
 func (pe *PE) Runtime() *Runtime { return pe.rt }
 
 // Send sends m to PE dest and counts it for quiescence detection. It must be
-// called by code running on pe.
+// called by code running on pe. Sends are buffered per destination and
+// posted when the message being processed ends (or the buffer is full):
+// one mailbox operation then carries many messages, and the order per
+// destination is kept.
 func (pe *PE) Send(dest int, m Message) {
 	pe.created++
-	pe.rt.pes[dest].post(m)
+	pe.enqueue(dest, m)
 }
 
-// SendControl sends m to PE dest without counting it for quiescence.
+// SendControl sends m to PE dest without counting it for quiescence. It
+// must be called by code running on pe.
 func (pe *PE) SendControl(dest int, m Message) { pe.sendSys(dest, m) }
 
-func (pe *PE) sendSys(dest int, m Message) {
-	pe.rt.pes[dest].post(controlMsg{m})
+func (pe *PE) sendSys(dest int, m Message) { pe.enqueue(dest, controlMsg{m}) }
+
+// batchMax bounds how many messages wait in one destination's buffer.
+const batchMax = 256
+
+// batch carries several messages in one mailbox operation.
+type batch struct{ msgs []Message }
+
+func (pe *PE) enqueue(dest int, m Message) {
+	if pe.out == nil {
+		pe.out = make([][]Message, len(pe.rt.pes))
+	}
+	q := pe.out[dest]
+	if len(q) == 0 {
+		pe.dirty = append(pe.dirty, dest)
+	}
+	q = append(q, m)
+	pe.out[dest] = q
+	if len(q) >= batchMax {
+		pe.flushTo(dest)
+	}
 }
 
-func (pe *PE) post(m Message) {
+// Flush posts the sends buffered so far instead of waiting for the end of
+// the current message: a broadcast passes itself down the tree this way
+// before running on the local members.
+func (pe *PE) Flush() { pe.flush() }
+
+// flush posts every buffered send.
+func (pe *PE) flush() {
+	for _, d := range pe.dirty {
+		pe.flushTo(d)
+	}
+	pe.dirty = pe.dirty[:0]
+}
+
+func (pe *PE) flushTo(dest int) {
+	q := pe.out[dest]
+	switch len(q) {
+	case 0:
+		return
+	case 1:
+		pe.rt.pes[dest].post(q[0])
+		q[0] = nil
+		pe.out[dest] = q[:0] // the slice stays here: reuse it
+	default:
+		pe.rt.pes[dest].post(&batch{q})
+		pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
+	}
+}
+
+// post puts m (a Message or a *batch) in pe's mailbox; any goroutine may
+// call it.
+func (pe *PE) post(m any) {
 	pe.rt.sys.Root.Send(pe.pid, m)
 }
 
@@ -81,11 +137,24 @@ func (controlMsg) system() {}
 
 // Receive implements protoactor-go's Actor.
 func (pe *PE) Receive(ctx pa.Context) {
-	m, ok := ctx.Message().(Message)
-	if !ok || pe.rt.stopped.Load() {
+	if pe.rt.stopped.Load() {
 		return
 	}
-	pe.deliver(m)
+	switch m := ctx.Message().(type) {
+	case *batch:
+		for i, x := range m.msgs {
+			pe.deliver(x)
+			m.msgs[i] = nil
+			if pe.rt.stopped.Load() {
+				return
+			}
+		}
+	case Message:
+		pe.deliver(m)
+	default:
+		return // protoactor-go's own lifecycle messages
+	}
+	pe.flush()
 }
 
 func (pe *PE) deliver(m Message) {

@@ -84,7 +84,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 		}
 		pe.pid = pid
 	}
-	rt.pes[0].sendSys(0, funcMsg(boot))
+	rt.pes[0].post(controlMsg{funcMsg(boot)})
 	return rt, nil
 }
 

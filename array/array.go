@@ -2,6 +2,7 @@ package array
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/charmgo/charm/chare"
 )
@@ -92,7 +93,10 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(*T), 
 	if err != nil {
 		return Proxy[T, I]{}, err
 	}
-	if _, ok := any(new(T)).(binder); !ok {
+	// ThisIndex is Element's own method: a chare or group type embeds a
+	// Base (a binder) too, but is no array element.
+	_, hasIndex := reflect.TypeFor[*T]().MethodByName("ThisIndex")
+	if _, ok := any(new(T)).(binder); !ok || !hasIndex {
 		return Proxy[T, I]{}, fmt.Errorf("array: %s must embed array.Element[%s, index type]", typ.Name, typ.Name)
 	}
 	if _, ok := any(new(T)).(interface{ ThisIndex() I }); !ok {

@@ -49,7 +49,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		pe := peOf(ap)
 		obj := new(T)
 		b, ok := any(obj).(Context)
-		if !ok {
+		if !ok || !isChare[T]() {
 			pe.fail(fmt.Errorf("chare: the main chare type %s must embed chare.Chare[%s]", typ.Name, typ.Name))
 			return
 		}

@@ -60,8 +60,11 @@ type PE struct {
 	lastPC    uintptr // the entry cache of Send
 	lastEntry *Entry
 
-	futures map[uint64]*futureSlot
-	reds    map[redKey]*redAcc
+	futures  map[uint64]*futureSlot
+	reds     map[redKey]*redAcc
+	lastColl CollID // the cache of Part
+	lastPart Part
+
 	lastRed redKey // the cache of redAcc
 	lastAcc *redAcc
 	redNext map[redStream]*redOrder
@@ -118,7 +121,11 @@ func (j *Job) Collection(id CollID) (*Collection, error) {
 
 // Part returns the collection's part on this PE, creating it on first use.
 func (pe *PE) Part(id CollID) (Part, error) {
+	if id == pe.lastColl && pe.lastPart != nil {
+		return pe.lastPart, nil // messages come in runs for one collection
+	}
 	if l := pe.locals[id]; l != nil {
+		pe.lastColl, pe.lastPart = id, l
 		return l, nil
 	}
 	c, err := pe.job.Collection(id)
@@ -192,7 +199,11 @@ func Describe(e Envelope) string {
 // PE where it started.
 func (pe *PE) forwardBroadcast(e Envelope) {
 	t := actor.PETree{Root: e.Header().Root, N: pe.NumPEs(), Arity: pe.job.rt.Tree().Arity}
-	for _, c := range t.Children(pe.ID()) {
+	children := t.Children(pe.ID())
+	for _, c := range children {
 		pe.ap.Send(c, e)
+	}
+	if len(children) > 0 {
+		pe.ap.Flush() // let the subtree start before the local members run
 	}
 }

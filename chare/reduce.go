@@ -36,6 +36,7 @@ type redAcc struct {
 	cb       Callback
 	tree     []int
 	expect   int // local members expected
+	kids     int // children in the tree
 	coll     CollID
 	sec      *Section
 }
@@ -125,7 +126,8 @@ func (pe *PE) redAcc(k redKey, coll CollID, sec *Section, tree []int, r reducer.
 		if err != nil {
 			return nil, err
 		}
-		acc = &redAcc{r: r, cb: cb, tree: tree, expect: expect, coll: coll, sec: sec}
+		acc = &redAcc{r: r, cb: cb, tree: tree, expect: expect, coll: coll, sec: sec,
+			kids: len(actor.TreeChildren(nil, pos(tree, pe.ID()), len(tree), pe.job.rt.Tree().Arity))}
 		pe.reds[k] = acc
 	} else if acc.r.Name() != r.Name() {
 		return nil, fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", k.no, k.coll, acc.r.Name(), r.Name())
@@ -174,12 +176,10 @@ func pos(tree []int, pe int) int {
 
 // redCheck passes a reduction on once this PE has everything.
 func (pe *PE) redCheck(k redKey, acc *redAcc) {
-	p := pos(acc.tree, pe.ID())
-	arity := pe.job.rt.Tree().Arity
-	kids := len(actor.TreeChildren(nil, p, len(acc.tree), arity))
-	if acc.local < acc.expect || acc.children < kids {
+	if acc.local < acc.expect || acc.children < acc.kids {
 		return
 	}
+	p, arity := pos(acc.tree, pe.ID()), pe.job.rt.Tree().Arity
 	delete(pe.reds, k)
 	if pe.lastAcc == acc {
 		pe.lastAcc = nil

@@ -130,6 +130,11 @@ func (pe *PE) send(env Envelope) error {
 	h := env.Header()
 	switch h.Kind {
 	case KindChare, KindBranch:
+		// A forged or zero-valued proxy gets an error here, rather than
+		// aborting the job when the message reaches its PE.
+		if _, err := pe.job.Collection(h.Coll); err != nil {
+			return err
+		}
 		if h.Index != nil { // a node group branch, addressed by node
 			l, err := pe.Part(h.Coll)
 			if err != nil {

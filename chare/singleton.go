@@ -9,6 +9,14 @@ import (
 
 func reflectType[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
+// isChare reports whether T embeds Chare[T]; a group branch or array
+// element type embeds a Base too, but is no singleton chare.
+func isChare[T any]() bool {
+	_, ctx := any(new(T)).(Context)
+	_, self := any(new(T)).(interface{ ThisProxy() Proxy[T] })
+	return ctx && self
+}
+
 // AnyPE asks New to place a singleton chare itself.
 const AnyPE = -1
 
@@ -37,7 +45,7 @@ func newChare[T any](from Context, where int, init func(*T)) (Proxy[T], error) {
 	if err != nil {
 		return Proxy[T]{}, err
 	}
-	if _, ok := any(new(T)).(Context); !ok {
+	if !isChare[T]() {
 		return Proxy[T]{}, fmt.Errorf("chare: %s must embed chare.Chare[%s] to be a chare", typ.Name, typ.Name)
 	}
 	if where == AnyPE {

@@ -111,7 +111,10 @@ func create[T any](from chare.Context, node bool, init func(*T)) (chare.Proxy[T]
 	if err != nil {
 		return chare.Proxy[T]{}, err
 	}
-	if _, ok := any(new(T)).(binder); !ok {
+	// Branch's own method: a chare or array element type embeds a Base
+	// (a binder) too, but is no group.
+	_, isBranch := any(new(T)).(interface{ ThisNodeProxy() NodeProxy[T] })
+	if _, ok := any(new(T)).(binder); !ok || !isBranch {
 		return chare.Proxy[T]{}, fmt.Errorf("group: %s must embed group.Branch[%s]", typ.Name, typ.Name)
 	}
 	rt := pe.Job().Runtime()
@@ -162,6 +165,9 @@ func (b *part) Locate(index any) (int, error) {
 		return 0, fmt.Errorf("group: branch index %v (%T) is not an int", index, index)
 	}
 	if !b.node {
+		if i < 0 || i >= b.rt.NumPEs() {
+			return 0, fmt.Errorf("group: branch on PE %d: no such PE (the job has %d)", i, b.rt.NumPEs())
+		}
 		return i, nil
 	}
 	if i < 0 || i >= b.rt.NumNodes() {

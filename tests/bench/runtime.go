@@ -223,22 +223,40 @@ func benchBroadcast(cfg config) ([]result, error) {
 }
 
 // rawBroadcast: the root actor sends each broadcast to every actor, which
-// runs a handler for each of its share of the 1,024 elements; after the
-// last broadcast every actor acknowledges.
+// calls a method on each of its share of the 1,024 elements; after the last
+// broadcast every actor acknowledges.
 type rawBcast struct{ n int }
+
+// rawElem stands for an array element in the raw baselines; its methods
+// are called through an interface, as entry methods are.
+type rawElem struct{ index, got int }
+
+type rawElement interface {
+	hit(m *rawBcast)
+	value() int
+}
+
+func (e *rawElem) hit(*rawBcast) { e.got++ }
+func (e *rawElem) value() int    { return e.index }
+
+// rawShares deals the 1,024 elements to p actors, round-robin.
+func rawShares(p int) [][]rawElement {
+	shares := make([][]rawElement, p)
+	for e := 0; e < bcElems; e++ {
+		shares[e%p] = append(shares[e%p], &rawElem{index: e})
+	}
+	return shares
+}
 
 func rawBroadcast(p, n int) (float64, error) {
 	done := newSignal()
 	var acks atomic.Int64
 	got := make([]int, p)
-	hits := make([][]int, p)
-	for i := range hits {
-		hits[i] = make([]int, bcElems/p+1)
-	}
+	shares := rawShares(p)
 	rs, err := newRaw(p, func(rs *rawSystem, i int, msg any) {
 		if m, ok := msg.(*rawBcast); ok {
-			for e := range hits[i] {
-				hits[i][e]++
+			for _, e := range shares[i] {
+				e.hit(m)
 			}
 			got[i]++
 			if got[i] == m.n && acks.Add(1) == int64(p) {
@@ -304,17 +322,17 @@ func benchReduction(cfg config) ([]result, error) {
 }
 
 // rawReduction: per round, the root asks every actor for the sum of its
-// share of the indices and adds up the replies.
+// elements' indices and adds up the replies.
 type rawAsk struct{ round int }
-type rawPart struct{ sum int }
 
 func rawReduction(p, n int) (float64, error) {
 	replies := make(chan int, p)
+	shares := rawShares(p)
 	rs, err := newRaw(p, func(rs *rawSystem, i int, msg any) {
 		if _, ok := msg.(rawAsk); ok {
 			s := 0
-			for e := i; e < bcElems; e += p {
-				s += e
+			for _, e := range shares[i] {
+				s += e.value()
 			}
 			replies <- s
 		}

@@ -1,0 +1,132 @@
+package actor_test
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor"
+)
+
+// Threads borrow their PE: while one is suspended the PE processes other
+// messages, and Resume, called on the PE, hands it back.
+
+func TestThreadSuspendResume(t *testing.T) {
+	var log []string // touched only on PE 0, by the PE or the thread holding it
+	code, err := start(t, 1, func(pe *actor.PE) {
+		var th *actor.Thread
+		check(pe, pe.Current() == nil, errors.New("a thread holds the PE at boot"))
+		pe.Spawn(nil, func(t *actor.Thread) {
+			th = t
+			check(pe, pe.Current() == t && t.PE() == pe, errors.New("Current is not the running thread"))
+			log = append(log, "start")
+			// Messages sent while suspended run before it is resumed.
+			for i := range 3 {
+				pe.Send(0, do(func(*actor.PE) { log = append(log, fmt.Sprint("tick ", i)) }))
+			}
+			pe.Send(0, do(func(pe *actor.PE) {
+				log = append(log, "resume")
+				th.Resume()
+				log = append(log, "resumed")
+			}))
+			t.Suspend()
+			log = append(log, "woke")
+			check(pe, pe.Current() == t, errors.New("Current after Resume"))
+		})
+		check(pe, pe.Current() == nil, errors.New("Spawn returned while the thread held the PE"))
+		check(pe, !th.Done(), errors.New("thread done before it was resumed"))
+		pe.Send(0, do(func(pe *actor.PE) {
+			check(pe, th.Done(), errors.New("thread not done"))
+			th.Resume() // a finished thread: nothing happens
+			pe.Runtime().Exit(0)
+		}))
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, []string{"start", "tick 0", "tick 1", "tick 2", "resume", "woke", "resumed"}, log)
+}
+
+// TestThreadsInterleave suspends many threads on one PE and resumes them in
+// reverse order.
+func TestThreadsInterleave(t *testing.T) {
+	const n = 50
+	var order []int
+	code, err := start(t, 1, func(pe *actor.PE) {
+		threads := make([]*actor.Thread, n)
+		for i := range n {
+			pe.Spawn(nil, func(t *actor.Thread) {
+				threads[i] = t
+				t.Suspend()
+				order = append(order, i)
+			})
+		}
+		pe.Send(0, do(func(pe *actor.PE) {
+			for i := n - 1; i >= 0; i-- {
+				threads[i].Resume()
+			}
+			pe.Runtime().Exit(0)
+		}))
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Len(t, order, n)
+	for k, i := range order {
+		require.Equal(t, n-1-k, i)
+	}
+}
+
+func TestThreadPanic(t *testing.T) {
+	cases := []struct {
+		name    string
+		suspend bool
+	}{{"at once", false}, {"after resuming", true}}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, err := start(t, 2, func(pe *actor.PE) {
+				pe.Send(1, do(func(pe *actor.PE) {
+					pe.Spawn(func() string { return "Worker.Run on element 4" }, func(t *actor.Thread) {
+						if c.suspend {
+							pe.Send(1, do(func(*actor.PE) { t.Resume() }))
+							t.Suspend()
+						}
+						panic("thread boom")
+					})
+				}))
+			})
+			require.Equal(t, 1, code)
+			var pe *actor.PanicError
+			require.ErrorAs(t, err, &pe)
+			require.Equal(t, 1, pe.PE)
+			require.Equal(t, "Worker.Run on element 4", pe.What)
+			require.Contains(t, err.Error(), "thread boom")
+		})
+	}
+}
+
+// TestSuspendedThreadAtExit ends the job while a thread is suspended: Wait
+// returns, and the thread's goroutine unwinds instead of blocking for ever
+// or running on.
+func TestSuspendedThreadAtExit(t *testing.T) {
+	exited := make(chan struct{})
+	var ranOn atomic.Bool
+	code, err := start(t, 1, func(pe *actor.PE) {
+		pe.Spawn(nil, func(t *actor.Thread) {
+			defer close(exited)
+			pe.Runtime().Exit(2)
+			t.Suspend()
+			ranOn.Store(true)
+		})
+	})
+	require.NoError(t, err)
+	require.Equal(t, 2, code)
+	select {
+	case <-exited:
+	case <-time.After(deadline):
+		t.Fatal("the suspended thread's goroutine did not end")
+	}
+	require.False(t, ranOn.Load())
+}
