@@ -103,8 +103,11 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(*T), 
 		var want I
 		return Proxy[T, I]{}, fmt.Errorf("array: %s embeds an Element whose index type is not %T", typ.Name, want)
 	}
-	if s.at == nil || s.desc == "duplicate" {
-		return Proxy[T, I]{}, fmt.Errorf("array: bad shape for %s: %v", typ.Name, s.desc)
+	if s.at == nil {
+		return Proxy[T, I]{}, fmt.Errorf("array: bad shape for %s: none given (use Dims, Dims2..Dims6 or Indices)", typ.Name)
+	}
+	if s.bad != "" {
+		return Proxy[T, I]{}, fmt.Errorf("array: bad shape for %s: %s", typ.Name, s.bad)
 	}
 	o := options{m: Block}
 	for _, opt := range opts {

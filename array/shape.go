@@ -11,6 +11,7 @@ type Shape[I comparable] struct {
 	at   func(pos int) I       // the index at a linear position
 	pos  func(i I) (int, bool) // the linear position of an index
 	desc string
+	bad  string // why the shape cannot make an array, if it cannot
 }
 
 // Len returns the number of indices.
@@ -27,9 +28,13 @@ func (s Shape[I]) String() string { return s.desc }
 
 // Dims returns a 1-D shape 0..n-1.
 func Dims(n int) Shape[int] {
-	return Shape[int]{n: max(n, 0), at: func(p int) int { return p },
+	s := Shape[int]{n: max(n, 0), at: func(p int) int { return p },
 		pos:  func(i int) (int, bool) { return i, i >= 0 && i < n },
 		desc: fmt.Sprintf("%d", n)}
+	if n < 0 {
+		s.bad = fmt.Sprintf("negative size %d", n)
+	}
+	return s
 }
 
 // Dims2 returns a 2-D shape; indices are [2]int, row-major.
@@ -50,16 +55,19 @@ func Dims6(a, b, c, d, e, f int) Shape[[6]int] { return nd[[6]int](a, b, c, d, e
 // nd builds a row-major shape over fixed-size int arrays.
 func nd[I [2]int | [3]int | [4]int | [5]int | [6]int](dims ...int) Shape[I] {
 	n := 1
+	bad := ""
 	parts := make([]string, len(dims))
 	for k, d := range dims {
 		if d < 0 {
+			bad = fmt.Sprintf("negative size %d in dimension %d", d, k)
 			d = 0
 		}
 		n *= d
 		parts[k] = fmt.Sprint(d)
 	}
 	return Shape[I]{
-		n: n,
+		bad: bad,
+		n:   n,
 		at: func(p int) I {
 			var idx I
 			for k := len(dims) - 1; k >= 0; k-- {
@@ -97,7 +105,7 @@ func Indices[I comparable](list ...I) Shape[I] {
 		pos:  func(i I) (int, bool) { p, ok := pos[i]; return p, ok },
 		desc: fmt.Sprintf("%d listed indices", len(list))}
 	if dup {
-		s.desc = "duplicate"
+		s.bad = "duplicate indices"
 	}
 	return s
 }

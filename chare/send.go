@@ -157,6 +157,9 @@ func (pe *PE) send(env Envelope) error {
 		if err != nil {
 			return err
 		}
+		if dest < 0 || dest >= pe.NumPEs() {
+			return fmt.Errorf("chare: element %v of %v placed on PE %d, which does not exist (the job has %d)", h.Index, h.Coll, dest, pe.NumPEs())
+		}
 		pe.ap.Send(dest, env)
 	case KindGroupAll, KindArrayAll:
 		if _, err := pe.job.Collection(h.Coll); err != nil {

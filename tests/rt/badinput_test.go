@@ -229,6 +229,14 @@ func TestBadInput(t *testing.T) {
 			_, err := array.New[shapeElem[int]](m, s)
 			return err
 		}, []string{"bad shape"}},
+		{"negative size", func(m *tmain) error {
+			_, err := array.New[shapeElem[int]](m, array.Dims(-3))
+			return err
+		}, []string{"bad shape", "negative size -3"}},
+		{"negative size in 2-D", func(m *tmain) error {
+			_, err := array.New[shapeElem[[2]int]](m, array.Dims2(4, -1))
+			return err
+		}, []string{"negative size -1 in dimension 1"}},
 		{"duplicate indices in Indices", func(m *tmain) error {
 			_, err := array.New[shapeElem[cellID]](m, array.Indices(cellID{"a", 1}, cellID{"b", 2}, cellID{"a", 1}))
 			return err
