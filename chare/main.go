@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmgo/charm/actor"
 )
@@ -15,6 +16,9 @@ type Config struct {
 	PEs    int      // processing elements; 0 means 1
 	Args   []string // the program's own arguments, passed to the main chare
 	Logger *slog.Logger
+	// Timeout, if set, aborts a job that has not ended after that long
+	// (tests use it so that a hang fails loudly).
+	Timeout time.Duration
 }
 
 // Chare is embedded in singleton chare types, the main chare among them:
@@ -63,6 +67,12 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 	})
 	if err != nil {
 		return 1, err
+	}
+	if cfg.Timeout > 0 {
+		t := time.AfterFunc(cfg.Timeout, func() {
+			rt.Abort(fmt.Errorf("chare: the job did not end within %v", cfg.Timeout))
+		})
+		defer t.Stop()
 	}
 	return rt.Wait()
 }

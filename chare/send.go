@@ -12,6 +12,12 @@ import (
 // A broadcast or multicast hands the same message to every receiver, which
 // must treat it as read-only.
 func Send[T, M any](from Context, to Target[T], method func(*T, M), msg M) error {
+	env := &env1[T, M]{fn: method, msg: msg}
+	return sendEnv(from, to.proxy(), method, env)
+}
+
+// sendEnv fills in the envelope's entry method and posts it.
+func sendEnv[T any](from Context, p Proxy[T], method any, env Envelope) error {
 	pe, err := peFrom(from)
 	if err != nil {
 		return err
@@ -20,9 +26,7 @@ func Send[T, M any](from Context, to Target[T], method func(*T, M), msg M) error
 	if err != nil {
 		return err
 	}
-	env := &env1[T, M]{fn: method, msg: msg}
-	env.h.Entry = e
-	p := to.proxy()
+	env.Header().Entry = e
 	return pe.post(p.route, p.del, from, env)
 }
 
@@ -43,18 +47,7 @@ func (pe *PE) entry(method any) (*Entry, error) {
 
 // Send0 invokes an entry method that takes no message.
 func Send0[T any](from Context, to Target[T], method func(*T)) error {
-	pe, err := peFrom(from)
-	if err != nil {
-		return err
-	}
-	e, err := pe.entry(method)
-	if err != nil {
-		return err
-	}
-	env := &env0[T]{fn: method}
-	env.h.Entry = e
-	p := to.proxy()
-	return pe.post(p.route, p.del, from, env)
+	return sendEnv(from, to.proxy(), method, &env0[T]{fn: method})
 }
 
 // Call invokes an entry method that returns a value (a Charm++ sync entry

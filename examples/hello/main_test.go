@@ -37,27 +37,13 @@ func run(t *testing.T, pes int, args ...string) (*Main, int, string) {
 	t.Helper()
 	buf := &syncBuffer{}
 	out = buf
-	type result struct {
-		code int
-		err  error
-	}
 	var m *Main
-	done := make(chan result, 1)
-	go func() {
-		code, err := chare.Run(chare.Config{PEs: pes, Args: args}, func(main *Main, args []string) {
-			m = main
-			main.Start(args)
-		})
-		done <- result{code, err}
-	}()
-	select {
-	case r := <-done:
-		require.NoError(t, r.err)
-		return m, r.code, buf.String()
-	case <-time.After(30 * time.Second):
-		t.Fatalf("hello %v on %d PEs did not end within 30 s; output so far:\n%s", args, pes, buf.String())
-	}
-	return nil, -1, ""
+	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 30 * time.Second}, func(main *Main, args []string) {
+		m = main
+		main.Start(args)
+	})
+	require.NoError(t, err, "hello %v on %d PEs; output so far:\n%s", args, pes, buf.String())
+	return m, code, buf.String()
 }
 
 func TestHello(t *testing.T) {

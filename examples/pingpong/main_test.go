@@ -18,27 +18,13 @@ func run(t *testing.T, pes int, args ...string) (*Main, int, string) {
 	t.Helper()
 	buf := &bytes.Buffer{} // only the main chare, on PE 0, prints
 	out = buf
-	type result struct {
-		code int
-		err  error
-	}
 	var m *Main
-	done := make(chan result, 1)
-	go func() {
-		code, err := chare.Run(chare.Config{PEs: pes, Args: args}, func(main *Main, args []string) {
-			m = main
-			main.Start(args)
-		})
-		done <- result{code, err}
-	}()
-	select {
-	case r := <-done:
-		require.NoError(t, r.err)
-		return m, r.code, buf.String()
-	case <-time.After(60 * time.Second):
-		t.Fatalf("pingpong %v on %d PEs did not end within 60 s", args, pes)
-	}
-	return nil, -1, ""
+	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 60 * time.Second}, func(main *Main, args []string) {
+		m = main
+		main.Start(args)
+	})
+	require.NoError(t, err, "pingpong %v on %d PEs; output so far:\n%s", args, pes, buf.String())
+	return m, code, buf.String()
 }
 
 func TestPingpong(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -140,4 +141,12 @@ func TestPanicAbortsJob(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A job that never exits is aborted by its timeout with an error that
+// says so, rather than hanging.
+func TestRunTimeout(t *testing.T) {
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 200 * time.Millisecond}, func(m *tmain, _ []string) {})
+	require.Equal(t, 1, code)
+	require.ErrorContains(t, err, "did not end within 200ms")
 }

@@ -15,26 +15,11 @@ import (
 // test loudly instead of stalling the suite.
 const jobDeadline = 30 * time.Second
 
-// runJob runs a job and returns its exit code and error, failing the test
-// if it does not end before the deadline.
+// runJob runs a job and returns its exit code and error; a job that does
+// not end before the deadline is aborted with an error naming it.
 func runJob[T any](t *testing.T, pes int, start func(*T, []string)) (int, error) {
 	t.Helper()
-	type res struct {
-		code int
-		err  error
-	}
-	done := make(chan res, 1)
-	go func() {
-		code, err := chare.Run(chare.Config{PEs: pes}, start)
-		done <- res{code, err}
-	}()
-	select {
-	case r := <-done:
-		return r.code, r.err
-	case <-time.After(jobDeadline):
-		t.Fatalf("job on %d PEs did not end within %v", pes, jobDeadline)
-	}
-	return -1, nil
+	return chare.Run(chare.Config{PEs: pes, Timeout: jobDeadline}, start)
 }
 
 // run runs a job that must not abort and returns its exit code.
