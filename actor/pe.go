@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 
 	pa "github.com/asynkron/protoactor-go/actor"
+
+	"github.com/charmgo/charm/actor/wire"
 )
 
 // Message is what travels between PEs: the destination PE calls Deliver on
@@ -40,8 +42,10 @@ type PE struct {
 	cdRoots            map[uint64]*cdRoot
 	cdPending          map[uint64]int
 
-	out   [][]Message // buffered sends, per destination PE
-	dirty []int       // destinations with buffered sends
+	out    [][]Message   // buffered sends, per destination PE
+	dirty  []int         // destinations with buffered sends
+	rout   [][]wire.Item // encoded sends for other nodes, per node
+	rnodes []int         // nodes with encoded sends
 
 	// Ext holds the state that upper layers keep per PE.
 	Ext any
@@ -69,6 +73,10 @@ func (pe *PE) Send(dest int, m Message) {
 	pe.created++
 	pe.enqueue(dest, m)
 }
+
+// PostControl puts a control message in pe's mailbox from any goroutine
+// (a timer, say).
+func (pe *PE) PostControl(m Message) { pe.post(controlMsg{m}) }
 
 // SendControl sends m to PE dest without counting it for quiescence. It
 // must be called by code running on pe.
@@ -108,10 +116,19 @@ func (pe *PE) flush() {
 		pe.flushTo(d)
 	}
 	pe.dirty = pe.dirty[:0]
+	if len(pe.rnodes) > 0 {
+		pe.sendFrames()
+	}
 }
 
 func (pe *PE) flushTo(dest int) {
 	q := pe.out[dest]
+	if pe.rt.pes[dest] == nil && len(q) > 0 { // a PE of another node
+		pe.flushRemote(dest, q)
+		clear(q)
+		pe.out[dest] = q[:0]
+		return
+	}
 	switch len(q) {
 	case 0:
 		return
@@ -141,6 +158,8 @@ func (pe *PE) Receive(ctx pa.Context) {
 		return
 	}
 	switch m := ctx.Message().(type) {
+	case *remoteBatch:
+		pe.receiveRemote(m)
 	case *batch:
 		for i, x := range m.msgs {
 			pe.deliver(x)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	pa "github.com/asynkron/protoactor-go/actor"
 )
@@ -19,9 +20,12 @@ type Config struct {
 	Arity int
 	// Logger receives the runtime's log lines; nil keeps it quiet.
 	Logger *slog.Logger
-	// Setup, if set, runs for every PE before any message is delivered;
-	// upper layers attach their per-PE state there.
+	// Setup, if set, runs for every local PE before any message is
+	// delivered; upper layers attach their per-PE state there.
 	Setup func(pe *PE)
+	// Node, if set, makes this process one node of a job of several; the
+	// PEs are split between the nodes. Nil means one process.
+	Node *NodeConfig
 }
 
 // Runtime is the set of PEs of one process and the job state they share.
@@ -37,6 +41,9 @@ type Runtime struct {
 	exitCode int
 	exitErr  error
 	stopped  atomic.Bool
+
+	node *nodeState // nil in a single-process job
+	kids *children  // the nodes this one launched
 }
 
 // ErrStopped is returned by operations attempted after the job ended.
@@ -68,23 +75,37 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 		tree: PETree{Root: 0, N: cfg.PEs, Arity: cfg.Arity},
 		done: make(chan struct{}),
 	}
-	rt.pes = make([]*PE, cfg.PEs)
-	for i := range rt.pes {
+	lo, hi := 0, cfg.PEs
+	if cfg.Node != nil {
+		lo, hi = PERange(cfg.Node.Node, cfg.Node.Nodes, cfg.PEs)
+	}
+	rt.pes = make([]*PE, cfg.PEs) // nil for the PEs of other nodes
+	for i := lo; i < hi; i++ {
 		rt.pes[i] = newPE(rt, i)
 		if cfg.Setup != nil {
 			cfg.Setup(rt.pes[i])
 		}
 	}
-	for i, pe := range rt.pes {
-		pe := pe
+	for i := lo; i < hi; i++ {
+		pe := rt.pes[i]
 		pid, err := rt.sys.Root.SpawnNamed(pa.PropsFromProducer(func() pa.Actor { return pe }), fmt.Sprintf("pe-%d", i))
 		if err != nil {
 			rt.Abort(fmt.Errorf("actor: spawning PE %d: %w", i, err))
+			rt.shutdown()
 			return nil, rt.exitErr
 		}
 		pe.pid = pid
 	}
-	rt.pes[0].post(controlMsg{funcMsg(boot)})
+	if cfg.Node != nil {
+		if err := rt.startNode(*cfg.Node); err != nil {
+			rt.finish(1, err)
+			rt.shutdown()
+			return nil, err
+		}
+	}
+	if lo == 0 {
+		rt.pes[0].post(controlMsg{funcMsg(boot)})
+	}
 	return rt, nil
 }
 
@@ -99,14 +120,33 @@ func (rt *Runtime) PE(i int) *PE {
 	return rt.pes[i]
 }
 
+// IsLocal reports whether PE i lives in this process.
+func (rt *Runtime) IsLocal(i int) bool { return rt.PE(i) != nil }
+
 // NumNodes returns the number of processes in the job.
-func (rt *Runtime) NumNodes() int { return 1 }
+func (rt *Runtime) NumNodes() int {
+	if rt.node == nil {
+		return 1
+	}
+	return rt.node.cfg.Nodes
+}
 
 // NodeOf returns the node (process) that hosts PE pe.
-func (rt *Runtime) NodeOf(pe int) int { return 0 }
+func (rt *Runtime) NodeOf(pe int) int {
+	if rt.node == nil {
+		return 0
+	}
+	return rt.node.nodeOf[pe]
+}
 
 // FirstPE returns the lowest-numbered PE of a node.
-func (rt *Runtime) FirstPE(node int) int { return 0 }
+func (rt *Runtime) FirstPE(node int) int {
+	if rt.node == nil {
+		return 0
+	}
+	lo, _ := PERange(node, rt.node.cfg.Nodes, len(rt.pes))
+	return lo
+}
 
 // Tree is the spanning tree over all PEs rooted at PE 0.
 func (rt *Runtime) Tree() PETree { return rt.tree }
@@ -131,24 +171,39 @@ func (rt *Runtime) Abort(err error) {
 }
 
 func (rt *Runtime) finish(code int, err error) {
+	first := false
 	rt.exitOnce.Do(func() {
+		first = true
 		rt.exitCode, rt.exitErr = code, err
 		rt.stopped.Store(true)
 		close(rt.done)
 	})
+	if first && rt.node != nil {
+		rt.broadcastExit(code, err)
+	}
 }
 
 // Wait blocks until the job ends, stops the PEs and returns the exit code
 // and, for an aborted job, the reason.
 func (rt *Runtime) Wait() (int, error) {
 	<-rt.done
+	rt.shutdown()
+	return rt.exitCode, rt.exitErr
+}
+
+func (rt *Runtime) shutdown() {
 	for _, pe := range rt.pes {
-		if pe.pid != nil {
+		if pe != nil && pe.pid != nil {
 			rt.sys.Root.Stop(pe.pid)
 		}
 	}
+	if rt.node != nil && rt.node.rem != nil {
+		rt.node.shutdown()
+	}
 	rt.sys.Shutdown()
-	return rt.exitCode, rt.exitErr
+	if rt.kids != nil {
+		rt.kids.reap(10 * time.Second)
+	}
 }
 
 // funcMsg runs a function on the destination PE; it is a control message.

@@ -2,6 +2,8 @@ package array
 
 import (
 	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
 	"reflect"
 
 	"github.com/charmgo/charm/chare"
@@ -50,13 +52,18 @@ func WithMap(m Map) Option { return func(o *options) { o.m = m } }
 
 // New creates an array of zero T elements, one per index of the shape.
 func New[T any, I comparable](from chare.Context, s Shape[I], opts ...Option) (Proxy[T, I], error) {
-	return create[T](from, s, nil, opts)
+	return create[T](from, s, nil, chare.Spec{}, opts)
 }
 
 // NewWith creates an array and runs init(msg) on every element right after
 // it is made, before any other message reaches it (a constructor).
 func NewWith[T any, I comparable, M any](from chare.Context, s Shape[I], init func(*T, M), msg M, opts ...Option) (Proxy[T, I], error) {
-	return create[T](from, s, func(o *T) { init(o, msg) }, opts)
+	var sp chare.Spec
+	f, err := chare.InitOf(from, &sp, init, msg)
+	if err != nil {
+		return Proxy[T, I]{}, err
+	}
+	return create[T](from, s, f, sp, opts)
 }
 
 type binder interface {
@@ -84,7 +91,7 @@ func (a *info[I]) locate(index any) (int, error) {
 	return place(a.m, i, pos, a.shape.Len(), a.npes)
 }
 
-func create[T any, I comparable](from chare.Context, s Shape[I], init func(*T), opts []Option) (Proxy[T, I], error) {
+func create[T any, I comparable](from chare.Context, s Shape[I], init func(any), sp chare.Spec, opts []Option) (Proxy[T, I], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return Proxy[T, I]{}, chare.ErrNoContext
@@ -131,16 +138,43 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(*T), 
 			c.Tree = append(c.Tree, p)
 		}
 	}
+	if pe.Job().Runtime().NumNodes() > 1 {
+		if sp.Data, err = encodeSpec(s, o.m); err != nil {
+			return Proxy[T, I]{}, fmt.Errorf("array: %s cannot be created in a job of several processes: %w", typ.Name, err)
+		}
+	}
+	sp.Builder = "array"
+	c.Spec = sp
+	build(c, a, init)
+	pe.AddCollection(c)
+	for _, p := range c.Tree {
+		pe.Actor().Send(p, chare.CreateMessage(c.ID))
+	}
+	return Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: c.ID})}, nil
+}
+
+// build gives an array's collection its NewLocal and index decoder, here
+// or in another process.
+func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
+	c.Ext = a
+	c.DecodeIndex = func(b []byte) (any, error) {
+		var i I
+		if err := msgpack.Unmarshal(b, &i); err != nil {
+			return nil, fmt.Errorf("array: bad index for %s: %w", a.name, err)
+		}
+		return i, nil
+	}
+	s := a.shape
 	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
 		l := &part[I]{info: a, coll: c, elems: map[any]any{}}
 		for p := 0; p < s.Len(); p++ {
 			idx := s.At(p)
-			where, _ := place(o.m, idx, p, s.Len(), a.npes)
+			where, _ := place(a.m, idx, p, s.Len(), a.npes)
 			if where != here.ID() {
 				continue
 			}
-			obj := new(T)
-			any(obj).(binder).Bind(here, c, idx, obj)
+			obj := c.Type.New()
+			obj.(binder).Bind(here, c, idx, obj)
 			if init != nil {
 				init(obj)
 			}
@@ -148,11 +182,6 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(*T), 
 		}
 		return l, nil
 	}
-	pe.AddCollection(c)
-	for _, p := range c.Tree {
-		pe.Actor().Send(p, chare.CreateMessage(c.ID))
-	}
-	return Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: c.ID})}, nil
 }
 
 // part holds an array's elements on one PE.

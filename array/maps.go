@@ -1,6 +1,9 @@
 package array
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Map places the elements of an array on PEs (Charm++'s CkArrayMap).
 // Place gets the index, its linear position in the array's shape, the
@@ -35,6 +38,51 @@ func (funcMap[I]) String() string                        { return "user function
 // MapFunc places elements with a function of the index and the number of
 // PEs. It must give the same answer in every process.
 func MapFunc[I comparable](f func(index I, npes int) int) Map { return funcMap[I](f) }
+
+var (
+	mapsMu sync.RWMutex
+	maps   = map[string]Map{"block": Block, "round-robin": RoundRobin}
+)
+
+type namedMap struct {
+	Map
+	name string
+}
+
+func (m namedMap) String() string { return m.name }
+
+// NamedMap registers a map under a name and returns it. A job of several
+// processes sends the name, not the function, so every process must
+// register it (in an init function, say); unnamed MapFunc maps work in one
+// process only.
+func NamedMap(name string, m Map) Map {
+	mapsMu.Lock()
+	defer mapsMu.Unlock()
+	nm := namedMap{m, name}
+	maps[name] = nm
+	return nm
+}
+
+func mapName(m Map) (string, bool) {
+	switch v := m.(type) {
+	case blockMap:
+		return "block", true
+	case rrMap:
+		return "round-robin", true
+	case namedMap:
+		return v.name, true
+	}
+	return "", false
+}
+
+func mapByName(name string) (Map, error) {
+	mapsMu.RLock()
+	defer mapsMu.RUnlock()
+	if m, ok := maps[name]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("array: no map named %q in this process (register it with array.NamedMap)", name)
+}
 
 func place(m Map, index any, pos, n, npes int) (int, error) {
 	p := m.Place(index, pos, n, npes)

@@ -12,6 +12,8 @@ type Shape[I comparable] struct {
 	pos  func(i I) (int, bool) // the linear position of an index
 	desc string
 	bad  string // why the shape cannot make an array, if it cannot
+	dims []int  // for Dims..Dims6
+	list []I    // for Indices
 }
 
 // Len returns the number of indices.
@@ -28,7 +30,7 @@ func (s Shape[I]) String() string { return s.desc }
 
 // Dims returns a 1-D shape 0..n-1.
 func Dims(n int) Shape[int] {
-	s := Shape[int]{n: max(n, 0), at: func(p int) int { return p },
+	s := Shape[int]{n: max(n, 0), dims: []int{n}, at: func(p int) int { return p },
 		pos:  func(i int) (int, bool) { return i, i >= 0 && i < n },
 		desc: fmt.Sprintf("%d", n)}
 	if n < 0 {
@@ -66,7 +68,8 @@ func nd[I [2]int | [3]int | [4]int | [5]int | [6]int](dims ...int) Shape[I] {
 		parts[k] = fmt.Sprint(d)
 	}
 	return Shape[I]{
-		bad: bad,
+		bad:  bad,
+		dims: dims,
 		n:   n,
 		at: func(p int) I {
 			var idx I
@@ -101,7 +104,7 @@ func Indices[I comparable](list ...I) Shape[I] {
 		}
 		pos[i] = k
 	}
-	s := Shape[I]{n: len(list), at: func(p int) I { return list[p] },
+	s := Shape[I]{n: len(list), list: list, at: func(p int) I { return list[p] },
 		pos:  func(i I) (int, bool) { p, ok := pos[i]; return p, ok },
 		desc: fmt.Sprintf("%d listed indices", len(list))}
 	if dup {

@@ -19,7 +19,7 @@ func TestParseArgs(t *testing.T) {
 		{in: []string{"-n", "5", "-p", "2"}, pes: 2, args: []string{"-n", "5"}},
 		{in: []string{"--p=2", "x"}, pes: 2, args: []string{"x"}},
 		{in: []string{"-n", "5", "--", "-p", "2"}, pes: 0, args: []string{"-n", "5", "--", "-p", "2"}},
-		{in: []string{"-p"}, err: "flag -p needs a number of PEs"},
+		{in: []string{"-p"}, err: "flag -p needs a value"},
 		{in: []string{"-p", "0"}, err: `bad number of PEs "0"`},
 		{in: []string{"-p=x"}, err: `bad number of PEs "x"`},
 	}

@@ -101,6 +101,9 @@ func (cb Callback) Send(from Context, v any) error {
 		if cb.PE < 0 || cb.PE >= pe.NumPEs() {
 			return fmt.Errorf("chare: function callback to PE %d: no such PE (the job has %d)", cb.PE, pe.NumPEs())
 		}
+		if !pe.job.rt.IsLocal(cb.PE) {
+			return fmt.Errorf("chare: function callback to PE %d: a Go function cannot be called in another process (PE %d is on node %d)", cb.PE, cb.PE, pe.job.rt.NodeOf(cb.PE))
+		}
 		pe.ap.Send(cb.PE, funcCall{fn: fn.(func(Context, any)), val: v})
 		return nil
 	case CallbackEntry:

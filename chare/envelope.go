@@ -104,13 +104,18 @@ func (e *envCall[T, M, R]) clone() Envelope { c := *e; return &c }
 // through the entry's invoker.
 type envDyn struct {
 	envHead
-	msg any
+	msg   any
+	reply futureRef // for a sync call decoded from another process
 }
 
 func (e *envDyn) Deliver(pe *actor.PE) { e.deliver(pe, e) }
 func (e *envDyn) Payload() any         { return e.msg }
 func (e *envDyn) invoke(pe *PE, obj any) {
-	if _, err := e.h.Entry.Invoke(obj, e.msg); err != nil {
+	r, err := e.h.Entry.Invoke(obj, e.msg)
+	if err == nil && e.reply.ID != 0 {
+		err = pe.setFuture(e.reply, r)
+	}
+	if err != nil {
 		pe.fail(err)
 	}
 }

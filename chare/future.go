@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/charmgo/charm/actor"
 )
 
@@ -79,6 +81,13 @@ func (f Future[T]) Get(ctx Context) (T, error) {
 		}
 	}
 	delete(pe.futures, f.ID)
+	if raw, ok := slot.val.(rawValue); ok { // from another process
+		var v T
+		if err := msgpack.Unmarshal(raw, &v); err != nil {
+			return zero, fmt.Errorf("chare: future %d on PE %d: decoding its value as %T: %w", f.ID, f.PE, zero, err)
+		}
+		return v, nil
+	}
 	if slot.val == nil {
 		return zero, nil
 	}

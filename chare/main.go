@@ -3,6 +3,7 @@ package chare
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -19,6 +20,17 @@ type Config struct {
 	// Timeout, if set, aborts a job that has not ended after that long
 	// (tests use it so that a hang fails loudly).
 	Timeout time.Duration
+	// Nodes, if more than 1, runs the job as that many processes on this
+	// machine (charmrun ++local): this process is node 0 and starts the
+	// others by running Launch (by default, this program with its
+	// arguments). The PEs are split between the nodes.
+	Nodes  int
+	Launch []string
+	// Node, if set, makes this process one node of a job whose nodes are
+	// started by hand, on one or several hosts (see ParseArgs: -nodelist).
+	Node *actor.NodeConfig
+
+	tls *actor.TLSFiles // -tls-cert/-tls-key for a local launch
 }
 
 // Chare is embedded in singleton chare types, the main chare among them:
@@ -43,9 +55,14 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		return 1, err
 	}
 	job := &Job{args: cfg.Args}
+	nc, pes, err := nodeConfig(cfg)
+	if err != nil {
+		return 1, err
+	}
 	rt, err := actor.Start(actor.Config{
-		PEs:    cfg.PEs,
+		PEs:    pes,
 		Logger: cfg.Logger,
+		Node:   nc,
 		// Set job.rt here, before any PE runs: boot may run on PE 0
 		// before Start returns.
 		Setup: func(ap *actor.PE) { job.rt = ap.Runtime(); newPE(ap, job) },
@@ -57,7 +74,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 			pe.fail(fmt.Errorf("chare: the main chare type %s must embed chare.Chare[%s]", typ.Name, typ.Name))
 			return
 		}
-		c := &Collection{ID: pe.NewCollID(), Kind: KindChare, Type: typ, Tree: []int{0}}
+		c := &Collection{ID: pe.NewCollID(), Kind: KindChare, Type: typ, Tree: []int{0}, Spec: Spec{Builder: "chare"}}
 		c.NewLocal = func(*PE) (Part, error) { return &single{pe: 0, obj: obj}, nil }
 		pe.AddCollection(c)
 		b.base().Bind(pe, c, 0, obj)
@@ -75,6 +92,46 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		defer t.Stop()
 	}
 	return rt.Wait()
+}
+
+// nodeConfig works out whether this process is one node of several: a
+// node that a local launch started (the environment says so), node 0 of a
+// local launch (cfg.Nodes), or a node started by hand (cfg.Node).
+func nodeConfig(cfg Config) (*actor.NodeConfig, int, error) {
+	pes := cfg.PEs
+	var nc *actor.NodeConfig
+	switch env, envPEs, child := actor.NodeFromEnv(); {
+	case child:
+		env.TLS = cfg.tls // launched with the same command line
+		nc, pes = &env, envPEs
+	case cfg.Node != nil:
+		c := *cfg.Node
+		nc = &c
+	case cfg.Nodes > 1:
+		launch := cfg.Launch
+		if launch == nil {
+			exe, err := os.Executable()
+			if err != nil {
+				return nil, 0, fmt.Errorf("chare: finding this program to launch the other nodes: %w", err)
+			}
+			launch = append([]string{exe}, os.Args[1:]...)
+		}
+		nc = &actor.NodeConfig{Node: 0, Nodes: cfg.Nodes, Token: actor.NewToken(), Launch: launch, TLS: cfg.tls}
+	case cfg.Nodes < 0:
+		return nil, 0, fmt.Errorf("chare: bad number of nodes %d", cfg.Nodes)
+	}
+	if nc != nil {
+		nc.Fingerprint = Fingerprint()
+	}
+	return nc, pes, nil
+}
+
+// IsLaunchedNode reports whether this process is a node that another one
+// launched (nodes 1..M-1 of a local job); tests use it to skip the checks
+// that only node 0, where the main chare runs, can make.
+func IsLaunchedNode() bool {
+	_, _, child := actor.NodeFromEnv()
+	return child
 }
 
 // Main is the whole main function of a chare program:
@@ -98,11 +155,21 @@ func Main[T any](start func(main *T, args []string)) int {
 
 // ParseArgs takes the runtime's flags out of a command line and returns the
 // configuration with the remaining arguments, in order, in Args. The
-// runtime's flags are -p N (PEs) and -v (log to standard error); -p N and
-// -p=N both work, anywhere before a "--", which ends the runtime's flags
-// (it is passed on to the program).
+// runtime's flags, anywhere before a "--" (which ends them and is passed
+// on to the program), in the form -flag value or -flag=value:
+//
+//	-p N             PEs in the whole job
+//	-nodes M         run as M processes on this machine (charmrun ++local)
+//	-nodelist FILE   a job across hosts: one host:port per line, node 0 first
+//	-node I          with -nodelist: this process is node I
+//	-token T         with -nodelist: the job's secret, the same on every node
+//	                 (or set CHARMGO_TOKEN)
+//	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
+//	-v               log to standard error
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
+	var nodelist, token, cert, key string
+	node := -1
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -114,26 +181,97 @@ func ParseArgs(args []string) (Config, error) {
 			name = ""
 		}
 		switch name {
-		case "p":
+		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key":
 			if !hasVal {
 				if i+1 >= len(args) {
-					return cfg, fmt.Errorf("flag -p needs a number of PEs")
+					return cfg, fmt.Errorf("flag -%s needs a value", name)
 				}
 				i++
 				val = args[i]
 			}
-			n, err := strconv.Atoi(val)
-			if err != nil || n < 1 {
+		}
+		var err error
+		switch name {
+		case "p":
+			if cfg.PEs, err = strconv.Atoi(val); err != nil || cfg.PEs < 1 {
 				return cfg, fmt.Errorf("flag -p: bad number of PEs %q: want a whole number of at least 1", val)
 			}
-			cfg.PEs = n
+		case "nodes":
+			if cfg.Nodes, err = strconv.Atoi(val); err != nil || cfg.Nodes < 1 {
+				return cfg, fmt.Errorf("flag -nodes: bad number of nodes %q: want a whole number of at least 1", val)
+			}
+		case "node":
+			if node, err = strconv.Atoi(val); err != nil || node < 0 {
+				return cfg, fmt.Errorf("flag -node: bad node number %q", val)
+			}
+		case "nodelist":
+			nodelist = val
+		case "token":
+			token = val
+		case "tls-cert":
+			cert = val
+		case "tls-key":
+			key = val
 		case "v":
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		default:
 			cfg.Args = append(cfg.Args, a)
 		}
 	}
+	if (cert == "") != (key == "") {
+		return cfg, fmt.Errorf("flags -tls-cert and -tls-key go together")
+	}
+	if nodelist == "" {
+		if node >= 0 {
+			return cfg, fmt.Errorf("flag -node needs -nodelist")
+		}
+		if cert != "" {
+			cfg.tls = &actor.TLSFiles{Cert: cert, Key: key}
+		}
+		return cfg, nil
+	}
+	addrs, err := readNodeList(nodelist)
+	if err != nil {
+		return cfg, err
+	}
+	if node < 0 || node >= len(addrs) {
+		return cfg, fmt.Errorf("flag -node: node %d is not in %s, which lists %d nodes", node, nodelist, len(addrs))
+	}
+	if token == "" {
+		token = os.Getenv("CHARMGO_TOKEN")
+	}
+	if token == "" {
+		return cfg, fmt.Errorf("a job across hosts needs the same -token (or CHARMGO_TOKEN) on every node")
+	}
+	cfg.Node = &actor.NodeConfig{Node: node, Nodes: len(addrs), Listen: addrs[node], Join: addrs[0], Token: token}
+	if cert != "" {
+		cfg.Node.TLS = &actor.TLSFiles{Cert: cert, Key: key}
+	}
 	return cfg, nil
+}
+
+// readNodeList reads a node list: one host:port per line; blank lines and
+// lines starting with # are skipped.
+func readNodeList(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("node list: %w", err)
+	}
+	var addrs []string
+	for n, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(line); err != nil {
+			return nil, fmt.Errorf("node list %s, line %d: %q is not host:port", path, n+1, line)
+		}
+		addrs = append(addrs, line)
+	}
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("node list %s names no node", path)
+	}
+	return addrs, nil
 }
 
 // single is the part of a singleton chare on its PE.

@@ -47,6 +47,10 @@ type Collection struct {
 	Tree []int
 	// Ext holds what the collection package keeps (bounds, map...).
 	Ext any
+	// Spec describes the collection for other processes.
+	Spec Spec
+	// DecodeIndex reads an index that came from another process.
+	DecodeIndex func([]byte) (any, error)
 }
 
 // PE is the chare layer's state on one processing element. Only code
@@ -61,6 +65,7 @@ type PE struct {
 	lastEntry *Entry
 
 	futures  map[uint64]*futureSlot
+	pending  map[CollID][]func() // work waiting for a collection\'s announcement
 	reds     map[redKey]*redAcc
 	lastColl CollID // the cache of Part
 	lastPart Part
@@ -108,7 +113,14 @@ func (pe *PE) NewCollID() CollID { return CollID(uint64(pe.ID())<<32 | uint64(pe
 // AddCollection makes a collection known to the job. The creating PE calls
 // it before any message for the collection is sent.
 func (pe *PE) AddCollection(c *Collection) {
+	c.Spec.ID, c.Spec.Kind, c.Spec.Tree = c.ID, c.Kind, c.Tree
+	if c.Type != nil {
+		c.Spec.Type = c.Type.ID
+	}
 	pe.job.colls.Store(c.ID, c)
+	if pe.job.rt.NumNodes() > 1 {
+		pe.announce(c)
+	}
 }
 
 // Collection returns the description of a collection.
@@ -117,6 +129,20 @@ func (j *Job) Collection(id CollID) (*Collection, error) {
 		return c.(*Collection), nil
 	}
 	return nil, fmt.Errorf("chare: no collection %v exists", id)
+}
+
+// collection returns a collection's description, or errPending if it was
+// created in another process and its announcement has not arrived yet.
+func (pe *PE) collection(id CollID) (*Collection, error) {
+	c, err := pe.job.Collection(id)
+	if err != nil {
+		creator := int(uint64(id) >> 32)
+		if creator < pe.NumPEs() && !pe.job.rt.IsLocal(creator) {
+			return nil, errPending // its announcement is on its way
+		}
+		return nil, err
+	}
+	return c, nil
 }
 
 // Part returns the collection's part on this PE, creating it on first use.
@@ -128,7 +154,7 @@ func (pe *PE) Part(id CollID) (Part, error) {
 		pe.lastColl, pe.lastPart = id, l
 		return l, nil
 	}
-	c, err := pe.job.Collection(id)
+	c, err := pe.collection(id)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +192,15 @@ func (pe *PE) Invoke(obj any, e Envelope) {
 func (pe *PE) route(e Envelope) {
 	h := e.Header()
 	l, err := pe.Part(h.Coll)
+	if err == errPending {
+		pe.hold(h.Coll, func() { pe.route(e) })
+		return
+	}
 	if err != nil {
+		pe.fail(fmt.Errorf("%w (message for %s)", err, Describe(e)))
+		return
+	}
+	if err := pe.resolveHeader(h); err != nil {
 		pe.fail(fmt.Errorf("%w (message for %s)", err, Describe(e)))
 		return
 	}
@@ -206,4 +240,21 @@ func (pe *PE) forwardBroadcast(e Envelope) {
 	if len(children) > 0 {
 		pe.ap.Flush() // let the subtree start before the local members run
 	}
+}
+
+// resolveHeader decodes the raw indices of an envelope from another
+// process.
+func (pe *PE) resolveHeader(h *Header) error {
+	switch h.Index.(type) {
+	case nil:
+		return nil
+	case rawIndex, []any:
+		c, err := pe.job.Collection(h.Coll)
+		if err != nil {
+			return err
+		}
+		h.Index, err = pe.resolve(c, h.Index)
+		return err
+	}
+	return nil
 }

@@ -242,6 +242,10 @@ func (m *redUp) Describe() string {
 func (m *redUp) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	acc, err := pe.redAcc(m.key, m.coll, m.sec, m.tree, m.r, m.cb)
+	if err == errPending {
+		pe.hold(m.coll, func() { m.Deliver(ap) })
+		return
+	}
 	if err != nil {
 		pe.fail(err)
 		return

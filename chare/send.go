@@ -121,13 +121,31 @@ func Deliver(from Context, e Envelope) error {
 
 func (pe *PE) send(env Envelope) error {
 	h := env.Header()
-	switch h.Kind {
-	case KindChare, KindBranch:
+	if h.Kind == KindNone || h.Kind > KindSection {
+		return fmt.Errorf("chare: cannot send through a %s proxy (was it created?)", h.Kind)
+	}
+	if h.Kind != KindSection {
 		// A forged or zero-valued proxy gets an error here, rather than
-		// aborting the job when the message reaches its PE.
-		if _, err := pe.job.Collection(h.Coll); err != nil {
+		// aborting the job when the message reaches its PE; a collection
+		// made in another process may not be announced here yet.
+		c, err := pe.collection(h.Coll)
+		if err == errPending {
+			pe.hold(h.Coll, func() {
+				if err := pe.send(env); err != nil {
+					pe.fail(err)
+				}
+			})
+			return nil
+		}
+		if err != nil {
 			return err
 		}
+		if h.Index, err = pe.resolve(c, h.Index); err != nil {
+			return err
+		}
+	}
+	switch h.Kind {
+	case KindChare, KindBranch:
 		if h.Index != nil { // a node group branch, addressed by node
 			l, err := pe.Part(h.Coll)
 			if err != nil {
@@ -155,9 +173,6 @@ func (pe *PE) send(env Envelope) error {
 		}
 		pe.ap.Send(dest, env)
 	case KindGroupAll, KindArrayAll:
-		if _, err := pe.job.Collection(h.Coll); err != nil {
-			return err
-		}
 		h.Root = pe.ID()
 		// Through this PE's own mailbox, not pe.route: delivering here at
 		// once would run the local members' entry method inside the
@@ -191,6 +206,10 @@ func Local[T any](from Context, to Target[T]) *T {
 	idx := r.Index
 	if r.Kind == KindChare || r.Kind == KindBranch {
 		idx = r.PE
+	} else if c, err := pe.job.Collection(r.Coll); err != nil {
+		return nil
+	} else if idx, err = pe.resolve(c, idx); err != nil {
+		return nil
 	}
 	obj, _ := lo.Object(idx).(*T)
 	return obj

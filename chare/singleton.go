@@ -24,19 +24,21 @@ const AnyPE = -1
 // a proxy to it (Charm++'s ckNew for a chare). The object starts as the
 // zero T.
 func New[T any](from Context, pe int) (Proxy[T], error) {
-	return newChare[T](from, pe, nil)
+	return newChare[T](from, pe, nil, Spec{})
 }
 
 // NewWith creates a singleton chare and runs init(msg) on it before any
 // other message (a constructor with arguments).
 func NewWith[T, M any](from Context, pe int, init func(*T, M), msg M) (Proxy[T], error) {
-	if _, err := lookupEntry(init); err != nil {
+	var s Spec
+	f, err := InitOf(from, &s, init, msg)
+	if err != nil {
 		return Proxy[T]{}, err
 	}
-	return newChare[T](from, pe, func(obj *T) { init(obj, msg) })
+	return newChare[T](from, pe, f, s)
 }
 
-func newChare[T any](from Context, where int, init func(*T)) (Proxy[T], error) {
+func newChare[T any](from Context, where int, init func(any), s Spec) (Proxy[T], error) {
 	pe, err := peFrom(from)
 	if err != nil {
 		return Proxy[T]{}, err
@@ -55,20 +57,38 @@ func newChare[T any](from Context, where int, init func(*T)) (Proxy[T], error) {
 		return Proxy[T]{}, fmt.Errorf("chare: cannot create %s on PE %d: the job has PEs 0..%d", typ.Name, where, pe.NumPEs()-1)
 	}
 	c := &Collection{ID: pe.NewCollID(), Kind: KindChare, Type: typ, Tree: []int{where}}
+	s.Builder, s.Data = "chare", nil
+	c.Spec = s
+	buildChare(c, where, init)
+	pe.AddCollection(c)
+	pe.ap.Send(where, createMsg{c.ID})
+	return Proxy[T]{route: Route{Kind: KindChare, Coll: c.ID, PE: where}}, nil
+}
+
+// buildChare gives a singleton chare's collection its NewLocal, here or
+// in another process.
+func buildChare(c *Collection, where int, init func(any)) {
 	c.NewLocal = func(here *PE) (Part, error) {
 		if here.ID() != where {
-			return nil, fmt.Errorf("chare %s lives on PE %d, not %d", typ.Name, where, here.ID())
+			return nil, fmt.Errorf("chare %s lives on PE %d, not %d", c.Type.Name, where, here.ID())
 		}
-		obj := new(T)
-		any(obj).(Context).base().Bind(here, c, where, obj)
+		obj := c.Type.New()
+		obj.(Context).base().Bind(here, c, where, obj)
 		if init != nil {
 			init(obj)
 		}
 		return &single{pe: where, obj: obj}, nil
 	}
-	pe.AddCollection(c)
-	pe.ap.Send(where, createMsg{c.ID})
-	return Proxy[T]{route: Route{Kind: KindChare, Coll: c.ID, PE: where}}, nil
+}
+
+func init() {
+	RegisterBuilder("chare", func(c *Collection, _ *actor.Runtime, init func(any)) error {
+		if len(c.Tree) != 1 {
+			return fmt.Errorf("chare: singleton %v with PEs %v", c.ID, c.Tree)
+		}
+		buildChare(c, c.Tree[0], init)
+		return nil
+	})
 }
 
 // createMsg makes a PE build its part of a new collection, so that objects
@@ -81,7 +101,12 @@ func CreateMessage(c CollID) actor.Message { return createMsg{c} }
 
 func (m createMsg) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
-	if _, err := pe.Part(m.coll); err != nil {
+	_, err := pe.Part(m.coll)
+	if err == errPending {
+		pe.hold(m.coll, func() { m.Deliver(ap) })
+		return
+	}
+	if err != nil {
 		pe.fail(err)
 	}
 }

@@ -3,6 +3,8 @@ package group
 import (
 	"fmt"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 )
@@ -52,14 +54,19 @@ func (p NodeProxy[T]) At(node int) chare.Proxy[T] {
 
 // New creates a group of T: a zero T on every PE.
 func New[T any](from chare.Context) (Proxy[T], error) {
-	c, err := create[T](from, false, nil)
+	c, err := create[T](from, false, nil, chare.Spec{})
 	return Proxy[T]{c}, err
 }
 
 // NewWith creates a group and runs init(msg) on every branch before any
 // other message reaches it.
 func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], error) {
-	c, err := create[T](from, false, func(o *T) { init(o, msg) })
+	var sp chare.Spec
+	f, err := chare.InitOf(from, &sp, init, msg)
+	if err != nil {
+		return Proxy[T]{}, err
+	}
+	c, err := create[T](from, false, f, sp)
 	return Proxy[T]{c}, err
 }
 
@@ -67,13 +74,18 @@ func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], e
 // process's first PE. Its entry methods run there one at a time (Charm++
 // node groups may run them on any PE of the node; this one does not).
 func NewNode[T any](from chare.Context) (NodeProxy[T], error) {
-	c, err := create[T](from, true, nil)
+	c, err := create[T](from, true, nil, chare.Spec{})
 	return NodeProxy[T]{c}, err
 }
 
 // NewNodeWith creates a node group and runs init(msg) on every branch.
 func NewNodeWith[T, M any](from chare.Context, init func(*T, M), msg M) (NodeProxy[T], error) {
-	c, err := create[T](from, true, func(o *T) { init(o, msg) })
+	var sp chare.Spec
+	f, err := chare.InitOf(from, &sp, init, msg)
+	if err != nil {
+		return NodeProxy[T]{}, err
+	}
+	c, err := create[T](from, true, f, sp)
 	return NodeProxy[T]{c}, err
 }
 
@@ -102,7 +114,7 @@ type binder interface {
 	Bind(*chare.PE, *chare.Collection, any, any)
 }
 
-func create[T any](from chare.Context, node bool, init func(*T)) (chare.Proxy[T], error) {
+func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec) (chare.Proxy[T], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return chare.Proxy[T]{}, chare.ErrNoContext
@@ -125,28 +137,58 @@ func create[T any](from chare.Context, node bool, init func(*T)) (chare.Proxy[T]
 		}
 	}
 	c := &chare.Collection{ID: pe.NewCollID(), Kind: chare.KindBranch, Type: typ, Tree: tree}
+	sp.Builder = "group"
+	if node {
+		sp.Builder = "nodegroup"
+	}
+	c.Spec = sp
+	build(c, node, rt, init)
+	pe.AddCollection(c)
+	for _, p := range tree {
+		pe.Actor().Send(p, chare.CreateMessage(c.ID))
+	}
+	return chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: c.ID}), nil
+}
+
+// build gives a group's collection its NewLocal, here or in another
+// process.
+func build(c *chare.Collection, node bool, rt *actor.Runtime, init func(any)) {
+	c.DecodeIndex = decodeIndex
 	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
 		b := &part{pe: here.ID(), node: node, rt: rt}
 		if node && rt.FirstPE(rt.NodeOf(here.ID())) != here.ID() {
 			return b, nil // a node group's branch lives on its node's first PE
 		}
-		obj := new(T)
+		obj := c.Type.New()
 		idx := here.ID()
 		if node {
 			idx = rt.NodeOf(here.ID())
 		}
-		any(obj).(binder).Bind(here, c, idx, obj)
+		obj.(binder).Bind(here, c, idx, obj)
 		if init != nil {
 			init(obj)
 		}
 		b.obj = obj
 		return b, nil
 	}
-	pe.AddCollection(c)
-	for _, p := range tree {
-		pe.Actor().Send(p, chare.CreateMessage(c.ID))
+}
+
+func decodeIndex(b []byte) (any, error) {
+	var i int
+	if err := msgpack.Unmarshal(b, &i); err != nil {
+		return nil, fmt.Errorf("group: bad branch index: %w", err)
 	}
-	return chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: c.ID}), nil
+	return i, nil
+}
+
+func init() {
+	for _, name := range []string{"group", "nodegroup"} {
+		node := name == "nodegroup"
+		chare.RegisterBuilder(name, func(c *chare.Collection, rt *actor.Runtime, init func(any)) error {
+			build(c, node, rt, init)
+			return nil
+		})
+	}
 }
 
 // part is a group's branch on one PE.

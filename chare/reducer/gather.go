@@ -50,16 +50,21 @@ func (g *gather) Combine(a, b any) (any, error) {
 }
 
 // Result returns the items, or for Concat their values.
-func (g *gather) Result(partial any) (any, error) {
+func (g *gather) Result(partial any) (any, error) { return gatherResult[any](g, partial) }
+
+// whyNoCodec says what to use to cross processes.
+func (g *gather) whyNoCodec() string {
+	return "its values have no fixed type; use " + typedName(g.name) + "[I, T]"
+}
+
+// gatherResult is Result for Gather and Concat, and for GatherOf and
+// ConcatOf, whose values are Ts.
+func gatherResult[T any](g *gather, partial any) (any, error) {
 	items, err := g.items(partial)
 	if err != nil || !g.valuesOnly {
 		return items, err
 	}
-	values := make([]any, len(items))
-	for i, it := range items {
-		values[i] = it.Value
-	}
-	return values, nil
+	return collect[T](g.name, items, func(it Item) any { return it.Value })
 }
 
 func (g *gather) items(partial any) ([]Item, error) {

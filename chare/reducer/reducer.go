@@ -19,8 +19,10 @@
 //   - BitAnd, BitOr, BitXor ("bitand", "bitor", "bitxor"): uint64, or
 //     []uint64 bit vectors word by word.
 //   - Gather ("gather") and Concat ("concat"): every contribution, in index
-//     order, as []Item or as []any.
-//   - Set ("set"): the distinct values, sorted, as []any.
+//     order, as []Item or as []any; GatherOf[I, T] ("gather(int,float64)")
+//     and ConcatOf[I, T] for contributions of one type, the latter as []T.
+//   - Set ("set"): the distinct values, sorted, as []any; SetOf[T]
+//     ("set(string)") for values of one type, as []T.
 //   - Stats ("stats"): count, mean and variance, as Statistics.
 //   - Tuple ("tuple(sum_int64,max_float64)"): several reductions at once.
 //   - User and UserFull: reducers of the program's own, registered by name.
@@ -31,6 +33,20 @@
 // Errors for contributions or partial results of the wrong type match
 // ErrType, and those for element-wise operands of different lengths match
 // ErrLength (with errors.Is).
+//
+// # Crossing processes
+//
+// A reduction that spans several processes sends partial results from PE
+// to parent PE msgpack-encoded, with EncodePartial and DecodePartial, which
+// use the reducer's Codec. The reducers whose partial results have a fixed
+// type implement it: Nop, the numeric, logical and bit-vector reducers,
+// Stats, GatherOf, ConcatOf, SetOf, a Tuple of reducers that all have one,
+// and the reducers made by UserWithCodec. Gather, Concat, Set, User and
+// UserFull hold values of any type, which msgpack cannot decode as they
+// were (integers come back in the narrowest type, structs as maps): they
+// have no Codec, and EncodePartial fails for them with an error matching
+// ErrNoCodec that says what to use instead. A Reducer type of your own
+// crosses processes if it implements Codec.
 package reducer
 
 import (

@@ -18,16 +18,17 @@ import (
 // the rest by type name and fmt.Sprint.
 //
 // Partial results are sorted []any without duplicates.
-var Set Reducer = set{}
+var Set Reducer = &set{name: "set"}
 
-type set struct{}
+// set backs Set and SetOf.
+type set struct{ name string }
 
-// Name returns "set".
-func (set) Name() string { return "set" }
+// Name returns the reducer's registered name.
+func (s *set) Name() string { return s.name }
 
 // Lift turns the contribution into a sorted set of its value or, for a
 // slice, of its elements.
-func (set) Lift(value, _ any) (any, error) {
+func (s *set) Lift(value, _ any) (any, error) {
 	var elems []any
 	if v := reflect.ValueOf(value); v.Kind() == reflect.Slice {
 		elems = make([]any, 0, v.Len())
@@ -38,8 +39,8 @@ func (set) Lift(value, _ any) (any, error) {
 		elems = []any{value}
 	}
 	for _, e := range elems {
-		if e == nil || !reflect.ValueOf(e).Comparable() {
-			return nil, errorf(ErrType, "reducer set: element of type %T is not comparable", e)
+		if err := s.checkElem(e); err != nil {
+			return nil, err
 		}
 	}
 	slices.SortStableFunc(elems, compareAny)
@@ -47,12 +48,12 @@ func (set) Lift(value, _ any) (any, error) {
 }
 
 // Combine returns the union of two partial results.
-func (set) Combine(a, b any) (any, error) {
-	x, err := setElems(a)
+func (s *set) Combine(a, b any) (any, error) {
+	x, err := s.elems(a)
 	if err != nil {
 		return nil, err
 	}
-	y, err := setElems(b)
+	y, err := s.elems(b)
 	if err != nil {
 		return nil, err
 	}
@@ -60,14 +61,26 @@ func (set) Combine(a, b any) (any, error) {
 }
 
 // Result returns the sorted elements.
-func (set) Result(partial any) (any, error) { return setElems(partial) }
+func (s *set) Result(partial any) (any, error) { return s.elems(partial) }
 
-func setElems(partial any) ([]any, error) {
+// whyNoCodec says what to use to cross processes.
+func (s *set) whyNoCodec() string { return "its values have no fixed type; use SetOf[T]" }
+
+func (s *set) elems(partial any) ([]any, error) {
 	elems, ok := partial.([]any)
 	if !ok {
-		return nil, errorf(ErrType, "reducer set: partial result of type %T, want []any", partial)
+		return nil, errorf(ErrType, "reducer %s: partial result of type %T, want []any", s.name, partial)
 	}
 	return elems, nil
+}
+
+// checkElem checks that e can be an element: not nil, and comparable
+// with == without a panic.
+func (s *set) checkElem(e any) error {
+	if e == nil || !reflect.ValueOf(e).Comparable() {
+		return errorf(ErrType, "reducer %s: element of type %T is not comparable", s.name, e)
+	}
+	return nil
 }
 
 // dedup drops repeated values from a sorted slice, in place. Values that

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 )
 
 // ErrType is matched (with errors.Is) by the errors reducers return for a
@@ -64,3 +65,26 @@ func mustRegister(rs ...Reducer) {
 		}
 	}
 }
+
+// isInterface tells whether T is an interface type, such as any.
+func isInterface[T any]() bool { return reflect.TypeFor[T]().Kind() == reflect.Interface }
+
+// collect returns get(e) for each element of es, as a []T. A value that is
+// not a T (nor nil where T is an interface type) is an ErrType error: the
+// partial result was not made by the reducer named name.
+func collect[T, E any](name string, es []E, get func(E) any) ([]T, error) {
+	out := make([]T, len(es))
+	for i, e := range es {
+		v := get(e)
+		t, ok := v.(T)
+		if !ok && (v != nil || !isInterface[T]()) {
+			return nil, errorf(ErrType, "reducer %s: partial result holds a value of type %T, want %s", name, v, typeName[T]())
+		}
+		out[i] = t
+	}
+	return out, nil
+}
+
+// typedName returns the name of the typed variant of the reducer kind
+// "gather", "concat" or "set": "GatherOf", "ConcatOf", "SetOf".
+func typedName(kind string) string { return strings.ToUpper(kind[:1]) + kind[1:] + "Of" }

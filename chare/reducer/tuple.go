@@ -13,7 +13,8 @@ import (
 // Its name is "tuple(" + the reducers' names joined by "," + ")", e.g.
 // "tuple(sum_int64,max_float64)". Tuple registers the reducer under that
 // name; a later call with reducers of the same names returns the reducer
-// already registered. Tuple panics if a reducer is nil, or if the name is
+// already registered. The tuple implements Codec if all its reducers do.
+// Tuple panics if a reducer is nil, or if the name is
 // registered to a reducer that is not a tuple (see User).
 func Tuple(rs ...Reducer) Reducer {
 	names := make([]string, len(rs))
@@ -25,8 +26,20 @@ func Tuple(rs ...Reducer) Reducer {
 	}
 	name := "tuple(" + strings.Join(names, ",") + ")"
 	return intern(name,
-		func() Reducer { return &tuple{name: name, rs: append([]Reducer(nil), rs...)} },
-		func(r Reducer) bool { _, ok := r.(*tuple); return ok })
+		func() Reducer {
+			t := &tuple{name: name, rs: append([]Reducer(nil), rs...)}
+			if t.whyNoCodec() == "" {
+				return &codecTuple{t}
+			}
+			return t
+		},
+		func(r Reducer) bool {
+			switch r.(type) {
+			case *tuple, *codecTuple:
+				return true
+			}
+			return false
+		})
 }
 
 type tuple struct {

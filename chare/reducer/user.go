@@ -25,13 +25,48 @@ func UserFull(name string,
 	combine func(a, b any) (any, error),
 	result func(partial any) (any, error),
 ) (Reducer, error) {
+	u, err := newUser(name, lift, combine, result)
+	if err != nil {
+		return nil, err
+	}
+	return register(u)
+}
+
+// UserWithCodec is UserFull for a reducer whose partial results cross
+// processes with codec, for instance CodecOf[P]() for partial results of
+// a type P. A reducer made by User or UserFull has no Codec; another way
+// to cross processes is a Reducer type of your own that implements Codec.
+func UserWithCodec(name string,
+	lift func(value, index any) (any, error),
+	combine func(a, b any) (any, error),
+	result func(partial any) (any, error),
+	codec Codec,
+) (Reducer, error) {
+	if codec == nil {
+		return nil, fmt.Errorf("reducer %s: UserWithCodec needs a codec", name)
+	}
+	u, err := newUser(name, lift, combine, result)
+	if err != nil {
+		return nil, err
+	}
+	return register(&userCodec{user: u, codec: codec})
+}
+
+func newUser(name string,
+	lift func(value, index any) (any, error),
+	combine func(a, b any) (any, error),
+	result func(partial any) (any, error),
+) (*user, error) {
 	if name == "" {
 		return nil, errors.New("reducer: a user reducer needs a name")
 	}
 	if combine == nil {
 		return nil, fmt.Errorf("reducer %s: a user reducer needs a combine function", name)
 	}
-	r := &user{name: name, lift: lift, combine: combine, result: result}
+	return &user{name: name, lift: lift, combine: combine, result: result}, nil
+}
+
+func register(r Reducer) (Reducer, error) {
 	if err := Register(r); err != nil {
 		return nil, err
 	}
@@ -72,4 +107,9 @@ func (u *user) wrap(v any, err error) (any, error) {
 		return nil, fmt.Errorf("reducer %s: %w", u.name, err)
 	}
 	return v, nil
+}
+
+// whyNoCodec says how to cross processes.
+func (u *user) whyNoCodec() string {
+	return "it was made by User or UserFull; make it with UserWithCodec, or implement Codec on a Reducer type of your own"
 }

@@ -145,7 +145,7 @@ func (m *Main) Start(args []string) {
 	// A future for the final gather: Start runs as a threaded entry
 	// method, so it may block on Get while PE 0 goes on working.
 	final := chare.NewFuture[[]reducer.Item](m)
-	blocks, err := array.NewWith(m, array.Dims2(p.Blocks, p.Blocks), (*Block).setup,
+	blocks, err := array.NewWith(m, array.Dims2(p.Blocks, p.Blocks), (*Block).Init,
 		Setup{P: p, Done: final.Callback()})
 	if err != nil {
 		m.fail(1, "creating the blocks: %v", err)
@@ -281,8 +281,8 @@ func split(n, parts, k int) (start, size int) {
 	return start, (k+1)*n/parts - start
 }
 
-// setup runs on every block when the array is created.
-func (b *Block) setup(s Setup) {
+// Init runs on every block when the array is created (its constructor).
+func (b *Block) Init(s Setup) {
 	b.p, b.done = s.P, s.Done
 	idx := b.ThisIndex()
 	b.r0, b.nr = split(b.p.Grid, b.p.Blocks, idx[0])
@@ -420,7 +420,7 @@ func (b *Block) Check(residual float64) {
 		vals = append(vals, b.u[i*w+1:i*w+1+b.nc]...)
 	}
 	r := BlockResult{R0: b.r0, C0: b.c0, NR: b.nr, NC: b.nc, Values: vals, Iters: b.iter, Residual: residual}
-	if err := b.Contribute(r, reducer.Gather, b.done); err != nil {
+	if err := b.Contribute(r, reducer.GatherOf[[2]int, BlockResult](), b.done); err != nil {
 		b.Abort(err)
 	}
 }

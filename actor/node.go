@@ -1,0 +1,476 @@
+package actor
+
+import (
+	"bytes"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	pa "github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/vmihailenco/msgpack/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/charmgo/charm/actor/wire"
+)
+
+// NodeConfig places this process in a job of several processes (nodes).
+// Every node runs the same program; PEs are split between the nodes in
+// contiguous ranges, node i holding PEs i·P/M up to (i+1)·P/M − 1.
+type NodeConfig struct {
+	Node  int // this process's number, 0..Nodes-1
+	Nodes int
+	// Listen is the address to listen on; "" means 127.0.0.1 on a free
+	// port. Nodes listen on loopback unless told otherwise.
+	Listen string
+	// Join is node 0's address; nodes other than 0 need it.
+	Join string
+	// Token is the job's secret: a node must present it to join, and every
+	// frame and gRPC call carries it.
+	Token string
+	// Fingerprint identifies the program (its registered chare types and
+	// entry methods): a node running another program is refused.
+	Fingerprint string
+	// TLS, if set, makes every connection use TLS with this certificate
+	// (each node presents it and trusts it).
+	TLS *TLSFiles
+	// Launch, on node 0, starts nodes 1..Nodes-1 on this machine by running
+	// this command line (normally the program itself) with the job in its
+	// environment. Nil means the other nodes are started by hand.
+	Launch []string
+	// JoinTimeout bounds the wait for all nodes; 0 means 30 s.
+	JoinTimeout time.Duration
+	// Beat is the heartbeat period; a node silent for FailAfter is lost.
+	// 0 means 300 ms and 3 s.
+	Beat, FailAfter time.Duration
+}
+
+// TLSFiles names a PEM certificate and key.
+type TLSFiles struct {
+	Cert, Key string
+}
+
+// PERange returns the PEs of node n among m nodes and p PEs: [lo, hi).
+func PERange(n, m, p int) (lo, hi int) { return n * p / m, (n + 1) * p / m }
+
+// nodeState is the transport of a multi-process runtime.
+type nodeState struct {
+	cfg    NodeConfig
+	rem    *remote.Remote
+	link   *pa.PID   // this node's link actor
+	links  []*pa.PID // every node's link actor, by node
+	addrs  []string
+	nodeOf []int // node of each PE
+
+	joined  chan error // node 0: all ready; others: table received
+	mu      sync.Mutex
+	hellos  map[int]helloInfo
+	readies int
+	seen    []atomic.Int64 // unix nanos of the last frame from each node
+	exiting atomic.Bool
+
+	Rejected atomic.Int64 // frames rejected (corrupt, wrong token)
+}
+
+// helloInfo is what a joining node tells node 0.
+type helloInfo struct {
+	Node        int
+	Addr        string
+	PEs         int
+	Nodes       int
+	Fingerprint string
+}
+
+// exitInfo is the body of an exit frame.
+type exitInfo struct {
+	Reason string
+	Origin int
+}
+
+// RejectedFrames returns how many frames from the network this node
+// rejected (undecodable, wrong version, wrong token).
+func (rt *Runtime) RejectedFrames() int64 {
+	if rt.node == nil {
+		return 0
+	}
+	return rt.node.Rejected.Load()
+}
+
+// Node returns this process's node number (0 in a single-process job).
+func (rt *Runtime) Node() int {
+	if rt.node == nil {
+		return 0
+	}
+	return rt.node.cfg.Node
+}
+
+// Address returns the address this node listens on ("" for one process).
+func (rt *Runtime) Address() string {
+	if rt.node == nil {
+		return ""
+	}
+	return rt.sys.Address()
+}
+
+const linkName = "charm-link"
+
+// startNode starts the remote layer and the link actor, then joins the job.
+func (rt *Runtime) startNode(nc NodeConfig) error {
+	if nc.Nodes < 1 || nc.Node < 0 || nc.Node >= nc.Nodes {
+		return fmt.Errorf("actor: node %d of %d does not exist", nc.Node, nc.Nodes)
+	}
+	if nc.Nodes > rt.cfg.PEs {
+		return fmt.Errorf("actor: %d nodes need at least %d PEs, not %d", nc.Nodes, nc.Nodes, rt.cfg.PEs)
+	}
+	if nc.Node > 0 && nc.Join == "" {
+		return fmt.Errorf("actor: node %d needs the address of node 0 to join", nc.Node)
+	}
+	if nc.Listen == "" {
+		nc.Listen = "127.0.0.1:0"
+	}
+	if nc.JoinTimeout == 0 {
+		nc.JoinTimeout = 30 * time.Second
+	}
+	if nc.Beat == 0 {
+		nc.Beat = 300 * time.Millisecond
+	}
+	if nc.FailAfter == 0 {
+		nc.FailAfter = 3 * time.Second
+	}
+	ns := &nodeState{cfg: nc, joined: make(chan error, 1), hellos: map[int]helloInfo{},
+		seen: make([]atomic.Int64, nc.Nodes), links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
+	ns.nodeOf = make([]int, rt.cfg.PEs)
+	for n := 0; n < nc.Nodes; n++ {
+		lo, hi := PERange(n, nc.Nodes, rt.cfg.PEs)
+		for p := lo; p < hi; p++ {
+			ns.nodeOf[p] = n
+		}
+	}
+	rt.node = ns
+	opts, err := grpcOptions(nc)
+	if err != nil {
+		return err
+	}
+	host, port, err := splitHostPort(nc.Listen)
+	if err != nil {
+		return err
+	}
+	ns.rem = remote.NewRemote(rt.sys, remote.Configure(host, port, opts...))
+	if err := startRemote(ns.rem); err != nil {
+		return fmt.Errorf("actor: node %d cannot listen on %s: %w", nc.Node, nc.Listen, err)
+	}
+	ns.link, err = rt.sys.Root.SpawnNamed(pa.PropsFromFunc(rt.linkReceive), linkName)
+	if err != nil {
+		return err
+	}
+	ns.addrs[nc.Node] = rt.sys.Address()
+	ns.links[nc.Node] = ns.link
+	rt.sys.EventStream.Subscribe(func(ev any) {
+		if t, ok := ev.(*remote.EndpointTerminatedEvent); ok {
+			rt.lostAddress(t.Address)
+		}
+	})
+	if nc.Node == 0 {
+		if nc.Nodes == 1 {
+			return nil
+		}
+		if nc.Launch != nil {
+			if err := rt.launch(nc.Launch, nc, ns.addrs[0]); err != nil {
+				return err
+			}
+		}
+	} else {
+		ns.links[0] = pa.NewPID(nc.Join, linkName)
+		body, _ := msgpack.Marshal(helloInfo{Node: nc.Node, Addr: ns.addrs[nc.Node], PEs: rt.cfg.PEs, Nodes: nc.Nodes, Fingerprint: nc.Fingerprint})
+		rt.sendFrame(0, &wire.Frame{Kind: wire.KindHello, Body: body})
+	}
+	select {
+	case err := <-ns.joined:
+		if err != nil {
+			return err
+		}
+	case <-rt.done:
+		return rt.exitErr
+	case <-time.After(nc.JoinTimeout):
+		return fmt.Errorf("actor: node %d: the job did not assemble within %v (%s)", nc.Node, nc.JoinTimeout, ns.missing())
+	}
+	now := time.Now().UnixNano()
+	for i := range ns.seen {
+		ns.seen[i].Store(now)
+	}
+	go rt.heartbeat()
+	return nil
+}
+
+func (ns *nodeState) missing() string {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	if ns.cfg.Node != 0 {
+		return "no node table from node 0 at " + ns.cfg.Join
+	}
+	var miss []int
+	for n := 1; n < ns.cfg.Nodes; n++ {
+		if _, ok := ns.hellos[n]; !ok {
+			miss = append(miss, n)
+		}
+	}
+	return fmt.Sprintf("nodes %v never joined", miss)
+}
+
+func startRemote(r *remote.Remote) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	r.Start()
+	return nil
+}
+
+// maxMsg is the gRPC message limit on both sides: protoactor-go batches
+// up to EndpointWriterBatchSize frames (each at most wire.MaxFrame) into
+// one gRPC message.
+const (
+	writerBatch = 16
+	maxMsg      = writerBatch*wire.MaxFrame + 1<<20
+)
+
+func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
+	creds := insecure.NewCredentials()
+	var srv []grpc.ServerOption
+	if nc.TLS != nil {
+		cert, err := tls.LoadX509KeyPair(nc.TLS.Cert, nc.TLS.Key)
+		if err != nil {
+			return nil, fmt.Errorf("actor: TLS certificate %s / key %s: %w", nc.TLS.Cert, nc.TLS.Key, err)
+		}
+		cfg, err := tlsConfig(cert)
+		if err != nil {
+			return nil, err
+		}
+		creds = credentials.NewTLS(cfg)
+		srv = append(srv, grpc.Creds(credentials.NewTLS(cfg)))
+	}
+	tok := tokenAuth{token: nc.Token, secure: nc.TLS != nil}
+	srv = append(srv, grpc.MaxRecvMsgSize(maxMsg), grpc.StreamInterceptor(tok.checkStream), grpc.UnaryInterceptor(tok.checkUnary))
+	return []remote.ConfigOption{
+		remote.WithServerOptions(srv...),
+		remote.WithDialOptions(grpc.WithTransportCredentials(creds), grpc.WithPerRPCCredentials(tok),
+			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsg), grpc.MaxCallRecvMsgSize(maxMsg))),
+		remote.WithEndpointWriterBatchSize(writerBatch),
+	}, nil
+}
+
+func splitHostPort(addr string) (string, int, error) {
+	var host string
+	var port int
+	i := bytes.LastIndexByte([]byte(addr), ':')
+	if i < 0 {
+		return "", 0, fmt.Errorf("actor: address %q has no port", addr)
+	}
+	host = addr[:i]
+	if _, err := fmt.Sscanf(addr[i+1:], "%d", &port); err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("actor: address %q has a bad port", addr)
+	}
+	return host, port, nil
+}
+
+// sendFrame encodes f and sends it to node n's link actor. Any goroutine
+// may call it.
+func (rt *Runtime) sendFrame(n int, f *wire.Frame) {
+	ns := rt.node
+	f.Token, f.From = ns.cfg.Token, ns.cfg.Node
+	b, err := wire.AppendFrame(nil, f)
+	if err != nil {
+		rt.Abort(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
+		return
+	}
+	if len(b) > wire.MaxFrame {
+		rt.Abort(fmt.Errorf("actor: a frame of %d bytes for node %d exceeds the %d-byte limit (a message is too large)", len(b), n, wire.MaxFrame))
+		return
+	}
+	pid := ns.links[n]
+	if pid == nil {
+		rt.Abort(fmt.Errorf("actor: no address for node %d", n))
+		return
+	}
+	rt.sys.Root.Send(pid, &wrapperspb.BytesValue{Value: b})
+}
+
+// linkReceive handles the frames that arrive from other nodes.
+func (rt *Runtime) linkReceive(c pa.Context) {
+	bv, ok := c.Message().(*wrapperspb.BytesValue)
+	if !ok {
+		return
+	}
+	ns := rt.node
+	f, err := wire.DecodeFrame(bv.Value)
+	if err != nil {
+		ns.Rejected.Add(1)
+		rt.log.Warn("rejected a frame", "node", ns.cfg.Node, "err", err)
+		return
+	}
+	if f.Token != ns.cfg.Token || f.From < 0 || f.From >= ns.cfg.Nodes || f.From == ns.cfg.Node {
+		ns.Rejected.Add(1)
+		rt.log.Warn("rejected a frame from outside the job", "node", ns.cfg.Node, "from", f.From)
+		return
+	}
+	ns.seen[f.From].Store(time.Now().UnixNano())
+	switch f.Kind {
+	case wire.KindData:
+		rt.deliverRemote(f)
+	case wire.KindBeat:
+	case wire.KindHello:
+		rt.onHello(f)
+	case wire.KindTable:
+		rt.onTable(f)
+	case wire.KindReady:
+		rt.onReady()
+	case wire.KindExit:
+		var e exitInfo
+		if err := msgpack.Unmarshal(f.Body, &e); err != nil {
+			ns.Rejected.Add(1)
+			return
+		}
+		var reason error
+		if e.Reason != "" {
+			reason = errors.New(e.Reason)
+		}
+		ns.exiting.Store(true) // the origin told everyone: do not repeat it
+		rt.finish(f.Code, reason)
+	default:
+		ns.Rejected.Add(1)
+	}
+}
+
+func (rt *Runtime) onHello(f *wire.Frame) {
+	ns := rt.node
+	var h helloInfo
+	if ns.cfg.Node != 0 || msgpack.Unmarshal(f.Body, &h) != nil || h.Node != f.From {
+		ns.Rejected.Add(1)
+		return
+	}
+	var bad error
+	switch {
+	case h.PEs != rt.cfg.PEs || h.Nodes != ns.cfg.Nodes:
+		bad = fmt.Errorf("actor: node %d at %s expects %d PEs on %d nodes, node 0 has %d on %d", h.Node, h.Addr, h.PEs, h.Nodes, rt.cfg.PEs, ns.cfg.Nodes)
+	case h.Fingerprint != ns.cfg.Fingerprint:
+		bad = fmt.Errorf("actor: node %d at %s runs another program (its chare types and entry methods differ from node 0's)", h.Node, h.Addr)
+	}
+	ns.mu.Lock()
+	if bad == nil {
+		ns.hellos[h.Node] = h
+		ns.addrs[h.Node] = h.Addr
+		ns.links[h.Node] = pa.NewPID(h.Addr, linkName)
+	}
+	all := len(ns.hellos) == ns.cfg.Nodes-1
+	ns.mu.Unlock()
+	if bad != nil {
+		ns.joined <- bad
+		return
+	}
+	if all {
+		body, _ := msgpack.Marshal(ns.addrs)
+		for n := 1; n < ns.cfg.Nodes; n++ {
+			rt.sendFrame(n, &wire.Frame{Kind: wire.KindTable, Body: body})
+		}
+	}
+}
+
+func (rt *Runtime) onTable(f *wire.Frame) {
+	ns := rt.node
+	var addrs []string
+	if ns.cfg.Node == 0 || msgpack.Unmarshal(f.Body, &addrs) != nil || len(addrs) != ns.cfg.Nodes {
+		ns.Rejected.Add(1)
+		return
+	}
+	ns.mu.Lock()
+	for n, a := range addrs {
+		if n != ns.cfg.Node {
+			ns.addrs[n] = a
+			ns.links[n] = pa.NewPID(a, linkName)
+		}
+	}
+	ns.mu.Unlock()
+	rt.sendFrame(0, &wire.Frame{Kind: wire.KindReady})
+	ns.joined <- nil
+}
+
+func (rt *Runtime) onReady() {
+	ns := rt.node
+	ns.mu.Lock()
+	ns.readies++
+	all := ns.readies == ns.cfg.Nodes-1
+	ns.mu.Unlock()
+	if all {
+		ns.joined <- nil
+	}
+}
+
+// heartbeat tells the other nodes this one is alive and watches that they
+// are: a node silent for FailAfter is lost, and the job aborts.
+func (rt *Runtime) heartbeat() {
+	ns := rt.node
+	tick := time.NewTicker(ns.cfg.Beat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-rt.done:
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		for n := 0; n < ns.cfg.Nodes; n++ {
+			if n == ns.cfg.Node {
+				continue
+			}
+			rt.sendFrame(n, &wire.Frame{Kind: wire.KindBeat})
+			if last := time.Unix(0, ns.seen[n].Load()); now.Sub(last) > ns.cfg.FailAfter {
+				rt.lostNode(n, fmt.Sprintf("no frame for %v", now.Sub(last).Round(time.Millisecond)))
+				return
+			}
+		}
+	}
+}
+
+func (rt *Runtime) lostAddress(addr string) {
+	ns := rt.node
+	for n, a := range ns.addrs {
+		if a == addr && n != ns.cfg.Node {
+			rt.lostNode(n, "its connection closed")
+			return
+		}
+	}
+}
+
+// lostNode aborts the job because node n is gone.
+func (rt *Runtime) lostNode(n int, why string) {
+	if rt.Stopped() {
+		return
+	}
+	lo, hi := PERange(n, rt.node.cfg.Nodes, rt.cfg.PEs)
+	rt.Abort(fmt.Errorf("actor: lost node %d (PEs %d..%d, %s): %s", n, lo, hi-1, rt.node.addrs[n], why))
+}
+
+// broadcastExit tells every other node that the job ended.
+func (rt *Runtime) broadcastExit(code int, err error) {
+	ns := rt.node
+	if ns == nil || ns.exiting.Swap(true) {
+		return
+	}
+	e := exitInfo{Origin: ns.cfg.Node}
+	if err != nil {
+		e.Reason = err.Error()
+	}
+	body, _ := msgpack.Marshal(e)
+	for n := 0; n < ns.cfg.Nodes; n++ {
+		if n != ns.cfg.Node && ns.links[n] != nil {
+			rt.sendFrame(n, &wire.Frame{Kind: wire.KindExit, Code: code, Body: body})
+		}
+	}
+}

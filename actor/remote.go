@@ -1,0 +1,194 @@
+package actor
+
+import (
+	"bytes"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/actor/wire"
+)
+
+// Messages between processes. A message that may reach a PE of another
+// node implements WireMessage and its kind is registered with a decoder.
+// Sends to such PEs are buffered like local ones; when the buffer is
+// flushed, each message is msgpack-encoded into an item, and the items for
+// one node are coalesced into frames (wire.Frame), so one remote send
+// carries many messages. The receiving node's link actor hands the items
+// to their PEs, which decode them, so decoding runs in parallel.
+
+// WireMessage is a message that can cross processes.
+type WireMessage interface {
+	Message
+	// WireKind is the kind the message was registered under.
+	WireKind() uint16
+	// EncodeWire writes the message.
+	EncodeWire(enc *msgpack.Encoder) error
+}
+
+// WireDecoder reads a message of one kind on the destination PE.
+type WireDecoder func(pe *PE, dec *msgpack.Decoder) (Message, error)
+
+type wireKind struct {
+	name   string
+	decode WireDecoder
+}
+
+var (
+	wireMu    sync.RWMutex
+	wireKinds = map[uint16]wireKind{}
+)
+
+// controlBit marks an item that carries a control (uncounted) message.
+const controlBit = 0x8000
+
+// RegisterWire registers the decoder of a message kind (1..0x7fff). The
+// runtime uses kinds below 100; package chare 100 to 199.
+func RegisterWire(kind uint16, name string, decode WireDecoder) {
+	if kind == 0 || kind >= controlBit {
+		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
+	}
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	if old, ok := wireKinds[kind]; ok && old.name != name {
+		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
+	}
+	wireKinds[kind] = wireKind{name, decode}
+}
+
+var encPool = sync.Pool{New: func() any {
+	b := &bytes.Buffer{}
+	return &itemEncoder{buf: b, enc: msgpack.NewEncoder(b)}
+}}
+
+type itemEncoder struct {
+	buf *bytes.Buffer
+	enc *msgpack.Encoder
+}
+
+// encodeItem turns one message for PE dest into a wire item.
+func encodeItem(dest int, m Message) (wire.Item, error) {
+	var flag uint16
+	if c, ok := m.(controlMsg); ok {
+		m, flag = c.Message, controlBit
+	}
+	wm, ok := m.(WireMessage)
+	if !ok {
+		return wire.Item{}, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
+	}
+	if _, sys := m.(control); sys {
+		flag = controlBit
+	}
+	ie := encPool.Get().(*itemEncoder)
+	defer encPool.Put(ie)
+	ie.buf.Reset()
+	if err := wm.EncodeWire(ie.enc); err != nil {
+		return wire.Item{}, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+	}
+	return wire.Item{PE: int32(dest), Kind: wm.WireKind() | flag, Body: bytes.Clone(ie.buf.Bytes())}, nil
+}
+
+// flushRemote encodes the messages buffered for a PE of another node into
+// this PE's pending items for that node.
+func (pe *PE) flushRemote(dest int, q []Message) {
+	n := pe.rt.node.nodeOf[dest]
+	if pe.rout == nil {
+		pe.rout = make([][]wire.Item, pe.rt.node.cfg.Nodes)
+	}
+	for _, m := range q {
+		it, err := encodeItem(dest, m)
+		if err != nil {
+			pe.rt.Abort(err)
+			return
+		}
+		if len(pe.rout[n]) == 0 {
+			pe.rnodes = append(pe.rnodes, n)
+		}
+		pe.rout[n] = append(pe.rout[n], it)
+	}
+}
+
+// sendFrames sends the pending items of every node, split into frames
+// under the size limit.
+func (pe *PE) sendFrames() {
+	for _, n := range pe.rnodes {
+		items := pe.rout[n]
+		for _, chunk := range wire.Split(items, wire.MaxFrame-1024) {
+			pe.rt.sendFrame(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
+		}
+		pe.rout[n] = items[:0]
+	}
+	pe.rnodes = pe.rnodes[:0]
+}
+
+// remoteBatch carries the items of one frame that are for one PE.
+type remoteBatch struct{ items []wire.Item }
+
+// deliverRemote hands a data frame's items to their PEs.
+func (rt *Runtime) deliverRemote(f *wire.Frame) {
+	byPE := map[int32][]wire.Item{}
+	var order []int32
+	for _, it := range f.Items {
+		if int(it.PE) >= len(rt.pes) || rt.pes[it.PE] == nil {
+			rt.node.Rejected.Add(1)
+			rt.Abort(fmt.Errorf("actor: node %d sent a message for PE %d, which is not on node %d", f.From, it.PE, rt.node.cfg.Node))
+			return
+		}
+		if byPE[it.PE] == nil {
+			order = append(order, it.PE)
+		}
+		byPE[it.PE] = append(byPE[it.PE], it)
+	}
+	for _, p := range order {
+		rt.pes[p].post(&remoteBatch{items: byPE[p]})
+	}
+}
+
+// receiveRemote decodes and delivers the items of a remote batch.
+func (pe *PE) receiveRemote(b *remoteBatch) {
+	for _, it := range b.items {
+		m, err := pe.decodeItem(it)
+		if err != nil {
+			pe.rt.Abort(err)
+			return
+		}
+		pe.deliver(m)
+		if pe.rt.stopped.Load() {
+			return
+		}
+	}
+}
+
+func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
+	kind := it.Kind &^ controlBit
+	wireMu.RLock()
+	k, ok := wireKinds[kind]
+	wireMu.RUnlock()
+	if !ok {
+		return nil, fmt.Errorf("actor: PE %d received a message of unknown kind %d", pe.id, kind)
+	}
+	defer func() { // a decoder must not take the process down
+		if r := recover(); r != nil {
+			err = fmt.Errorf("actor: decoding a %s on PE %d: %v", k.name, pe.id, r)
+		}
+	}()
+	dec := msgpack.NewDecoder(bytes.NewReader(it.Body))
+	m, err = k.decode(pe, dec)
+	if err != nil {
+		return nil, fmt.Errorf("actor: decoding a %s on PE %d: %w", k.name, pe.id, err)
+	}
+	if it.Kind&controlBit != 0 {
+		if _, sys := m.(control); !sys {
+			m = controlMsg{m}
+		}
+	}
+	return m, nil
+}
+
+func (ns *nodeState) shutdown() {
+	// Give the exit frames a moment to leave before the connections close.
+	time.Sleep(100 * time.Millisecond)
+	ns.rem.Shutdown(false)
+}

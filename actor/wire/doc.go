@@ -1,0 +1,62 @@
+// Package wire encodes and decodes the frames that carry messages between
+// the nodes (processes) of one job.
+//
+// # Why frames
+//
+// protoactor-go's remote layer ignores custom serializers when it sends:
+// every remote message must be a registered protobuf message. So the
+// runtime does its own framing: a [Frame] is encoded with msgpack into
+// bytes, and those bytes travel inside a protobuf BytesValue. One frame
+// carries many messages for the PEs of one node ([KindData]), because
+// coalescing messages per destination node is what makes cross-process
+// sends fast; the other kinds carry the job's control protocol (hello,
+// node table, ready, start, exit, heartbeat).
+//
+// gRPC's default 4 MB receive limit applies to whole frames, so the sender
+// keeps each frame under [MaxFrame], cutting long lists of messages with
+// [Split]. (The remote layer may also batch several frames into one gRPC
+// message; the transport must raise gRPC's limits or cap the batch for
+// that, which is beyond this package.)
+//
+// # Format
+//
+// A frame is one msgpack array of 8 elements, the version first:
+//
+//	[Version, Kind, Token, From, Seq, Code, Body, Items]
+//
+//	Version  integer, always 1 in this format ([Version])
+//	Kind     integer, a [FrameKind]
+//	Token    string, the job's token
+//	From     integer >= 0, the sending node
+//	Seq      integer >= 0 (uint64)
+//	Code     integer (exit code)
+//	Body     binary, or nil
+//	Items    array of items, or nil; each item an array of 3 elements:
+//	         [PE (integer >= 0, int32), Kind (integer, uint16), Body (binary or nil)]
+//
+// Fields are positional: no names travel, and the version, read first,
+// says how to read the rest. Integers take msgpack's shortest form, so a
+// typical item with a 32-byte body costs 37 bytes. nil and empty slices
+// are told apart (nil is msgpack nil, empty is a zero-length binary or
+// array), so a frame decodes to exactly what was encoded.
+//
+// # Encoding and decoding
+//
+// [AppendFrame] encodes with pooled msgpack/v5 encoders and buffers.
+// [DecodeFrame] is a strict reader of the same
+// msgpack, written against the type codes rather than msgpack/v5's
+// Decoder, because frames come from the network and that decoder is
+// lenient where a frame must not be: it reads nil as 0, strings as
+// binary and negative numbers as large unsigned ones, copies every byte
+// slice, and cannot check a declared length against the bytes that
+// remain. DecodeFrame checks each field's type and range, checks every
+// length before allocating, rejects trailing bytes, never panics, and
+// returns errors that wrap [ErrCorrupt] and say what is wrong and where.
+//
+// Bodies in a decoded frame alias the input: the receiver decodes each
+// message right away, so a copy would be wasted.
+//
+// The codec checks the form of a frame, not its meaning: the job's token,
+// the sequence numbers and which kinds may carry items are the receiver's
+// business.
+package wire

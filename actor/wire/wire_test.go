@@ -1,0 +1,262 @@
+package wire
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+	"github.com/vmihailenco/msgpack/v5/msgpcode"
+)
+
+// sampleFrames holds a frame of every kind and the edge cases of every
+// field's encoding (nil against empty, each msgpack length class).
+func sampleFrames() []struct {
+	name string
+	f    Frame
+} {
+	items := func(n, size int) []Item {
+		its := make([]Item, n)
+		for i := range its {
+			its[i] = Item{PE: int32(i % 7), Kind: uint16(i % 3), Body: bytes.Repeat([]byte{byte(i)}, size)}
+		}
+		return its
+	}
+	return []struct {
+		name string
+		f    Frame
+	}{
+		{"data", Frame{Kind: KindData, Token: "job-1", From: 1, Seq: 42, Items: items(5, 32)}},
+		{"data/empty items", Frame{Kind: KindData, Token: "t", From: 0, Seq: 1, Items: []Item{}}},
+		{"data/nil items", Frame{Kind: KindData, Token: "t"}},
+		{"data/item bodies nil and empty", Frame{Kind: KindData, Token: "t", Items: []Item{{PE: 3}, {PE: 4, Body: []byte{}}}}},
+		{"data/16 items", Frame{Kind: KindData, Token: "t", Items: items(16, 1)}},
+		{"data/65536 items", Frame{Kind: KindData, Token: "t", Items: items(1<<16, 0)}},
+		{"data/extremes", Frame{Kind: KindData, Token: "t", From: math.MaxInt, Seq: math.MaxUint64, Code: math.MinInt,
+			Items: []Item{{PE: math.MaxInt32, Kind: math.MaxUint16, Body: make([]byte, 256)}}}},
+		{"hello", Frame{Kind: KindHello, Token: "job-1", From: 2, Body: []byte(`{"addr":"127.0.0.1:7001","pes":4}`)}},
+		{"hello/empty body", Frame{Kind: KindHello, Token: "job-1", From: 2, Body: []byte{}}},
+		{"table", Frame{Kind: KindTable, Token: "job-1", Seq: 3, Body: bytes.Repeat([]byte("node"), 100)}},
+		{"ready", Frame{Kind: KindReady, Token: "job-1", From: 3, Seq: 2}},
+		{"start", Frame{Kind: KindStart, Token: "job-1", Seq: 4}},
+		{"exit", Frame{Kind: KindExit, Token: "job-1", Seq: 9, Code: 3, Body: []byte("PE 5: index out of range")}},
+		{"exit/negative code", Frame{Kind: KindExit, Token: "job-1", Code: -200}},
+		{"beat", Frame{Kind: KindBeat, Token: "job-1", From: 7, Seq: 1 << 40}},
+		{"large body", Frame{Kind: KindTable, Token: "job-1", Body: bytes.Repeat([]byte{0xc1}, 1<<20)}},
+		{"long token", Frame{Kind: KindBeat, Token: strings.Repeat("k", 70000)}},
+		{"empty token", Frame{Kind: KindBeat}},
+	}
+}
+
+func encode(t testing.TB, f *Frame) []byte {
+	t.Helper()
+	b, err := AppendFrame(nil, f)
+	require.NoError(t, err)
+	return b
+}
+
+func TestRoundTrip(t *testing.T) {
+	for _, tc := range sampleFrames() {
+		t.Run(tc.name, func(t *testing.T) {
+			b := encode(t, &tc.f)
+			require.Len(t, b, Size(&tc.f))
+			got, err := DecodeFrame(b)
+			require.NoError(t, err)
+			require.Equal(t, &tc.f, got)
+		})
+	}
+}
+
+func TestAppendFrameAppends(t *testing.T) {
+	f := &Frame{Kind: KindData, Token: "t", Items: []Item{{PE: 1, Body: []byte("x")}}}
+	prefix := []byte("prefix")
+	b, err := AppendFrame(prefix, f)
+	require.NoError(t, err)
+	require.Equal(t, "prefix", string(b[:6]))
+	require.Equal(t, encode(t, f), b[6:])
+}
+
+func TestDecodedBodiesAliasInput(t *testing.T) {
+	f := &Frame{Kind: KindData, Token: "t", Body: []byte("ab"), Items: []Item{{Body: []byte("cd")}, {Body: []byte("ef")}}}
+	b := encode(t, f)
+	got, err := DecodeFrame(b)
+	require.NoError(t, err)
+	// Capacity is cut: appending to one body must not overwrite the next.
+	require.Equal(t, len(got.Items[0].Body), cap(got.Items[0].Body))
+	_ = append(got.Items[0].Body, 'X')
+	require.Equal(t, "ef", string(got.Items[1].Body))
+	// Aliasing: the bodies are views of b.
+	b[bytes.Index(b, []byte("cd"))] = 'z'
+	require.Equal(t, "zd", string(got.Items[0].Body))
+}
+
+func randomFrame(r *rand.Rand) *Frame {
+	bytesOf := func(max int) []byte {
+		switch r.IntN(8) {
+		case 0:
+			return nil
+		case 1:
+			return []byte{}
+		}
+		b := make([]byte, r.IntN(max+1))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		return b
+	}
+	// Integers spread over every msgpack width.
+	u64 := func() uint64 { return r.Uint64() >> r.IntN(64) }
+	i64 := func() int64 {
+		v := int64(u64() >> 1)
+		if r.IntN(2) == 0 {
+			v = -v - int64(r.IntN(2))
+		}
+		return v
+	}
+	f := &Frame{
+		Kind:  FrameKind(1 + r.IntN(int(KindBeat))),
+		Token: string(bytesOf(300)),
+		From:  int(u64() & math.MaxInt),
+		Seq:   u64(),
+		Code:  int(i64()),
+		Body:  bytesOf(1000),
+	}
+	if r.IntN(4) > 0 {
+		f.Items = make([]Item, r.IntN(40))
+		for i := range f.Items {
+			f.Items[i] = Item{PE: int32(u64() >> 33), Kind: uint16(u64()), Body: bytesOf(100)}
+		}
+	}
+	return f
+}
+
+func TestRoundTripRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var buf []byte
+	for i := range 3000 {
+		f := randomFrame(r)
+		var err error
+		buf, err = AppendFrame(buf[:0], f)
+		require.NoError(t, err)
+		require.Len(t, buf, Size(f), "frame %d", i)
+		got, err := DecodeFrame(buf)
+		require.NoError(t, err, "frame %d", i)
+		require.Equal(t, f, got, "frame %d", i)
+	}
+}
+
+// The encoding is plain msgpack: the library reads it, and frames the
+// library writes (in any integer width) decode.
+func TestInteropWithMsgpackLibrary(t *testing.T) {
+	f := &Frame{Kind: KindExit, Token: "tok", From: 2, Seq: 300, Code: -1, Body: []byte("why"),
+		Items: []Item{{PE: 5, Kind: 9, Body: []byte{1, 2}}}}
+	var generic []any
+	require.NoError(t, msgpack.Unmarshal(encode(t, f), &generic))
+	require.Len(t, generic, 8)
+	require.EqualValues(t, Version, generic[0])
+	require.EqualValues(t, KindExit, generic[1])
+	require.Equal(t, "tok", generic[2])
+	require.EqualValues(t, 300, generic[4])
+	require.EqualValues(t, -1, generic[5])
+	require.Equal(t, []byte("why"), generic[6])
+	item := generic[7].([]any)[0].([]any)
+	require.EqualValues(t, 5, item[0])
+	require.Equal(t, []byte{1, 2}, item[2])
+
+	// msgpack.Marshal writes Go ints as 9-byte int64s and uint16 as uint16.
+	b, err := msgpack.Marshal([]any{1, uint8(KindExit), "tok", 2, uint64(300), -1, []byte("why"),
+		[]any{[]any{int32(5), uint16(9), []byte{1, 2}}}})
+	require.NoError(t, err)
+	got, err := DecodeFrame(b)
+	require.NoError(t, err)
+	require.Equal(t, f, got)
+}
+
+func TestTypeCodesMatchMsgpcode(t *testing.T) {
+	pairs := []struct {
+		ours   byte
+		theirs byte
+	}{
+		{codePosFixMax, msgpcode.PosFixedNumHigh}, {codeNegFixLow, msgpcode.NegFixedNumLow},
+		{codeFixMapLo, msgpcode.FixedMapLow}, {codeFixMapHi, msgpcode.FixedMapHigh},
+		{codeFixArrLo, msgpcode.FixedArrayLow}, {codeFixArrHi, msgpcode.FixedArrayHigh},
+		{codeFixStrLo, msgpcode.FixedStrLow}, {codeFixStrHi, msgpcode.FixedStrHigh},
+		{codeNil, msgpcode.Nil}, {codeFalse, msgpcode.False}, {codeTrue, msgpcode.True},
+		{codeBin8, msgpcode.Bin8}, {codeBin16, msgpcode.Bin16}, {codeBin32, msgpcode.Bin32},
+		{codeExt8, msgpcode.Ext8}, {codeExt32, msgpcode.Ext32},
+		{codeFloat, msgpcode.Float}, {codeDouble, msgpcode.Double},
+		{codeUint8, msgpcode.Uint8}, {codeUint16, msgpcode.Uint16}, {codeUint32, msgpcode.Uint32}, {codeUint64, msgpcode.Uint64},
+		{codeInt8, msgpcode.Int8}, {codeInt16, msgpcode.Int16}, {codeInt32, msgpcode.Int32}, {codeInt64, msgpcode.Int64},
+		{codeFixExt1, msgpcode.FixExt1}, {codeFixExt16, msgpcode.FixExt16},
+		{codeStr8, msgpcode.Str8}, {codeStr16, msgpcode.Str16}, {codeStr32, msgpcode.Str32},
+		{codeArr16, msgpcode.Array16}, {codeArr32, msgpcode.Array32},
+		{codeMap16, msgpcode.Map16}, {codeMap32, msgpcode.Map32},
+	}
+	for i, p := range pairs {
+		require.Equal(t, p.theirs, p.ours, "pair %d", i)
+	}
+}
+
+func TestAppendFrameRejects(t *testing.T) {
+	tests := []struct {
+		name string
+		f    *Frame
+		want string
+	}{
+		{"nil frame", nil, "nil frame"},
+		{"kind 0", &Frame{}, "unknown kind 0"},
+		{"kind 8", &Frame{Kind: KindBeat + 1}, "unknown kind 8"},
+		{"negative from", &Frame{Kind: KindBeat, From: -1}, "node -1 is negative"},
+		{"negative PE", &Frame{Kind: KindData, Items: []Item{{PE: 1}, {PE: -2}}}, "item 1: PE -2 is negative"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := []byte("keep")
+			b, err := AppendFrame(dst, tc.f)
+			require.ErrorContains(t, err, tc.want)
+			require.Equal(t, "keep", string(b))
+		})
+	}
+}
+
+func TestFrameKindString(t *testing.T) {
+	require.Equal(t, "data", KindData.String())
+	require.Equal(t, "beat", KindBeat.String())
+	require.Equal(t, "FrameKind(0)", FrameKind(0).String())
+	require.Equal(t, "FrameKind(200)", FrameKind(200).String())
+}
+
+// The pool hands each goroutine its own encoder.
+func TestAppendFrameConcurrent(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	frames := make([]*Frame, 64)
+	want := make([][]byte, len(frames))
+	for i := range frames {
+		frames[i] = randomFrame(r)
+		want[i] = encode(t, frames[i])
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			var buf []byte
+			for i := range 200 {
+				k := (i + g) % len(frames)
+				var err error
+				if buf, err = AppendFrame(buf[:0], frames[k]); err != nil || !bytes.Equal(buf, want[k]) {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("concurrent encoding differs: %v", err)
+	}
+}

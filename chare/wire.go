@@ -1,0 +1,532 @@
+package chare
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/chare/reducer"
+)
+
+// Messages between processes. Inside one process envelopes are handed
+// over; to another process they are msgpack-encoded (wire kinds 100..199)
+// and decoded on the destination PE into an envDyn, which calls the entry
+// method through its description. Indices travel as msgpack bytes
+// (rawIndex) and are decoded with the collection's own index type when
+// they are used, so that a node can carry a proxy for a collection it
+// does not know yet.
+//
+// Collections are described by a Spec that the creating PE announces to
+// every other node. A message for a collection not known yet on a node
+// waits there (pending) until its announcement arrives; the announcement
+// always arrives, because the creator sends it before anything else.
+
+const (
+	kindEnvelope uint16 = 100 + iota
+	kindCreate
+	kindAnnounce
+	kindFuture
+	kindReduction
+)
+
+// rawIndex is an index still in msgpack form.
+type rawIndex []byte
+
+// Spec describes a collection so that another process can rebuild it.
+type Spec struct {
+	ID      CollID
+	Kind    Kind
+	Type    TypeID
+	Tree    []int
+	Builder string // the package that rebuilds it: "chare", "group", "array"
+	Data    []byte // the builder's own description, msgpack-encoded
+	Init    EntryID
+	InitMsg []byte
+}
+
+// Builder rebuilds a collection from its Spec in another process: it sets
+// the collection's NewLocal, DecodeIndex and Ext.
+type Builder func(c *Collection, rt *actor.Runtime, init func(obj any)) error
+
+var (
+	buildersMu sync.RWMutex
+	builders   = map[string]Builder{}
+)
+
+// RegisterBuilder registers how collections of a kind are rebuilt.
+func RegisterBuilder(name string, b Builder) {
+	buildersMu.Lock()
+	defer buildersMu.Unlock()
+	builders[name] = b
+}
+
+// InitOf turns a constructor (an entry method and its message, as
+// Charm++ constructors are entry methods) into the function that runs it
+// on a new object, and, in a job of several processes, records it in the
+// spec so that the other processes can run it too.
+func InitOf[T, M any](from Context, s *Spec, init func(*T, M), msg M) (func(obj any), error) {
+	pe, err := peFrom(from)
+	if err != nil {
+		return nil, err
+	}
+	e, err := lookupEntry(init)
+	if err != nil {
+		return nil, err
+	}
+	if pe.job.rt.NumNodes() > 1 {
+		b, err := msgpack.Marshal(msg)
+		if err != nil {
+			return nil, fmt.Errorf("chare: encoding the constructor message of %s: %w", e, err)
+		}
+		s.Init, s.InitMsg = e.ID, b
+	}
+	return func(obj any) { init(obj.(*T), msg) }, nil
+}
+
+// rebuild makes a Collection from a Spec that came from another process.
+func rebuild(rt *actor.Runtime, s Spec) (*Collection, error) {
+	typ, err := TypeByID(s.Type)
+	if err != nil {
+		return nil, err
+	}
+	buildersMu.RLock()
+	b := builders[s.Builder]
+	buildersMu.RUnlock()
+	if b == nil {
+		return nil, fmt.Errorf("chare: no builder %q for collection %v", s.Builder, s.ID)
+	}
+	var init func(any)
+	if s.Init != 0 {
+		e, err := EntryByID(s.Init)
+		if err != nil {
+			return nil, err
+		}
+		msg, err := decodeMsg(e, s.InitMsg)
+		if err != nil {
+			return nil, err
+		}
+		init = func(obj any) {
+			if _, err := e.Invoke(obj, msg); err != nil {
+				panic(err)
+			}
+		}
+	}
+	c := &Collection{ID: s.ID, Kind: s.Kind, Type: typ, Tree: s.Tree, Spec: s}
+	if err := b(c, rt, init); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func decodeMsg(e *Entry, b []byte) (any, error) {
+	if e.Msg == nil {
+		return nil, nil
+	}
+	v := reflect.New(e.Msg)
+	if err := msgpack.Unmarshal(b, v.Interface()); err != nil {
+		return nil, fmt.Errorf("decoding the message of %s: %w", e, err)
+	}
+	return v.Elem().Interface(), nil
+}
+
+// announce tells the other nodes about a new collection.
+func (pe *PE) announce(c *Collection) {
+	rt := pe.job.rt
+	for n := 0; n < rt.NumNodes(); n++ {
+		if n != rt.NodeOf(pe.ID()) {
+			pe.ap.Send(rt.FirstPE(n), &announceMsg{spec: c.Spec})
+		}
+	}
+}
+
+type announceMsg struct{ spec Spec }
+
+func (m *announceMsg) Describe() string { return fmt.Sprintf("the announcement of %v", m.spec.ID) }
+func (m *announceMsg) WireKind() uint16 { return kindAnnounce }
+func (m *announceMsg) EncodeWire(enc *msgpack.Encoder) error {
+	return enc.Encode(&m.spec)
+}
+
+func (m *announceMsg) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	if _, ok := pe.job.colls.Load(m.spec.ID); !ok {
+		c, err := rebuild(pe.job.rt, m.spec)
+		if err != nil {
+			pe.fail(fmt.Errorf("chare: rebuilding collection %v from node %d: %w", m.spec.ID, pe.job.rt.NodeOf(int(uint64(m.spec.ID)>>32)), err))
+			return
+		}
+		pe.job.colls.Store(c.ID, c)
+	}
+	// Wake the PEs of this node that hold messages for it.
+	rt := pe.job.rt
+	for p := rt.FirstPE(rt.NodeOf(pe.ID())); p < rt.NumPEs() && rt.NodeOf(p) == rt.NodeOf(pe.ID()); p++ {
+		ap.SendControl(p, knownMsg{m.spec.ID})
+	}
+}
+
+// knownMsg tells a PE that a collection became known in its process.
+type knownMsg struct{ coll CollID }
+
+func (knownMsg) Describe() string { return "a collection announcement" }
+func (m knownMsg) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	held := pe.pending[m.coll]
+	delete(pe.pending, m.coll)
+	for _, f := range held {
+		f()
+	}
+}
+
+// errPending says a collection is not known here yet but will be.
+var errPending = errors.New("chare: collection not announced yet")
+
+// pendingLimit bounds the wait for an announcement: a collection that never
+// arrives is an error, not a hang.
+const pendingLimit = 10 * time.Second
+
+// hold keeps fn until the collection becomes known here.
+func (pe *PE) hold(coll CollID, fn func()) {
+	if pe.pending == nil {
+		pe.pending = map[CollID][]func(){}
+	}
+	if len(pe.pending[coll]) == 0 {
+		ap := pe.ap
+		time.AfterFunc(pendingLimit, func() {
+			if !ap.Runtime().Stopped() {
+				ap.PostControl(knownCheck{coll})
+			}
+		})
+	}
+	pe.pending[coll] = append(pe.pending[coll], fn)
+}
+
+type knownCheck struct{ coll CollID }
+
+func (knownCheck) Describe() string { return "a collection announcement check" }
+func (m knownCheck) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	if len(pe.pending[m.coll]) > 0 {
+		pe.fail(fmt.Errorf("chare: no collection %v exists: messages for it waited %v on PE %d and its creator (PE %d) never announced it", m.coll, pendingLimit, pe.ID(), uint64(m.coll)>>32))
+	}
+}
+
+// ---- envelopes ----
+
+// wireHeader is the header of an envelope on the wire.
+type wireHeader struct {
+	Kind    Kind
+	Coll    CollID
+	PE      int
+	Index   []byte   `msgpack:",omitempty"`
+	Members [][]byte `msgpack:",omitempty"`
+	Entry   EntryID
+	Src     int
+	Root    int
+	Msg     []byte `msgpack:",omitempty"`
+	Reply   futureRef
+}
+
+func encodeIndex(i any) ([]byte, error) {
+	if r, ok := i.(rawIndex); ok {
+		return r, nil
+	}
+	if i == nil {
+		return nil, nil
+	}
+	return msgpack.Marshal(i)
+}
+
+func encodeEnvelope(enc *msgpack.Encoder, h *Header, msg any, reply futureRef) error {
+	w := wireHeader{Kind: h.Kind, Coll: h.Coll, PE: h.PE, Src: h.Src, Root: h.Root, Reply: reply}
+	if h.Entry != nil {
+		w.Entry = h.Entry.ID
+	}
+	var err error
+	if h.Kind == KindSection {
+		for _, m := range h.Members() {
+			b, err := encodeIndex(m)
+			if err != nil {
+				return err
+			}
+			w.Members = append(w.Members, b)
+		}
+	} else if w.Index, err = encodeIndex(h.Index); err != nil {
+		return fmt.Errorf("encoding index %v: %w", h.Index, err)
+	}
+	if h.Entry != nil && h.Entry.Msg != nil {
+		if w.Msg, err = msgpack.Marshal(msg); err != nil {
+			return fmt.Errorf("encoding the message of %s: %w", h.Entry, err)
+		}
+	}
+	return enc.Encode(&w)
+}
+
+func decodeEnvelope(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	var w wireHeader
+	if err := dec.Decode(&w); err != nil {
+		return nil, err
+	}
+	e, err := EntryByID(w.Entry)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := decodeMsg(e, w.Msg)
+	if err != nil {
+		return nil, err
+	}
+	env := &envDyn{msg: msg, reply: w.Reply}
+	env.h = Header{Route: Route{Kind: w.Kind, Coll: w.Coll, PE: w.PE}, Entry: e, Src: w.Src, Root: w.Root}
+	if w.Kind == KindSection {
+		ms := make([]any, len(w.Members))
+		for i, b := range w.Members {
+			ms[i] = rawIndex(b)
+		}
+		env.h.Index = ms
+	} else if w.Index != nil {
+		env.h.Index = rawIndex(w.Index)
+	}
+	return env, nil
+}
+
+func (e *env1[T, M]) WireKind() uint16 { return kindEnvelope }
+func (e *env1[T, M]) EncodeWire(enc *msgpack.Encoder) error {
+	return encodeEnvelope(enc, &e.h, e.msg, futureRef{})
+}
+func (e *env0[T]) WireKind() uint16 { return kindEnvelope }
+func (e *env0[T]) EncodeWire(enc *msgpack.Encoder) error {
+	return encodeEnvelope(enc, &e.h, nil, futureRef{})
+}
+func (e *envCall[T, M, R]) WireKind() uint16 { return kindEnvelope }
+func (e *envCall[T, M, R]) EncodeWire(enc *msgpack.Encoder) error {
+	return encodeEnvelope(enc, &e.h, e.msg, e.reply)
+}
+func (e *envDyn) WireKind() uint16 { return kindEnvelope }
+func (e *envDyn) EncodeWire(enc *msgpack.Encoder) error {
+	return encodeEnvelope(enc, &e.h, e.msg, e.reply)
+}
+
+// resolve turns a raw index into the collection's index type.
+func (pe *PE) resolve(c *Collection, i any) (any, error) {
+	switch r := i.(type) {
+	case rawIndex:
+		if c.DecodeIndex == nil {
+			return nil, fmt.Errorf("chare: %s %v has no index decoder", c.Type.Name, c.ID)
+		}
+		return c.DecodeIndex(r)
+	case []any: // section members on a multicast hop
+		out := make([]any, len(r))
+		for k, m := range r {
+			v, err := pe.resolve(c, m)
+			if err != nil {
+				return nil, err
+			}
+			out[k] = v
+		}
+		return out, nil
+	}
+	return i, nil
+}
+
+// ---- creation, futures, reductions ----
+
+func (m createMsg) WireKind() uint16                      { return kindCreate }
+func (m createMsg) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m.coll) }
+
+func (m *futureMsg) WireKind() uint16 { return kindFuture }
+func (m *futureMsg) EncodeWire(enc *msgpack.Encoder) error {
+	v, err := msgpack.Marshal(m.val)
+	if err != nil {
+		return fmt.Errorf("encoding the value (%T) of future %d: %w", m.val, m.ref.ID, err)
+	}
+	return enc.Encode([]any{m.ref.PE, m.ref.ID, v})
+}
+
+// rawValue is a future's value still in msgpack form: Get decodes it into
+// the future's type.
+type rawValue []byte
+
+type wireFuture struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	PE       int
+	ID       uint64
+	Val      []byte
+}
+
+type wireReduction struct {
+	Coll, Stream CollID
+	No           int
+	Has          bool
+	Reducer      string
+	Partial      []byte
+	Callback     Callback
+	Tree         []int
+	Section      *wireSection `msgpack:",omitempty"`
+}
+
+type wireSection struct {
+	ID    CollID
+	Coll  CollID
+	Tree  []int
+	Count map[int]int
+}
+
+func (m *redUp) WireKind() uint16 { return kindReduction }
+func (m *redUp) EncodeWire(enc *msgpack.Encoder) error {
+	w := wireReduction{Coll: m.coll, Stream: m.key.coll, No: m.key.no, Has: m.has, Reducer: m.r.Name(), Callback: m.cb, Tree: m.tree}
+	if m.has {
+		var buf bytes.Buffer
+		if err := reducer.EncodePartial(msgpack.NewEncoder(&buf), m.r, m.partial); err != nil {
+			return err
+		}
+		w.Partial = buf.Bytes()
+	}
+	if m.sec != nil {
+		w.Section = &wireSection{ID: m.sec.ID, Coll: m.sec.Coll, Tree: m.sec.Tree, Count: m.sec.count}
+	}
+	return enc.Encode(&w)
+}
+
+func decodeReduction(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	var w wireReduction
+	if err := dec.Decode(&w); err != nil {
+		return nil, err
+	}
+	r, err := reducer.Lookup(w.Reducer)
+	if err != nil {
+		return nil, err
+	}
+	m := &redUp{key: redKey{redStream{w.Stream}, w.No}, has: w.Has, r: r, cb: w.Callback, tree: w.Tree, coll: w.Coll}
+	if w.Has {
+		if m.partial, err = reducer.DecodePartial(msgpack.NewDecoder(bytes.NewReader(w.Partial)), r); err != nil {
+			return nil, err
+		}
+	}
+	if w.Section != nil {
+		m.sec = &Section{ID: w.Section.ID, Coll: w.Section.Coll, Tree: w.Section.Tree, count: w.Section.Count}
+	}
+	return m, nil
+}
+
+func init() {
+	actor.RegisterWire(kindEnvelope, "chare envelope", decodeEnvelope)
+	actor.RegisterWire(kindCreate, "collection creation", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		var c CollID
+		err := dec.Decode(&c)
+		return createMsg{c}, err
+	})
+	actor.RegisterWire(kindAnnounce, "collection announcement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		m := &announceMsg{}
+		err := dec.Decode(&m.spec)
+		return m, err
+	})
+	actor.RegisterWire(kindFuture, "future value", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		var w wireFuture
+		if err := dec.Decode(&w); err != nil {
+			return nil, err
+		}
+		return &futureMsg{ref: futureRef{w.PE, w.ID}, val: rawValue(w.Val)}, nil
+	})
+	actor.RegisterWire(kindReduction, "reduction", decodeReduction)
+}
+
+// ---- proxies and callbacks inside messages ----
+
+// wireRoute is a Route inside a message.
+type wireRoute struct {
+	Kind  Kind
+	Coll  CollID
+	PE    int
+	Index []byte `msgpack:",omitempty"`
+}
+
+func encodeRoute(enc *msgpack.Encoder, r Route) error {
+	if r.Kind == KindSection {
+		return errors.New("chare: a section proxy cannot travel to another process (send its members instead)")
+	}
+	idx, err := encodeIndex(r.Index)
+	if err != nil {
+		return err
+	}
+	return enc.Encode(&wireRoute{Kind: r.Kind, Coll: r.Coll, PE: r.PE, Index: idx})
+}
+
+func decodeRoute(dec *msgpack.Decoder) (Route, error) {
+	var w wireRoute
+	if err := dec.Decode(&w); err != nil {
+		return Route{}, err
+	}
+	r := Route{Kind: w.Kind, Coll: w.Coll, PE: w.PE}
+	if w.Index != nil {
+		r.Index = rawIndex(w.Index)
+	}
+	return r, nil
+}
+
+// EncodeMsgpack lets a proxy travel in a message (without its delegate).
+func (p Proxy[T]) EncodeMsgpack(enc *msgpack.Encoder) error { return encodeRoute(enc, p.route) }
+
+// DecodeMsgpack reads a proxy from a message.
+func (p *Proxy[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
+	r, err := decodeRoute(dec)
+	p.route, p.del = r, nil
+	return err
+}
+
+type wireCallback struct {
+	Kind   CallbackKind
+	Route  wireRoute
+	Entry  EntryID
+	Future futureRef
+	Func   uint64
+	PE     int
+	Code   int
+}
+
+// EncodeMsgpack lets a callback travel in a message.
+func (cb Callback) EncodeMsgpack(enc *msgpack.Encoder) error {
+	if cb.err != nil {
+		return cb.err
+	}
+	idx, err := encodeIndex(cb.Route.Index)
+	if err != nil {
+		return err
+	}
+	return enc.Encode(&wireCallback{Kind: cb.Kind, Route: wireRoute{Kind: cb.Route.Kind, Coll: cb.Route.Coll, PE: cb.Route.PE, Index: idx},
+		Entry: cb.Entry, Future: cb.Future, Func: cb.Func, PE: cb.PE, Code: cb.Code})
+}
+
+// DecodeMsgpack reads a callback from a message.
+func (cb *Callback) DecodeMsgpack(dec *msgpack.Decoder) error {
+	var w wireCallback
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	*cb = Callback{Kind: w.Kind, Route: Route{Kind: w.Route.Kind, Coll: w.Route.Coll, PE: w.Route.PE}, Entry: w.Entry, Future: w.Future, Func: w.Func, PE: w.PE, Code: w.Code}
+	if w.Route.Index != nil {
+		cb.Route.Index = rawIndex(w.Route.Index)
+	}
+	return nil
+}
+
+// Fingerprint identifies the program's chare types and entry methods, so
+// that nodes running different programs refuse to form a job.
+func Fingerprint() string {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	h := sha256.New()
+	for _, t := range reg.types {
+		fmt.Fprintf(h, "%d %s\n", t.ID, t.Name)
+		for _, e := range t.entries {
+			fmt.Fprintf(h, " %d %s %v %v %v\n", e.ID, e.Name, e.Msg, e.Result, e.Threaded)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
+}
