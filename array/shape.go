@@ -70,7 +70,7 @@ func nd[I [2]int | [3]int | [4]int | [5]int | [6]int](dims ...int) Shape[I] {
 	return Shape[I]{
 		bad:  bad,
 		dims: dims,
-		n:   n,
+		n:    n,
 		at: func(p int) I {
 			var idx I
 			for k := len(dims) - 1; k >= 0; k-- {
