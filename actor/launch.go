@@ -55,6 +55,7 @@ type children struct {
 	mu   sync.Mutex
 	cmds []*exec.Cmd
 	done []chan struct{}
+	errs []error // how each ended (cmd.Wait), once done is closed
 }
 
 // launch starts nodes 1..M-1 running argv, and aborts the job if one of
@@ -78,9 +79,13 @@ func (rt *Runtime) launch(argv []string, nc NodeConfig, addr string) error {
 		ch.mu.Lock()
 		ch.cmds = append(ch.cmds, cmd)
 		ch.done = append(ch.done, done)
+		ch.errs = append(ch.errs, nil)
 		ch.mu.Unlock()
 		go func(n int) {
 			err := cmd.Wait()
+			ch.mu.Lock()
+			ch.errs[n-1] = err
+			ch.mu.Unlock()
 			close(done)
 			if !rt.Stopped() {
 				lo, hi := PERange(n, nc.Nodes, rt.cfg.PEs)
@@ -95,13 +100,14 @@ func (rt *Runtime) launch(argv []string, nc NodeConfig, addr string) error {
 // those that do not within the grace period.
 func (ch *children) reap(grace time.Duration) {
 	ch.mu.Lock()
-	defer ch.mu.Unlock()
+	dones, cmds := ch.done, ch.cmds
+	ch.mu.Unlock()
 	deadline := time.After(grace)
-	for i, d := range ch.done {
+	for i, d := range dones {
 		select {
 		case <-d:
 		case <-deadline:
-			_ = ch.cmds[i].Process.Kill()
+			_ = cmds[i].Process.Kill()
 			<-d
 		}
 	}
@@ -120,4 +126,15 @@ func (rt *Runtime) Pids() []int {
 		ps = append(ps, c.Process.Pid)
 	}
 	return ps
+}
+
+// LaunchedResults returns, after Wait, how each launched node's process
+// ended (nil for exit status 0), in node order from node 1.
+func (rt *Runtime) LaunchedResults() []error {
+	if rt.kids == nil {
+		return nil
+	}
+	rt.kids.mu.Lock()
+	defer rt.kids.mu.Unlock()
+	return append([]error(nil), rt.kids.errs...)
 }

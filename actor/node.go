@@ -10,6 +10,7 @@ import (
 	"time"
 
 	pa "github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/eventstream"
 	"github.com/asynkron/protoactor-go/remote"
 	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/grpc"
@@ -68,12 +69,15 @@ type nodeState struct {
 	addrs  []string
 	nodeOf []int // node of each PE
 
-	joined  chan error // node 0: all ready; others: table received
-	mu      sync.Mutex
-	hellos  map[int]helloInfo
-	readies int
+	joined     chan error    // node 0: all ready; others: table received
+	joinedDone chan struct{} // closed with the first send on joined
+	joinOnce   sync.Once
+	mu         sync.Mutex
+	hellos     map[int]helloInfo
+	readies    map[int]bool
 	seen    []atomic.Int64 // unix nanos of the last frame from each node
 	exiting atomic.Bool
+	sub     *eventstream.Subscription
 
 	Rejected atomic.Int64 // frames rejected (corrupt, wrong token)
 }
@@ -118,7 +122,8 @@ func (rt *Runtime) Address() string {
 	return rt.sys.Address()
 }
 
-const linkName = "charm-link"
+// linkName names the job's link actor of node n.
+func (rt *Runtime) linkName(n int) string { return fmt.Sprintf("%s-link-%d", rt.prefix, n) }
 
 // startNode starts the remote layer and the link actor, then joins the job.
 func (rt *Runtime) startNode(nc NodeConfig) error {
@@ -143,7 +148,7 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 	if nc.FailAfter == 0 {
 		nc.FailAfter = 3 * time.Second
 	}
-	ns := &nodeState{cfg: nc, joined: make(chan error, 1), hellos: map[int]helloInfo{},
+	ns := &nodeState{cfg: nc, joined: make(chan error, 1), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
 		seen: make([]atomic.Int64, nc.Nodes), links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
 	ns.nodeOf = make([]int, rt.cfg.PEs)
 	for n := 0; n < nc.Nodes; n++ {
@@ -153,26 +158,19 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 		}
 	}
 	rt.node = ns
-	opts, err := grpcOptions(nc)
+	ep, err := sharedEndpoint(nc, rt.cfg.Logger)
 	if err != nil {
-		return err
+		return fmt.Errorf("actor: node %d: %w", nc.Node, err)
 	}
-	host, port, err := splitHostPort(nc.Listen)
-	if err != nil {
-		return err
-	}
-	ns.rem = remote.NewRemote(rt.sys, remote.Configure(host, port, opts...))
-	if err := startRemote(ns.rem); err != nil {
-		return fmt.Errorf("actor: node %d cannot listen on %s: %w", nc.Node, nc.Listen, err)
-	}
-	ns.link, err = rt.sys.Root.SpawnNamed(pa.PropsFromFunc(rt.linkReceive), linkName)
-	if err != nil {
-		return err
-	}
+	ns.rem = ep.rem
 	ns.addrs[nc.Node] = rt.sys.Address()
-	ns.links[nc.Node] = ns.link
-	rt.sys.EventStream.Subscribe(func(ev any) {
-		if t, ok := ev.(*remote.EndpointTerminatedEvent); ok {
+	ns.links[nc.Node] = pa.NewPID(rt.sys.Address(), rt.linkName(nc.Node))
+	ns.link, err = rt.sys.Root.SpawnNamed(pa.PropsFromFunc(rt.linkReceive), rt.linkName(nc.Node))
+	if err != nil {
+		return err
+	}
+	ns.sub = rt.sys.EventStream.Subscribe(func(ev any) {
+		if t, ok := ev.(*remote.EndpointTerminatedEvent); ok && !rt.Stopped() {
 			rt.lostAddress(t.Address)
 		}
 	})
@@ -186,9 +184,27 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 			}
 		}
 	} else {
-		ns.links[0] = pa.NewPID(nc.Join, linkName)
+		ns.mu.Lock()
+		ns.links[0] = pa.NewPID(nc.Join, rt.linkName(0))
+		ns.mu.Unlock()
 		body, _ := msgpack.Marshal(helloInfo{Node: nc.Node, Addr: ns.addrs[nc.Node], PEs: rt.cfg.PEs, Nodes: nc.Nodes, Fingerprint: nc.Fingerprint})
-		rt.sendFrame(0, &wire.Frame{Kind: wire.KindHello, Body: body})
+		// Node 0 may not be up yet (nodes started by hand), and a message
+		// to an endpoint that is not there is lost: say hello until the
+		// node table arrives.
+		go func() {
+			tick := time.NewTicker(250 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				rt.sendFrame(0, &wire.Frame{Kind: wire.KindHello, Body: body})
+				select {
+				case <-ns.joinedDone:
+					return
+				case <-rt.done:
+					return
+				case <-tick.C:
+				}
+			}
+		}()
 	}
 	select {
 	case err := <-ns.joined:
@@ -223,7 +239,12 @@ func (ns *nodeState) missing() string {
 	return fmt.Sprintf("nodes %v never joined", miss)
 }
 
+// remoteStart serializes remote.Start, which sets gRPC's global logger.
+var remoteStart sync.Mutex
+
 func startRemote(r *remote.Remote) (err error) {
+	remoteStart.Lock()
+	defer remoteStart.Unlock()
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
@@ -256,7 +277,7 @@ func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
 		creds = credentials.NewTLS(cfg)
 		srv = append(srv, grpc.Creds(credentials.NewTLS(cfg)))
 	}
-	tok := tokenAuth{token: nc.Token, secure: nc.TLS != nil}
+	tok := tokenAuth{secure: nc.TLS != nil}
 	srv = append(srv, grpc.MaxRecvMsgSize(maxMsg), grpc.StreamInterceptor(tok.checkStream), grpc.UnaryInterceptor(tok.checkUnary))
 	return []remote.ConfigOption{
 		remote.WithServerOptions(srv...),
@@ -294,7 +315,9 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) {
 		rt.Abort(fmt.Errorf("actor: a frame of %d bytes for node %d exceeds the %d-byte limit (a message is too large)", len(b), n, wire.MaxFrame))
 		return
 	}
+	ns.mu.Lock()
 	pid := ns.links[n]
+	ns.mu.Unlock()
 	if pid == nil {
 		rt.Abort(fmt.Errorf("actor: no address for node %d", n))
 		return
@@ -330,7 +353,7 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 	case wire.KindTable:
 		rt.onTable(f)
 	case wire.KindReady:
-		rt.onReady()
+		rt.onReady(f.From)
 	case wire.KindExit:
 		var e exitInfo
 		if err := msgpack.Unmarshal(f.Body, &e); err != nil {
@@ -366,16 +389,24 @@ func (rt *Runtime) onHello(f *wire.Frame) {
 	if bad == nil {
 		ns.hellos[h.Node] = h
 		ns.addrs[h.Node] = h.Addr
-		ns.links[h.Node] = pa.NewPID(h.Addr, linkName)
+		ns.links[h.Node] = pa.NewPID(h.Addr, rt.linkName(h.Node))
 	}
 	all := len(ns.hellos) == ns.cfg.Nodes-1
 	ns.mu.Unlock()
 	if bad != nil {
-		ns.joined <- bad
+		// Tell the refused node why, so that it stops at once too.
+		ns.mu.Lock()
+		ns.links[h.Node] = pa.NewPID(h.Addr, rt.linkName(h.Node))
+		ns.mu.Unlock()
+		body, _ := msgpack.Marshal(exitInfo{Reason: bad.Error()})
+		rt.sendFrame(h.Node, &wire.Frame{Kind: wire.KindExit, Code: 1, Body: body})
+		ns.join(bad)
 		return
 	}
 	if all {
+		ns.mu.Lock()
 		body, _ := msgpack.Marshal(ns.addrs)
+		ns.mu.Unlock()
 		for n := 1; n < ns.cfg.Nodes; n++ {
 			rt.sendFrame(n, &wire.Frame{Kind: wire.KindTable, Body: body})
 		}
@@ -393,22 +424,30 @@ func (rt *Runtime) onTable(f *wire.Frame) {
 	for n, a := range addrs {
 		if n != ns.cfg.Node {
 			ns.addrs[n] = a
-			ns.links[n] = pa.NewPID(a, linkName)
+			ns.links[n] = pa.NewPID(a, rt.linkName(n))
 		}
 	}
 	ns.mu.Unlock()
 	rt.sendFrame(0, &wire.Frame{Kind: wire.KindReady})
-	ns.joined <- nil
+	ns.join(nil)
 }
 
-func (rt *Runtime) onReady() {
+// join reports the end of the join protocol, once.
+func (ns *nodeState) join(err error) {
+	ns.joinOnce.Do(func() {
+		ns.joined <- err
+		close(ns.joinedDone)
+	})
+}
+
+func (rt *Runtime) onReady(from int) {
 	ns := rt.node
 	ns.mu.Lock()
-	ns.readies++
-	all := ns.readies == ns.cfg.Nodes-1
+	ns.readies[from] = true
+	all := len(ns.readies) == ns.cfg.Nodes-1
 	ns.mu.Unlock()
 	if all {
-		ns.joined <- nil
+		ns.join(nil)
 	}
 }
 
@@ -440,11 +479,16 @@ func (rt *Runtime) heartbeat() {
 
 func (rt *Runtime) lostAddress(addr string) {
 	ns := rt.node
+	ns.mu.Lock()
+	lost := -1
 	for n, a := range ns.addrs {
 		if a == addr && n != ns.cfg.Node {
-			rt.lostNode(n, "its connection closed")
-			return
+			lost = n
 		}
+	}
+	ns.mu.Unlock()
+	if lost >= 0 {
+		rt.lostNode(lost, "its connection closed")
 	}
 }
 
@@ -454,7 +498,10 @@ func (rt *Runtime) lostNode(n int, why string) {
 		return
 	}
 	lo, hi := PERange(n, rt.node.cfg.Nodes, rt.cfg.PEs)
-	rt.Abort(fmt.Errorf("actor: lost node %d (PEs %d..%d, %s): %s", n, lo, hi-1, rt.node.addrs[n], why))
+	rt.node.mu.Lock()
+	addr := rt.node.addrs[n]
+	rt.node.mu.Unlock()
+	rt.Abort(fmt.Errorf("actor: lost node %d (PEs %d..%d, %s): %s", n, lo, hi-1, addr, why))
 }
 
 // broadcastExit tells every other node that the job ended.
@@ -469,7 +516,10 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 	}
 	body, _ := msgpack.Marshal(e)
 	for n := 0; n < ns.cfg.Nodes; n++ {
-		if n != ns.cfg.Node && ns.links[n] != nil {
+		ns.mu.Lock()
+		known := ns.links[n] != nil
+		ns.mu.Unlock()
+		if n != ns.cfg.Node && known {
 			rt.sendFrame(n, &wire.Frame{Kind: wire.KindExit, Code: code, Body: body})
 		}
 	}

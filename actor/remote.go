@@ -187,8 +187,18 @@ func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 	return m, nil
 }
 
-func (ns *nodeState) shutdown() {
-	// Give the exit frames a moment to leave before the connections close.
+// shutdown ends this job's part of the shared endpoint: its link actor,
+// its event subscription and its token. The endpoint itself stays for the
+// process's next job.
+func (rt *Runtime) nodeShutdown() {
+	ns := rt.node
+	// Give the exit frames a moment to leave before the actors go.
 	time.Sleep(100 * time.Millisecond)
-	ns.rem.Shutdown(false)
+	if ns.sub != nil {
+		rt.sys.EventStream.Unsubscribe(ns.sub)
+	}
+	if ns.link != nil {
+		rt.sys.Root.Stop(ns.link)
+	}
+	removeToken(ns.cfg.Token)
 }

@@ -42,8 +42,10 @@ type Runtime struct {
 	exitErr  error
 	stopped  atomic.Bool
 
-	node *nodeState // nil in a single-process job
-	kids *children  // the nodes this one launched
+	node   *nodeState // nil in a single-process job
+	prefix string     // names this job's actors in a shared actor system
+	ownSys bool       // the actor system is this job's own
+	kids   *children  // the nodes this one launched
 }
 
 // ErrStopped is returned by operations attempted after the job ended.
@@ -69,11 +71,25 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 		quiet = func(*pa.ActorSystem) *slog.Logger { return cfg.Logger.With("lib", "protoactor") }
 	}
 	rt := &Runtime{
-		cfg:  cfg,
-		sys:  pa.NewActorSystem(pa.WithLoggerFactory(quiet)),
-		log:  log,
-		tree: PETree{Root: 0, N: cfg.PEs, Arity: cfg.Arity},
-		done: make(chan struct{}),
+		cfg:    cfg,
+		log:    log,
+		tree:   PETree{Root: 0, N: cfg.PEs, Arity: cfg.Arity},
+		done:   make(chan struct{}),
+		ownSys: cfg.Node == nil,
+	}
+	if cfg.Node == nil {
+		rt.sys = pa.NewActorSystem(pa.WithLoggerFactory(quiet))
+	} else {
+		nc := *cfg.Node
+		if nc.Listen == "" {
+			nc.Listen = "127.0.0.1:0"
+		}
+		ep, err := sharedEndpoint(nc, cfg.Logger)
+		if err != nil {
+			return nil, fmt.Errorf("actor: node %d: %w", nc.Node, err)
+		}
+		rt.sys, rt.prefix = ep.sys, jobPrefix(nc.Token)
+		addToken(nc.Token)
 	}
 	lo, hi := 0, cfg.PEs
 	if cfg.Node != nil {
@@ -88,7 +104,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
-		pid, err := rt.sys.Root.SpawnNamed(pa.PropsFromProducer(func() pa.Actor { return pe }), fmt.Sprintf("pe-%d", i))
+		pid, err := rt.sys.Root.SpawnNamed(pa.PropsFromProducer(func() pa.Actor { return pe }), fmt.Sprintf("%spe-%d", rt.prefix, i))
 		if err != nil {
 			rt.Abort(fmt.Errorf("actor: spawning PE %d: %w", i, err))
 			rt.shutdown()
@@ -197,10 +213,12 @@ func (rt *Runtime) shutdown() {
 			rt.sys.Root.Stop(pe.pid)
 		}
 	}
-	if rt.node != nil && rt.node.rem != nil {
-		rt.node.shutdown()
+	if rt.node != nil {
+		rt.nodeShutdown()
 	}
-	rt.sys.Shutdown()
+	if rt.ownSys {
+		rt.sys.Shutdown()
+	}
 	if rt.kids != nil {
 		rt.kids.reap(10 * time.Second)
 	}

@@ -2,10 +2,10 @@ package actor
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"crypto/x509"
 	"fmt"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -22,13 +22,13 @@ import (
 const tokenKey = "charm-job-token"
 
 type tokenAuth struct {
-	token  string
 	secure bool
 }
 
-// GetRequestMetadata implements credentials.PerRPCCredentials.
+// GetRequestMetadata implements credentials.PerRPCCredentials: it presents
+// the tokens of the jobs running in this process (one, in a deployment).
 func (t tokenAuth) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{tokenKey: t.token}, nil
+	return map[string]string{tokenKey: activeTokens()}, nil
 }
 
 // RequireTransportSecurity implements credentials.PerRPCCredentials.
@@ -37,8 +37,10 @@ func (t tokenAuth) RequireTransportSecurity() bool { return t.secure }
 func (t tokenAuth) ok(ctx context.Context) bool {
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, v := range md.Get(tokenKey) {
-		if subtle.ConstantTimeCompare([]byte(v), []byte(t.token)) == 1 {
-			return true
+		for _, tok := range strings.Split(v, ",") {
+			if tok != "" && tokenKnown(tok) {
+				return true
+			}
 		}
 	}
 	return false

@@ -29,8 +29,8 @@ type Config struct {
 	// Node, if set, makes this process one node of a job whose nodes are
 	// started by hand, on one or several hosts (see ParseArgs: -nodelist).
 	Node *actor.NodeConfig
-
-	tls *actor.TLSFiles // -tls-cert/-tls-key for a local launch
+	// TLS, if set, secures the connections of a local launch (Nodes).
+	TLS *actor.TLSFiles
 }
 
 // Chare is embedded in singleton chare types, the main chare among them:
@@ -102,7 +102,7 @@ func nodeConfig(cfg Config) (*actor.NodeConfig, int, error) {
 	var nc *actor.NodeConfig
 	switch env, envPEs, child := actor.NodeFromEnv(); {
 	case child:
-		env.TLS = cfg.tls // launched with the same command line
+		env.TLS = cfg.TLS // launched with the same command line
 		nc, pes = &env, envPEs
 	case cfg.Node != nil:
 		c := *cfg.Node
@@ -116,7 +116,7 @@ func nodeConfig(cfg Config) (*actor.NodeConfig, int, error) {
 			}
 			launch = append([]string{exe}, os.Args[1:]...)
 		}
-		nc = &actor.NodeConfig{Node: 0, Nodes: cfg.Nodes, Token: actor.NewToken(), Launch: launch, TLS: cfg.tls}
+		nc = &actor.NodeConfig{Node: 0, Nodes: cfg.Nodes, Token: actor.NewToken(), Launch: launch, TLS: cfg.TLS}
 	case cfg.Nodes < 0:
 		return nil, 0, fmt.Errorf("chare: bad number of nodes %d", cfg.Nodes)
 	}
@@ -226,7 +226,7 @@ func ParseArgs(args []string) (Config, error) {
 			return cfg, fmt.Errorf("flag -node needs -nodelist")
 		}
 		if cert != "" {
-			cfg.tls = &actor.TLSFiles{Cert: cert, Key: key}
+			cfg.TLS = &actor.TLSFiles{Cert: cert, Key: key}
 		}
 		return cfg, nil
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -75,4 +76,22 @@ func TestHelloBadFlag(t *testing.T) {
 	_, code, output := run(t, 1, "-n", "0")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, output, "hello: FAILED")
+}
+
+// TestHelloTwoProcesses runs the example as two processes (-nodes 2): the
+// test binary launches a copy of itself as node 1.
+func TestHelloTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches a process")
+	}
+	buf := &syncBuffer{}
+	out = buf
+	code, err := chare.Run(chare.Config{PEs: 4, Nodes: 2, Args: []string{"-n", "12"}, Timeout: 60 * time.Second,
+		Launch: []string{os.Args[0], "-test.run=^TestHelloTwoProcesses$", "-test.count=1"}}, (*Main).Start)
+	if chare.IsLaunchedNode() {
+		os.Exit(code)
+	}
+	require.NoError(t, err, buf.String())
+	require.Equal(t, 0, code, buf.String())
+	require.Contains(t, buf.String(), "hello: ok elements=12 pes=4 sum=66")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +79,23 @@ func TestJacobi2DBadFlags(t *testing.T) {
 		require.NotEqual(t, 0, code, "%v", args)
 		require.True(t, strings.HasPrefix(output, "jacobi2d: FAILED "), "%v: %q", args, output)
 	}
+}
+
+// TestJacobi2DTwoProcesses runs the stencil as two processes (-nodes 2)
+// and checks it against the sequential solve, as the example does.
+func TestJacobi2DTwoProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches a process")
+	}
+	buf := &bytes.Buffer{}
+	out = buf
+	code, err := chare.Run(chare.Config{PEs: 4, Nodes: 2, Args: []string{"-grid", "24", "-blocks", "3", "-iters", "200", "-tol", "0"},
+		Timeout: 60 * time.Second, Launch: []string{os.Args[0], "-test.run=^TestJacobi2DTwoProcesses$", "-test.count=1"}}, (*Main).Start)
+	if chare.IsLaunchedNode() {
+		os.Exit(code)
+	}
+	require.NoError(t, err, buf.String())
+	require.Equal(t, 0, code, buf.String())
+	require.Contains(t, buf.String(), "jacobi2d: ok grid=24 blocks=3x3 iters=200")
+	require.Contains(t, buf.String(), "maxdiff=0")
 }
