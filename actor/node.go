@@ -75,9 +75,9 @@ type nodeState struct {
 	mu         sync.Mutex
 	hellos     map[int]helloInfo
 	readies    map[int]bool
-	seen    []atomic.Int64 // unix nanos of the last frame from each node
-	exiting atomic.Bool
-	sub     *eventstream.Subscription
+	seen       []atomic.Int64 // unix nanos of the last frame from each node
+	exiting    atomic.Bool
+	sub        *eventstream.Subscription
 
 	Rejected atomic.Int64 // frames rejected (corrupt, wrong token)
 }
