@@ -38,7 +38,7 @@ func init() {
 func sumJob(t *testing.T, cfg chare.Config, n int) (int, error) {
 	cfg.Launch, cfg.Timeout = launch(t), 60*time.Second
 	code, err := chare.Run(cfg, func(m *sumMain, _ []string) {
-		a, err := array.New[summer](m, array.Dims(n))
+		a, err := newSummers(m, n)
 		if err != nil {
 			m.Abort(err)
 			return
@@ -111,4 +111,8 @@ func writeSelfSigned(t *testing.T, dir string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
+}
+
+func newSummers(m *sumMain, n int) (array.Proxy[summer, int], error) {
+	return array.New[summer](m, array.Dims(n))
 }

@@ -1,0 +1,115 @@
+package multi
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/chare"
+)
+
+// TestAcrossHostsNetns runs one job on two "hosts": two network namespaces
+// joined by a veth pair, each node started by hand with a node list, as a
+// user would on two machines. It needs root and iproute2; elsewhere it is
+// skipped with the reason.
+func TestAcrossHostsNetns(t *testing.T) {
+	if node := os.Getenv("CHARM_NETNS_NODE"); node != "" {
+		netnsNode(t, node)
+		return
+	}
+	if testing.Short() {
+		t.Skip("creates network namespaces")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to create network namespaces (ip netns)")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("needs iproute2's ip command")
+	}
+	a, b := fmt.Sprintf("charm%da", os.Getpid()), fmt.Sprintf("charm%db", os.Getpid())
+	ip := func(args ...string) error {
+		out, err := exec.Command("ip", args...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("ip %v: %v: %s", args, err, out)
+		}
+		return nil
+	}
+	if err := ip("netns", "add", a); err != nil {
+		t.Skipf("network namespaces are not permitted here: %v", err)
+	}
+	t.Cleanup(func() { _ = ip("netns", "del", a) })
+	require.NoError(t, ip("netns", "add", b))
+	t.Cleanup(func() { _ = ip("netns", "del", b) })
+	va, vb := fmt.Sprintf("cv%da", os.Getpid()%100000), fmt.Sprintf("cv%db", os.Getpid()%100000)
+	for _, args := range [][]string{
+		{"link", "add", va, "type", "veth", "peer", "name", vb},
+		{"link", "set", va, "netns", a},
+		{"link", "set", vb, "netns", b},
+		{"-n", a, "addr", "add", "10.77.0.1/24", "dev", va},
+		{"-n", b, "addr", "add", "10.77.0.2/24", "dev", vb},
+		{"-n", a, "link", "set", va, "up"},
+		{"-n", b, "link", "set", vb, "up"},
+		{"-n", a, "link", "set", "lo", "up"},
+		{"-n", b, "link", "set", "lo", "up"},
+	} {
+		require.NoError(t, ip(args...))
+	}
+	list := filepath.Join(t.TempDir(), "nodes")
+	require.NoError(t, os.WriteFile(list, []byte("# two hosts\n10.77.0.1:7701\n10.77.0.2:7702\n"), 0o644))
+	token := actor.NewToken()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	start := func(ns string, node int) (*exec.Cmd, *bytes.Buffer) {
+		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestAcrossHostsNetns$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "CHARM_NETNS_NODE="+strconv.Itoa(node), "CHARM_NETNS_LIST="+list, "CHARMGO_TOKEN="+token)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		require.NoError(t, cmd.Start())
+		return cmd, &out
+	}
+	// Node 1 first: it must wait for node 0, as on real hosts started in
+	// any order.
+	c1, out1 := start(b, 1)
+	c0, out0 := start(a, 0)
+	err0, err1 := c0.Wait(), c1.Wait()
+	require.NoError(t, err0, "node 0:\n%s", out0)
+	require.NoError(t, err1, "node 1:\n%s", out1)
+	require.Contains(t, out0.String(), "netns: ok nodes=2 sum=4950", "node 0:\n%s", out0)
+}
+
+// netnsNode runs one node of the job inside its namespace.
+func netnsNode(t *testing.T, node string) {
+	cfg, err := chare.ParseArgs([]string{"-p", "4", "-nodelist", os.Getenv("CHARM_NETNS_LIST"), "-node", node})
+	require.NoError(t, err)
+	cfg.Timeout = 60 * time.Second
+	code, err := chare.Run(cfg, func(m *sumMain, _ []string) {
+		a, err := newSummers(m, 100)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		f := chare.NewFuture[int](m)
+		if err := chare.Send(m, a, (*summer).Add, f.Callback()); err != nil {
+			m.Abort(err)
+			return
+		}
+		sum, err := f.Get(m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		fmt.Printf("netns: ok nodes=%d sum=%d\n", chare.PEOf(m).Job().Runtime().NumNodes(), sum)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+}
