@@ -95,6 +95,15 @@ type helloInfo struct {
 type exitInfo struct {
 	Reason string
 	Origin int
+	// Panic is set for a job that a panic aborted, so that every node
+	// returns a *PanicError (with the panic's value as text).
+	Panic *wirePanic `msgpack:",omitempty"`
+}
+
+type wirePanic struct {
+	PE          int
+	What, Value string
+	Stack       []byte
 }
 
 // RejectedFrames returns how many frames from the network this node
@@ -364,6 +373,9 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		if e.Reason != "" {
 			reason = errors.New(e.Reason)
 		}
+		if p := e.Panic; p != nil {
+			reason = &PanicError{PE: p.PE, What: p.What, Value: p.Value, Stack: p.Stack}
+		}
 		ns.exiting.Store(true) // the origin told everyone: do not repeat it
 		rt.finish(f.Code, reason)
 	default:
@@ -513,6 +525,9 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 	e := exitInfo{Origin: ns.cfg.Node}
 	if err != nil {
 		e.Reason = err.Error()
+	}
+	if p, ok := err.(*PanicError); ok {
+		e.Panic = &wirePanic{PE: p.PE, What: p.What, Value: fmt.Sprint(p.Value), Stack: p.Stack}
 	}
 	body, _ := msgpack.Marshal(e)
 	for n := 0; n < ns.cfg.Nodes; n++ {

@@ -1,10 +1,12 @@
 package actor
 
 import (
+	"bytes"
 	"fmt"
 	"runtime/debug"
 
 	pa "github.com/asynkron/protoactor-go/actor"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor/wire"
 )
@@ -42,10 +44,15 @@ type PE struct {
 	cdRoots            map[uint64]*cdRoot
 	cdPending          map[uint64]int
 
-	out    [][]Message   // buffered sends, per destination PE
-	dirty  []int         // destinations with buffered sends
-	rout   [][]wire.Item // encoded sends for other nodes, per node
-	rnodes []int         // nodes with encoded sends
+	out     [][]Message    // buffered sends, per destination PE
+	dirty   []int          // destinations with buffered sends
+	rout    [][]wire.Item  // encoded sends for other nodes, per node
+	routEnc []*itemEncoder // the buffers of their bodies, per node
+	rnodes  []int          // nodes with encoded sends
+
+	dec     *msgpack.Decoder // for messages from other nodes
+	decBuf  *bytes.Reader
+	scratch []byte
 
 	// Ext holds the state that upper layers keep per PE.
 	Ext any

@@ -58,18 +58,25 @@ func RegisterWire(kind uint16, name string, decode WireDecoder) {
 	wireKinds[kind] = wireKind{name, decode}
 }
 
-var encPool = sync.Pool{New: func() any {
-	b := &bytes.Buffer{}
-	return &itemEncoder{buf: b, enc: msgpack.NewEncoder(b)}
-}}
-
+// itemEncoder writes the messages for one node into one buffer; the items
+// point into it until their frames are built, then it is reused. Structs
+// are written as arrays (no field names): smaller and faster, and msgpack
+// decodes either form.
 type itemEncoder struct {
-	buf *bytes.Buffer
+	buf bytes.Buffer
 	enc *msgpack.Encoder
 }
 
-// encodeItem turns one message for PE dest into a wire item.
-func encodeItem(dest int, m Message) (wire.Item, error) {
+func newItemEncoder() *itemEncoder {
+	ie := &itemEncoder{}
+	ie.enc = msgpack.NewEncoder(&ie.buf)
+	ie.enc.UseArrayEncodedStructs(true)
+	return ie
+}
+
+// encodeItem turns one message for PE dest into a wire item whose body
+// points into ie's buffer.
+func (ie *itemEncoder) encodeItem(dest int, m Message) (wire.Item, error) {
 	var flag uint16
 	if c, ok := m.(controlMsg); ok {
 		m, flag = c.Message, controlBit
@@ -81,13 +88,13 @@ func encodeItem(dest int, m Message) (wire.Item, error) {
 	if _, sys := m.(control); sys {
 		flag = controlBit
 	}
-	ie := encPool.Get().(*itemEncoder)
-	defer encPool.Put(ie)
-	ie.buf.Reset()
+	start := ie.buf.Len()
 	if err := wm.EncodeWire(ie.enc); err != nil {
+		ie.buf.Truncate(start)
 		return wire.Item{}, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
 	}
-	return wire.Item{PE: int32(dest), Kind: wm.WireKind() | flag, Body: bytes.Clone(ie.buf.Bytes())}, nil
+	b := ie.buf.Bytes()
+	return wire.Item{PE: int32(dest), Kind: wm.WireKind() | flag, Body: b[start:len(b):len(b)]}, nil
 }
 
 // flushRemote encodes the messages buffered for a PE of another node into
@@ -96,9 +103,15 @@ func (pe *PE) flushRemote(dest int, q []Message) {
 	n := pe.rt.node.nodeOf[dest]
 	if pe.rout == nil {
 		pe.rout = make([][]wire.Item, pe.rt.node.cfg.Nodes)
+		pe.routEnc = make([]*itemEncoder, pe.rt.node.cfg.Nodes)
+	}
+	ie := pe.routEnc[n]
+	if ie == nil {
+		ie = newItemEncoder()
+		pe.routEnc[n] = ie
 	}
 	for _, m := range q {
-		it, err := encodeItem(dest, m)
+		it, err := ie.encodeItem(dest, m)
 		if err != nil {
 			pe.rt.Abort(err)
 			return
@@ -108,17 +121,34 @@ func (pe *PE) flushRemote(dest int, q []Message) {
 		}
 		pe.rout[n] = append(pe.rout[n], it)
 	}
+	// A long burst (a loop of sends in one entry method) leaves in frames
+	// as it goes, so that the other node starts working at once.
+	if ie.buf.Len() >= eagerFrame {
+		pe.sendFramesTo(n)
+	}
+}
+
+// eagerFrame is how many bytes of messages for one node make a frame leave
+// before the current message ends.
+const eagerFrame = 64 << 10
+
+func (pe *PE) sendFramesTo(n int) {
+	items := pe.rout[n]
+	for _, chunk := range wire.Split(items, wire.MaxFrame-1024) {
+		pe.rt.sendFrame(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
+	}
+	clear(items)
+	pe.rout[n] = items[:0]
+	pe.routEnc[n].buf.Reset() // the frames hold copies of the bodies
 }
 
 // sendFrames sends the pending items of every node, split into frames
 // under the size limit.
 func (pe *PE) sendFrames() {
 	for _, n := range pe.rnodes {
-		items := pe.rout[n]
-		for _, chunk := range wire.Split(items, wire.MaxFrame-1024) {
-			pe.rt.sendFrame(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
+		if len(pe.rout[n]) > 0 {
+			pe.sendFramesTo(n)
 		}
-		pe.rout[n] = items[:0]
 	}
 	pe.rnodes = pe.rnodes[:0]
 }
@@ -174,8 +204,13 @@ func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 			err = fmt.Errorf("actor: decoding a %s on PE %d: %v", k.name, pe.id, r)
 		}
 	}()
-	dec := msgpack.NewDecoder(bytes.NewReader(it.Body))
-	m, err = k.decode(pe, dec)
+	if pe.dec == nil {
+		pe.decBuf = bytes.NewReader(nil)
+		pe.dec = msgpack.NewDecoder(pe.decBuf)
+	}
+	pe.decBuf.Reset(it.Body)
+	pe.dec.Reset(pe.decBuf)
+	m, err = k.decode(pe, pe.dec)
 	if err != nil {
 		return nil, fmt.Errorf("actor: decoding a %s on PE %d: %w", k.name, pe.id, err)
 	}
@@ -201,4 +236,13 @@ func (rt *Runtime) nodeShutdown() {
 		rt.sys.Root.Stop(ns.link)
 	}
 	removeToken(ns.cfg.Token)
+}
+
+// Scratch returns a buffer of n bytes that stays valid until the next call
+// on this PE: decoders use it for fixed-size fields.
+func (pe *PE) Scratch(n int) []byte {
+	if cap(pe.scratch) < n {
+		pe.scratch = make([]byte, n)
+	}
+	return pe.scratch[:n]
 }

@@ -65,8 +65,10 @@ type PE struct {
 	lastEntry *Entry
 
 	futures  map[uint64]*futureSlot
-	pending  map[CollID][]func() // work waiting for a collection\'s announcement
+	pending  map[CollID][]heldWork // work waiting for a collection's announcement
 	reds     map[redKey]*redAcc
+	lastDesc *Collection // the cache of collection
+
 	lastColl CollID // the cache of Part
 	lastPart Part
 
@@ -134,8 +136,13 @@ func (j *Job) Collection(id CollID) (*Collection, error) {
 // collection returns a collection's description, or errPending if it was
 // created in another process and its announcement has not arrived yet.
 func (pe *PE) collection(id CollID) (*Collection, error) {
+	if c := pe.lastDesc; c != nil && c.ID == id {
+		return c, nil // sends come in runs for one collection
+	}
 	c, err := pe.job.Collection(id)
-	if err != nil {
+	if err == nil {
+		pe.lastDesc = c
+	} else {
 		creator := int(uint64(id) >> 32)
 		if creator < pe.NumPEs() && !pe.job.rt.IsLocal(creator) {
 			return nil, errPending // its announcement is on its way
@@ -188,12 +195,22 @@ func (pe *PE) Invoke(obj any, e Envelope) {
 	e.invoke(pe, obj)
 }
 
+// held reports whether messages for a collection wait on this PE for its
+// announcement. Those that come later must wait behind them, even once the
+// collection is known in this process (the PE hears of it a little
+// later): messages stay in order.
+func (pe *PE) held(id CollID) bool { return len(pe.pending) > 0 && len(pe.pending[id]) > 0 }
+
 // route handles an envelope that arrived on this PE.
 func (pe *PE) route(e Envelope) {
 	h := e.Header()
+	if pe.held(h.Coll) {
+		pe.hold(h.Coll, e, func() { pe.route(e) })
+		return
+	}
 	l, err := pe.Part(h.Coll)
 	if err == errPending {
-		pe.hold(h.Coll, func() { pe.route(e) })
+		pe.hold(h.Coll, e, func() { pe.route(e) })
 		return
 	}
 	if err != nil {

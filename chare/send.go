@@ -26,6 +26,11 @@ func sendEnv[T any](from Context, p Proxy[T], method any, env Envelope) error {
 	if err != nil {
 		return err
 	}
+	if e.wireEnv.Load() == nil {
+		if w, ok := env.(wireInstaller); ok {
+			w.installWire(e) // the typed decoder for messages from other processes
+		}
+	}
 	env.Header().Entry = e
 	return pe.post(p.route, p.del, from, env)
 }
@@ -129,8 +134,11 @@ func (pe *PE) send(env Envelope) error {
 		// aborting the job when the message reaches its PE; a collection
 		// made in another process may not be announced here yet.
 		c, err := pe.collection(h.Coll)
+		if err == nil && pe.held(h.Coll) {
+			err = errPending // keep this sender's order behind what waits
+		}
 		if err == errPending {
-			pe.hold(h.Coll, func() {
+			pe.hold(h.Coll, env, func() {
 				if err := pe.send(env); err != nil {
 					pe.fail(err)
 				}

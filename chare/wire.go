@@ -3,10 +3,12 @@ package chare
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -180,9 +182,33 @@ func (m knownMsg) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	held := pe.pending[m.coll]
 	delete(pe.pending, m.coll)
-	for _, f := range held {
-		f()
+	for _, w := range held {
+		pe.runHeld(w)
 	}
+}
+
+// heldWork is work that waits on a PE for a collection's announcement.
+type heldWork struct {
+	what any // the message it handles, to name it if it panics
+	run  func()
+}
+
+// runHeld runs held work as if its message had just arrived: a panic in it
+// names that message, not the announcement that released it.
+func (pe *PE) runHeld(w heldWork) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(*actor.PanicError); ok {
+				panic(r)
+			}
+			what := fmt.Sprintf("%T", w.what)
+			if d, ok := w.what.(actor.Describer); ok {
+				what = d.Describe()
+			}
+			panic(&actor.PanicError{PE: pe.ID(), What: what, Value: r, Stack: debug.Stack()})
+		}
+	}()
+	w.run()
 }
 
 // errPending says a collection is not known here yet but will be.
@@ -192,10 +218,11 @@ var errPending = errors.New("chare: collection not announced yet")
 // arrives is an error, not a hang.
 const pendingLimit = 10 * time.Second
 
-// hold keeps fn until the collection becomes known here.
-func (pe *PE) hold(coll CollID, fn func()) {
+// hold keeps fn, which handles the message what, until the collection
+// becomes known here.
+func (pe *PE) hold(coll CollID, what any, fn func()) {
 	if pe.pending == nil {
-		pe.pending = map[CollID][]func(){}
+		pe.pending = map[CollID][]heldWork{}
 	}
 	if len(pe.pending[coll]) == 0 {
 		ap := pe.ap
@@ -205,7 +232,7 @@ func (pe *PE) hold(coll CollID, fn func()) {
 			}
 		})
 	}
-	pe.pending[coll] = append(pe.pending[coll], fn)
+	pe.pending[coll] = append(pe.pending[coll], heldWork{what, fn})
 }
 
 type knownCheck struct{ coll CollID }
@@ -220,20 +247,6 @@ func (m knownCheck) Deliver(ap *actor.PE) {
 
 // ---- envelopes ----
 
-// wireHeader is the header of an envelope on the wire.
-type wireHeader struct {
-	Kind    Kind
-	Coll    CollID
-	PE      int
-	Index   []byte   `msgpack:",omitempty"`
-	Members [][]byte `msgpack:",omitempty"`
-	Entry   EntryID
-	Src     int
-	Root    int
-	Msg     []byte `msgpack:",omitempty"`
-	Reply   futureRef
-}
-
 func encodeIndex(i any) ([]byte, error) {
 	if r, ok := i.(rawIndex); ok {
 		return r, nil
@@ -244,55 +257,143 @@ func encodeIndex(i any) ([]byte, error) {
 	return msgpack.Marshal(i)
 }
 
+// An envelope on the wire is a msgpack array of three, written by hand
+// (the message path: no reflection on the header):
+//
+//	[header, index, message]
+//
+// header is a msgpack bin of fixed layout (little-endian): route kind (1
+// byte), collection (8), PE, source PE, broadcast root (4 each), entry
+// (4), reply future's PE (4) and ID (8). index is nil, the index's
+// msgpack bytes, or for a multicast hop an array of them; message is the
+// entry's message inline (nil for none).
+const headerLen = 1 + 8 + 4*4 + 4 + 8
+
 func encodeEnvelope(enc *msgpack.Encoder, h *Header, msg any, reply futureRef) error {
-	w := wireHeader{Kind: h.Kind, Coll: h.Coll, PE: h.PE, Src: h.Src, Root: h.Root, Reply: reply}
+	var entry EntryID
 	if h.Entry != nil {
-		w.Entry = h.Entry.ID
+		entry = h.Entry.ID
 	}
-	var err error
+	var hb [headerLen]byte
+	hb[0] = uint8(h.Kind)
+	le := binary.LittleEndian
+	le.PutUint64(hb[1:], uint64(h.Coll))
+	le.PutUint32(hb[9:], uint32(int32(h.PE)))
+	le.PutUint32(hb[13:], uint32(int32(h.Src)))
+	le.PutUint32(hb[17:], uint32(int32(h.Root)))
+	le.PutUint32(hb[21:], uint32(entry))
+	le.PutUint32(hb[25:], uint32(int32(reply.PE)))
+	le.PutUint64(hb[29:], reply.ID)
+	if err := errors.Join(enc.EncodeArrayLen(3), enc.EncodeBytes(hb[:])); err != nil {
+		return err
+	}
 	if h.Kind == KindSection {
-		for _, m := range h.Members() {
+		ms := h.Members()
+		if err := enc.EncodeArrayLen(len(ms)); err != nil {
+			return err
+		}
+		for _, m := range ms {
 			b, err := encodeIndex(m)
 			if err != nil {
+				return fmt.Errorf("encoding section member %v: %w", m, err)
+			}
+			if err := enc.EncodeBytes(b); err != nil {
 				return err
 			}
-			w.Members = append(w.Members, b)
 		}
-	} else if w.Index, err = encodeIndex(h.Index); err != nil {
-		return fmt.Errorf("encoding index %v: %w", h.Index, err)
-	}
-	if h.Entry != nil && h.Entry.Msg != nil {
-		if w.Msg, err = msgpack.Marshal(msg); err != nil {
-			return fmt.Errorf("encoding the message of %s: %w", h.Entry, err)
+	} else {
+		b, err := encodeIndex(h.Index)
+		if err != nil {
+			return fmt.Errorf("encoding index %v: %w", h.Index, err)
+		}
+		if err := enc.EncodeBytes(b); err != nil {
+			return err
 		}
 	}
-	return enc.Encode(&w)
+	if h.Entry == nil || h.Entry.Msg == nil {
+		return enc.EncodeNil()
+	}
+	if err := enc.Encode(msg); err != nil {
+		return fmt.Errorf("encoding the message of %s: %w", h.Entry, err)
+	}
+	return nil
 }
 
-func decodeEnvelope(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-	var w wireHeader
-	if err := dec.Decode(&w); err != nil {
-		return nil, err
-	}
-	e, err := EntryByID(w.Entry)
+func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	n, err := dec.DecodeArrayLen()
 	if err != nil {
 		return nil, err
 	}
-	msg, err := decodeMsg(e, w.Msg)
+	if n != 3 {
+		return nil, fmt.Errorf("an envelope of %d fields, not 3", n)
+	}
+	hl, err := dec.DecodeBytesLen()
 	if err != nil {
 		return nil, err
 	}
-	env := &envDyn{msg: msg, reply: w.Reply}
-	env.h = Header{Route: Route{Kind: w.Kind, Coll: w.Coll, PE: w.PE}, Entry: e, Src: w.Src, Root: w.Root}
-	if w.Kind == KindSection {
-		ms := make([]any, len(w.Members))
-		for i, b := range w.Members {
+	if hl != headerLen {
+		return nil, fmt.Errorf("an envelope header of %d bytes, not %d", hl, headerLen)
+	}
+	var hb []byte
+	if ap != nil {
+		hb = ap.Scratch(headerLen)
+	} else {
+		hb = make([]byte, headerLen)
+	}
+	if err := dec.ReadFull(hb); err != nil {
+		return nil, err
+	}
+	le := binary.LittleEndian
+	kind := Kind(hb[0])
+	if kind == KindNone || kind > KindSection {
+		return nil, fmt.Errorf("an envelope of route kind %d", kind)
+	}
+	e, err := EntryByID(EntryID(le.Uint32(hb[21:])))
+	if err != nil {
+		return nil, err
+	}
+	reply := futureRef{int(int32(le.Uint32(hb[25:]))), le.Uint64(hb[29:])}
+	h := Header{Route: Route{Kind: kind, Coll: CollID(le.Uint64(hb[1:])), PE: int(int32(le.Uint32(hb[9:])))},
+		Entry: e, Src: int(int32(le.Uint32(hb[13:]))), Root: int(int32(le.Uint32(hb[17:])))}
+	if kind == KindSection {
+		m, err := dec.DecodeArrayLen()
+		if err != nil {
+			return nil, err
+		}
+		if br, ok := dec.Buffered().(interface{ Len() int }); m < 0 || ok && m > br.Len() {
+			return nil, fmt.Errorf("a multicast hop of %d members", m)
+		}
+		ms := make([]any, m)
+		for i := range ms {
+			b, err := dec.DecodeBytes()
+			if err != nil {
+				return nil, err
+			}
 			ms[i] = rawIndex(b)
 		}
-		env.h.Index = ms
-	} else if w.Index != nil {
-		env.h.Index = rawIndex(w.Index)
+		h.Index = ms
+	} else {
+		b, err := dec.DecodeBytes()
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			h.Index = rawIndex(b)
+		}
 	}
+	if f := e.wireEnv.Load(); f != nil {
+		return (*f)(h, reply, dec)
+	}
+	env := &envDyn{reply: reply}
+	env.h = h
+	if e.Msg == nil {
+		return env, dec.Skip()
+	}
+	v := reflect.New(e.Msg)
+	if err := dec.Decode(v.Interface()); err != nil {
+		return nil, fmt.Errorf("decoding the message of %s: %w", e, err)
+	}
+	env.msg = v.Elem().Interface()
 	return env, nil
 }
 
@@ -310,7 +411,19 @@ func (e *envCall[T, M, R]) EncodeWire(enc *msgpack.Encoder) error {
 }
 func (e *envDyn) WireKind() uint16 { return kindEnvelope }
 func (e *envDyn) EncodeWire(enc *msgpack.Encoder) error {
-	return encodeEnvelope(enc, &e.h, e.msg, e.reply)
+	msg := e.msg
+	if e.h.Entry != nil && e.h.Entry.Msg != nil {
+		// The message came in an any (a callback's value): check and
+		// convert it here as the entry method would when it runs, so that
+		// a mistake gets the same error as in one process rather than a
+		// decoding error in the other.
+		v, err := convertArg(e.h.Entry, msg)
+		if err != nil {
+			return err
+		}
+		msg = v.Interface()
+	}
+	return encodeEnvelope(enc, &e.h, msg, e.reply)
 }
 
 // resolve turns a raw index into the collection's index type.
@@ -376,6 +489,42 @@ type wireSection struct {
 	Coll  CollID
 	Tree  []int
 	Count map[int]int
+}
+
+// wireSectionInfo is a Section inside a message: the members that
+// contribute with it (ContributeTo) may live in other processes, and need
+// its count of members per PE there.
+type wireSectionInfo struct {
+	ID, Coll CollID
+	Members  [][]byte // raw indices: a multicast decodes them
+	Tree     []int
+	Count    map[int]int
+}
+
+// EncodeMsgpack lets a section travel in a message.
+func (s *Section) EncodeMsgpack(enc *msgpack.Encoder) error {
+	w := wireSectionInfo{ID: s.ID, Coll: s.Coll, Tree: s.Tree, Count: s.count}
+	for _, m := range s.Members {
+		b, err := encodeIndex(m)
+		if err != nil {
+			return fmt.Errorf("chare: encoding member %v of section %v: %w", m, s.ID, err)
+		}
+		w.Members = append(w.Members, b)
+	}
+	return enc.Encode(&w)
+}
+
+// DecodeMsgpack reads a section from a message.
+func (s *Section) DecodeMsgpack(dec *msgpack.Decoder) error {
+	var w wireSectionInfo
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	*s = Section{ID: w.ID, Coll: w.Coll, Tree: w.Tree, count: w.Count, Members: make([]any, len(w.Members))}
+	for i, b := range w.Members {
+		s.Members[i] = rawIndex(b)
+	}
+	return nil
 }
 
 func (m *redUp) WireKind() uint16 { return kindReduction }
@@ -529,4 +678,39 @@ func Fingerprint() string {
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
+}
+
+// wireDecoder reads the message of a typed envelope from another process.
+type wireDecoder func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error)
+
+// wireInstaller is implemented by the typed envelopes: they install, once
+// per entry method, the decoder that rebuilds them.
+type wireInstaller interface {
+	installWire(e *Entry)
+}
+
+func (e *env1[T, M]) installWire(en *Entry) {
+	fn := e.fn
+	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+		if reply.ID != 0 {
+			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
+		}
+		out := &env1[T, M]{fn: fn}
+		out.h = h
+		if err := dec.Decode(&out.msg); err != nil {
+			return nil, fmt.Errorf("decoding the message of %s: %w", h.Entry, err)
+		}
+		return out, nil
+	})
+	en.wireEnv.CompareAndSwap(nil, &f)
+}
+
+func (e *env0[T]) installWire(en *Entry) {
+	fn := e.fn
+	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+		out := &env0[T]{fn: fn}
+		out.h = h
+		return out, dec.Skip()
+	})
+	en.wireEnv.CompareAndSwap(nil, &f)
 }

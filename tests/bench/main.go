@@ -19,6 +19,8 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sort"
+
+	"github.com/charmgo/charm/chare"
 )
 
 // result is one printed figure.
@@ -42,11 +44,19 @@ type config struct {
 
 var benchmarks []benchmark
 
+// benchReps is -reps, passed on to the nodes a benchmark launches: they
+// must run the same number of jobs.
+var benchReps = 3
+
 func register(name string, run func(cfg config) ([]result, error)) {
 	benchmarks = append(benchmarks, benchmark{name, run})
 }
 
 func main() {
+	if os.Getenv(peerEnv) != "" {
+		rawPeer()
+		return
+	}
 	pattern := flag.String("run", ".", "run the benchmarks whose names match this regular expression")
 	pes := flag.Int("p", 4, "PEs (and raw actors for the baselines)")
 	scale := flag.Float64("scale", 1, "multiply the amount of work by this")
@@ -54,6 +64,9 @@ func main() {
 	list := flag.Bool("list", false, "list the benchmarks and exit")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
+	if p := os.Getenv("CHARM_BENCH_NODE_PROFILE"); p != "" && chare.IsLaunchedNode() {
+		*cpuprofile = p // profile a launched node (node 1) instead
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -72,8 +85,11 @@ func main() {
 		os.Exit(2)
 	}
 	sort.SliceStable(benchmarks, func(i, j int) bool { return benchmarks[i].name < benchmarks[j].name })
-	fmt.Printf("# %s %s/%s, %d CPUs, GOMAXPROCS=%d, %d PEs\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), *pes)
+	if !chare.IsLaunchedNode() {
+		fmt.Printf("# %s %s/%s, %d CPUs, GOMAXPROCS=%d, %d PEs\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.GOMAXPROCS(0), *pes)
+	}
 	failed := false
+	benchReps = max(*reps, 1)
 	ran := 0
 	for _, b := range benchmarks {
 		if *list {

@@ -3,6 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
+	"regexp"
+	"runtime/pprof"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -28,12 +32,29 @@ type benchMain struct {
 
 // runJob runs body as the main function of a job on cfg.pes PEs and
 // returns its error; the job exits when body returns.
-func runJob(pes int, body func(m *benchMain) error) error {
+func runJob(pes int, body func(m *benchMain) error) error { return runNodes(pes, 1, "", body) }
+
+// runNodes runs body as the main function of a job of pes PEs on nodes
+// processes; the other nodes are copies of this program running only the
+// named benchmark, which join the job and exit with it.
+func runNodes(pes, nodes int, bench string, body func(m *benchMain) error) error {
 	var berr error
-	code, err := chare.Run(chare.Config{PEs: pes}, func(m *benchMain, _ []string) {
+	cfg := chare.Config{PEs: pes, Nodes: nodes, Timeout: 5 * time.Minute}
+	if nodes > 1 {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		cfg.Launch = []string{exe, "-run", "^" + regexp.QuoteMeta(bench) + "$", "-reps", strconv.Itoa(benchReps)}
+	}
+	code, err := chare.Run(cfg, func(m *benchMain, _ []string) {
 		berr = body(m)
 		m.Exit(0)
 	})
+	if chare.IsLaunchedNode() {
+		pprof.StopCPUProfile()
+		os.Exit(code)
+	}
 	if err != nil {
 		return err
 	}
@@ -189,10 +210,22 @@ func (e *bcElem) Sum(done chare.Callback) {
 }
 
 func benchBroadcast(cfg config) ([]result, error) {
-	p := cfg.pes
+	rate, err := measureBroadcast(cfg, cfg.pes, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	base, err := best(cfg.reps, true, func() (float64, error) { return rawBroadcast(cfg.pes, int(2000*cfg.scale)) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"runtime/broadcast", rate, "bcasts/s", base}}, nil
+}
+
+// measureBroadcast is the chare side of the broadcast benchmarks.
+func measureBroadcast(cfg config, pes, nodes int, name string) (float64, error) {
 	n := int(2000 * cfg.scale)
 	var rate float64
-	err := runJob(p, func(m *benchMain) error {
+	err := runNodes(pes, nodes, name, func(m *benchMain) error {
 		a, err := array.New[bcElem](m, array.Dims(bcElems))
 		if err != nil {
 			return err
@@ -212,14 +245,7 @@ func benchBroadcast(cfg config) ([]result, error) {
 		})
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	base, err := best(cfg.reps, true, func() (float64, error) { return rawBroadcast(p, n) })
-	if err != nil {
-		return nil, err
-	}
-	return []result{{"runtime/broadcast", rate, "bcasts/s", base}}, nil
+	return rate, err
 }
 
 // rawBroadcast: the root actor sends each broadcast to every actor, which
@@ -284,10 +310,22 @@ func rawBroadcast(p, n int) (float64, error) {
 }
 
 func benchReduction(cfg config) ([]result, error) {
-	p := cfg.pes
+	lat, err := measureReduction(cfg, cfg.pes, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	base, err := best(cfg.reps, false, func() (float64, error) { return rawReduction(cfg.pes, int(1000*cfg.scale)) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"runtime/reduction", lat, "us", base}}, nil
+}
+
+// measureReduction is the chare side of the reduction benchmarks.
+func measureReduction(cfg config, pes, nodes int, name string) (float64, error) {
 	n := int(1000 * cfg.scale)
 	var lat float64
-	err := runJob(p, func(m *benchMain) error {
+	err := runNodes(pes, nodes, name, func(m *benchMain) error {
 		a, err := array.New[bcElem](m, array.Dims(bcElems))
 		if err != nil {
 			return err
@@ -311,14 +349,7 @@ func benchReduction(cfg config) ([]result, error) {
 		})
 		return err
 	})
-	if err != nil {
-		return nil, err
-	}
-	base, err := best(cfg.reps, false, func() (float64, error) { return rawReduction(p, n) })
-	if err != nil {
-		return nil, err
-	}
-	return []result{{"runtime/reduction", lat, "us", base}}, nil
+	return lat, err
 }
 
 // rawReduction: per round, the root asks every actor for the sum of its

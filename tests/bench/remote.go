@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	pa "github.com/asynkron/protoactor-go/actor"
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/vmihailenco/msgpack/v5"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
+)
+
+// The remote benchmarks run jobs of two processes (this program launches a
+// copy of itself as node 1). Their baselines are raw protoactor-go remote
+// sends between this process and a copy of it started as a plain peer
+// (rawPeer): one msgpack-encoded message per BytesValue, as DESIGN.md
+// describes, and request/response for the round trip.
+
+func init() {
+	chare.Register[sink](chare.Fast((*sink).Take))
+	register("remote/oneway", benchRemoteOneway)
+	register("remote/pingpong", benchRemotePingpong)
+	register("remote/broadcast", benchRemoteBroadcast)
+	register("remote/reduction", benchRemoteReduction)
+}
+
+// sink is a group: the branch on PE 1 (node 1) counts the messages from PE
+// 0 and answers pings.
+type sink struct {
+	group.Branch[sink]
+	got, want int
+	done      chare.Callback
+}
+
+type sinkStart struct {
+	N    int
+	Done chare.Callback
+}
+
+func (s *sink) Expect(m sinkStart) { s.got, s.want, s.done = 0, m.N, m.Done }
+
+func (s *sink) Take(m m2mMsg) {
+	s.got++
+	if s.got == s.want {
+		_ = s.done.Send(s, s.got)
+	}
+}
+
+// Ping returns its argument: a sync entry method, for round trips.
+func (s *sink) Ping(n int64) int64 { return n }
+
+func benchRemoteOneway(cfg config) ([]result, error) {
+	n := int(500_000 * cfg.scale)
+	var rate float64
+	err := runNodes(2, 2, "remote/oneway", func(m *benchMain) error {
+		g, err := group.New[sink](m)
+		if err != nil {
+			return err
+		}
+		rate, err = best(cfg.reps, true, func() (float64, error) {
+			f := chare.NewFuture[int](m)
+			if err := chare.Send(m, g.At(1), (*sink).Expect, sinkStart{N: n, Done: f.Callback()}); err != nil {
+				return 0, err
+			}
+			// A round trip first, so that Expect has run before the stream.
+			ping, err := chare.Call(m, g.At(1), (*sink).Ping, int64(0))
+			if err == nil {
+				_, err = ping.Get(m)
+			}
+			if err != nil {
+				return 0, err
+			}
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				if err := chare.Send(m, g.At(1), (*sink).Take, m2mMsg{From: 0, Seq: int64(i)}); err != nil {
+					return 0, err
+				}
+			}
+			got, err := f.Get(m)
+			if err != nil {
+				return 0, err
+			}
+			if got != n {
+				return 0, fmt.Errorf("node 1 counted %d of %d messages", got, n)
+			}
+			return float64(n) / time.Since(t0).Seconds(), nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	peer, err := startPeer()
+	if err != nil {
+		return nil, err
+	}
+	defer peer.stop()
+	base, err := best(cfg.reps, true, func() (float64, error) { return peer.oneway(n) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"remote/oneway", rate, "msgs/s", base}}, nil
+}
+
+func benchRemotePingpong(cfg config) ([]result, error) {
+	n := int(5_000 * cfg.scale)
+	var lat float64
+	err := runNodes(2, 2, "remote/pingpong", func(m *benchMain) error {
+		g, err := group.New[sink](m)
+		if err != nil {
+			return err
+		}
+		lat, err = best(cfg.reps, false, func() (float64, error) {
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				f, err := chare.Call(m, g.At(1), (*sink).Ping, int64(i))
+				if err != nil {
+					return 0, err
+				}
+				v, err := f.Get(m)
+				if err != nil {
+					return 0, err
+				}
+				if v != int64(i) {
+					return 0, fmt.Errorf("ping %d came back as %d", i, v)
+				}
+			}
+			return time.Since(t0).Seconds() * 1e6 / float64(n), nil
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	peer, err := startPeer()
+	if err != nil {
+		return nil, err
+	}
+	defer peer.stop()
+	base, err := best(cfg.reps, false, func() (float64, error) { return peer.pingpong(n) })
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"remote/pingpong", lat, "us", base}}, nil
+}
+
+// remote/broadcast and remote/reduction: the runtime benchmarks on 2 × 2
+// PEs, against the same job on 1 × 4 PEs in the same run.
+func benchRemoteBroadcast(cfg config) ([]result, error) {
+	two, err := measureBroadcast(cfg, 4, 2, "remote/broadcast")
+	if err != nil {
+		return nil, err
+	}
+	one, err := measureBroadcast(cfg, 4, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"remote/broadcast", two, "bcasts/s", one}}, nil
+}
+
+func benchRemoteReduction(cfg config) ([]result, error) {
+	two, err := measureReduction(cfg, 4, 2, "remote/reduction")
+	if err != nil {
+		return nil, err
+	}
+	one, err := measureReduction(cfg, 4, 1, "")
+	if err != nil {
+		return nil, err
+	}
+	return []result{{"remote/reduction", two, "us", one}}, nil
+}
+
+// ---- the raw protoactor-go peer ----
+
+const peerEnv = "CHARM_BENCH_RAW_PEER"
+
+// rawPeer is the whole of a peer process: a protoactor-go system with a
+// remote endpoint and one actor, "sink", that counts one-way messages and
+// answers requests. It prints its address on the first line of its output.
+func rawPeer() {
+	sys := pa.NewActorSystem(pa.WithLoggerFactory(func(*pa.ActorSystem) *slog.Logger {
+		return slog.New(slog.NewTextHandler(io.Discard, nil))
+	}))
+	r := remote.NewRemote(sys, remote.Configure("127.0.0.1", 0))
+	r.Start()
+	var back *pa.PID
+	var want, got int64
+	_, err := sys.Root.SpawnNamed(pa.PropsFromFunc(func(c pa.Context) {
+		switch m := c.Message().(type) {
+		case *wrapperspb.StringValue: // where to report: "address name"
+			addr, name, _ := strings.Cut(m.Value, " ")
+			back = pa.NewPID(addr, name)
+		case *wrapperspb.Int64Value:
+			if c.Sender() != nil {
+				c.Respond(m) // a ping
+				return
+			}
+			want, got = m.Value, 0 // a new stream
+		case *wrapperspb.BytesValue:
+			var msg m2mMsg
+			if msgpack.Unmarshal(m.Value, &msg) == nil {
+				got++
+			}
+			if got == want {
+				c.Send(back, &wrapperspb.Int64Value{Value: got})
+			}
+		}
+	}), "sink")
+	if err != nil {
+		fmt.Println("error", err)
+		os.Exit(1)
+	}
+	fmt.Println(sys.Address())
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent closes it
+	os.Exit(0)
+}
+
+type peer struct {
+	cmd   *exec.Cmd
+	stdin io.Closer
+	sys   *pa.ActorSystem
+	sink  *pa.PID
+	done  chan int64
+}
+
+var peerSys struct {
+	sys  *pa.ActorSystem
+	done chan int64
+}
+
+func startPeer() (*peer, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), peerEnv+"=1")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("raw peer: %w", err)
+	}
+	addr := strings.TrimSpace(line)
+	if peerSys.sys == nil { // one endpoint for this process's baselines
+		peerSys.sys = pa.NewActorSystem(pa.WithLoggerFactory(func(*pa.ActorSystem) *slog.Logger {
+			return slog.New(slog.NewTextHandler(io.Discard, nil))
+		}))
+		r := remote.NewRemote(peerSys.sys, remote.Configure("127.0.0.1", 0))
+		r.Start()
+		peerSys.done = make(chan int64, 1)
+		if _, err := peerSys.sys.Root.SpawnNamed(pa.PropsFromFunc(func(c pa.Context) {
+			if m, ok := c.Message().(*wrapperspb.Int64Value); ok {
+				peerSys.done <- m.Value
+			}
+		}), "done"); err != nil {
+			return nil, err
+		}
+	}
+	p := &peer{cmd: cmd, stdin: in, sys: peerSys.sys, sink: pa.NewPID(addr, "sink"), done: peerSys.done}
+	p.sys.Root.Send(p.sink, &wrapperspb.StringValue{Value: p.sys.Address() + " done"})
+	return p, nil
+}
+
+func (p *peer) stop() {
+	_ = p.stdin.Close()
+	_ = p.cmd.Wait()
+}
+
+// oneway streams n msgpack-encoded messages, one per BytesValue, and waits
+// for the peer's count.
+func (p *peer) oneway(n int) (float64, error) {
+	p.sys.Root.Send(p.sink, &wrapperspb.Int64Value{Value: int64(n)})
+	// the stream's count must be set before the stream: a round trip
+	if _, err := p.sys.Root.RequestFuture(p.sink, &wrapperspb.Int64Value{Value: -1}, 10*time.Second).Result(); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		b, err := msgpack.Marshal(m2mMsg{From: 0, Seq: int64(i)})
+		if err != nil {
+			return 0, err
+		}
+		p.sys.Root.Send(p.sink, &wrapperspb.BytesValue{Value: b})
+	}
+	select {
+	case got := <-p.done:
+		if got != int64(n) {
+			return 0, fmt.Errorf("the raw peer counted %d of %d", got, n)
+		}
+	case <-time.After(2 * time.Minute):
+		return 0, errors.New("the raw peer did not count every message within 2 minutes (protoactor-go remote delivery is at-most-once)")
+	}
+	return float64(n) / time.Since(t0).Seconds(), nil
+}
+
+// pingpong makes n request/response round trips.
+func (p *peer) pingpong(n int) (float64, error) {
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		r, err := p.sys.Root.RequestFuture(p.sink, &wrapperspb.Int64Value{Value: int64(i)}, 10*time.Second).Result()
+		if err != nil {
+			return 0, err
+		}
+		if v, ok := r.(*wrapperspb.Int64Value); !ok || v.Value != int64(i) {
+			return 0, fmt.Errorf("raw ping %d came back as %v", i, r)
+		}
+	}
+	return time.Since(t0).Seconds() * 1e6 / float64(n), nil
+}
