@@ -18,6 +18,25 @@
 // so that other messages are processed. Exactly one of them runs at a time,
 // so threaded entry methods keep the one-at-a-time guarantee.
 //
+// Sends are buffered per destination PE while a message is processed and
+// posted when it ends (or when 256 wait for one PE): one mailbox operation
+// then carries many messages, which is why in-process sends beat raw
+// protoactor-go sends. Order per sender and receiver is kept.
+//
+// A job may span several processes (nodes, [NodeConfig]): node 0 gathers
+// the others' hellos, sends them the node table and starts the program
+// once all are ready. Messages for a PE of another node must implement
+// [WireMessage]; at flush time they are msgpack-encoded into items,
+// coalesced per destination node into frames (package wire) that travel as
+// protobuf BytesValue through protoactor-go's remote layer (which ignores
+// custom serializers), and decoded by the destination PE. Frames leave
+// early when 64 KiB pile up for one node. Every gRPC call carries the job's
+// token and the server refuses calls without it; frames carry it too.
+// Heartbeats detect a lost node, and the job then aborts everywhere with an
+// error naming it. A process has one remote endpoint, shared by the jobs it
+// runs (protoactor-go's remote.Start sets gRPC's global logger, so two
+// endpoints in one process race); see shared.go.
+//
 // Quiescence detection uses the four-counter method: waves over a spanning
 // tree of PEs sum the messages created and processed; the job is quiescent
 // when two consecutive waves see equal sums that do not change. Completion
