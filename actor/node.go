@@ -527,7 +527,8 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 		e.Reason = err.Error()
 	}
 	if p, ok := err.(*PanicError); ok {
-		e.Panic = &wirePanic{PE: p.PE, What: p.What, Value: fmt.Sprint(p.Value), Stack: p.Stack}
+		const maxStack = 64 << 10 // the frame must stay small
+		e.Panic = &wirePanic{PE: p.PE, What: p.What, Value: fmt.Sprint(p.Value), Stack: p.Stack[:min(len(p.Stack), maxStack)]}
 	}
 	body, _ := msgpack.Marshal(e)
 	for n := 0; n < ns.cfg.Nodes; n++ {

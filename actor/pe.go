@@ -195,7 +195,9 @@ func (pe *PE) deliver(m Message) {
 	}
 }
 
-// PanicError reports a panic in code run on a PE.
+// PanicError reports a panic in code run on a PE. Every node of a job
+// returns it; on the nodes other than the one that panicked, Value is the
+// panic's value as text.
 type PanicError struct {
 	PE    int
 	What  string // what was running, as the message describes itself

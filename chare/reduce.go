@@ -243,7 +243,7 @@ func (m *redUp) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	acc, err := pe.redAcc(m.key, m.coll, m.sec, m.tree, m.r, m.cb)
 	if err == errPending {
-		pe.hold(m.coll, func() { m.Deliver(ap) })
+		pe.hold(m.coll, m, func() { m.Deliver(ap) })
 		return
 	}
 	if err != nil {

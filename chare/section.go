@@ -64,9 +64,23 @@ func (pe *PE) multicast(e Envelope) error {
 	if err != nil {
 		return err
 	}
+	members := s.Members
+	if len(members) > 0 {
+		if _, raw := members[0].(rawIndex); raw { // a section that came in a message
+			c, err := pe.job.Collection(s.Coll)
+			if err != nil {
+				return err
+			}
+			r, err := pe.resolve(c, members)
+			if err != nil {
+				return err
+			}
+			members = r.([]any)
+		}
+	}
 	byPE := map[int][]any{}
 	var order []int
-	for _, m := range s.Members {
+	for _, m := range members {
 		where, err := l.Locate(m)
 		if err != nil {
 			return err

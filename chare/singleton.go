@@ -103,7 +103,7 @@ func (m createMsg) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	_, err := pe.Part(m.coll)
 	if err == errPending {
-		pe.hold(m.coll, func() { m.Deliver(ap) })
+		pe.hold(m.coll, m, func() { m.Deliver(ap) })
 		return
 	}
 	if err != nil {

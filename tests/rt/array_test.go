@@ -33,7 +33,7 @@ func (e *shapeElem[I]) Init(m shapeInit) { e.val = m.Val }
 func (e *shapeElem[I]) Hit() { e.hits++ }
 
 func (e *shapeElem[I]) Report(cb chare.Callback) {
-	inJob.NoError(e.Contribute(shapeState[I]{Index: e.ThisIndex(), PE: e.PE(), Hits: e.hits, Val: e.val}, gather{}, cb))
+	inJob.NoError(e.Contribute(shapeState[I]{Index: e.ThisIndex(), PE: e.PE(), Hits: e.hits, Val: e.val}, gather[I, shapeState[I]]{}, cb))
 }
 
 func init() {
@@ -44,6 +44,16 @@ func init() {
 	chare.Register[shapeElem[[5]int]]()
 	chare.Register[shapeElem[[6]int]]()
 	chare.Register[shapeElem[cellID]]()
+	array.RegisterIndex[cellID]()
+	registerReducers(
+		gather[int, shapeState[int]]{},
+		gather[[2]int, shapeState[[2]int]]{},
+		gather[[3]int, shapeState[[3]int]]{},
+		gather[[4]int, shapeState[[4]int]]{},
+		gather[[5]int, shapeState[[5]int]]{},
+		gather[[6]int, shapeState[[6]int]]{},
+		gather[cellID, shapeState[cellID]]{},
+	)
 }
 
 // cellID is a user-defined index type.
@@ -75,8 +85,8 @@ var (
 	opsID = opsOf((*shapeElem[cellID]).Hit, (*shapeElem[cellID]).Report)
 )
 
-func shapeReport[I comparable](m *tmain, a array.Proxy[shapeElem[I], I], ops shapeOps[I]) map[any]any {
-	f := chare.NewFuture[map[any]any](m)
+func shapeReport[I comparable](m *tmain, a array.Proxy[shapeElem[I], I], ops shapeOps[I]) map[I]shapeState[I] {
+	f := chare.NewFuture[map[I]shapeState[I]](m)
 	inJob.NoError(chare.Send(m, a, ops.report, f.Callback()))
 	return get(m, f)
 }
@@ -99,7 +109,7 @@ func checkShape[I comparable](t *testing.T, pes int, s array.Shape[I], want []I,
 			q, ok := s.Pos(idx)
 			inJob.True(ok)
 			inJob.Equal(p, q)
-			st, ok := got[idx].(shapeState[I])
+			st, ok := got[idx]
 			inJob.True(ok, "index %v did not report", idx)
 			inJob.Equal(idx, st.Index, "ThisIndex")
 			inJob.Equal(2, st.Hits, "index %v: broadcasts received", idx)
@@ -152,9 +162,21 @@ func TestArrayShapes(t *testing.T) {
 	t.Run("more PEs than elements", func(t *testing.T) { checkShape(t, 5, array.Dims(2), upTo(2), ops1) })
 }
 
+// The user-defined maps of TestArrayMaps. A job of several processes
+// sends a map's name, not its function: they are named, in every process.
+const mapsN = 10
+
+func reversePE(i, npes int) int    { return (mapsN - 1 - i) % npes }
+func byKPE(c cellID, npes int) int { return (c.K * 2) % npes }
+
+var (
+	reverseMap = array.NamedMap("test_reverse", array.MapFunc(reversePE))
+	allOn2Map  = array.NamedMap("test_all_on_2", array.MapFunc(func(int, int) int { return 2 }))
+	byKMap     = array.NamedMap("test_by_k", array.MapFunc(byKPE))
+)
+
 func TestArrayMaps(t *testing.T) {
-	const pes, n = 3, 10
-	reverse := func(i, npes int) int { return (n - 1 - i) % npes }
+	const pes, n = 3, mapsN
 	cases := []struct {
 		name string
 		m    array.Map
@@ -162,8 +184,8 @@ func TestArrayMaps(t *testing.T) {
 	}{
 		{"block", array.Block, func(p int) int { return p * pes / n }},
 		{"round-robin", array.RoundRobin, func(p int) int { return p % pes }},
-		{"func", array.MapFunc(reverse), func(p int) int { return reverse(p, pes) }},
-		{"func all on PE 2", array.MapFunc(func(int, int) int { return 2 }), func(int) int { return 2 }},
+		{"func", reverseMap, func(p int) int { return reversePE(p, pes) }},
+		{"func all on PE 2", allOn2Map, func(int) int { return 2 }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,20 +195,19 @@ func TestArrayMaps(t *testing.T) {
 				got := shapeReport(m, a, ops1)
 				inJob.Len(got, n)
 				for i := 0; i < n; i++ {
-					inJob.Equal(c.want(i), got[i].(shapeState[int]).PE, "element %d", i)
+					inJob.Equal(c.want(i), got[i].PE, "element %d", i)
 				}
 			})
 		})
 	}
 	t.Run("func on a struct index", func(t *testing.T) {
 		ids := []cellID{{"x", 0}, {"y", 1}, {"z", 2}, {"w", 3}}
-		byK := func(c cellID, npes int) int { return (c.K * 2) % npes }
 		runMain(t, pes, func(m *tmain) {
-			a, err := array.New[shapeElem[cellID]](m, array.Indices(ids...), array.WithMap(array.MapFunc(byK)))
+			a, err := array.New[shapeElem[cellID]](m, array.Indices(ids...), array.WithMap(byKMap))
 			inJob.NoError(err)
 			got := shapeReport(m, a, opsID)
 			for _, id := range ids {
-				inJob.Equal(byK(id, pes), got[id].(shapeState[cellID]).PE, "element %v", id)
+				inJob.Equal(byKPE(id, pes), got[id].PE, "element %v", id)
 			}
 		})
 	})
@@ -199,8 +220,7 @@ func TestArrayNewWith(t *testing.T) {
 		inJob.NoError(chare.Send0(m, a.At([2]int{1, 1}), (*shapeElem[[2]int]).Hit))
 		got := shapeReport(m, a, ops2)
 		inJob.Len(got, 9)
-		for idx, st := range got {
-			s := st.(shapeState[[2]int])
+		for idx, s := range got {
 			inJob.Equal(9, s.Val, "element %v was not initialised", idx)
 			wantHits := 0
 			if idx == [2]int{1, 1} {
@@ -241,17 +261,20 @@ func (e *chainElem) Pass(m chainMsg) {
 
 func (e *chainElem) Answer(m chainMsg) {
 	e.hits++
-	inJob.NoError(e.Contribute(len(m.Path)*100+e.hits, gather{}, m.Done))
+	inJob.NoError(e.Contribute(len(m.Path)*100+e.hits, gather[[2]int, int]{}, m.Done))
 }
 
-func init() { chare.Register[chainElem]() }
+func init() {
+	chare.Register[chainElem]()
+	registerReducers(gather[[2]int, int]{})
+}
 
 func TestArrayThisIndexThisProxy(t *testing.T) {
 	const rows = 5
 	runMain(t, 3, func(m *tmain) {
 		a, err := array.New[chainElem](m, array.Dims2(rows, 2), array.WithMap(array.RoundRobin))
 		inJob.NoError(err)
-		f := chare.NewFuture[map[any]any](m)
+		f := chare.NewFuture[map[[2]int]int](m)
 		inJob.NoError(chare.Send(m, a.At([2]int{0, 0}), (*chainElem).Pass, chainMsg{Rows: rows, Done: f.Callback()}))
 		got := get(m, f)
 		inJob.Len(got, 2*rows)
@@ -274,7 +297,7 @@ func TestArrayBroadcastOnce(t *testing.T) {
 				got := shapeReport(m, a, ops1)
 				inJob.Len(got, 11)
 				for i := 0; i < 11; i++ {
-					inJob.Equal(k, got[i].(shapeState[int]).Hits, "element %d", i)
+					inJob.Equal(k, got[i].Hits, "element %d", i)
 				}
 			})
 		})

@@ -341,14 +341,17 @@ type mixElem struct {
 func (e *mixElem) Go() {
 	r := reducer.Reducer(sumInt{})
 	if e.ThisIndex()%2 == 1 {
-		r = gather{}
+		r = gather[int, int]{}
 	}
 	// The mix shows here (two elements on one PE) or where partial
 	// results meet.
 	inJob.NoError(e.Contribute(e.ThisIndex(), r, chare.IgnoreCallback()))
 }
 
-func init() { chare.Register[mixElem]() }
+func init() {
+	chare.Register[mixElem]()
+	registerReducers(gather[int, int]{})
+}
 
 func TestRunBadMainType(t *testing.T) {
 	cases := []struct {

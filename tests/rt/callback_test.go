@@ -33,14 +33,14 @@ type cbTarget struct {
 	out chare.Future[cbGot]
 }
 
-// cbGot says who received a callback's value, and where.
+// cbGot says who received a callback's value, and where: the index of a
+// group branch or array element, -1 for a singleton chare.
 type cbGot struct {
-	Val, PE int
-	Index   any
+	Val, PE, Index int
 }
 
 func (c *cbTarget) Init(out chare.Future[cbGot]) { c.out = out }
-func (c *cbTarget) Take(v int)                   { inJob.NoError(c.out.Send(c, cbGot{v, c.PE(), nil})) }
+func (c *cbTarget) Take(v int)                   { inJob.NoError(c.out.Send(c, cbGot{v, c.PE(), -1})) }
 
 // cbBranch and cbElem contribute what they got to a reduction.
 type cbBranch struct {
@@ -50,7 +50,7 @@ type cbBranch struct {
 
 func (b *cbBranch) Init(out chare.Callback) { b.out = out }
 func (b *cbBranch) Take(v int) {
-	inJob.NoError(b.Contribute(cbGot{v, b.PE(), b.Index()}, gather{}, b.out))
+	inJob.NoError(b.Contribute(cbGot{v, b.PE(), b.Index().(int)}, gather[int, cbGot]{}, b.out))
 }
 
 type cbElem struct {
@@ -60,7 +60,7 @@ type cbElem struct {
 
 func (e *cbElem) Init(out chare.Callback) { e.out = out }
 func (e *cbElem) Take(v int) {
-	inJob.NoError(e.Contribute(cbGot{v, e.PE(), e.Index()}, gather{}, e.out))
+	inJob.NoError(e.Contribute(cbGot{v, e.PE(), e.ThisIndex()}, gather[int, cbGot]{}, e.out))
 }
 
 func init() {
@@ -68,13 +68,17 @@ func init() {
 	chare.Register[cbTarget]()
 	chare.Register[cbBranch]()
 	chare.Register[cbElem]()
+	registerReducers(gather[int, cbGot]{})
 }
 
 const cbPEs = 4
 
 // fire has a firer on the last PE send v through cb.
-func fire(m *tmain, cb chare.Callback, v int) {
-	f, err := chare.New[firer](m, cbPEs-1)
+func fire(m *tmain, cb chare.Callback, v int) { fireFrom(m, cbPEs-1, cb, v) }
+
+// fireFrom has a firer on PE pe send v through cb.
+func fireFrom(m *tmain, pe int, cb chare.Callback, v int) {
+	f, err := chare.New[firer](m, pe)
 	inJob.NoError(err)
 	inJob.NoError(chare.Send(m, f, (*firer).Fire, fireMsg{cb, v}))
 }
@@ -89,10 +93,10 @@ func TestCallbacks(t *testing.T) {
 			c, err := chare.NewWith(m, 1, (*cbTarget).Init, out)
 			inJob.NoError(err)
 			fire(m, chare.EntryCallback(c, (*cbTarget).Take), 11)
-			inJob.Equal(cbGot{11, 1, nil}, get(m, out))
+			inJob.Equal(cbGot{11, 1, -1}, get(m, out))
 		}},
 		{"group branch entry", func(m *tmain) {
-			out := chare.NewFuture[map[any]any](m)
+			out := chare.NewFuture[map[int]cbGot](m)
 			g, err := group.NewWith(m, (*cbBranch).Init, out.Callback())
 			inJob.NoError(err)
 			// A reduction over the group completes only if every branch
@@ -106,7 +110,7 @@ func TestCallbacks(t *testing.T) {
 			}
 		}},
 		{"array element entry", func(m *tmain) {
-			out := chare.NewFuture[map[any]any](m)
+			out := chare.NewFuture[map[int]cbGot](m)
 			a, err := array.NewWith(m, array.Dims(6), (*cbElem).Init, out.Callback(), array.WithMap(array.RoundRobin))
 			inJob.NoError(err)
 			for i := 0; i < 6; i++ {
@@ -118,7 +122,7 @@ func TestCallbacks(t *testing.T) {
 			}
 		}},
 		{"group broadcast", func(m *tmain) {
-			out := chare.NewFuture[map[any]any](m)
+			out := chare.NewFuture[map[int]cbGot](m)
 			g, err := group.NewWith(m, (*cbBranch).Init, out.Callback())
 			inJob.NoError(err)
 			fire(m, chare.EntryCallback(g, (*cbBranch).Take), 5)
@@ -129,14 +133,14 @@ func TestCallbacks(t *testing.T) {
 			}
 		}},
 		{"array broadcast", func(m *tmain) {
-			out := chare.NewFuture[map[any]any](m)
+			out := chare.NewFuture[map[int]cbGot](m)
 			a, err := array.NewWith(m, array.Dims(9), (*cbElem).Init, out.Callback())
 			inJob.NoError(err)
 			fire(m, chare.EntryCallback(a, (*cbElem).Take), 6)
 			got := get(m, out)
 			inJob.Len(got, 9)
 			for i := 0; i < 9; i++ {
-				inJob.Equal(6, got[i].(cbGot).Val)
+				inJob.Equal(6, got[i].Val)
 			}
 		}},
 		{"future", func(m *tmain) {
@@ -145,13 +149,18 @@ func TestCallbacks(t *testing.T) {
 			inJob.Equal(77, get(m, f))
 		}},
 		{"function on a PE", func(m *tmain) {
+			// A Go function can only be called, and its callback fired, in
+			// the process that made it: the firer and the targets are the
+			// last PEs of the test's own process (PE 3, and PEs 2 and 0,
+			// in one process).
+			last := node0PEs(cbPEs) - 1
 			out := chare.NewFuture[cbGot](m)
-			for _, pe := range []int{2, 0} {
+			for _, pe := range []int{max(last-1, 0), 0} {
 				cb := chare.FuncCallback(pe, func(ctx chare.Context, v any) {
-					inJob.NoError(out.Send(ctx, cbGot{v.(int), chare.PEOf(ctx).ID(), nil}))
+					inJob.NoError(out.Send(ctx, cbGot{v.(int), chare.PEOf(ctx).ID(), -1}))
 				})
-				fire(m, cb, 3)
-				inJob.Equal(cbGot{3, pe, nil}, get(m, out))
+				fireFrom(m, last, cb, 3)
+				inJob.Equal(cbGot{3, pe, -1}, get(m, out))
 				out = chare.NewFuture[cbGot](m)
 			}
 		}},

@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/charmgo/charm/chare"
@@ -52,29 +53,33 @@ func init() { chare.Register[producer]() }
 func TestStartCompletionDetectsAllConsumed(t *testing.T) {
 	for _, pes := range []int{1, 2, 4} {
 		const items = 300
-		runMain(t, pes, func(m *tmain) {
-			g, err := group.New[producer](m)
-			inJob.NoError(err)
-			started := chare.NewFuture[any](m)
-			all := chare.NewFuture[any](m)
-			finished := chare.NewFuture[any](m)
-			det, err := chare.StartCompletion(m, chare.Completion{
-				Producers:   pes,
-				Started:     started.Callback(),
-				AllProduced: all.Callback(),
-				Finished:    finished.Callback(),
-			})
-			inJob.NoError(err)
-			get(m, started)
-			inJob.NoError(chare.Send(m, g, (*producer).Produce, produceMsg{Det: det, Items: items}))
-			inJob.NoError(chare.WaitAll(m, all, finished))
-			// Finished means every produced item was consumed: the counts
-			// must already add up, with nothing in flight.
-			total := chare.NewFuture[int](m)
-			inJob.NoError(chare.Send(m, g, (*producer).Count, total.Callback()))
-			inJob.Equal(pes*items, get(m, total), "items consumed when completion fired on %d PEs", pes)
-		})
+		t.Run(fmt.Sprintf("%dPEs", pes), func(t *testing.T) { testCompletion(t, pes, items) })
 	}
+}
+
+func testCompletion(t *testing.T, pes, items int) {
+	runMain(t, pes, func(m *tmain) {
+		g, err := group.New[producer](m)
+		inJob.NoError(err)
+		started := chare.NewFuture[any](m)
+		all := chare.NewFuture[any](m)
+		finished := chare.NewFuture[any](m)
+		det, err := chare.StartCompletion(m, chare.Completion{
+			Producers:   pes,
+			Started:     started.Callback(),
+			AllProduced: all.Callback(),
+			Finished:    finished.Callback(),
+		})
+		inJob.NoError(err)
+		get(m, started)
+		inJob.NoError(chare.Send(m, g, (*producer).Produce, produceMsg{Det: det, Items: items}))
+		inJob.NoError(chare.WaitAll(m, all, finished))
+		// Finished means every produced item was consumed: the counts
+		// must already add up, with nothing in flight.
+		total := chare.NewFuture[int](m)
+		inJob.NoError(chare.Send(m, g, (*producer).Count, total.Callback()))
+		inJob.Equal(pes*items, get(m, total), "items consumed when completion fired on %d PEs", pes)
+	})
 }
 
 func TestStartCompletionErrors(t *testing.T) {

@@ -16,8 +16,9 @@ type maker struct {
 }
 
 type makeMsg struct {
-	Array, Group chare.Future[map[any]any]
-	Solo         chare.Future[soloWhere]
+	Array chare.Future[map[int]shapeState[int]]
+	Group chare.Future[map[int]grpState]
+	Solo  chare.Future[soloWhere]
 }
 
 func (mk *maker) Make(m makeMsg) {
@@ -43,20 +44,20 @@ func TestCreateAwayFromPE0(t *testing.T) {
 	runMain(t, pes, func(m *tmain) {
 		mk, err := chare.New[maker](m, 2)
 		inJob.NoError(err)
-		msg := makeMsg{chare.NewFuture[map[any]any](m), chare.NewFuture[map[any]any](m), chare.NewFuture[soloWhere](m)}
+		msg := makeMsg{chare.NewFuture[map[int]shapeState[int]](m), chare.NewFuture[map[int]grpState](m), chare.NewFuture[soloWhere](m)}
 		inJob.NoError(chare.Send(m, mk, (*maker).Make, msg))
 
 		arr := get(m, msg.Array)
 		inJob.Len(arr, 7)
 		for i := 0; i < 7; i++ {
-			st := arr[i].(shapeState[int])
+			st := arr[i]
 			inJob.Equal(1, st.Hits, "element %d", i)
 			inJob.Equal(i%pes, st.PE, "element %d", i)
 		}
 		grps := get(m, msg.Group)
 		inJob.Len(grps, pes)
 		for pe := 0; pe < pes; pe++ {
-			st := grps[pe].(grpState)
+			st := grps[pe]
 			inJob.Equal(3, st.Val)
 			inJob.Equal(pe == 0, st.Hits == 1, "branch %d", pe)
 		}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
 )
 
@@ -162,11 +163,11 @@ func TestDelegateCountsEveryKindOfSend(t *testing.T) {
 			case 0: // At(0) undelegated, sec2 twice
 				hits += 3
 			}
-			inJob.Equal(hits, got[i].(shapeState[int]).Hits, "element %d", i)
+			inJob.Equal(hits, got[i].Hits, "element %d", i)
 		}
 		bs := grpReport(m, g)
 		for pe := 0; pe < pes; pe++ {
-			st := bs[pe].(grpState)
+			st := bs[pe]
 			inJob.Equal(2, st.Hits, "branch %d", pe)
 			wantAt := []int{pe}
 			if pe == 1 {
@@ -187,10 +188,11 @@ type delElem struct {
 
 type delGo struct {
 	Target array.Proxy[shapeElem[int], int]
-	Seen   *delSeen
+	Seen   chare.Callback // gets []int{calls, wrong calls}, summed over the elements
 }
 
-// delSeen records the PEs the delegate was called on.
+// delSeen records the calls a delegate got, and those made on a PE other
+// than the one the header names as the sender.
 type delSeen struct {
 	wrong atomic.Int64
 	calls atomic.Int64
@@ -209,9 +211,13 @@ func (d peCheckingDelegate) Send(from chare.Context, e chare.Envelope) error {
 	return d.countingDelegate.Send(from, e)
 }
 
+// Go sends through a delegate of its own, which lives on its PE, and
+// reports what the delegate saw.
 func (e *delElem) Go(m delGo) {
-	d := peCheckingDelegate{countingDelegate{&counter{}}, m.Seen}
+	seen := &delSeen{}
+	d := peCheckingDelegate{countingDelegate{&counter{}}, seen}
 	inJob.NoError(chare.Send0(e, m.Target.Delegate(d).At(e.ThisIndex()), (*shapeElem[int]).Hit))
+	inJob.NoError(e.Contribute([]int{int(seen.calls.Load()), int(seen.wrong.Load())}, reducer.SumInt, m.Seen))
 }
 
 func init() { chare.Register[delElem]() }
@@ -226,14 +232,15 @@ func TestDelegateFromElements(t *testing.T) {
 		inJob.NoError(err)
 		senders, err := array.New[delElem](m, array.Dims(n))
 		inJob.NoError(err)
-		seen := &delSeen{}
-		inJob.NoError(chare.Send(m, senders, (*delElem).Go, delGo{Target: target, Seen: seen}))
+		seen := chare.NewFuture[[]int](m)
+		inJob.NoError(chare.Send(m, senders, (*delElem).Go, delGo{Target: target, Seen: seen.Callback()}))
+		calls := get(m, seen)
+		inJob.Equal(n, calls[0], "delegate calls")
+		inJob.Zero(calls[1], "the header's Src is the sending PE")
 		quiesce(m)
-		inJob.Equal(int64(n), seen.calls.Load())
-		inJob.Zero(seen.wrong.Load(), "the header's Src is the sending PE")
 		got := shapeReport(m, target, ops1)
 		for i := 0; i < n; i++ {
-			inJob.Equal(1, got[i].(shapeState[int]).Hits)
+			inJob.Equal(1, got[i].Hits)
 		}
 	})
 }
@@ -294,6 +301,8 @@ func (d deliveringDelegate) Send(from chare.Context, e chare.Envelope) error {
 }
 
 func TestDelegateDeliversAtDestination(t *testing.T) {
+	inProcessOnly(t, "the delegate carries envelopes to every PE through function callbacks, "+
+		"which only the process that made them can call (a delegate lives in one process)")
 	const pes = 3
 	runMain(t, pes, func(m *tmain) {
 		d := newDeliveringDelegate(pes)
@@ -312,7 +321,7 @@ func TestDelegateDeliversAtDestination(t *testing.T) {
 		quiesce(m)
 		got := grpReport(m, g)
 		for pe := 0; pe < pes; pe++ {
-			st := got[pe].(grpState)
+			st := got[pe]
 			inJob.Len(st.AtPEs, pe+1, "branch %d", pe)
 			for _, p := range st.AtPEs {
 				inJob.Equal(pe, p)

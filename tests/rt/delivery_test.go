@@ -65,7 +65,7 @@ func (e *dlvElem) Go(g dlvGo) {
 func (e *dlvElem) Recv(m dlvMsg) { e.recv(e.ThisIndex(), m) }
 
 func (e *dlvElem) Report(cb chare.Callback) {
-	inJob.NoError(e.Contribute(dlvReport{e.got, e.sum}, gather{}, cb))
+	inJob.NoError(e.Contribute(dlvReport{e.got, e.sum}, gather[int, dlvReport]{}, cb))
 }
 
 type dlvBranch struct {
@@ -84,16 +84,17 @@ func (b *dlvBranch) Go(g dlvGo) {
 func (b *dlvBranch) Recv(m dlvMsg) { b.recv(b.PE(), m) }
 
 func (b *dlvBranch) Report(cb chare.Callback) {
-	inJob.NoError(b.Contribute(dlvReport{b.got, b.sum}, gather{}, cb))
+	inJob.NoError(b.Contribute(dlvReport{b.got, b.sum}, gather[int, dlvReport]{}, cb))
 }
 
 func init() {
 	chare.Register[dlvElem]()
 	chare.Register[dlvBranch]()
+	registerReducers(gather[int, dlvReport]{})
 }
 
 // dlvCheck checks the receivers' reports.
-func dlvCheck(n, m int, got map[any]any) {
+func dlvCheck(n, m int, got map[int]dlvReport) {
 	inJob.Len(got, n)
 	for j := 0; j < n; j++ {
 		var want int64
@@ -120,7 +121,7 @@ func TestDeliveryArrayAllToAll(t *testing.T) {
 				inJob.NoError(err)
 				inJob.NoError(chare.Send(m, a, (*dlvElem).Go, dlvGo{c.n, c.m}))
 				quiesce(m)
-				f := chare.NewFuture[map[any]any](m)
+				f := chare.NewFuture[map[int]dlvReport](m)
 				inJob.NoError(chare.Send(m, a, (*dlvElem).Report, f.Callback()))
 				dlvCheck(c.n, c.m, get(m, f))
 			})
@@ -137,7 +138,7 @@ func TestDeliveryGroupAllToAll(t *testing.T) {
 				inJob.NoError(err)
 				inJob.NoError(chare.Send(mc, g, (*dlvBranch).Go, dlvGo{pes, m}))
 				quiesce(mc)
-				f := chare.NewFuture[map[any]any](mc)
+				f := chare.NewFuture[map[int]dlvReport](mc)
 				inJob.NoError(chare.Send(mc, g, (*dlvBranch).Report, f.Callback()))
 				dlvCheck(pes, m, get(mc, f))
 			})
@@ -155,10 +156,10 @@ func TestDeliveryFIFOFromMain(t *testing.T) {
 		for s := 0; s < n; s++ {
 			inJob.NoError(chare.Send(m, a.At(1), (*dlvElem).Recv, dlvMsg{0, s, dlvVal(0, 1, s)}))
 		}
-		f := chare.NewFuture[map[any]any](m)
+		f := chare.NewFuture[map[int]dlvReport](m)
 		inJob.NoError(chare.Send(m, a, (*dlvElem).Report, f.Callback()))
 		got := get(m, f)
-		inJob.Equal(n, got[1].(dlvReport).Got)
-		inJob.Equal(0, got[0].(dlvReport).Got)
+		inJob.Equal(n, got[1].Got)
+		inJob.Equal(0, got[0].Got)
 	})
 }

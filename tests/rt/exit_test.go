@@ -146,7 +146,9 @@ func TestPanicAbortsJob(t *testing.T) {
 // A job that never exits is aborted by its timeout with an error that
 // says so, rather than hanging.
 func TestRunTimeout(t *testing.T) {
-	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 200 * time.Millisecond}, func(m *tmain, _ []string) {})
+	cfg := jobConfig(t, 2)
+	cfg.Timeout = 200 * time.Millisecond
+	code, err := runConfig(t, cfg, func(m *tmain, _ []string) {})
 	require.Equal(t, 1, code)
 	require.ErrorContains(t, err, "did not end within 200ms")
 }

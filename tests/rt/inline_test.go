@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/charmgo/charm/array"
@@ -42,19 +43,23 @@ func init() { chare.Register[inliner]() }
 
 func TestSendInline(t *testing.T) {
 	for _, pes := range []int{1, 2, 4} {
-		runMain(t, pes, func(m *tmain) {
-			a, err := array.New[inliner](m, array.Dims(4))
-			inJob.NoError(err)
-			ran := chare.NewFuture[int](m)
-			inJob.NoError(chare.Send(m, a, (*inliner).Probe, ran.Callback()))
-			// Block map: 4 elements on pes PEs, each element sees the
-			// elements of its own PE as local.
-			perPE := 4 / pes
-			inJob.Equal(4*perPE, get(m, ran), "inline calls that ran at once on %d PEs", pes)
-			quiesce(m)
-			total := chare.NewFuture[int](m)
-			inJob.NoError(chare.Send(m, a, (*inliner).Total, total.Callback()))
-			inJob.Equal(16, get(m, total), "every inline send arrives exactly once")
-		})
+		t.Run(fmt.Sprintf("%dPEs", pes), func(t *testing.T) { testSendInline(t, pes) })
 	}
+}
+
+func testSendInline(t *testing.T, pes int) {
+	runMain(t, pes, func(m *tmain) {
+		a, err := array.New[inliner](m, array.Dims(4))
+		inJob.NoError(err)
+		ran := chare.NewFuture[int](m)
+		inJob.NoError(chare.Send(m, a, (*inliner).Probe, ran.Callback()))
+		// Block map: 4 elements on pes PEs, each element sees the
+		// elements of its own PE as local.
+		perPE := 4 / pes
+		inJob.Equal(4*perPE, get(m, ran), "inline calls that ran at once on %d PEs", pes)
+		quiesce(m)
+		total := chare.NewFuture[int](m)
+		inJob.NoError(chare.Send(m, a, (*inliner).Total, total.Callback()))
+		inJob.Equal(16, get(m, total), "every inline send arrives exactly once")
+	})
 }

@@ -116,6 +116,6 @@ func TestBroadcastKeepsSenderOrder(t *testing.T) {
 		// Report is a broadcast: element 0, on PE 0 like the sender, must
 		// have had its three hits first.
 		got := shapeReport(m, a, ops1)
-		inJob.Equal(3, got[0].(shapeState[int]).Hits)
+		inJob.Equal(3, got[0].Hits)
 	})
 }

@@ -36,7 +36,7 @@ func (e *secElem) Report(cb chare.Callback) {
 	for k, v := range e.hits {
 		hits[k] = v
 	}
-	inJob.NoError(e.Contribute(hits, gather{}, cb))
+	inJob.NoError(e.Contribute(hits, gather[int, map[string]int]{}, cb))
 }
 
 // Reduce contributes the index and, in a second reduction over the same
@@ -47,7 +47,10 @@ func (e *secElem) Reduce(m secReduce) {
 	inJob.NoError(e.ContributeTo(m.Sec, i*i, sumInt{}, m.Done))
 }
 
-func init() { chare.Register[secElem]() }
+func init() {
+	chare.Register[secElem]()
+	registerReducers(gather[int, map[string]int]{})
+}
 
 func TestSectionMulticast(t *testing.T) {
 	const n = 20
@@ -74,7 +77,7 @@ func TestSectionMulticast(t *testing.T) {
 						want[i][name]++
 					}
 				}
-				f := chare.NewFuture[map[any]any](m)
+				f := chare.NewFuture[map[int]map[string]int](m)
 				inJob.NoError(chare.Send(m, a, (*secElem).Report, f.Callback()))
 				got := get(m, f)
 				inJob.Len(got, n)
@@ -162,13 +165,12 @@ func TestSectionOfTwoDimensionalArray(t *testing.T) {
 		inJob.NoError(err)
 		inJob.NoError(chare.Send0(m, s, (*shapeElem[[2]int]).Hit))
 		got := shapeReport(m, a, ops2)
-		for idx, st := range got {
-			i := idx.([2]int)
+		for i, st := range got {
 			want := 0
 			if i[0] == i[1] {
 				want = 1
 			}
-			inJob.Equal(want, st.(shapeState[[2]int]).Hits, "element %v", i)
+			inJob.Equal(want, st.Hits, "element %v", i)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,11 +41,13 @@ func init() {
 
 func TestSmokeHelloSum(t *testing.T) {
 	for _, pes := range []int{1, 3, 4} {
-		code := run(t, pes, func(m *smokeMain, _ []string) {
-			a, err := array.New[smokeElem](m, array.Dims(16))
-			require.NoError(t, err)
-			require.NoError(t, chare.Send(m, a, (*smokeElem).Hi, hiMsg{m.ThisProxy()}))
+		t.Run(fmt.Sprintf("%dPEs", pes), func(t *testing.T) {
+			code := run(t, pes, func(m *smokeMain, _ []string) {
+				a, err := array.New[smokeElem](m, array.Dims(16))
+				inJob.NoError(err)
+				inJob.NoError(chare.Send(m, a, (*smokeElem).Hi, hiMsg{m.ThisProxy()}))
+			})
+			require.Equal(t, 0, code, "PEs=%d", pes)
 		})
-		require.Equal(t, 0, code, "PEs=%d", pes)
 	}
 }
