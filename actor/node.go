@@ -77,6 +77,8 @@ type nodeState struct {
 	readies    map[int]bool
 	seen       []atomic.Int64 // unix nanos of the last frame from each node
 	exiting    atomic.Bool
+	exitSent   atomic.Int32 // exit frames this node sent (it ended the job)
+	exitAcks   chan int     // their acknowledgements
 	sub        *eventstream.Subscription
 
 	Rejected atomic.Int64 // frames rejected (corrupt, wrong token)
@@ -157,7 +159,7 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 	if nc.FailAfter == 0 {
 		nc.FailAfter = 3 * time.Second
 	}
-	ns := &nodeState{cfg: nc, joined: make(chan error, 1), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
+	ns := &nodeState{cfg: nc, joined: make(chan error, 1), exitAcks: make(chan int, nc.Nodes), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
 		seen: make([]atomic.Int64, nc.Nodes), links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
 	ns.nodeOf = make([]int, rt.cfg.PEs)
 	for n := 0; n < nc.Nodes; n++ {
@@ -179,8 +181,20 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 		return err
 	}
 	ns.sub = rt.sys.EventStream.Subscribe(func(ev any) {
-		if t, ok := ev.(*remote.EndpointTerminatedEvent); ok && !rt.Stopped() {
-			rt.lostAddress(t.Address)
+		t, ok := ev.(*remote.EndpointTerminatedEvent)
+		switch {
+		case !ok:
+		case !rt.Stopped():
+			// Through the link's mailbox: frames that arrived before the
+			// connection closed (an exit frame, say) are handled first.
+			rt.sys.Root.Send(ns.link, lostEndpoint{t.Address})
+		default:
+			// After the job, a peer that went away has our exit frame or
+			// never will: either way, stop waiting for its acknowledgement.
+			select {
+			case ns.exitAcks <- -1:
+			default:
+			}
 		}
 	})
 	if nc.Node == 0 {
@@ -315,27 +329,43 @@ func splitHostPort(addr string) (string, int, error) {
 func (rt *Runtime) sendFrame(n int, f *wire.Frame) {
 	ns := rt.node
 	f.Token, f.From = ns.cfg.Token, ns.cfg.Node
+	fail := func(err error) {
+		if rt.Stopped() { // ending already (an exit frame): say so, no more
+			rt.log.Error("sending a frame", "node", n, "err", err)
+			return
+		}
+		rt.Abort(err)
+	}
 	b, err := wire.AppendFrame(nil, f)
 	if err != nil {
-		rt.Abort(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
+		fail(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
 		return
 	}
 	if len(b) > wire.MaxFrame {
-		rt.Abort(fmt.Errorf("actor: a frame of %d bytes for node %d exceeds the %d-byte limit (a message is too large)", len(b), n, wire.MaxFrame))
+		fail(fmt.Errorf("actor: a frame of %d bytes for node %d exceeds the %d-byte limit (a message is too large)", len(b), n, wire.MaxFrame))
 		return
 	}
 	ns.mu.Lock()
 	pid := ns.links[n]
 	ns.mu.Unlock()
 	if pid == nil {
-		rt.Abort(fmt.Errorf("actor: no address for node %d", n))
+		fail(fmt.Errorf("actor: no address for node %d", n))
 		return
 	}
 	rt.sys.Root.Send(pid, &wrapperspb.BytesValue{Value: b})
 }
 
 // linkReceive handles the frames that arrive from other nodes.
+// lostEndpoint reports, to the link actor, that a connection closed.
+type lostEndpoint struct{ addr string }
+
 func (rt *Runtime) linkReceive(c pa.Context) {
+	if l, ok := c.Message().(lostEndpoint); ok {
+		if !rt.Stopped() {
+			rt.lostAddress(l.addr)
+		}
+		return
+	}
 	bv, ok := c.Message().(*wrapperspb.BytesValue)
 	if !ok {
 		return
@@ -362,6 +392,13 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 	case wire.KindTable:
 		rt.onTable(f)
 	case wire.KindReady:
+		if rt.Stopped() { // after the job: an acknowledgement of our exit frame
+			select {
+			case ns.exitAcks <- f.From:
+			default:
+			}
+			return
+		}
 		rt.onReady(f.From)
 	case wire.KindExit:
 		var e exitInfo
@@ -378,6 +415,7 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		}
 		ns.exiting.Store(true) // the origin told everyone: do not repeat it
 		rt.finish(f.Code, reason)
+		rt.sendFrame(f.From, &wire.Frame{Kind: wire.KindReady}) // acknowledge
 	default:
 		ns.Rejected.Add(1)
 	}
@@ -537,6 +575,7 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 		ns.mu.Unlock()
 		if n != ns.cfg.Node && known {
 			rt.sendFrame(n, &wire.Frame{Kind: wire.KindExit, Code: code, Body: body})
+			ns.exitSent.Add(1)
 		}
 	}
 }

@@ -227,8 +227,18 @@ func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 // process's next job.
 func (rt *Runtime) nodeShutdown() {
 	ns := rt.node
-	// Give the exit frames a moment to leave before the actors go.
-	time.Sleep(100 * time.Millisecond)
+	// If this node ended the job, wait until the others have its exit frame
+	// (or a grace period): the process may end as soon as Wait returns, and
+	// with it the connections.
+	deadline := time.After(2 * time.Second)
+	sent := int(ns.exitSent.Load())
+	for got := 0; got < sent; got++ {
+		select {
+		case <-ns.exitAcks:
+		case <-deadline:
+			got = sent
+		}
+	}
 	if ns.sub != nil {
 		rt.sys.EventStream.Unsubscribe(ns.sub)
 	}

@@ -187,16 +187,16 @@ func (rt *Runtime) Abort(err error) {
 }
 
 func (rt *Runtime) finish(code int, err error) {
-	first := false
 	rt.exitOnce.Do(func() {
-		first = true
 		rt.exitCode, rt.exitErr = code, err
 		rt.stopped.Store(true)
+		if rt.node != nil {
+			// Before done closes, so that Wait knows how many exit frames
+			// to see acknowledged.
+			rt.broadcastExit(code, err)
+		}
 		close(rt.done)
 	})
-	if first && rt.node != nil {
-		rt.broadcastExit(code, err)
-	}
 }
 
 // Wait blocks until the job ends, stops the PEs and returns the exit code
