@@ -115,17 +115,25 @@ func (pe *PE) enqueue(dest int, m Message) {
 // Flush posts the sends buffered so far instead of waiting for the end of
 // the current message: a broadcast passes itself down the tree this way
 // before running on the local members.
-func (pe *PE) Flush() { pe.flush() }
+// Sends to other nodes wait for the end of the current batch of messages
+// (or 64 KiB), so that many share a frame.
+func (pe *PE) Flush() { pe.flushLocal() }
 
 // flush posts every buffered send.
 func (pe *PE) flush() {
+	pe.flushLocal()
+	if len(pe.rnodes) > 0 {
+		pe.sendFrames()
+	}
+}
+
+// flushLocal posts the buffered sends to local PEs and encodes those for
+// other nodes.
+func (pe *PE) flushLocal() {
 	for _, d := range pe.dirty {
 		pe.flushTo(d)
 	}
 	pe.dirty = pe.dirty[:0]
-	if len(pe.rnodes) > 0 {
-		pe.sendFrames()
-	}
 }
 
 func (pe *PE) flushTo(dest int) {
