@@ -100,16 +100,21 @@ func benchRemoteOneway(cfg config) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	peer, err := startPeer()
+	return againstPeer(cfg, result{"remote/oneway", rate, "msgs/s", 0}, true, func(p *peer) (float64, error) { return p.oneway(n) })
+}
+
+// againstPeer measures a raw protoactor-go baseline against a fresh peer
+// process and completes r with it.
+func againstPeer(cfg config, r result, higherIsBetter bool, raw func(*peer) (float64, error)) ([]result, error) {
+	p, err := startPeer()
 	if err != nil {
 		return nil, err
 	}
-	defer peer.stop()
-	base, err := best(cfg.reps, true, func() (float64, error) { return peer.oneway(n) })
-	if err != nil {
+	defer p.stop()
+	if r.baseline, err = best(cfg.reps, higherIsBetter, func() (float64, error) { return raw(p) }); err != nil {
 		return nil, err
 	}
-	return []result{{"remote/oneway", rate, "msgs/s", base}}, nil
+	return []result{r}, nil
 }
 
 func benchRemotePingpong(cfg config) ([]result, error) {
@@ -142,16 +147,7 @@ func benchRemotePingpong(cfg config) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	peer, err := startPeer()
-	if err != nil {
-		return nil, err
-	}
-	defer peer.stop()
-	base, err := best(cfg.reps, false, func() (float64, error) { return peer.pingpong(n) })
-	if err != nil {
-		return nil, err
-	}
-	return []result{{"remote/pingpong", lat, "us", base}}, nil
+	return againstPeer(cfg, result{"remote/pingpong", lat, "us", 0}, false, func(p *peer) (float64, error) { return p.pingpong(n) })
 }
 
 // remote/broadcast and remote/reduction: the runtime benchmarks on 2 × 2

@@ -92,17 +92,7 @@ func netnsNode(t *testing.T, node string) {
 	require.NoError(t, err)
 	cfg.Timeout = 60 * time.Second
 	code, err := chare.Run(cfg, func(m *sumMain, _ []string) {
-		a, err := newSummers(m, 100)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		f := chare.NewFuture[int](m)
-		if err := chare.Send(m, a, (*summer).Add, f.Callback()); err != nil {
-			m.Abort(err)
-			return
-		}
-		sum, err := f.Get(m)
+		sum, err := sumIndices(m, 100)
 		if err != nil {
 			m.Abort(err)
 			return

@@ -38,17 +38,7 @@ func init() {
 func sumJob(t *testing.T, cfg chare.Config, n int) (int, error) {
 	cfg.Launch, cfg.Timeout = launch(t), 60*time.Second
 	code, err := chare.Run(cfg, func(m *sumMain, _ []string) {
-		a, err := newSummers(m, n)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		f := chare.NewFuture[int](m)
-		if err := chare.Send(m, a, (*summer).Add, f.Callback()); err != nil {
-			m.Abort(err)
-			return
-		}
-		sum, err := f.Get(m)
+		sum, err := sumIndices(m, n)
 		if err != nil || sum != n*(n-1)/2 {
 			m.Exit(3)
 			return
@@ -57,6 +47,20 @@ func sumJob(t *testing.T, cfg chare.Config, n int) (int, error) {
 	})
 	asNode(code)
 	return code, err
+}
+
+// sumIndices makes an array of n elements and sums their indices by a
+// reduction.
+func sumIndices(m *sumMain, n int) (int, error) {
+	a, err := array.New[summer](m, array.Dims(n))
+	if err != nil {
+		return 0, err
+	}
+	f := chare.NewFuture[int](m)
+	if err := chare.Send(m, a, (*summer).Add, f.Callback()); err != nil {
+		return 0, err
+	}
+	return f.Get(m)
 }
 
 func TestSumAcrossThreeProcesses(t *testing.T) {
@@ -111,8 +115,4 @@ func writeSelfSigned(t *testing.T, dir string) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600))
-}
-
-func newSummers(m *sumMain, n int) (array.Proxy[summer, int], error) {
-	return array.New[summer](m, array.Dims(n))
 }
