@@ -1,0 +1,264 @@
+package tram
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Envelope is a data item together with its final destination PE. Envelopes are what TRAM
+// buffers and what its messages carry, so an intermediate PE knows where each item is going.
+type Envelope[T any] struct {
+	Dest int
+	Item T
+}
+
+// Flush is one message to send: the items of one buffer, handed over to the caller, for the peer
+// To. The Aggregator keeps no reference to Items.
+type Flush[T any] struct {
+	To    int
+	Items []Envelope[T]
+}
+
+// Output is what an Insert or Route produces, for the caller to act on in order: messages to send
+// to peers, items to send straight to their destination, and items to deliver on this PE.
+type Output[T any] struct {
+	Flushes []Flush[T]    // buffers to send, each to a peer
+	Direct  []Envelope[T] // items too large to aggregate: send each to its Dest in its own message
+	Local   []Envelope[T] // items whose destination is this PE: deliver now (claim T08)
+}
+
+// Empty reports whether there is nothing to do.
+func (o Output[T]) Empty() bool {
+	return len(o.Flushes) == 0 && len(o.Direct) == 0 && len(o.Local) == 0
+}
+
+// Sizing is how much an Aggregator buffers (claim T11). Charm++ offers two forms — the total
+// capacity of a PE (maxNumDataItemsBuffered) or the size of each peer's buffer (bufferSize) —
+// and so does Sizing: set one field and the other is derived. Setting both is allowed and uses
+// both as given.
+type Sizing struct {
+	// BufferItems is the capacity of each peer's buffer; a full buffer is sent (claim T06).
+	// Derived from TotalCapacity as max(1, TotalCapacity / number of peers).
+	BufferItems int
+	// TotalCapacity caps the items buffered on the PE; reaching it sends the fullest buffer
+	// (claim T07). Derived from BufferItems as BufferItems × number of peers.
+	TotalCapacity int
+}
+
+// Validate reports a sizing that sets neither field or a negative one.
+func (s Sizing) Validate() error {
+	switch {
+	case s.BufferItems < 0:
+		return fmt.Errorf("tram: sizing has %d items per buffer, want at least 1", s.BufferItems)
+	case s.TotalCapacity < 0:
+		return fmt.Errorf("tram: sizing has total capacity %d, want at least 1", s.TotalCapacity)
+	case s.BufferItems == 0 && s.TotalCapacity == 0:
+		return errors.New("tram: sizing sets neither BufferItems nor TotalCapacity")
+	}
+	return nil
+}
+
+// resolve fills in the derived field for a PE with npeers peers.
+func (s Sizing) resolve(npeers int) Sizing {
+	if s.BufferItems == 0 {
+		s.BufferItems = max(1, s.TotalCapacity/max(1, npeers))
+	}
+	if s.TotalCapacity == 0 {
+		s.TotalCapacity = s.BufferItems * max(1, npeers)
+	}
+	return s
+}
+
+// Config describes an Aggregator.
+type Config[T any] struct {
+	Topology *Topology
+	PE       int    // the PE whose state this is
+	Sizing   Sizing // how much to buffer
+	// Size returns an item's size in bytes, for the byte counters and the direct-send cutoff.
+	// It must return the same size each time for the same item. Nil counts every item as 0 bytes.
+	Size func(T) int
+	// DirectCutoff: an item whose Size exceeds it is not aggregated but sent directly to its
+	// destination. 0 means no cutoff.
+	DirectCutoff int
+}
+
+// Aggregator is the aggregation state of one PE: one buffer per peer (claim T05). It does no I/O
+// and starts no goroutines; it is not safe for concurrent use, since it belongs to its PE.
+type Aggregator[T any] struct {
+	cfg      Config[T]
+	sizing   Sizing
+	peers    *PeerIndex
+	bufs     [][]Envelope[T]
+	buffered int
+	bytes    int
+	stats    Stats
+}
+
+// Stats counts an Aggregator's work, for reports on buffer memory and message counts.
+type Stats struct {
+	Buffered      int // items now buffered
+	BufferedBytes int // their bytes, by Config.Size
+	Inserted      int // items given to Insert
+	Routed        int // items received through Route
+	Flushes       int // buffers sent, for any reason
+	FullFlushes   int // buffers sent because they were full (T06)
+	FullestSent   int // buffers sent because the total capacity was reached (T07)
+	Direct        int // items sent directly, over the cutoff
+	Local         int // items delivered on this PE
+}
+
+// NewAggregator returns the empty aggregation state of cfg.PE.
+func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
+	if cfg.Topology == nil {
+		return nil, errors.New("tram: aggregator has no topology")
+	}
+	if !cfg.Topology.Contains(cfg.PE) {
+		return nil, fmt.Errorf("tram: aggregator for PE %d outside topology %s (%d PEs)", cfg.PE, cfg.Topology, cfg.Topology.NumPEs())
+	}
+	if err := cfg.Sizing.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.DirectCutoff < 0 {
+		return nil, fmt.Errorf("tram: direct-send cutoff %d is negative", cfg.DirectCutoff)
+	}
+	peers := cfg.Topology.PeerIndex(cfg.PE)
+	return &Aggregator[T]{
+		cfg:    cfg,
+		sizing: cfg.Sizing.resolve(peers.Len()),
+		peers:  peers,
+		bufs:   make([][]Envelope[T], peers.Len()),
+	}, nil
+}
+
+// PE returns the PE this state belongs to.
+func (a *Aggregator[T]) PE() int { return a.cfg.PE }
+
+// Sizing returns the resolved sizing, with both fields set.
+func (a *Aggregator[T]) Sizing() Sizing { return a.sizing }
+
+// NumBuffers returns the number of buffers, one per peer: Σ(s_d − 1).
+func (a *Aggregator[T]) NumBuffers() int { return len(a.bufs) }
+
+// Peers returns the numbering of buffer slots.
+func (a *Aggregator[T]) Peers() *PeerIndex { return a.peers }
+
+// BufferLen returns the number of items buffered for peer, 0 if peer is not a peer.
+func (a *Aggregator[T]) BufferLen(peer int) int {
+	if s, ok := a.peers.Slot(peer); ok {
+		return len(a.bufs[s])
+	}
+	return 0
+}
+
+// Stats returns the counters.
+func (a *Aggregator[T]) Stats() Stats {
+	s := a.stats
+	s.Buffered, s.BufferedBytes = a.buffered, a.bytes
+	return s
+}
+
+// Insert submits item for PE dest (insertData, claim T17) and returns what it triggers.
+func (a *Aggregator[T]) Insert(item T, dest int) (Output[T], error) {
+	var out Output[T]
+	if !a.cfg.Topology.Contains(dest) {
+		return out, fmt.Errorf("tram: PE %d: insert for PE %d outside topology %s (%d PEs)", a.cfg.PE, dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
+	}
+	a.stats.Inserted++
+	a.add(Envelope[T]{Dest: dest, Item: item}, &out)
+	return out, nil
+}
+
+// Route sorts the items of a message received from a peer into the local buffers, delivering
+// those for this PE (claim T08). Envelopes whose destination is outside the grid — corrupt data —
+// are dropped, and the error names the first; the others are still routed.
+func (a *Aggregator[T]) Route(items []Envelope[T]) (Output[T], error) {
+	var out Output[T]
+	var err error
+	for _, e := range items {
+		if !a.cfg.Topology.Contains(e.Dest) {
+			if err == nil {
+				err = fmt.Errorf("tram: PE %d: received item for PE %d outside topology %s (%d PEs)", a.cfg.PE, e.Dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
+			}
+			continue
+		}
+		a.stats.Routed++
+		a.add(e, &out)
+	}
+	return out, err
+}
+
+func (a *Aggregator[T]) size(item T) int {
+	if a.cfg.Size == nil {
+		return 0
+	}
+	return a.cfg.Size(item)
+}
+
+// add places one envelope: locally, directly, or in the buffer of its next hop, then sends that
+// buffer if full (T06) or the fullest buffer if the PE's capacity is reached (T07).
+func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
+	if e.Dest == a.cfg.PE {
+		a.stats.Local++
+		out.Local = append(out.Local, e)
+		return
+	}
+	n := a.size(e.Item)
+	if a.cfg.DirectCutoff > 0 && n > a.cfg.DirectCutoff {
+		a.stats.Direct++
+		out.Direct = append(out.Direct, e)
+		return
+	}
+	slot, _ := a.peers.Slot(a.cfg.Topology.NextHop(a.cfg.PE, e.Dest)) // always a peer
+	if a.bufs[slot] == nil {
+		a.bufs[slot] = make([]Envelope[T], 0, a.sizing.BufferItems)
+	}
+	a.bufs[slot] = append(a.bufs[slot], e)
+	a.buffered++
+	a.bytes += n
+	switch {
+	case len(a.bufs[slot]) >= a.sizing.BufferItems:
+		a.stats.FullFlushes++
+		out.Flushes = append(out.Flushes, a.take(slot))
+	case a.buffered >= a.sizing.TotalCapacity:
+		a.stats.FullestSent++
+		out.Flushes = append(out.Flushes, a.take(a.fullest()))
+	}
+}
+
+// fullest returns the slot holding the most items, the lowest slot on a tie. A linear scan: there
+// are Σ(s_d − 1) slots, and it runs only when the capacity is reached.
+func (a *Aggregator[T]) fullest() int {
+	best := 0
+	for s, b := range a.bufs {
+		if len(b) > len(a.bufs[best]) {
+			best = s
+		}
+	}
+	return best
+}
+
+// take empties slot and returns its contents as a message.
+func (a *Aggregator[T]) take(slot int) Flush[T] {
+	items := a.bufs[slot]
+	a.bufs[slot] = nil
+	a.buffered -= len(items)
+	if a.cfg.Size != nil {
+		for _, e := range items {
+			a.bytes -= a.cfg.Size(e.Item)
+		}
+	}
+	a.stats.Flushes++
+	return Flush[T]{To: a.peers.Peer(slot), Items: items}
+}
+
+// FlushAll empties every non-empty buffer and returns them as messages, in slot order: what
+// periodic flushing (claim T24) and the end of a step (claim T26) send.
+func (a *Aggregator[T]) FlushAll() []Flush[T] {
+	var fs []Flush[T]
+	for s, b := range a.bufs {
+		if len(b) > 0 {
+			fs = append(fs, a.take(s))
+		}
+	}
+	return fs
+}

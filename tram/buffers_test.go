@@ -1,0 +1,190 @@
+package tram
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func newAgg(t *testing.T, topo *Topology, pe int, s Sizing) *Aggregator[int] {
+	t.Helper()
+	a, err := NewAggregator(Config[int]{Topology: topo, PE: pe, Sizing: s, Size: func(int) int { return 8 }})
+	require.NoError(t, err)
+	return a
+}
+
+func insert(t *testing.T, a *Aggregator[int], item, dest int) Output[int] {
+	t.Helper()
+	out, err := a.Insert(item, dest)
+	require.NoError(t, err)
+	return out
+}
+
+func TestT05_OneBufferPerPeer(t *testing.T) {
+	topo := mustTopology(t, 2, 3, 4)
+	a := newAgg(t, topo, 0, Sizing{BufferItems: 1000})
+	require.Equal(t, 6, a.NumBuffers())
+	// Send to every other PE: items land only in peer buffers, never more than Σ(s_d − 1) of them.
+	for dest := 1; dest < topo.NumPEs(); dest++ {
+		require.True(t, insert(t, a, dest, dest).Empty())
+	}
+	total := 0
+	for pe := range topo.NumPEs() {
+		if n := a.BufferLen(pe); n > 0 {
+			require.True(t, topo.IsPeer(0, pe), "buffer for non-peer %d", pe)
+			total += n
+		}
+	}
+	require.Equal(t, 23, total)
+	flushes := a.FlushAll()
+	require.Len(t, flushes, 6)
+	for _, f := range flushes {
+		require.True(t, topo.IsPeer(0, f.To))
+	}
+}
+
+func TestT06_FullBufferIsSent(t *testing.T) {
+	topo := mustTopology(t, 4)
+	a := newAgg(t, topo, 0, Sizing{BufferItems: 3})
+	for i := range 2 {
+		require.True(t, insert(t, a, i, 2).Empty())
+	}
+	out := insert(t, a, 2, 2)
+	require.Equal(t, []Flush[int]{{To: 2, Items: []Envelope[int]{{2, 0}, {2, 1}, {2, 2}}}}, out.Flushes)
+	require.Zero(t, a.BufferLen(2))
+	require.Equal(t, 1, a.Stats().FullFlushes)
+	require.Zero(t, a.Stats().Buffered)
+}
+
+func TestT07_FullestBufferSentAtTotalCapacity(t *testing.T) {
+	topo := mustTopology(t, 5) // 4 peers; buffers of 10 never fill here, the capacity of 5 is reached first
+	a := newAgg(t, topo, 0, Sizing{BufferItems: 10, TotalCapacity: 5})
+	for _, dest := range []int{1, 3, 3, 4} {
+		require.True(t, insert(t, a, dest, dest).Empty())
+	}
+	out := insert(t, a, 9, 1) // fifth item: buffers 1:2, 3:2, 4:1 — tie, lowest slot wins
+	require.Len(t, out.Flushes, 1)
+	require.Equal(t, 1, out.Flushes[0].To)
+	require.Len(t, out.Flushes[0].Items, 2)
+	require.Equal(t, 3, a.Stats().Buffered)
+
+	require.True(t, insert(t, a, 0, 4).Empty())
+	out = insert(t, a, 0, 2) // buffers 2:1, 3:2, 4:2
+	require.Len(t, out.Flushes, 1)
+	require.Equal(t, 3, out.Flushes[0].To)
+	require.Equal(t, 2, a.Stats().FullestSent)
+}
+
+func TestT08_IntermediatePESortsAndDeliversLocal(t *testing.T) {
+	topo := mustTopology(t, 2, 3) // PE 1 = (0, 1)
+	a := newAgg(t, topo, 1, Sizing{BufferItems: 10})
+	msg := []Envelope[int]{{Dest: 1, Item: 10}, {Dest: 4, Item: 11}, {Dest: 5, Item: 12}, {Dest: 1, Item: 13}, {Dest: 2, Item: 14}}
+	out, err := a.Route(msg)
+	require.NoError(t, err)
+	require.Equal(t, []Envelope[int]{{1, 10}, {1, 13}}, out.Local)
+	require.Empty(t, out.Flushes)
+	require.Equal(t, 1, a.BufferLen(4)) // 4 = (1, 1): a peer
+	require.Equal(t, 2, a.BufferLen(2)) // 2 = (0, 2): a peer, and the hop to 5 = (1, 2)
+	require.Zero(t, a.BufferLen(5))     // not a peer: no buffer
+	require.Equal(t, 3, a.Stats().Buffered)
+	require.Equal(t, 2, a.Stats().Local)
+
+	// An item inserted for this PE is delivered at once too.
+	out = insert(t, a, 99, 1)
+	require.Equal(t, []Envelope[int]{{1, 99}}, out.Local)
+}
+
+func TestT11_SizingForms(t *testing.T) {
+	topo := mustTopology(t, 2, 3, 4) // 6 peers
+	tests := []struct {
+		name string
+		in   Sizing
+		want Sizing
+	}{
+		{"per-peer buffer size", Sizing{BufferItems: 4}, Sizing{BufferItems: 4, TotalCapacity: 24}},
+		{"total capacity", Sizing{TotalCapacity: 60}, Sizing{BufferItems: 10, TotalCapacity: 60}},
+		{"capacity below peers", Sizing{TotalCapacity: 3}, Sizing{BufferItems: 1, TotalCapacity: 3}},
+		{"both", Sizing{BufferItems: 5, TotalCapacity: 12}, Sizing{BufferItems: 5, TotalCapacity: 12}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, newAgg(t, topo, 0, tc.in).Sizing())
+		})
+	}
+	bad := []struct {
+		in   Sizing
+		want string
+	}{
+		{Sizing{}, "sizing sets neither BufferItems nor TotalCapacity"},
+		{Sizing{BufferItems: -1}, "sizing has -1 items per buffer"},
+		{Sizing{TotalCapacity: -5, BufferItems: 2}, "sizing has total capacity -5"},
+	}
+	for _, tc := range bad {
+		require.ErrorContains(t, tc.in.Validate(), tc.want)
+		_, err := NewAggregator(Config[int]{Topology: topo, Sizing: tc.in})
+		require.ErrorContains(t, err, tc.want)
+	}
+	// A single PE has no peers: sizing still resolves, and everything is local.
+	one := newAgg(t, mustTopology(t, 1), 0, Sizing{TotalCapacity: 7})
+	require.Equal(t, Sizing{BufferItems: 7, TotalCapacity: 7}, one.Sizing())
+	require.Len(t, insert(t, one, 1, 0).Local, 1)
+}
+
+func TestDirectSendAboveCutoff(t *testing.T) {
+	topo := mustTopology(t, 2, 2)
+	a, err := NewAggregator(Config[string]{Topology: topo, PE: 0, Sizing: Sizing{BufferItems: 4},
+		Size: func(s string) int { return len(s) }, DirectCutoff: 5})
+	require.NoError(t, err)
+	out, err := a.Insert("small", 3)
+	require.NoError(t, err)
+	require.True(t, out.Empty())
+	out, err = a.Insert("much too large", 3)
+	require.NoError(t, err)
+	require.Equal(t, []Envelope[string]{{3, "much too large"}}, out.Direct)
+	s := a.Stats()
+	require.Equal(t, Stats{Buffered: 1, BufferedBytes: 5, Inserted: 2, Direct: 1}, s)
+}
+
+func TestFlushAllAndCounters(t *testing.T) {
+	topo := mustTopology(t, 3, 3)
+	a := newAgg(t, topo, 4, Sizing{BufferItems: 100})
+	for dest := range topo.NumPEs() {
+		insert(t, a, dest, dest)
+	}
+	s := a.Stats()
+	require.Equal(t, 8, s.Buffered)
+	require.Equal(t, 64, s.BufferedBytes)
+	require.Equal(t, 1, s.Local)
+	flushes := a.FlushAll()
+	// PE 4 = (1, 1). Items for the other column go first to the peer in their column (the last
+	// dimension is fixed first), so peers 3 and 5 carry three items each, peers 1 and 7 one each.
+	sizes := map[int]int{}
+	for _, f := range flushes {
+		sizes[f.To] = len(f.Items)
+	}
+	require.Equal(t, map[int]int{1: 1, 3: 3, 5: 3, 7: 1}, sizes)
+	require.Zero(t, a.Stats().Buffered)
+	require.Zero(t, a.Stats().BufferedBytes)
+	require.Empty(t, a.FlushAll())
+}
+
+func TestAggregatorBadInput(t *testing.T) {
+	topo := mustTopology(t, 2, 3)
+	_, err := NewAggregator(Config[int]{Sizing: Sizing{BufferItems: 1}})
+	require.ErrorContains(t, err, "no topology")
+	_, err = NewAggregator(Config[int]{Topology: topo, PE: 6, Sizing: Sizing{BufferItems: 1}})
+	require.ErrorContains(t, err, "aggregator for PE 6 outside topology 2×3 (6 PEs)")
+	_, err = NewAggregator(Config[int]{Topology: topo, Sizing: Sizing{BufferItems: 1}, DirectCutoff: -1})
+	require.ErrorContains(t, err, "cutoff -1")
+
+	a := newAgg(t, topo, 0, Sizing{BufferItems: 2})
+	_, err = a.Insert(1, 6)
+	require.ErrorContains(t, err, "PE 0: insert for PE 6 outside topology 2×3")
+	_, err = a.Insert(1, -1)
+	require.Error(t, err)
+	// Corrupt envelopes in a received message are dropped; the good ones are still routed.
+	out, err := a.Route([]Envelope[int]{{Dest: 0, Item: 1}, {Dest: 42, Item: 2}, {Dest: -3, Item: 3}})
+	require.ErrorContains(t, err, "received item for PE 42 outside topology")
+	require.Len(t, out.Local, 1)
+	require.Equal(t, 1, a.Stats().Routed)
+}
