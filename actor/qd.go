@@ -191,3 +191,11 @@ func (pe *PE) qdWaveDone(sums [3]int64) {
 	pe.qd.prev, pe.qd.prevValid = cur, true
 	pe.later(backoff(pe.qd.failures), (*PE).qdWave)
 }
+
+// Hold counts n units of work that are not messages (items waiting in a
+// TRAM buffer, say) as created, so that quiescence is not declared while
+// they wait; Release counts them done. Call both on pe.
+func (pe *PE) Hold(n int) { pe.created += int64(n) }
+
+// Release counts n units held with Hold as done.
+func (pe *PE) Release(n int) { pe.processed += int64(n) }

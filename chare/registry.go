@@ -304,3 +304,7 @@ func sameKindFamily(a, b reflect.Type) bool {
 	num := func(k reflect.Kind) bool { return k >= reflect.Int && k <= reflect.Float64 }
 	return num(a.Kind()) && num(b.Kind())
 }
+
+// EntryOf returns the entry method behind a method expression, or an error
+// naming what was passed instead.
+func EntryOf(method any) (*Entry, error) { return lookupEntry(method) }

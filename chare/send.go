@@ -1,6 +1,7 @@
 package chare
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 )
@@ -248,4 +249,48 @@ func installInvoke[T, M any](e *Entry, method func(*T, M)) {
 	}
 	f := func(obj, msg any) any { method(obj.(*T), msg.(M)); return nil }
 	e.invoke.Store(&f)
+}
+
+// Bound is an entry method given by name with its typed function. Go
+// compiles a method expression of a generic chare type written inside
+// generic code, such as (*branch[C, T]).Recv, to a closure that Send cannot
+// recognize; generic libraries (TRAM) bind their methods by name instead.
+type Bound[T, M any] struct {
+	e  *Entry
+	fn func(*T, M)
+}
+
+// Bind finds the entry method name of T, which must take an M, and pairs it
+// with fn, which must be that method.
+func Bind[T, M any](name string, fn func(*T, M)) (Bound[T, M], error) {
+	typ, err := TypeOf[T]()
+	if err != nil {
+		return Bound[T, M]{}, err
+	}
+	e, err := typ.Entry(name)
+	if err != nil {
+		return Bound[T, M]{}, err
+	}
+	if e.Msg != reflect.TypeFor[M]() {
+		return Bound[T, M]{}, fmt.Errorf("chare: %s takes %v, not %v", e, e.Msg, reflect.TypeFor[M]())
+	}
+	return Bound[T, M]{e: e, fn: fn}, nil
+}
+
+// Send invokes the bound method, as chare.Send does.
+func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error {
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	if b.e == nil {
+		return errors.New("chare: Send through an unbound method")
+	}
+	env := &env1[T, M]{fn: b.fn, msg: msg}
+	if b.e.wireEnv.Load() == nil {
+		env.installWire(b.e)
+	}
+	env.h.Entry = b.e
+	p := to.proxy()
+	return pe.post(p.route, p.del, from, env)
 }

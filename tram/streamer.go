@@ -1,0 +1,398 @@
+package tram
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"time"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
+)
+
+// The streamer: TRAM on the runtime. A Streamer is a group, one branch per
+// PE; each branch holds an Aggregator and sends its flushes to peer
+// branches as ordinary entry-method messages. Items whose final
+// destination is a branch's PE go to the client group's local branch, one
+// call of the client's process method per item (T10).
+//
+// Termination modes (a step runs from Start to the Finished callback):
+//   - Completion: Producers contributors across the job each call Done
+//     once; a completion detector counts items produced and consumed (T12).
+//   - Quiescence: no Done; the program asks for quiescence detection, and
+//     items waiting in buffers count as work, so quiescence is not declared
+//     while any item is on its way (T15, T23).
+// Both need periodic flushing (T25): with Options.FlushPeriod set, a PE
+// that neither inserted nor received anything since the last tick sends all
+// its buffers (T24).
+
+// Mode is how a step ends.
+type Mode int
+
+const (
+	Completion Mode = iota + 1 // global contributors and a completion detector
+	Quiescence                 // quiescence detection, no Done
+)
+
+// Options configure a streamer.
+type Options struct {
+	// Dims are the sizes of the virtual grid; nil means a 2-D grid of
+	// nodes × PEs per node (DefaultTopology).
+	Dims []int
+	// Sizing of the buffers; the zero value means 256 items per peer.
+	Sizing Sizing
+	// FlushPeriod, if set, flushes an idle PE's buffers at this period.
+	FlushPeriod time.Duration
+}
+
+// Step describes one communication step.
+type Step struct {
+	Mode      Mode
+	Producers int            // Completion: contributors across the job
+	Started   chare.Callback // every PE accepts items (T16)
+	Finished  chare.Callback // every item was delivered (Completion)
+}
+
+// Streamer is a handle to a TRAM instance for items of type T delivered
+// to a group client C (T09). It is a value; copy it freely.
+type Streamer[C, T any] struct {
+	G group.Proxy[branch[C, T]]
+}
+
+var procs sync.Map // chare.EntryID → func(*C, T) for some C, T
+
+// Register makes a TRAM instance type for client C and items T, with the
+// client's process method (an entry method of C taking a T). Call it in an
+// init function, in the same order in every process.
+func Register[C, T any](process func(*C, T)) {
+	chare.Register[branch[C, T]]()
+	e, err := chare.EntryOf(process)
+	if err != nil {
+		panic(fmt.Errorf("tram: the process method: %w", err))
+	}
+	procs.Store(e.ID, process)
+}
+
+// New creates a streamer for a group client.
+func New[C, T any](from chare.Context, client group.Proxy[C], process func(*C, T), o Options) (Streamer[C, T], error) {
+	e, err := chare.EntryOf(process)
+	if err != nil {
+		return Streamer[C, T]{}, fmt.Errorf("tram: the process method: %w", err)
+	}
+	if _, ok := procs.Load(e.ID); !ok {
+		return Streamer[C, T]{}, fmt.Errorf("tram: %s is not registered: call tram.Register(%s) in an init function", e, e)
+	}
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return Streamer[C, T]{}, chare.ErrNoContext
+	}
+	rt := pe.Job().Runtime()
+	dims := o.Dims
+	if dims == nil {
+		nodes := rt.NumNodes()
+		dims = []int{nodes, rt.NumPEs() / nodes}
+	}
+	topo, err := NewTopology(dims, rt.NumPEs())
+	if err != nil {
+		return Streamer[C, T]{}, fmt.Errorf("tram: %w", err)
+	}
+	if o.Sizing == (Sizing{}) {
+		o.Sizing = Sizing{BufferItems: 256}
+	}
+	if _, err := NewAggregator(Config[T]{Topology: topo, PE: 0, Sizing: o.Sizing}); err != nil {
+		return Streamer[C, T]{}, fmt.Errorf("tram: %w", err)
+	}
+	if o.FlushPeriod < 0 {
+		return Streamer[C, T]{}, fmt.Errorf("tram: negative flush period %v", o.FlushPeriod)
+	}
+	ms, err := methodsOf[C, T]()
+	if err != nil {
+		return Streamer[C, T]{}, err
+	}
+	g, err := group.New[branch[C, T]](from)
+	if err != nil {
+		return Streamer[C, T]{}, err
+	}
+	// The set-up goes down the same tree as every later broadcast from
+	// here, so it reaches each branch first.
+	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: e.ID, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod})
+	return Streamer[C, T]{G: g}, err
+}
+
+// methods are the branch's entry methods, bound by name: inside generic
+// code, Go makes (*branch[C, T]).Recv a closure that chare.Send cannot
+// recognize (see chare.Bind).
+type methods[C, T any] struct {
+	init  chare.Bound[branch[C, T], Setup[C]]
+	begin chare.Bound[branch[C, T], beginMsg]
+	recv  chare.Bound[branch[C, T], batch[T]]
+}
+
+var boundMethods sync.Map // reflect.Type of branch[C, T] → methods[C, T]
+
+func methodsOf[C, T any]() (methods[C, T], error) {
+	key := reflect.TypeFor[branch[C, T]]()
+	if m, ok := boundMethods.Load(key); ok {
+		return m.(methods[C, T]), nil
+	}
+	var ms methods[C, T]
+	var e1, e2, e3 error
+	ms.init, e1 = chare.Bind("Init", (*branch[C, T]).Init)
+	ms.begin, e2 = chare.Bind("Begin", (*branch[C, T]).Begin)
+	ms.recv, e3 = chare.Bind("Recv", (*branch[C, T]).Recv)
+	if err := errors.Join(e1, e2, e3); err != nil {
+		return ms, fmt.Errorf("tram: %w (was tram.Register called?)", err)
+	}
+	boundMethods.Store(key, ms)
+	return ms, nil
+}
+
+// Setup is the constructor message of a streamer's branches.
+type Setup[C any] struct {
+	Client group.Proxy[C]
+	Entry  chare.EntryID
+	Dims   []int
+	Sizing Sizing
+	Period time.Duration
+}
+
+// branch is a streamer's part on one PE.
+type branch[C, T any] struct {
+	group.Branch[branch[C, T]]
+	setup   Setup[C]
+	ms      methods[C, T]
+	agg     *Aggregator[T]
+	proc    func(*C, T)
+	client  *C
+	step    int
+	mode    Mode
+	det     chare.Detector
+	active  bool // between Begin and Done (or the end of a quiescence step)
+	busy    bool // something happened since the last flush tick
+	ticking bool
+	done    bool // this PE's producers are done (Completion)
+}
+
+// Init builds the branch's aggregator.
+func (b *branch[C, T]) Init(s Setup[C]) {
+	b.setup = s
+	topo, err := NewTopology(s.Dims, b.NumPEs())
+	if err == nil {
+		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
+	}
+	p, ok := procs.Load(s.Entry)
+	if err == nil && !ok {
+		err = fmt.Errorf("tram: process method #%d is not registered in this process", s.Entry)
+	}
+	if err == nil {
+		b.ms, err = methodsOf[C, T]()
+	}
+	if err != nil {
+		b.Abort(err)
+		return
+	}
+	b.proc = p.(func(*C, T))
+}
+
+// beginMsg starts step Step on every branch.
+type beginMsg struct {
+	Step    int
+	Mode    Mode
+	Det     chare.Detector
+	Started chare.Callback
+}
+
+// Start begins a communication step (init, T12/T15/T27): the Started
+// callback runs once every PE accepts items.
+func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
+	b := group.LocalBranch(from, s.G)
+	if b == nil {
+		return errors.New("tram: Start needs a context on a PE of the job")
+	}
+	m := beginMsg{Step: b.step + 1, Mode: st.Mode, Started: st.Started}
+	switch st.Mode {
+	case Completion:
+		if st.Producers < 1 {
+			return fmt.Errorf("tram: a completion step needs at least one producer, not %d", st.Producers)
+		}
+		det, err := chare.StartCompletion(from, chare.Completion{Producers: st.Producers, Finished: st.Finished})
+		if err != nil {
+			return err
+		}
+		m.Det = det
+	case Quiescence:
+	default:
+		return fmt.Errorf("tram: unknown termination mode %d", st.Mode)
+	}
+	ms, err := methodsOf[C, T]()
+	if err != nil {
+		return err
+	}
+	return ms.begin.Send(from, s.G, m)
+}
+
+// Begin starts a step on this PE.
+func (b *branch[C, T]) Begin(m beginMsg) {
+	b.step, b.mode, b.det, b.active, b.done = m.Step, m.Mode, m.Det, true, false
+	b.tick()
+	_ = b.Contribute(nil, reducer.Nop, m.Started)
+}
+
+// Insert submits an item for PE dest (insertData, T17). It must be called
+// on a PE of the job, between the Started callback and this PE's Done.
+func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
+	b, err := s.local(from)
+	if err != nil {
+		return err
+	}
+	return b.insert(item, dest)
+}
+
+// Broadcast submits an item for every PE (T18).
+func (s Streamer[C, T]) Broadcast(from chare.Context, item T) error {
+	b, err := s.local(from)
+	if err != nil {
+		return err
+	}
+	for pe := 0; pe < b.NumPEs(); pe++ {
+		if err := b.insert(item, pe); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Done records that n of this PE's producers finished (T19); after it, no
+// item may be inserted on this PE (T20).
+func (s Streamer[C, T]) Done(from chare.Context, n int) error {
+	b, err := s.local(from)
+	if err != nil {
+		return err
+	}
+	if b.mode != Completion {
+		return errors.New("tram: Done belongs to completion steps; a quiescence step has no Done (T15)")
+	}
+	b.done = true
+	b.flush() // T26: what this PE holds leaves now
+	return b.det.Done(b, n)
+}
+
+func (s Streamer[C, T]) local(from chare.Context) (*branch[C, T], error) {
+	b := group.LocalBranch(from, s.G)
+	switch {
+	case b == nil:
+		return nil, errors.New("tram: no streamer branch here (a context on a PE of the job is needed)")
+	case b.agg == nil:
+		return nil, errors.New("tram: the streamer is not set up on this PE")
+	case !b.active || b.done:
+		return nil, fmt.Errorf("tram: no step accepts items on PE %d (insert after Started and before Done, T20, T27)", b.PE())
+	}
+	return b, nil
+}
+
+func (b *branch[C, T]) insert(item T, dest int) error {
+	out, err := b.agg.Insert(item, dest)
+	if err != nil {
+		return err
+	}
+	b.Here().Actor().Hold(1) // the item is work until it is delivered (T23)
+	if b.mode == Completion {
+		if err := b.det.Produce(b, 1); err != nil {
+			return err
+		}
+	}
+	b.busy = true
+	b.handle(out)
+	return nil
+}
+
+// batch is the message between branches: items and the step's detector.
+type batch[T any] struct {
+	Items []Envelope[T]
+	Det   chare.Detector
+}
+
+// Recv routes a message from a peer (T08).
+func (b *branch[C, T]) Recv(m batch[T]) {
+	out, err := b.agg.Route(m.Items)
+	if err != nil {
+		b.Abort(err)
+		return
+	}
+	b.busy = true
+	if m.Det.ID != 0 {
+		b.det = m.Det // items may come before this PE's Begin
+	}
+	b.handle(out)
+}
+
+func (b *branch[C, T]) handle(out Output[T]) {
+	for _, f := range out.Flushes {
+		b.send(f.To, f.Items)
+	}
+	for _, e := range out.Direct {
+		b.send(e.Dest, []Envelope[T]{e})
+	}
+	for _, e := range out.Local {
+		b.deliver(e.Item)
+	}
+}
+
+func (b *branch[C, T]) send(to int, items []Envelope[T]) {
+	if err := b.ms.recv.Send(b, b.ThisProxy().At(to), batch[T]{Items: items, Det: b.det}); err != nil {
+		b.Abort(err)
+	}
+}
+
+// deliver hands one item to the client's local branch (T10).
+func (b *branch[C, T]) deliver(item T) {
+	if b.client == nil {
+		b.client = group.LocalBranch(b, b.setup.Client)
+		if b.client == nil {
+			b.Abort(fmt.Errorf("tram: the client group has no branch on PE %d", b.PE()))
+			return
+		}
+	}
+	b.proc(b.client, item)
+	b.Here().Actor().Release(1)
+	if b.det.ID != 0 {
+		_ = b.det.Consume(b, 1)
+	}
+}
+
+func (b *branch[C, T]) flush() {
+	for _, f := range b.agg.FlushAll() {
+		b.send(f.To, f.Items)
+	}
+}
+
+// tick is the periodic flush (T24): if nothing was inserted or received
+// since the last tick, every buffer is sent.
+func (b *branch[C, T]) tick() {
+	if b.setup.Period <= 0 || b.ticking {
+		return
+	}
+	b.ticking = true
+	ap := b.Here().Actor()
+	time.AfterFunc(b.setup.Period, func() {
+		if !ap.Runtime().Stopped() {
+			ap.PostControl(tickMsg(func() {
+				b.ticking = false
+				if !b.busy {
+					b.flush()
+				}
+				b.busy = false
+				if b.active {
+					b.tick()
+				}
+			}))
+		}
+	})
+}
+
+type tickMsg func()
+
+func (t tickMsg) Deliver(*actor.PE) { t() }

@@ -1,0 +1,147 @@
+package tram_test
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// table is a histogram client: each branch counts the items it gets.
+type table struct {
+	group.Branch[table]
+	count int
+	sum   uint64
+}
+
+func (t *table) Add(v uint64) { t.count++; t.sum += v }
+
+// Totals reduces the counts and sums of every branch.
+func (t *table) Totals(cb chare.Callback) {
+	_ = t.Contribute([]int64{int64(t.count), int64(t.sum)}, reducer.SumInt64, cb)
+}
+
+type feedMsg struct {
+	S     tram.Streamer[table, uint64]
+	Items int
+	Seed  int64
+}
+
+// Feed inserts Items random increments for random PEs, then says done.
+func (t *table) Feed(m feedMsg) {
+	r := rand.New(rand.NewSource(m.Seed + int64(t.PE())))
+	for i := 0; i < m.Items; i++ {
+		if err := m.S.Insert(t, uint64(r.Intn(1000)), r.Intn(t.NumPEs())); err != nil {
+			t.Abort(err)
+			return
+		}
+	}
+	if err := m.S.Done(t, 1); err != nil {
+		t.Abort(err)
+	}
+}
+
+type tmain struct{ chare.Chare[tmain] }
+
+func init() {
+	chare.Register[tmain]()
+	chare.Register[table]()
+	tram.Register((*table).Add)
+}
+
+// expected sums what the feeders send, computed the same way.
+func expected(pes, items int, seed int64) (int64, int64) {
+	var n, sum int64
+	for pe := 0; pe < pes; pe++ {
+		r := rand.New(rand.NewSource(seed + int64(pe)))
+		for i := 0; i < items; i++ {
+			sum += int64(r.Intn(1000))
+			r.Intn(pes)
+			n++
+		}
+	}
+	return n, sum
+}
+
+// TestT12_CompletionDetectionDeliversEveryItem: a histogram over 1-, 2-
+// and 3-D grids, ended by completion detection.
+func TestT12_CompletionDetectionDeliversEveryItem(t *testing.T) {
+	cases := []struct {
+		pes  int
+		dims []int
+	}{{4, []int{4}}, {4, []int{2, 2}}, {8, []int{2, 2, 2}}, {6, []int{3, 2}}}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.dims), func(t *testing.T) {
+			const items = 3000
+			var got []int64
+			code, err := chare.Run(chare.Config{PEs: c.pes, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+				g, err := group.New[table](m)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: c.dims, Sizing: tram.Sizing{BufferItems: 64}, FlushPeriod: 2 * time.Millisecond})
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+				if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: c.pes, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+					m.Abort(err)
+					return
+				}
+				if _, err := started.Get(m); err != nil {
+					m.Abort(err)
+					return
+				}
+				_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: items, Seed: 7})
+				if _, err := finished.Get(m); err != nil {
+					m.Abort(err)
+					return
+				}
+				tot := chare.NewFuture[[]int64](m)
+				_ = chare.Send(m, g, (*table).Totals, tot.Callback())
+				got, err = tot.Get(m)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			n, sum := expected(c.pes, items, 7)
+			require.Equal(t, []int64{n, sum}, got, "items and their sum when completion fired")
+		})
+	}
+}
+
+func TestInsertOutsideAStepIsAnError(t *testing.T) {
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		g, _ := group.New[table](m)
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := s.Insert(m, 1, 1); err == nil {
+			m.Exit(3)
+			return
+		}
+		_, err = tram.New(m, g, (*table).Add, tram.Options{Dims: []int{3}})
+		if err == nil {
+			m.Exit(4)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+}

@@ -1,0 +1,128 @@
+package tram_test
+
+import (
+	"math/rand"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// relay is a client whose deliveries submit further items: delivering A
+// causes B (the pattern of claim T25).
+type relay struct {
+	group.Branch[relay]
+	s     tram.Streamer[relay, int]
+	got   int
+	rand  *rand.Rand
+	ready bool
+}
+
+// Hop receives an item with the number of hops it has left.
+func (r *relay) Hop(left int) {
+	r.got++
+	if left > 0 {
+		if err := r.s.Insert(r, left-1, r.rand.Intn(r.NumPEs())); err != nil {
+			r.Abort(err)
+		}
+	}
+}
+
+// Go learns the streamer and submits n chains of the given length.
+func (r *relay) Go(m relayStart) {
+	r.s, r.rand = m.S, rand.New(rand.NewSource(int64(r.PE())))
+	for i := 0; i < m.Chains; i++ {
+		if err := r.s.Insert(r, m.Length, r.rand.Intn(r.NumPEs())); err != nil {
+			r.Abort(err)
+			return
+		}
+	}
+}
+
+func (r *relay) Count(cb chare.Callback) { _ = r.Contribute(r.got, reducer.SumInt, cb) }
+
+type relayStart struct {
+	S      tram.Streamer[relay, int]
+	Chains int
+	Length int
+}
+
+func init() {
+	chare.Register[relay]()
+	tram.Register((*relay).Hop)
+}
+
+// runChains runs chains of dependent items in a quiescence step and
+// returns the deliveries counted once quiescence was declared.
+func runChains(t *testing.T, period, timeout time.Duration) (int, error) {
+	const pes, chains, length = 4, 50, 20
+	delivered := -1
+	_, err := chare.Run(chare.Config{PEs: pes, Timeout: timeout}, func(m *tmain, _ []string) {
+		g, err := group.New[relay](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		// Buffers far larger than the traffic: they never fill.
+		s, err := tram.New(m, g, (*relay).Hop, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: 100000}, FlushPeriod: period})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		started := chare.NewFuture[any](m)
+		if err := s.Start(m, tram.Step{Mode: tram.Quiescence, Started: started.Callback()}); err != nil {
+			m.Abort(err)
+			return
+		}
+		if _, err := started.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		_ = chare.Send(m, g, (*relay).Go, relayStart{S: s, Chains: chains, Length: length})
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		if _, err := qd.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		n := chare.NewFuture[int](m)
+		_ = chare.Send(m, g, (*relay).Count, n.Callback())
+		delivered, err = n.Get(m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	if delivered >= 0 && delivered != pes*chains*(length+1) {
+		t.Errorf("quiescence was declared after %d deliveries, want %d (T23)", delivered, pes*chains*(length+1))
+	}
+	return delivered, err
+}
+
+// TestT23_QuiescenceWaitsForEveryItem: items waiting in buffers count as
+// work, so quiescence comes only after every chain ended (T15, T23).
+func TestT23_QuiescenceWaitsForEveryItem(t *testing.T) {
+	n, err := runChains(t, time.Millisecond, 30*time.Second)
+	require.NoError(t, err)
+	require.Equal(t, 4*50*21, n)
+}
+
+// TestT25_WithoutPeriodicFlushingDependentItemsDeadlock: with buffers that
+// never fill and no periodic flushing, the items that deliveries submit
+// wait forever (the job runs into its deadline); with flushing every
+// millisecond the same job ends (TestT23 above).
+func TestT25_WithoutPeriodicFlushingDependentItemsDeadlock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits for a deadline")
+	}
+	_, err := runChains(t, 0, 2*time.Second)
+	require.Error(t, err)
+	require.True(t, strings.Contains(err.Error(), "did not end within"), "%v", err)
+}
