@@ -1,0 +1,214 @@
+package tram
+
+import (
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
+)
+
+// The aggregation interface (T28): a proxy delegated to a Delegate sends
+// its entry-method invocations as TRAM items, so that existing send code
+// is aggregated unchanged:
+//
+//	d, _ := tram.NewDelegate(self, tram.Options{FlushPeriod: time.Millisecond})
+//	peers := cells.Delegate(d)
+//	chare.Send(self, peers.At(i), (*Cell).Ghost, msg) // aggregated
+//
+// Element sends (to chares, group branches and array elements) are
+// routed over the grid; broadcasts and multicasts go directly. Items wait
+// in buffers until they fill or a periodic flush sends them, and count as
+// work for quiescence detection meanwhile. Envelopes are handed over
+// inside one process; a delegate carries sends within one process only.
+
+// Delegate carries the sends of delegated proxies over TRAM.
+type Delegate struct {
+	g      group.Proxy[delegateBranch]
+	items  atomic.Int64 // items carried
+	frames atomic.Int64 // messages between branches
+}
+
+// DelegateStats counts what a delegate carried.
+type DelegateStats struct {
+	Items, Messages int64
+}
+
+// NewDelegate creates the group of branches behind a delegate.
+func NewDelegate(from chare.Context, o Options) (*Delegate, error) {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return nil, chare.ErrNoContext
+	}
+	rt := pe.Job().Runtime()
+	if rt.NumNodes() > 1 {
+		return nil, errors.New("tram: a delegate carries sends within one process; this job has several")
+	}
+	dims := o.Dims
+	if dims == nil {
+		dims = []int{rt.NumPEs()}
+	}
+	if _, err := NewTopology(dims, rt.NumPEs()); err != nil {
+		return nil, fmt.Errorf("tram: %w", err)
+	}
+	if o.Sizing == (Sizing{}) {
+		o.Sizing = Sizing{BufferItems: 256}
+	}
+	if err := o.Sizing.Validate(); err != nil {
+		return nil, fmt.Errorf("tram: %w", err)
+	}
+	d := &Delegate{}
+	g, err := group.NewWith(from, (*delegateBranch).Init, delegateSetup{Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, d: d})
+	if err != nil {
+		return nil, err
+	}
+	d.g = g
+	return d, nil
+}
+
+// Stats returns what the delegate carried so far.
+func (d *Delegate) Stats() DelegateStats {
+	return DelegateStats{Items: d.items.Load(), Messages: d.frames.Load()}
+}
+
+// Send implements chare.Delegate: the envelope becomes an item for the PE
+// of its target.
+func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
+	b := group.LocalBranch(from, d.g)
+	if b == nil || b.agg == nil {
+		return errors.New("tram: the delegate has no branch on this PE yet")
+	}
+	dest, err := destination(from, e)
+	if err != nil {
+		return err
+	}
+	out, err := b.agg.Insert(e, dest)
+	if err != nil {
+		return err
+	}
+	d.items.Add(1)
+	b.Here().Actor().Hold(1)
+	b.busy = true
+	b.handle(out)
+	b.tick()
+	return nil
+}
+
+// Broadcast implements chare.Delegate: broadcasts are not aggregated.
+func (d *Delegate) Broadcast(from chare.Context, e chare.Envelope) error { return chare.Forward(from, e) }
+
+// Multicast implements chare.Delegate: multicasts are not aggregated.
+func (d *Delegate) Multicast(from chare.Context, e chare.Envelope) error { return chare.Forward(from, e) }
+
+// destination finds the PE an element send goes to.
+func destination(from chare.Context, e chare.Envelope) (int, error) {
+	h := e.Header()
+	switch h.Kind {
+	case chare.KindChare, chare.KindBranch:
+		if h.Index == nil {
+			return h.PE, nil
+		}
+	}
+	part, err := chare.PEOf(from).Part(h.Coll)
+	if err != nil {
+		return 0, err
+	}
+	return part.Locate(h.Index)
+}
+
+type delegateSetup struct {
+	Dims   []int
+	Sizing Sizing
+	Period time.Duration
+	d      *Delegate // in-process only, like the delegate itself
+}
+
+// delegateBranch is a delegate's part on one PE.
+type delegateBranch struct {
+	group.Branch[delegateBranch]
+	d       *Delegate
+	agg     *Aggregator[chare.Envelope]
+	period  time.Duration
+	busy    bool
+	ticking bool
+}
+
+func init() { chare.Register[delegateBranch]() }
+
+// Init builds the branch's aggregator.
+func (b *delegateBranch) Init(s delegateSetup) {
+	topo, err := NewTopology(s.Dims, b.NumPEs())
+	if err == nil {
+		b.agg, err = NewAggregator(Config[chare.Envelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
+	}
+	if err != nil {
+		b.Abort(err)
+		return
+	}
+	b.d, b.period = s.d, s.Period
+}
+
+// Recv routes a message of envelopes from a peer.
+func (b *delegateBranch) Recv(items []Envelope[chare.Envelope]) {
+	out, err := b.agg.Route(items)
+	if err != nil {
+		b.Abort(err)
+		return
+	}
+	b.busy = true
+	b.handle(out)
+	b.tick()
+}
+
+func (b *delegateBranch) handle(out Output[chare.Envelope]) {
+	for _, f := range out.Flushes {
+		b.send(f.To, f.Items)
+	}
+	for _, e := range out.Direct {
+		b.send(e.Dest, []Envelope[chare.Envelope]{e})
+	}
+	for _, e := range out.Local {
+		b.Here().Actor().Release(1)
+		if err := chare.Deliver(b, e.Item); err != nil {
+			b.Abort(err)
+		}
+	}
+}
+
+func (b *delegateBranch) send(to int, items []Envelope[chare.Envelope]) {
+	b.d.frames.Add(1)
+	if err := chare.Send(b, b.ThisProxy().At(to), (*delegateBranch).Recv, items); err != nil {
+		b.Abort(err)
+	}
+}
+
+// tick keeps a periodic flush going while the branch holds items (T24).
+func (b *delegateBranch) tick() {
+	if b.period <= 0 || b.ticking {
+		return
+	}
+	b.ticking = true
+	ap := b.Here().Actor()
+	time.AfterFunc(b.period, func() {
+		if !ap.Runtime().Stopped() {
+			ap.PostControl(tickMsg(func() {
+				b.ticking = false
+				if !b.busy {
+					for _, f := range b.agg.FlushAll() {
+						b.send(f.To, f.Items)
+					}
+				}
+				b.busy = false
+				if b.agg.Stats().Buffered > 0 {
+					b.tick()
+				}
+			}))
+		}
+	})
+}
+
+var _ chare.Delegate = (*Delegate)(nil)
+var _ actor.Message = tickMsg(nil)

@@ -1,0 +1,88 @@
+package tram_test
+
+import (
+	"math/rand"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/tram"
+)
+
+// cell sends ordinary entry-method messages through a proxy delegated to
+// TRAM; the code is the code of an undelegated send.
+type cell struct {
+	array.Element[cell, int]
+	got, sum int
+}
+
+type chatter struct {
+	Peers array.Proxy[cell, int]
+	N     int
+}
+
+func (c *cell) Chat(m chatter) {
+	r := rand.New(rand.NewSource(int64(c.ThisIndex())))
+	for i := 0; i < m.N; i++ {
+		if err := chare.Send(c, m.Peers.At(r.Intn(64)), (*cell).Note, c.ThisIndex()); err != nil {
+			c.Abort(err)
+			return
+		}
+	}
+}
+
+func (c *cell) Note(from int) { c.got++; c.sum += from }
+
+func (c *cell) Totals(cb chare.Callback) {
+	_ = c.Contribute([]int{c.got, c.sum}, reducer.SumInt, cb)
+}
+
+func init() { chare.Register[cell]() }
+
+// TestT28_DelegatedProxyAggregatesSends: sends through a proxy delegated to
+// a TRAM delegate arrive exactly once, in fewer messages than items.
+func TestT28_DelegatedProxyAggregatesSends(t *testing.T) {
+	const n = 200
+	var totals []int
+	var stats tram.DelegateStats
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		cells, err := array.New[cell](m, array.Dims(64))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		d, err := tram.NewDelegate(m, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: 32}, FlushPeriod: time.Millisecond})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells.Delegate(d), N: n})
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		if _, err := qd.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		f := chare.NewFuture[[]int](m)
+		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
+		if totals, err = f.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		stats = d.Stats()
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	want := 0
+	for i := 0; i < 64; i++ {
+		want += i * n
+	}
+	require.Equal(t, []int{64 * n, want}, totals, "messages and the sum of their senders")
+	require.EqualValues(t, 64*n, stats.Items)
+	require.Less(t, stats.Messages, stats.Items/4, "TRAM must aggregate: %+v", stats)
+}

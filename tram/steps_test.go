@@ -1,0 +1,108 @@
+package tram_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// stepRunner drives several completion steps of one streamer from the
+// main function; each PE inserts through its table branch.
+type stepMsg struct {
+	S         tram.Streamer[table, uint64]
+	Items     int
+	Broadcast bool
+}
+
+// Step inserts Items items for the next PE (or broadcasts them), says
+// done, and checks that inserting after Done is refused (T20).
+func (t *table) Step(m stepMsg) {
+	for i := 0; i < m.Items; i++ {
+		var err error
+		if m.Broadcast {
+			err = m.S.Broadcast(t, 1)
+		} else {
+			err = m.S.Insert(t, 1, (t.PE()+1)%t.NumPEs())
+		}
+		if err != nil {
+			t.Abort(err)
+			return
+		}
+	}
+	if err := m.S.Done(t, 1); err != nil {
+		t.Abort(err)
+		return
+	}
+	if err := m.S.Insert(t, 1, t.PE()); err == nil {
+		t.Abort(errAfterDone)
+	}
+}
+
+type constErr string
+
+func (e constErr) Error() string { return string(e) }
+
+const errAfterDone = constErr("an insert after Done was accepted (T20)")
+
+// TestT27_ReinitializedStepsAndBroadcast runs many steps on one instance
+// (T27): the counts grow by exactly each step's items; a broadcast step
+// reaches every PE (T18); before Start nothing is accepted (T16), nor after
+// Done (T19, T20).
+func TestT27_ReinitializedStepsAndBroadcast(t *testing.T) {
+	const pes, steps, items = 4, 12, 50
+	var counts []int64
+	code, err := chare.Run(chare.Config{PEs: pes, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		g, err := group.New[table](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Sizing: tram.Sizing{TotalCapacity: 40}, FlushPeriod: time.Millisecond})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if s.Insert(m, 1, 0) == nil {
+			m.Abort(constErr("an insert before the first step was accepted (T16)"))
+			return
+		}
+		for k := 0; k < steps; k++ {
+			started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+			if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: pes, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+				m.Abort(err)
+				return
+			}
+			if err := chare.WaitAll(m, started); err != nil {
+				m.Abort(err)
+				return
+			}
+			_ = chare.Send(m, g, (*table).Step, stepMsg{S: s, Items: items, Broadcast: k == steps-1})
+			if err := chare.WaitAll(m, finished); err != nil {
+				m.Abort(err)
+				return
+			}
+			tot := chare.NewFuture[[]int64](m)
+			_ = chare.Send(m, g, (*table).Totals, tot.Callback())
+			c, err := tot.Get(m)
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			counts = append(counts, c[0])
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Len(t, counts, steps)
+	for k := 0; k < steps-1; k++ {
+		require.EqualValues(t, (k+1)*pes*items, counts[k], "after step %d", k)
+	}
+	// The last step broadcast: each of the PEs' items reached all PEs.
+	require.EqualValues(t, (steps-1)*pes*items+pes*items*pes, counts[steps-1])
+}
