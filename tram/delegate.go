@@ -98,10 +98,14 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 }
 
 // Broadcast implements chare.Delegate: broadcasts are not aggregated.
-func (d *Delegate) Broadcast(from chare.Context, e chare.Envelope) error { return chare.Forward(from, e) }
+func (d *Delegate) Broadcast(from chare.Context, e chare.Envelope) error {
+	return chare.Forward(from, e)
+}
 
 // Multicast implements chare.Delegate: multicasts are not aggregated.
-func (d *Delegate) Multicast(from chare.Context, e chare.Envelope) error { return chare.Forward(from, e) }
+func (d *Delegate) Multicast(from chare.Context, e chare.Envelope) error {
+	return chare.Forward(from, e)
+}
 
 // destination finds the PE an element send goes to.
 func destination(from chare.Context, e chare.Envelope) (int, error) {

@@ -47,10 +47,21 @@
 // least 1). Setting both uses both as given. Stats reports the items and bytes buffered, for the
 // memory a step costs, and counts the flushes by cause.
 //
-// # What comes next
+// # On the runtime
 //
-// This package holds the pure logic so far. The mesh streamers (a group per instance that owns an
-// Aggregator per PE and delivers to a group or array client's process function), the termination
-// modes (staged completion, completion detection, quiescence detection, periodic flushing) and the
-// delegation layer that routes a proxy's sends through TRAM come next, in issue 6.
+// A Streamer (New, after Register in an init function) is a group with one
+// Aggregator per PE; it delivers each item to the client group's local
+// branch by one call of its process method (T09, T10). A step begins with
+// Start — Completion (global producers, a completion detector, T12) or
+// Quiescence (T15) — whose Started callback runs once every PE accepts
+// items (T16); Insert and Broadcast submit items (T17, T18), Done ends a
+// PE's producers (T19, T20), and Start again begins the next step (T27).
+// Items waiting in buffers count as work for quiescence (T23), and
+// Options.FlushPeriod flushes a PE that was idle for a period (T24), which
+// dependent items need (T25). A Delegate carries the element sends of a
+// delegated proxy over TRAM, so that existing send code is aggregated
+// unchanged (T28).
+//
+// Not yet: staged completion (T13, T14, T21, T22), array clients, the
+// yield setting, and delegates across processes (issue 6).
 package tram
