@@ -262,3 +262,16 @@ func (a *Aggregator[T]) FlushAll() []Flush[T] {
 	}
 	return fs
 }
+
+// FlushDim empties the buffers of the peers that differ from this PE in
+// dimension d and returns them as messages: staged completion sends one
+// dimension at a time (claim T13).
+func (a *Aggregator[T]) FlushDim(d int) []Flush[T] {
+	var fs []Flush[T]
+	for s, b := range a.bufs {
+		if len(b) > 0 && a.cfg.Topology.DiffDim(a.cfg.PE, a.peers.Peer(s)) == d {
+			fs = append(fs, a.take(s))
+		}
+	}
+	return fs
+}

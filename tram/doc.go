@@ -60,8 +60,12 @@
 // Options.FlushPeriod flushes a PE that was idle for a period (T24), which
 // dependent items need (T25). A Delegate carries the element sends of a
 // delegated proxy over TRAM, so that existing send code is aggregated
-// unchanged (T28).
+// unchanged (T28). Staged completion (Staged: local producers, T13)
+// finishes the grid dimension by dimension with per-peer message counts
+// and needs neither a detector nor periodic flushing (T21); it serves
+// group clients, whose locations are exact (T22).
 //
-// Not yet: staged completion (T13, T14, T21, T22), array clients, the
-// yield setting, and delegates across processes (issue 6).
+// Not yet: array clients (with re-sending through the location manager
+// after migration), the sender-array form of staged completion, the yield
+// setting, and delegates across processes (issue 6).
 package tram

@@ -35,6 +35,7 @@ type Mode int
 const (
 	Completion Mode = iota + 1 // global contributors and a completion detector
 	Quiescence                 // quiescence detection, no Done
+	Staged                     // local contributors; dimension by dimension, no detector (T13, T21)
 )
 
 // Options configure a streamer.
@@ -51,9 +52,9 @@ type Options struct {
 // Step describes one communication step.
 type Step struct {
 	Mode      Mode
-	Producers int            // Completion: contributors across the job
+	Producers int            // Completion: contributors across the job; Staged: on each PE
 	Started   chare.Callback // every PE accepts items (T16)
-	Finished  chare.Callback // every item was delivered (Completion)
+	Finished  chare.Callback // every item was delivered (Completion, Staged)
 }
 
 // Streamer is a handle to a TRAM instance for items of type T delivered
@@ -126,9 +127,10 @@ func New[C, T any](from chare.Context, client group.Proxy[C], process func(*C, T
 // code, Go makes (*branch[C, T]).Recv a closure that chare.Send cannot
 // recognize (see chare.Bind).
 type methods[C, T any] struct {
-	init  chare.Bound[branch[C, T], Setup[C]]
-	begin chare.Bound[branch[C, T], beginMsg]
-	recv  chare.Bound[branch[C, T], batch[T]]
+	init   chare.Bound[branch[C, T], Setup[C]]
+	begin  chare.Bound[branch[C, T], beginMsg]
+	recv   chare.Bound[branch[C, T], batch[T]]
+	marker chare.Bound[branch[C, T], markerMsg]
 }
 
 var boundMethods sync.Map // reflect.Type of branch[C, T] → methods[C, T]
@@ -139,11 +141,12 @@ func methodsOf[C, T any]() (methods[C, T], error) {
 		return m.(methods[C, T]), nil
 	}
 	var ms methods[C, T]
-	var e1, e2, e3 error
+	var e1, e2, e3, e4 error
 	ms.init, e1 = chare.Bind("Init", (*branch[C, T]).Init)
 	ms.begin, e2 = chare.Bind("Begin", (*branch[C, T]).Begin)
 	ms.recv, e3 = chare.Bind("Recv", (*branch[C, T]).Recv)
-	if err := errors.Join(e1, e2, e3); err != nil {
+	ms.marker, e4 = chare.Bind("Marker", (*branch[C, T]).Marker)
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
 		return ms, fmt.Errorf("tram: %w (was tram.Register called?)", err)
 	}
 	boundMethods.Store(key, ms)
@@ -173,7 +176,8 @@ type branch[C, T any] struct {
 	active  bool // between Begin and Done (or the end of a quiescence step)
 	busy    bool // something happened since the last flush tick
 	ticking bool
-	done    bool // this PE's producers are done (Completion)
+	done    bool // this PE's producers are done (Completion, Staged)
+	stg     staged
 }
 
 // Init builds the branch's aggregator.
@@ -199,10 +203,12 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 
 // beginMsg starts step Step on every branch.
 type beginMsg struct {
-	Step    int
-	Mode    Mode
-	Det     chare.Detector
-	Started chare.Callback
+	Step      int
+	Mode      Mode
+	Det       chare.Detector
+	Started   chare.Callback
+	Finished  chare.Callback // Staged
+	Producers int            // Staged: local contributors
 }
 
 // Start begins a communication step (init, T12/T15/T27): the Started
@@ -214,6 +220,11 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 	}
 	m := beginMsg{Step: b.step + 1, Mode: st.Mode, Started: st.Started}
 	switch st.Mode {
+	case Staged:
+		if st.Producers < 0 {
+			return fmt.Errorf("tram: a staged step with %d local producers", st.Producers)
+		}
+		m.Producers, m.Finished = st.Producers, st.Finished
 	case Completion:
 		if st.Producers < 1 {
 			return fmt.Errorf("tram: a completion step needs at least one producer, not %d", st.Producers)
@@ -239,6 +250,10 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 	b.step, b.mode, b.det, b.active, b.done = m.Step, m.Mode, m.Det, true, false
 	b.tick()
 	_ = b.Contribute(nil, reducer.Nop, m.Started)
+	if m.Mode == Staged {
+		b.stg.begin(b.agg.cfg.Topology.NumDims(), m.Producers, m.Finished)
+		b.advance() // a PE without producers is done at once (T14)
+	}
 }
 
 // Insert submits an item for PE dest (insertData, T17). It must be called
@@ -272,12 +287,21 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 	if err != nil {
 		return err
 	}
-	if b.mode != Completion {
-		return errors.New("tram: Done belongs to completion steps; a quiescence step has no Done (T15)")
+	switch b.mode {
+	case Staged:
+		if n > b.stg.left {
+			return fmt.Errorf("tram: Done(%d) on PE %d, which has %d producers left", n, b.PE(), b.stg.left)
+		}
+		b.stg.left -= n
+		b.done = b.stg.left == 0
+		b.advance()
+		return nil
+	case Completion:
+		b.done = true
+		b.flush() // T26: what this PE holds leaves now
+		return b.det.Done(b, n)
 	}
-	b.done = true
-	b.flush() // T26: what this PE holds leaves now
-	return b.det.Done(b, n)
+	return errors.New("tram: Done belongs to completion and staged steps; a quiescence step has no Done (T15)")
 }
 
 func (s Streamer[C, T]) local(from chare.Context) (*branch[C, T], error) {
@@ -309,10 +333,12 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 	return nil
 }
 
-// batch is the message between branches: items and the step's detector.
+// batch is the message between branches: items, the step's detector and,
+// for staged completion, the sender.
 type batch[T any] struct {
 	Items []Envelope[T]
 	Det   chare.Detector
+	From  int
 }
 
 // Recv routes a message from a peer (T08).
@@ -327,6 +353,10 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 		b.det = m.Det // items may come before this PE's Begin
 	}
 	b.handle(out)
+	if b.mode == Staged {
+		b.stg.received(m.From)
+		b.advance()
+	}
 }
 
 func (b *branch[C, T]) handle(out Output[T]) {
@@ -342,7 +372,10 @@ func (b *branch[C, T]) handle(out Output[T]) {
 }
 
 func (b *branch[C, T]) send(to int, items []Envelope[T]) {
-	if err := b.ms.recv.Send(b, b.ThisProxy().At(to), batch[T]{Items: items, Det: b.det}); err != nil {
+	if b.mode == Staged {
+		b.stg.sent[to]++
+	}
+	if err := b.ms.recv.Send(b, b.ThisProxy().At(to), batch[T]{Items: items, Det: b.det, From: b.PE()}); err != nil {
 		b.Abort(err)
 	}
 }

@@ -250,3 +250,16 @@ func (x *PeerIndex) Slot(peer int) (int, bool) {
 	}
 	return x.offset[dim] + v, true
 }
+
+// DiffDim returns the greatest dimension in which j and k differ, or -1
+// if they are the same PE: for peers, the dimension that joins them.
+func (t *Topology) DiffDim(j, k int) int {
+	t.check(j)
+	t.check(k)
+	for d := len(t.dims) - 1; d >= 0; d-- {
+		if t.coord(j, d) != t.coord(k, d) {
+			return d
+		}
+	}
+	return -1
+}

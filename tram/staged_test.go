@@ -1,0 +1,100 @@
+package tram_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// TestT13_StagedCompletion: each PE has one local producer; the step ends
+// dimension by dimension with no detector and no periodic flushing
+// (FlushPeriod 0: claim T21), after every item arrived, on 1-, 2- and 3-D
+// grids, for several steps in a row.
+func TestT13_StagedCompletion(t *testing.T) {
+	cases := []struct {
+		pes  int
+		dims []int
+	}{{4, []int{4}}, {4, []int{2, 2}}, {8, []int{2, 2, 2}}, {6, []int{2, 3}}, {6, []int{3, 1, 2}}}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.dims), func(t *testing.T) {
+			const items, steps = 2000, 3
+			var got [][]int64
+			code, err := chare.Run(chare.Config{PEs: c.pes, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+				g, err := group.New[table](m)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: c.dims, Sizing: tram.Sizing{BufferItems: 50}})
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				for k := 0; k < steps; k++ {
+					started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+					if err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 1, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+						m.Abort(err)
+						return
+					}
+					if err := chare.WaitAll(m, started); err != nil {
+						m.Abort(err)
+						return
+					}
+					_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: items, Seed: int64(k)})
+					if err := chare.WaitAll(m, finished); err != nil {
+						m.Abort(err)
+						return
+					}
+					tot := chare.NewFuture[[]int64](m)
+					_ = chare.Send(m, g, (*table).Totals, tot.Callback())
+					v, err := tot.Get(m)
+					if err != nil {
+						m.Abort(err)
+						return
+					}
+					got = append(got, v)
+				}
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			var n, sum int64
+			for k := 0; k < steps; k++ {
+				dn, ds := expected(c.pes, items, int64(k))
+				n, sum = n+dn, sum+ds
+				require.Equal(t, []int64{n, sum}, got[k], "totals when step %d finished", k)
+			}
+		})
+	}
+}
+
+// TestT14_PEsWithoutProducersAreDoneAtOnce: PEs with no local producers
+// finish their stages without any Done.
+func TestT14_PEsWithoutProducersAreDoneAtOnce(t *testing.T) {
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		g, _ := group.New[table](m)
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2, 2}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		finished := chare.NewFuture[any](m)
+		if err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 0, Finished: finished.Callback()}); err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := chare.WaitAll(m, finished); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+}
