@@ -2,7 +2,6 @@ package tram
 
 import (
 	"errors"
-	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -52,13 +51,13 @@ func NewDelegate(from chare.Context, o Options) (*Delegate, error) {
 		dims = []int{rt.NumPEs()}
 	}
 	if _, err := NewTopology(dims, rt.NumPEs()); err != nil {
-		return nil, fmt.Errorf("tram: %w", err)
+		return nil, err
 	}
 	if o.Sizing == (Sizing{}) {
 		o.Sizing = Sizing{BufferItems: 256}
 	}
 	if err := o.Sizing.Validate(); err != nil {
-		return nil, fmt.Errorf("tram: %w", err)
+		return nil, err
 	}
 	d := &Delegate{}
 	g, err := group.NewWith(from, (*delegateBranch).Init, delegateSetup{Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, d: d})

@@ -98,13 +98,13 @@ func New[C, T any](from chare.Context, client group.Proxy[C], process func(*C, T
 	}
 	topo, err := NewTopology(dims, rt.NumPEs())
 	if err != nil {
-		return Streamer[C, T]{}, fmt.Errorf("tram: %w", err)
+		return Streamer[C, T]{}, err
 	}
 	if o.Sizing == (Sizing{}) {
 		o.Sizing = Sizing{BufferItems: 256}
 	}
 	if _, err := NewAggregator(Config[T]{Topology: topo, PE: 0, Sizing: o.Sizing}); err != nil {
-		return Streamer[C, T]{}, fmt.Errorf("tram: %w", err)
+		return Streamer[C, T]{}, err
 	}
 	if o.FlushPeriod < 0 {
 		return Streamer[C, T]{}, fmt.Errorf("tram: negative flush period %v", o.FlushPeriod)

@@ -1,0 +1,375 @@
+package main
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math/rand"
+	"time"
+	"unsafe"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// tram/histogram/<size>B/{1proc,2proc}: every PE sends random items of
+// <size> bytes to a table distributed over the PEs, the key of an item
+// being its first 8 bytes and its owner key % P. The value is the rate of
+// items delivered through a TRAM streamer in a completion step; the
+// baseline is the same items, from the same generators, sent as one
+// entry-method message each (chare.Send to the owner's branch), in the
+// same job. 1proc runs on 4 PEs in one process with 1-, 2- and 3-D grids
+// ([4], [2,2] and [2,2,1]: with 4 PEs the third dimension can only be 1);
+// 2proc runs on 2 processes × 2 PEs with the default grid, [2,2].
+//
+// A .../mem line per grid gives the buffer memory a PE reserves: peers ×
+// items per peer × the size of an envelope. Its baseline is the flat 1-D
+// grid, whose P−1 buffers are what TRAM's routing over a grid saves on
+// (so lower is better, and the 1-D line's ratio is 1 by definition).
+
+const (
+	histPEs       = 4
+	histItems     = 100_000 // per PE, at scale 1
+	histSlots     = 4096    // table slots per PE
+	histBuffer    = 256     // items per peer (the streamer's default)
+	histFlushTime = 2 * time.Millisecond
+)
+
+var histSizes = []int{8, 16, 32, 64}
+
+func init() {
+	chare.Register[histTable](chare.Fast((*histTable).Add8), chare.Fast((*histTable).Add16),
+		chare.Fast((*histTable).Add32), chare.Fast((*histTable).Add64))
+	tram.Register((*histTable).Add8)
+	tram.Register((*histTable).Add16)
+	tram.Register((*histTable).Add32)
+	tram.Register((*histTable).Add64)
+	for _, size := range histSizes {
+		register(fmt.Sprintf("tram/histogram/%dB/1proc", size), func(cfg config) ([]result, error) { return benchHist1(cfg, size) })
+		name := fmt.Sprintf("tram/histogram/%dB/2proc", size)
+		register(name, func(cfg config) ([]result, error) { return benchHist2(cfg, size, name) })
+	}
+}
+
+// histTable is the distributed table, one branch per PE.
+type histTable struct {
+	group.Branch[histTable]
+	counts    []uint64
+	n         int64 // items counted since the last Total
+	got, want int   // direct sends: items received and expected
+	done      chare.Callback
+}
+
+func (t *histTable) Add8(it [8]byte)   { t.add(it[:]) }
+func (t *histTable) Add16(it [16]byte) { t.add(it[:]) }
+func (t *histTable) Add32(it [32]byte) { t.add(it[:]) }
+func (t *histTable) Add64(it [64]byte) { t.add(it[:]) }
+
+func (t *histTable) add(b []byte) {
+	p := uint64(t.NumPEs())
+	t.counts[histKey(b)/p%uint64(len(t.counts))]++
+	t.n++
+	if t.want > 0 {
+		if t.got++; t.got == t.want {
+			t.want = 0
+			_ = t.Contribute(nil, reducer.Nop, t.done)
+		}
+	}
+}
+
+func histKey(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }
+
+// histFeed tells every branch to send its items; for a TRAM run, the
+// streamer of the item size is set (the others are zero).
+type histFeed struct {
+	Size   int
+	N      int
+	Seed   int64
+	Direct bool
+	S8     tram.Streamer[histTable, [8]byte]
+	S16    tram.Streamer[histTable, [16]byte]
+	S32    tram.Streamer[histTable, [32]byte]
+	S64    tram.Streamer[histTable, [64]byte]
+}
+
+// histGen returns the generator of PE pe's items.
+func histGen(seed int64, pe int) *rand.Rand { return rand.New(rand.NewSource(seed + int64(pe)*7919)) }
+
+// histExpect prepares a branch for a direct run: it replays every feeder
+// to learn how many items it will receive.
+type histExpect struct {
+	Feed  histFeed
+	Ready chare.Callback // a barrier: every branch knows its count
+	Done  chare.Callback // a barrier: every branch got its items
+}
+
+func (t *histTable) Expect(m histExpect) {
+	t.ensure()
+	p, me := uint64(t.NumPEs()), uint64(t.PE())
+	b := make([]byte, m.Feed.Size)
+	want := 0
+	for pe := 0; pe < t.NumPEs(); pe++ {
+		r := histGen(m.Feed.Seed, pe)
+		for i := 0; i < m.Feed.N; i++ {
+			r.Read(b)
+			if histKey(b)%p == me {
+				want++
+			}
+		}
+	}
+	t.got, t.done = 0, m.Done
+	if t.want = want; want == 0 {
+		_ = t.Contribute(nil, reducer.Nop, t.done)
+	}
+	_ = t.Contribute(nil, reducer.Nop, m.Ready)
+}
+
+func (t *histTable) ensure() {
+	if t.counts == nil {
+		t.counts = make([]uint64, histSlots)
+	}
+}
+
+// Feed sends this PE's items, through TRAM or directly.
+func (t *histTable) Feed(f histFeed) {
+	t.ensure()
+	var err error
+	switch f.Size {
+	case 8:
+		err = histFeedOf(t, f, f.S8, (*histTable).Add8)
+	case 16:
+		err = histFeedOf(t, f, f.S16, (*histTable).Add16)
+	case 32:
+		err = histFeedOf(t, f, f.S32, (*histTable).Add32)
+	case 64:
+		err = histFeedOf(t, f, f.S64, (*histTable).Add64)
+	default:
+		err = fmt.Errorf("no histogram items of %d bytes", f.Size)
+	}
+	if err != nil {
+		t.Abort(err)
+	}
+}
+
+func histFeedOf[T ~[8]byte | ~[16]byte | ~[32]byte | ~[64]byte](t *histTable, f histFeed, s tram.Streamer[histTable, T], add func(*histTable, T)) error {
+	p := uint64(t.NumPEs())
+	r := histGen(f.Seed, t.PE())
+	g := t.ThisProxy()
+	var it T
+	for i := 0; i < f.N; i++ {
+		b := unsafe.Slice((*byte)(unsafe.Pointer(&it)), unsafe.Sizeof(it))
+		r.Read(b)
+		dest := int(histKey(b) % p)
+		var err error
+		if f.Direct {
+			err = chare.Send(t, g.At(dest), add, it)
+		} else {
+			err = s.Insert(t, it, dest)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if f.Direct {
+		return nil
+	}
+	return s.Done(t, 1)
+}
+
+// Total contributes the items counted since the last Total and starts
+// counting afresh.
+func (t *histTable) Total(cb chare.Callback) {
+	n := t.n
+	t.n = 0
+	clear(t.counts)
+	_ = t.Contribute(n, reducer.SumInt64, cb)
+}
+
+// histJob runs the histogram in a job's main function.
+type histJob struct {
+	m    *benchMain
+	g    group.Proxy[histTable]
+	size int
+	n    int // items per PE
+	seed int64
+}
+
+// checkTotal verifies that every item arrived once.
+func (h *histJob) checkTotal(what string) error {
+	f := chare.NewFuture[int64](h.m)
+	if err := chare.Send(h.m, h.g, (*histTable).Total, f.Callback()); err != nil {
+		return err
+	}
+	n, err := f.Get(h.m)
+	if err != nil {
+		return err
+	}
+	if want := int64(h.m.NumPEs()) * int64(h.n); n != want {
+		return fmt.Errorf("%s: the table counted %d items, want %d", what, n, want)
+	}
+	return nil
+}
+
+// direct measures the baseline: one message per item.
+func (h *histJob) direct() (float64, error) {
+	h.seed++
+	feed := histFeed{Size: h.size, N: h.n, Seed: h.seed, Direct: true}
+	ready, done := chare.NewFuture[any](h.m), chare.NewFuture[any](h.m)
+	if err := chare.Send(h.m, h.g, (*histTable).Expect, histExpect{Feed: feed, Ready: ready.Callback(), Done: done.Callback()}); err != nil {
+		return 0, err
+	}
+	if _, err := ready.Get(h.m); err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	if err := chare.Send(h.m, h.g, (*histTable).Feed, feed); err != nil {
+		return 0, err
+	}
+	if _, err := done.Get(h.m); err != nil {
+		return 0, err
+	}
+	rate := float64(h.m.NumPEs()*h.n) / time.Since(t0).Seconds()
+	return rate, h.checkTotal("direct sends")
+}
+
+// streamer creates a TRAM instance for the item size on the grid dims.
+func (h *histJob) streamer(dims []int) (histFeed, error) {
+	feed := histFeed{Size: h.size, N: h.n}
+	o := tram.Options{Dims: dims, Sizing: tram.Sizing{BufferItems: histBuffer}, FlushPeriod: histFlushTime}
+	var err error
+	switch h.size {
+	case 8:
+		feed.S8, err = tram.New(h.m, h.g, (*histTable).Add8, o)
+	case 16:
+		feed.S16, err = tram.New(h.m, h.g, (*histTable).Add16, o)
+	case 32:
+		feed.S32, err = tram.New(h.m, h.g, (*histTable).Add32, o)
+	case 64:
+		feed.S64, err = tram.New(h.m, h.g, (*histTable).Add64, o)
+	}
+	return feed, err
+}
+
+// start begins a completion step on the feed's streamer.
+func (h *histJob) start(feed histFeed, st tram.Step) error {
+	switch h.size {
+	case 8:
+		return feed.S8.Start(h.m, st)
+	case 16:
+		return feed.S16.Start(h.m, st)
+	case 32:
+		return feed.S32.Start(h.m, st)
+	default:
+		return feed.S64.Start(h.m, st)
+	}
+}
+
+// viaTRAM measures one step through the streamer of feed: from the start
+// of the step to the completion detector's Finished.
+func (h *histJob) viaTRAM(feed histFeed) (float64, error) {
+	h.seed++
+	feed.Seed = h.seed
+	started, finished := chare.NewFuture[any](h.m), chare.NewFuture[any](h.m)
+	t0 := time.Now()
+	if err := h.start(feed, tram.Step{Mode: tram.Completion, Producers: h.m.NumPEs(), Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+		return 0, err
+	}
+	if _, err := started.Get(h.m); err != nil {
+		return 0, err
+	}
+	if err := chare.Send(h.m, h.g, (*histTable).Feed, feed); err != nil {
+		return 0, err
+	}
+	if _, err := finished.Get(h.m); err != nil {
+		return 0, err
+	}
+	rate := float64(h.m.NumPEs()*h.n) / time.Since(t0).Seconds()
+	return rate, h.checkTotal("TRAM")
+}
+
+// bufferBytes is the buffer memory of one PE on the grid dims.
+func bufferBytes(size int, dims []int, pes int) (float64, error) {
+	topo, err := tram.NewTopology(dims, pes)
+	if err != nil {
+		return 0, err
+	}
+	env := 8 + size // tram.Envelope: an int destination and the item
+	return float64(topo.NumPeers(0) * histBuffer * env), nil
+}
+
+func newHistJob(m *benchMain, cfg config, size int) (*histJob, error) {
+	g, err := group.New[histTable](m)
+	if err != nil {
+		return nil, err
+	}
+	return &histJob{m: m, g: g, size: size, n: max(1, int(histItems*cfg.scale))}, nil
+}
+
+func benchHist1(cfg config, size int) ([]result, error) {
+	grids := []struct {
+		name string
+		dims []int
+	}{{"1d", []int{4}}, {"2d", []int{2, 2}}, {"3d", []int{2, 2, 1}}}
+	rates := make([]float64, len(grids))
+	var base float64
+	err := runJob(histPEs, func(m *benchMain) error {
+		h, err := newHistJob(m, cfg, size)
+		if err != nil {
+			return err
+		}
+		if base, err = best(cfg.reps, true, h.direct); err != nil {
+			return err
+		}
+		for i, gr := range grids {
+			feed, err := h.streamer(gr.dims)
+			if err != nil {
+				return err
+			}
+			if rates[i], err = best(cfg.reps, true, func() (float64, error) { return h.viaTRAM(feed) }); err != nil {
+				return fmt.Errorf("%v: %w", gr.dims, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	flat, err := bufferBytes(size, []int{histPEs}, histPEs)
+	if err != nil {
+		return nil, err
+	}
+	var rs []result
+	for i, gr := range grids {
+		name := fmt.Sprintf("tram/histogram/%dB/1proc/%s", size, gr.name)
+		mem, err := bufferBytes(size, gr.dims, histPEs)
+		if err != nil {
+			return nil, err
+		}
+		rs = append(rs, result{name, rates[i], "items/s", base}, result{name + "/mem", mem, "bytes", flat})
+	}
+	return rs, nil
+}
+
+func benchHist2(cfg config, size int, name string) ([]result, error) {
+	var rate, base float64
+	err := runNodes(histPEs, 2, name, func(m *benchMain) error {
+		h, err := newHistJob(m, cfg, size)
+		if err != nil {
+			return err
+		}
+		if base, err = best(cfg.reps, true, h.direct); err != nil {
+			return err
+		}
+		feed, err := h.streamer(nil) // the default grid: [2 nodes, 2 PEs]
+		if err != nil {
+			return err
+		}
+		rate, err = best(cfg.reps, true, func() (float64, error) { return h.viaTRAM(feed) })
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []result{{name, rate, "items/s", base}}, nil
+}
