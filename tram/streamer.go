@@ -61,6 +61,9 @@ type Step struct {
 // to a group client C (T09). It is a value; copy it freely.
 type Streamer[C, T any] struct {
 	G group.Proxy[branch[C, T]]
+	// local holds each PE's branch, so that Insert needs no lookup; only
+	// the process that made the streamer has it (it does not travel).
+	local *[]*branch[C, T]
 }
 
 var procs sync.Map // chare.EntryID → func(*C, T) for some C, T
@@ -119,8 +122,9 @@ func New[C, T any](from chare.Context, client group.Proxy[C], process func(*C, T
 	}
 	// The set-up goes down the same tree as every later broadcast from
 	// here, so it reaches each branch first.
-	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: e.ID, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod})
-	return Streamer[C, T]{G: g}, err
+	local := make([]*branch[C, T], rt.NumPEs())
+	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: e.ID, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, local: &local})
+	return Streamer[C, T]{G: g, local: &local}, err
 }
 
 // methods are the branch's entry methods, bound by name: inside generic
@@ -160,24 +164,26 @@ type Setup[C any] struct {
 	Dims   []int
 	Sizing Sizing
 	Period time.Duration
+	local  any // *[]*branch[C, T], in the creating process only
 }
 
 // branch is a streamer's part on one PE.
 type branch[C, T any] struct {
 	group.Branch[branch[C, T]]
-	setup   Setup[C]
-	ms      methods[C, T]
-	agg     *Aggregator[T]
-	proc    func(*C, T)
-	client  *C
-	step    int
-	mode    Mode
-	det     chare.Detector
-	active  bool // between Begin and Done (or the end of a quiescence step)
-	busy    bool // something happened since the last flush tick
-	ticking bool
-	done    bool // this PE's producers are done (Completion, Staged)
-	stg     staged
+	setup    Setup[C]
+	ms       methods[C, T]
+	agg      *Aggregator[T]
+	proc     func(*C, T)
+	client   *C
+	step     int
+	mode     Mode
+	det      chare.Detector
+	active   bool // between Begin and Done (or the end of a quiescence step)
+	busy     bool // something happened since the last flush tick
+	ticking  bool
+	done     bool // this PE's producers are done (Completion, Staged)
+	produced int  // items produced, not yet told to the detector
+	stg      staged
 }
 
 // Init builds the branch's aggregator.
@@ -199,6 +205,9 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 		return
 	}
 	b.proc = p.(func(*C, T))
+	if l, ok := s.local.(*[]*branch[C, T]); ok {
+		(*l)[b.PE()] = b // this PE's slot: only this PE writes or reads it
+	}
 }
 
 // beginMsg starts step Step on every branch.
@@ -259,7 +268,7 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 // Insert submits an item for PE dest (insertData, T17). It must be called
 // on a PE of the job, between the Started callback and this PE's Done.
 func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
-	b, err := s.local(from)
+	b, err := s.branchOn(from)
 	if err != nil {
 		return err
 	}
@@ -268,7 +277,7 @@ func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 
 // Broadcast submits an item for every PE (T18).
 func (s Streamer[C, T]) Broadcast(from chare.Context, item T) error {
-	b, err := s.local(from)
+	b, err := s.branchOn(from)
 	if err != nil {
 		return err
 	}
@@ -283,7 +292,7 @@ func (s Streamer[C, T]) Broadcast(from chare.Context, item T) error {
 // Done records that n of this PE's producers finished (T19); after it, no
 // item may be inserted on this PE (T20).
 func (s Streamer[C, T]) Done(from chare.Context, n int) error {
-	b, err := s.local(from)
+	b, err := s.branchOn(from)
 	if err != nil {
 		return err
 	}
@@ -298,14 +307,21 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 		return nil
 	case Completion:
 		b.done = true
+		b.syncProduced()
 		b.flush() // T26: what this PE holds leaves now
 		return b.det.Done(b, n)
 	}
 	return errors.New("tram: Done belongs to completion and staged steps; a quiescence step has no Done (T15)")
 }
 
-func (s Streamer[C, T]) local(from chare.Context) (*branch[C, T], error) {
-	b := group.LocalBranch(from, s.G)
+func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {
+	var b *branch[C, T]
+	if pe := chare.PEOf(from); pe != nil && s.local != nil {
+		b = (*s.local)[pe.ID()]
+	}
+	if b == nil {
+		b = group.LocalBranch(from, s.G)
+	}
 	switch {
 	case b == nil:
 		return nil, errors.New("tram: no streamer branch here (a context on a PE of the job is needed)")
@@ -324,13 +340,22 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 	}
 	b.Here().Actor().Hold(1) // the item is work until it is delivered (T23)
 	if b.mode == Completion {
-		if err := b.det.Produce(b, 1); err != nil {
-			return err
-		}
+		b.produced++ // told to the detector before the item can be consumed
 	}
 	b.busy = true
-	b.handle(out)
+	if !out.Empty() {
+		b.handle(out)
+	}
 	return nil
+}
+
+// syncProduced tells the detector about the items produced so far; it
+// runs before any item leaves the PE or is delivered.
+func (b *branch[C, T]) syncProduced() {
+	if b.produced > 0 {
+		_ = b.det.Produce(b, b.produced)
+		b.produced = 0
+	}
 }
 
 // batch is the message between branches: items, the step's detector and,
@@ -372,6 +397,7 @@ func (b *branch[C, T]) handle(out Output[T]) {
 }
 
 func (b *branch[C, T]) send(to int, items []Envelope[T]) {
+	b.syncProduced()
 	if b.mode == Staged {
 		b.stg.sent[to]++
 	}
@@ -382,6 +408,7 @@ func (b *branch[C, T]) send(to int, items []Envelope[T]) {
 
 // deliver hands one item to the client's local branch (T10).
 func (b *branch[C, T]) deliver(item T) {
+	b.syncProduced()
 	if b.client == nil {
 		b.client = group.LocalBranch(b, b.setup.Client)
 		if b.client == nil {
