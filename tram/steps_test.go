@@ -1,6 +1,8 @@
 package tram_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -105,4 +107,31 @@ func TestT27_ReinitializedStepsAndBroadcast(t *testing.T) {
 	}
 	// The last step broadcast: each of the PEs' items reached all PEs.
 	require.EqualValues(t, (steps-1)*pes*items+pes*items*pes, counts[steps-1])
+}
+
+// TestT25_StepsThatNeedFlushingRequireIt: a quiescence step, or a
+// completion step over intermediate PEs, without periodic flushing is
+// refused; a staged step needs none (T21).
+func TestT25_StepsThatNeedFlushingRequireIt(t *testing.T) {
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		g, _ := group.New[table](m)
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2, 2}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		for _, st := range []tram.Step{{Mode: tram.Completion, Producers: 4}, {Mode: tram.Quiescence}} {
+			if err := s.Start(m, st); err == nil || !strings.Contains(err.Error(), "T25") {
+				m.Abort(constErr(fmt.Sprintf("a %v step without flushing: %v", st.Mode, err)))
+				return
+			}
+		}
+		if err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 0}); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
 }

@@ -49,6 +49,38 @@ type Options struct {
 	FlushPeriod time.Duration
 }
 
+func (m Mode) String() string {
+	switch m {
+	case Completion:
+		return "completion"
+	case Quiescence:
+		return "quiescence"
+	case Staged:
+		return "staged"
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// needsFlushing says whether a step can strand items without periodic
+// flushing (T25): a quiescence step always can (deliveries may submit
+// items), a completion step when items pass intermediate PEs, whose
+// buffers Done does not empty; a staged step never.
+func needsFlushing(m Mode, t *Topology) bool {
+	switch m {
+	case Quiescence:
+		return true
+	case Completion:
+		real := 0
+		for _, d := range t.Dims() {
+			if d > 1 {
+				real++
+			}
+		}
+		return real > 1
+	}
+	return false
+}
+
 // Step describes one communication step.
 type Step struct {
 	Mode      Mode
@@ -63,7 +95,9 @@ type Streamer[C, T any] struct {
 	G group.Proxy[branch[C, T]]
 	// local holds each PE's branch, so that Insert needs no lookup; only
 	// the process that made the streamer has it (it does not travel).
-	local *[]*branch[C, T]
+	local  *[]*branch[C, T]
+	topo   *Topology // in the creating process only, for Start's checks
+	period time.Duration
 }
 
 var procs sync.Map // chare.EntryID → func(*C, T) for some C, T
@@ -124,7 +158,7 @@ func New[C, T any](from chare.Context, client group.Proxy[C], process func(*C, T
 	// here, so it reaches each branch first.
 	local := make([]*branch[C, T], rt.NumPEs())
 	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: e.ID, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, local: &local})
-	return Streamer[C, T]{G: g, local: &local}, err
+	return Streamer[C, T]{G: g, local: &local, topo: topo, period: o.FlushPeriod}, err
 }
 
 // methods are the branch's entry methods, bound by name: inside generic
@@ -228,6 +262,9 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 		return errors.New("tram: Start needs a context on a PE of the job")
 	}
 	m := beginMsg{Step: b.step + 1, Mode: st.Mode, Started: st.Started}
+	if s.topo != nil && s.period <= 0 && needsFlushing(st.Mode, s.topo) {
+		return fmt.Errorf("tram: a %s step on a %v grid needs periodic flushing (Options.FlushPeriod, claim T25): items would wait in buffers forever", st.Mode, s.topo)
+	}
 	switch st.Mode {
 	case Staged:
 		if st.Producers < 0 {

@@ -2,7 +2,6 @@ package tram_test
 
 import (
 	"math/rand"
-	"strings"
 	"testing"
 	"time"
 
@@ -112,17 +111,4 @@ func TestT23_QuiescenceWaitsForEveryItem(t *testing.T) {
 	n, err := runChains(t, time.Millisecond, 30*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 4*50*21, n)
-}
-
-// TestT25_WithoutPeriodicFlushingDependentItemsDeadlock: with buffers that
-// never fill and no periodic flushing, the items that deliveries submit
-// wait forever (the job runs into its deadline); with flushing every
-// millisecond the same job ends (TestT23 above).
-func TestT25_WithoutPeriodicFlushingDependentItemsDeadlock(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for a deadline")
-	}
-	_, err := runChains(t, 0, 2*time.Second)
-	require.Error(t, err)
-	require.True(t, strings.Contains(err.Error(), "did not end within"), "%v", err)
 }

@@ -1,0 +1,73 @@
+package main
+
+// HPCC's random stream: ran_{k+1} = ran_k · x in GF(2)[x] modulo
+// x^64 + x^2 + x + 1, that is a left shift that XORs in POLY when the top
+// bit falls out. Its period is PERIOD.
+const (
+	poly   = 0x0000000000000007
+	period = 1317624576693539401
+)
+
+// Next returns the value after ran in the stream.
+func Next(ran uint64) uint64 {
+	if int64(ran) < 0 {
+		return ran<<1 ^ poly
+	}
+	return ran << 1
+}
+
+// Starts returns the n-th value of the stream (HPCC_starts), such that
+// Next(Starts(n)) == Starts(n+1) and Starts(0) == 1, in O(log n) steps by
+// repeated squaring: a PE jumps to the start of its share without
+// generating what comes before it.
+func Starts(n int64) uint64 {
+	for n < 0 {
+		n += period
+	}
+	for n > period {
+		n -= period
+	}
+	if n == 0 {
+		return 1
+	}
+	// m2[i] = x^(2i): multiplying by m2 columns squares a value.
+	var m2 [64]uint64
+	temp := uint64(1)
+	for i := range m2 {
+		m2[i] = temp
+		temp = Next(Next(temp))
+	}
+	i := 62
+	for i >= 0 && (n>>i)&1 == 0 {
+		i--
+	}
+	ran := uint64(2)
+	for i > 0 {
+		temp = 0
+		for j := 0; j < 64; j++ {
+			if (ran>>j)&1 != 0 {
+				temp ^= m2[j]
+			}
+		}
+		ran = temp
+		i--
+		if (n>>i)&1 != 0 {
+			ran = Next(ran)
+		}
+	}
+	return ran
+}
+
+// Share returns the first update and the number of updates of PE pe when
+// total updates are split as evenly as possible between npes PEs, in PE
+// order.
+func Share(total int64, npes, pe int) (first, n int64) {
+	p, k := int64(npes), int64(pe)
+	q, r := total/p, total%p
+	first = k*q + min(k, r)
+	n = q
+	if k < r {
+		n++
+	}
+	return first, n
+}

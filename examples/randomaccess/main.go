@@ -1,0 +1,285 @@
+// Randomaccess is the HPCC RandomAccess benchmark (GUPS) over TRAM: a
+// table of 64-bit words spread over the PEs receives a stream of random
+// XOR updates, each a tiny message to the word's owner, which a
+// tram.Streamer combines into few, large messages.
+//
+// The table has 2^logsize words; word i belongs to PE i % P, in slot i / P
+// of that PE's branch of the Table group, and starts as i. The update
+// stream is HPCC's: the powers of x in GF(2)[x] modulo x^64 + x^2 + x + 1
+// (the LFSR with POLY = 7), 4 × 2^logsize values in all. PE p takes a
+// contiguous share of it and jumps to its first value with Starts, as
+// HPCC_starts does, so the PEs together apply exactly the stream a single
+// process would. Each value ran becomes the update
+//
+//	table[ran & (2^logsize − 1)] ^= ran
+//
+// inserted into the streamer for the word's owner, whose Update method
+// applies it. The updates run in one staged-completion step (tram.Staged,
+// one producer per PE: the branch that generates), which ends dimension by
+// dimension without a completion detector or periodic flushing.
+//
+// Verification is HPCC's: XOR is its own inverse, so a second step sends
+// the same stream again, after which every word must hold its initial
+// value i. Each branch counts the words that do not, and the main chare
+// sums the counts; unlike HPCC, which tolerates 1% lost updates from
+// unsynchronized writes, TRAM delivers every update exactly once, so the
+// count must be 0. GUP/s is the updates of the first step divided by its
+// time (from Start to the Finished callback), over 1e9.
+//
+// The table here is a group, the client TRAM serves today. Charm++'s
+// RandomAccess also comes in a chare-array form (the table split into more
+// elements than PEs, and migratable); that variant waits for TRAM's array
+// clients, which the tram package does not have yet.
+//
+// Run it with
+//
+//	go run ./examples/randomaccess -p 4
+//	go run ./examples/randomaccess -p 4 -logsize 22 -dims 2,2
+//
+// The runtime takes its flags (-p N) anywhere on the line, the program its
+// own: -logsize (log2 of the table's words), -dims (TRAM's grid, such as
+// "2,2"; by default nodes × PEs per node) and -buffer (items per peer).
+// The last line is
+//
+//	randomaccess: ok pes=4 logsize=20 updates=4194304 errors=0 topology=1×4 gups=... seconds=...
+//
+// or "randomaccess: FAILED ..." with a non-zero exit code.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// out is where the program prints; the test replaces it.
+var out io.Writer = os.Stdout
+
+// Main is the main chare: it lives on PE 0 and drives the program.
+type Main struct {
+	chare.Chare[Main]
+	logSize int
+	buffer  int   // items per peer; 0: the streamer's default
+	dims    []int // nil: the streamer's default
+
+	updates int64
+	errors  int64
+	elapsed time.Duration
+}
+
+// Table is one PE's part of the table: the words i with i % P == PE, at
+// slot i / P.
+type Table struct {
+	group.Branch[Table]
+	words     []uint64
+	mask      uint64 // table size − 1
+	misrouted int64  // updates that arrived at the wrong PE
+}
+
+// Setup describes the table and the stream to every branch.
+type Setup struct {
+	LogSize int
+}
+
+// GenerateMsg makes a branch send its share of the update stream.
+type GenerateMsg struct {
+	S       tram.Streamer[Table, uint64]
+	LogSize int
+}
+
+func init() {
+	// Register in the same order in every process.
+	chare.Register[Main]()
+	chare.Register[Table]()
+	tram.Register((*Table).Update)
+}
+
+func main() { os.Exit(chare.Main((*Main).Start)) }
+
+// Start parses the flags, runs the update step and the verification step,
+// and prints the result.
+func (m *Main) Start(args []string) {
+	fs := flag.NewFlagSet("randomaccess", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.IntVar(&m.logSize, "logsize", 20, "log2 of the table's words (all PEs together)")
+	fs.IntVar(&m.buffer, "buffer", 0, "TRAM buffer items per peer (default: the streamer's)")
+	dims := fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" (default: nodes × PEs per node)`)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			m.Exit(0)
+			return
+		}
+		m.fail(2, "bad arguments: %v", err)
+		return
+	}
+	switch {
+	case fs.NArg() > 0:
+		m.fail(2, "bad arguments: unexpected argument %q", fs.Arg(0))
+		return
+	case m.logSize < 1 || m.logSize > 40:
+		m.fail(2, "bad arguments: -logsize %d: want 1 to 40", m.logSize)
+		return
+	case m.buffer < 0:
+		m.fail(2, "bad arguments: -buffer %d: want 0 (default) or more", m.buffer)
+		return
+	}
+	if *dims != "" {
+		for _, f := range strings.Split(*dims, ",") {
+			d, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil {
+				m.fail(2, "bad arguments: -dims %q: %v", *dims, err)
+				return
+			}
+			m.dims = append(m.dims, d)
+		}
+	}
+	if err := m.run(); err != nil {
+		m.fail(1, "%v", err)
+		return
+	}
+	if m.errors != 0 {
+		m.fail(1, "pes=%d updates=%d errors=%d: the table does not hold its initial values after the verification pass", m.NumPEs(), m.updates, m.errors)
+		return
+	}
+	gups := float64(m.updates) / m.elapsed.Seconds() / 1e9
+	fmt.Fprintf(out, "randomaccess: ok pes=%d logsize=%d updates=%d errors=%d topology=%s gups=%.4g seconds=%.3f\n",
+		m.NumPEs(), m.logSize, m.updates, m.errors, m.topology(), gups, m.elapsed.Seconds())
+	m.Exit(0)
+}
+
+// run creates the table and the streamer and runs both steps.
+func (m *Main) run() error {
+	table, err := group.NewWith(m, (*Table).Init, Setup{LogSize: m.logSize})
+	if err != nil {
+		return fmt.Errorf("creating the table: %w", err)
+	}
+	o := tram.Options{Dims: m.dims}
+	if m.buffer > 0 {
+		o.Sizing = tram.Sizing{BufferItems: m.buffer}
+	}
+	s, err := tram.New(m, table, (*Table).Update, o)
+	if err != nil {
+		return fmt.Errorf("creating the streamer: %w", err)
+	}
+	m.updates = 4 << m.logSize
+	for pass := 0; pass < 2; pass++ {
+		began := time.Now()
+		if err := m.step(table, s); err != nil {
+			return fmt.Errorf("%s pass: %w", [2]string{"update", "verification"}[pass], err)
+		}
+		if pass == 0 {
+			m.elapsed = time.Since(began)
+		}
+	}
+	bad := chare.NewFuture[int64](m)
+	if err := chare.Send(m, table, (*Table).Check, bad.Callback()); err != nil {
+		return fmt.Errorf("checking the table: %w", err)
+	}
+	m.errors, err = bad.Get(m)
+	return err
+}
+
+// step runs the whole update stream through the streamer once.
+func (m *Main) step(table group.Proxy[Table], s tram.Streamer[Table, uint64]) error {
+	started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+	err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 1, Started: started.Callback(), Finished: finished.Callback()})
+	if err != nil {
+		return err
+	}
+	if _, err := started.Get(m); err != nil {
+		return err
+	}
+	if err := chare.Send(m, table, (*Table).Generate, GenerateMsg{S: s, LogSize: m.logSize}); err != nil {
+		return err
+	}
+	_, err = finished.Get(m)
+	return err
+}
+
+// topology names the grid the streamer uses.
+func (m *Main) topology() string {
+	dims := m.dims
+	if dims == nil { // tram.New's default
+		nodes := m.Here().Job().Runtime().NumNodes()
+		dims = []int{nodes, m.NumPEs() / nodes}
+	}
+	t, err := tram.NewTopology(dims, m.NumPEs())
+	if err != nil {
+		return fmt.Sprint(dims)
+	}
+	return t.String()
+}
+
+// fail prints the final FAILED line and ends the job with code.
+func (m *Main) fail(code int, format string, args ...any) {
+	fmt.Fprintf(out, "randomaccess: FAILED "+format+"\n", args...)
+	m.Exit(code)
+}
+
+// Init fills this PE's words with their global indices.
+func (t *Table) Init(s Setup) {
+	size := int64(1) << s.LogSize
+	t.mask = uint64(size - 1)
+	p, pe := int64(t.NumPEs()), int64(t.PE())
+	t.words = make([]uint64, 0, (size+p-1)/p)
+	for i := pe; i < size; i += p {
+		t.words = append(t.words, uint64(i))
+	}
+}
+
+// Generate inserts this PE's share of the update stream, then ends the
+// PE's one producer.
+func (t *Table) Generate(m GenerateMsg) {
+	mask := uint64(1)<<m.LogSize - 1
+	p := uint64(t.NumPEs())
+	first, n := Share(4<<m.LogSize, t.NumPEs(), t.PE())
+	ran := Starts(first)
+	for i := int64(0); i < n; i++ {
+		ran = Next(ran)
+		if err := m.S.Insert(t, ran, int((ran&mask)%p)); err != nil {
+			t.Abort(fmt.Errorf("randomaccess: PE %d, update %d: %w", t.PE(), first+i, err))
+			return
+		}
+	}
+	if err := m.S.Done(t, 1); err != nil {
+		t.Abort(err)
+	}
+}
+
+// Update applies one update to a word of this PE: TRAM's process method.
+// An update for a word of another PE (misrouted) is counted as an error
+// instead of being applied.
+func (t *Table) Update(ran uint64) {
+	i, p := ran&t.mask, uint64(t.NumPEs())
+	if i%p != uint64(t.PE()) {
+		t.misrouted++
+		return
+	}
+	t.words[i/p] ^= ran
+}
+
+// Check counts the words that differ from their initial value, and the
+// misrouted updates, and sums
+// the counts of all PEs.
+func (t *Table) Check(cb chare.Callback) {
+	bad := t.misrouted
+	p, pe := uint64(t.NumPEs()), uint64(t.PE())
+	for s, w := range t.words {
+		if w != uint64(s)*p+pe {
+			bad++
+		}
+	}
+	if err := t.Contribute(bad, reducer.SumInt64, cb); err != nil {
+		t.Abort(err)
+	}
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+)
+
+// syncBuffer collects the output of code running on several PEs.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// run runs the program in-process with a deadline that fails the test
+// loudly, and returns its exit code and output.
+func run(t *testing.T, pes int, args ...string) (int, string) {
+	t.Helper()
+	buf := &syncBuffer{}
+	out = buf
+	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 60 * time.Second}, (*Main).Start)
+	require.NoError(t, err, "randomaccess %v on %d PEs; output so far:\n%s", args, pes, buf.String())
+	return code, buf.String()
+}
+
+func TestStartsFollowsTheStream(t *testing.T) {
+	require.Equal(t, uint64(1), Starts(0))
+	ran := uint64(1)
+	for n := int64(1); n <= 1000; n++ {
+		ran = Next(ran)
+		require.Equal(t, ran, Starts(n), "value %d", n)
+	}
+	// Far into the stream, where the top bit has fed POLY back many times.
+	for _, n := range []int64{1 << 20, 123456789, 1<<40 + 17} {
+		require.Equal(t, Next(Starts(n)), Starts(n+1), "value %d", n)
+	}
+	require.Equal(t, Starts(5), Starts(5+period), "the stream has period %d", int64(period))
+}
+
+func TestShareSplitsTheStream(t *testing.T) {
+	for _, c := range []struct {
+		total int64
+		pes   int
+	}{{16, 4}, {17, 4}, {3, 4}, {1 << 20, 3}, {0, 2}} {
+		next := int64(0)
+		for pe := 0; pe < c.pes; pe++ {
+			first, n := Share(c.total, c.pes, pe)
+			require.Equal(t, next, first, "%+v: PE %d starts where PE %d ended", c, pe, pe-1)
+			require.LessOrEqual(t, n, c.total/int64(c.pes)+1)
+			next += n
+		}
+		require.Equal(t, c.total, next, "%+v: the shares cover the stream", c)
+	}
+}
+
+var okLine = regexp.MustCompile(`^randomaccess: ok pes=(\d+) logsize=(\d+) updates=(\d+) errors=0 topology=(\S+) gups=\S+ seconds=\S+$`)
+
+func TestRandomAccess(t *testing.T) {
+	cases := []struct {
+		pes      int
+		args     []string
+		topology string
+	}{
+		{1, []string{"-logsize", "14"}, "1×1"},
+		{4, []string{"-logsize", "16"}, "1×4"},
+		{4, []string{"-logsize", "16", "-dims", "2,2", "-buffer", "64"}, "2×2"},
+		{3, []string{"-logsize", "15", "-dims", "3"}, "3"},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("pes=%d/%s", c.pes, strings.Join(c.args, " ")), func(t *testing.T) {
+			code, output := run(t, c.pes, c.args...)
+			require.Equal(t, 0, code, output)
+			lines := strings.Split(strings.TrimSpace(output), "\n")
+			last := lines[len(lines)-1]
+			mt := okLine.FindStringSubmatch(last)
+			require.NotNil(t, mt, "last line %q", last)
+			require.Equal(t, fmt.Sprint(c.pes), mt[1])
+			var logSize int
+			_, _ = fmt.Sscan(mt[2], &logSize)
+			require.Equal(t, fmt.Sprint(4<<logSize), mt[3], "updates = 4 × table size")
+			require.Equal(t, c.topology, mt[4])
+		})
+	}
+}
+
+func TestRandomAccessBadArguments(t *testing.T) {
+	for _, args := range [][]string{{"-logsize", "0"}, {"-dims", "3"}, {"-dims", "x"}, {"extra"}} {
+		code, output := run(t, 4, args...)
+		require.NotEqual(t, 0, code, "%v", args)
+		require.Contains(t, output, "randomaccess: FAILED", "%v", args)
+	}
+}
