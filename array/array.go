@@ -215,3 +215,11 @@ func (l *part[I]) DeliverAll(pe *chare.PE, e chare.Envelope) {
 func (l *part[I]) NumLocal() int { return len(l.elems) }
 
 func (l *part[I]) Object(index any) any { return l.elems[index] }
+
+// Each calls fn on every element on this PE (libraries such as TRAM use it
+// to deliver an item to all local elements).
+func (l *part[I]) Each(fn func(obj any)) {
+	for _, obj := range l.elems {
+		fn(obj)
+	}
+}

@@ -65,7 +65,12 @@
 // and needs neither a detector nor periodic flushing (T21); it serves
 // group clients, whose locations are exact (T22).
 //
-// Not yet: array clients (with re-sending through the location manager
-// after migration), the sender-array form of staged completion, the yield
-// setting, and delegates across processes (issue 6).
+// An ArrayStreamer (NewArray, after RegisterArray) delivers items to the
+// elements of a chare array by index (T17) or to all of them (T18); an
+// item that reaches a PE its element has left is re-sent to the element
+// as an ordinary message, which the runtime forwards.
+//
+// Not yet: the sender-array form of staged completion (T14's counting of
+// local contributors by the library), the yield setting, and delegates
+// across processes (issue 6).
 package tram

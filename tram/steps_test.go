@@ -19,6 +19,7 @@ type stepMsg struct {
 	S         tram.Streamer[table, uint64]
 	Items     int
 	Broadcast bool
+	Closed    bool // after Done this PE must refuse items (staged steps)
 }
 
 // Step inserts Items items for the next PE (or broadcasts them), says
@@ -40,7 +41,7 @@ func (t *table) Step(m stepMsg) {
 		t.Abort(err)
 		return
 	}
-	if err := m.S.Insert(t, 1, t.PE()); err == nil {
+	if m.Closed && m.S.Insert(t, 1, t.PE()) == nil {
 		t.Abort(errAfterDone)
 	}
 }
@@ -52,9 +53,11 @@ func (e constErr) Error() string { return string(e) }
 const errAfterDone = constErr("an insert after Done was accepted (T20)")
 
 // TestT27_ReinitializedStepsAndBroadcast runs many steps on one instance
-// (T27): the counts grow by exactly each step's items; a broadcast step
-// reaches every PE (T18); before Start nothing is accepted (T16), nor after
-// Done (T19, T20).
+// (T27), completion and staged in turn: the counts grow by exactly each
+// step's items; a broadcast step reaches every PE (T18); before Start
+// nothing is accepted (T16), nor after a staged step's local Done (T20;
+// a completion step counts its producers across the job, so a PE stays
+// open after one of them is done).
 func TestT27_ReinitializedStepsAndBroadcast(t *testing.T) {
 	const pes, steps, items = 4, 12, 50
 	var counts []int64
@@ -75,7 +78,11 @@ func TestT27_ReinitializedStepsAndBroadcast(t *testing.T) {
 		}
 		for k := 0; k < steps; k++ {
 			started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-			if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: pes, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+			st := tram.Step{Mode: tram.Completion, Producers: pes, Started: started.Callback(), Finished: finished.Callback()}
+			if k%2 == 1 {
+				st.Mode, st.Producers = tram.Staged, 1
+			}
+			if err := s.Start(m, st); err != nil {
 				m.Abort(err)
 				return
 			}
@@ -83,7 +90,7 @@ func TestT27_ReinitializedStepsAndBroadcast(t *testing.T) {
 				m.Abort(err)
 				return
 			}
-			_ = chare.Send(m, g, (*table).Step, stepMsg{S: s, Items: items, Broadcast: k == steps-1})
+			_ = chare.Send(m, g, (*table).Step, stepMsg{S: s, Items: items, Broadcast: k == steps-1, Closed: st.Mode == tram.Staged})
 			if err := chare.WaitAll(m, finished); err != nil {
 				m.Abort(err)
 				return

@@ -100,32 +100,62 @@ type Streamer[C, T any] struct {
 	period time.Duration
 }
 
-var procs sync.Map // chare.EntryID → func(*C, T) for some C, T
+// sinks hold, per process method (by entry ID), how a branch delivers
+// items of type X to its client: a function that, given the branch as a
+// context and the client's proxy, returns the per-item delivery.
+var sinks sync.Map // chare.EntryID → sink[C, X] for some C, X
 
-// Register makes a TRAM instance type for client C and items T, with the
-// client's process method (an entry method of C taking a T). Call it in an
-// init function, in the same order in every process.
+type sink[C, X any] func(ctx chare.Context, client chare.Proxy[C]) (func(item X), error)
+
+// Register makes a TRAM instance type for a group client C and items T,
+// with the client's process method (an entry method of C taking a T).
+// Call it in an init function, in the same order in every process.
 func Register[C, T any](process func(*C, T)) {
 	chare.Register[branch[C, T]]()
+	storeSink(process, sink[C, T](func(ctx chare.Context, client chare.Proxy[C]) (func(T), error) {
+		c := group.LocalBranch(ctx, group.Proxy[C]{Proxy: client})
+		if c == nil {
+			return nil, fmt.Errorf("tram: the client group has no branch on PE %d", chare.PEOf(ctx).ID())
+		}
+		return func(item T) { process(c, item) }, nil
+	}))
+}
+
+func storeSink[C, T, X any](process func(*C, T), s sink[C, X]) {
 	e, err := chare.EntryOf(process)
 	if err != nil {
 		panic(fmt.Errorf("tram: the process method: %w", err))
 	}
-	procs.Store(e.ID, process)
+	sinks.Store(e.ID, s)
+}
+
+// registered checks that a process method was registered.
+func registered(process any) (chare.EntryID, error) {
+	e, err := chare.EntryOf(process)
+	if err != nil {
+		return 0, fmt.Errorf("tram: the process method: %w", err)
+	}
+	if _, ok := sinks.Load(e.ID); !ok {
+		return 0, fmt.Errorf("tram: %s is not registered: call tram.Register or tram.RegisterArray with it in an init function", e)
+	}
+	return e.ID, nil
 }
 
 // New creates a streamer for a group client.
 func New[C, T any](from chare.Context, client group.Proxy[C], process func(*C, T), o Options) (Streamer[C, T], error) {
-	e, err := chare.EntryOf(process)
+	id, err := registered(process)
 	if err != nil {
-		return Streamer[C, T]{}, fmt.Errorf("tram: the process method: %w", err)
+		return Streamer[C, T]{}, err
 	}
-	if _, ok := procs.Load(e.ID); !ok {
-		return Streamer[C, T]{}, fmt.Errorf("tram: %s is not registered: call tram.Register(%s) in an init function", e, e)
-	}
+	return create[C, T](from, client.Proxy, id, o)
+}
+
+// create makes the group of branches of a streamer whose items of type X
+// go to client through the sink registered under entry.
+func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.EntryID, o Options) (Streamer[C, X], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
-		return Streamer[C, T]{}, chare.ErrNoContext
+		return Streamer[C, X]{}, chare.ErrNoContext
 	}
 	rt := pe.Job().Runtime()
 	dims := o.Dims
@@ -135,30 +165,30 @@ func New[C, T any](from chare.Context, client group.Proxy[C], process func(*C, T
 	}
 	topo, err := NewTopology(dims, rt.NumPEs())
 	if err != nil {
-		return Streamer[C, T]{}, err
+		return Streamer[C, X]{}, err
 	}
 	if o.Sizing == (Sizing{}) {
 		o.Sizing = Sizing{BufferItems: 256}
 	}
-	if _, err := NewAggregator(Config[T]{Topology: topo, PE: 0, Sizing: o.Sizing}); err != nil {
-		return Streamer[C, T]{}, err
+	if _, err := NewAggregator(Config[X]{Topology: topo, PE: 0, Sizing: o.Sizing}); err != nil {
+		return Streamer[C, X]{}, err
 	}
 	if o.FlushPeriod < 0 {
-		return Streamer[C, T]{}, fmt.Errorf("tram: negative flush period %v", o.FlushPeriod)
+		return Streamer[C, X]{}, fmt.Errorf("tram: negative flush period %v", o.FlushPeriod)
 	}
-	ms, err := methodsOf[C, T]()
+	ms, err := methodsOf[C, X]()
 	if err != nil {
-		return Streamer[C, T]{}, err
+		return Streamer[C, X]{}, err
 	}
-	g, err := group.New[branch[C, T]](from)
+	g, err := group.New[branch[C, X]](from)
 	if err != nil {
-		return Streamer[C, T]{}, err
+		return Streamer[C, X]{}, err
 	}
 	// The set-up goes down the same tree as every later broadcast from
 	// here, so it reaches each branch first.
-	local := make([]*branch[C, T], rt.NumPEs())
-	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: e.ID, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, local: &local})
-	return Streamer[C, T]{G: g, local: &local, topo: topo, period: o.FlushPeriod}, err
+	local := make([]*branch[C, X], rt.NumPEs())
+	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, local: &local})
+	return Streamer[C, X]{G: g, local: &local, topo: topo, period: o.FlushPeriod}, err
 }
 
 // methods are the branch's entry methods, bound by name: inside generic
@@ -193,7 +223,7 @@ func methodsOf[C, T any]() (methods[C, T], error) {
 
 // Setup is the constructor message of a streamer's branches.
 type Setup[C any] struct {
-	Client group.Proxy[C]
+	Client chare.Proxy[C]
 	Entry  chare.EntryID
 	Dims   []int
 	Sizing Sizing
@@ -207,8 +237,8 @@ type branch[C, T any] struct {
 	setup    Setup[C]
 	ms       methods[C, T]
 	agg      *Aggregator[T]
-	proc     func(*C, T)
-	client   *C
+	sink     sink[C, T]
+	give     func(T) // the delivery to the client on this PE, made on first use
 	step     int
 	mode     Mode
 	det      chare.Detector
@@ -227,7 +257,7 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 	if err == nil {
 		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
 	}
-	p, ok := procs.Load(s.Entry)
+	p, ok := sinks.Load(s.Entry)
 	if err == nil && !ok {
 		err = fmt.Errorf("tram: process method #%d is not registered in this process", s.Entry)
 	}
@@ -238,7 +268,10 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 		b.Abort(err)
 		return
 	}
-	b.proc = p.(func(*C, T))
+	if b.sink, ok = p.(sink[C, T]); !ok {
+		b.Abort(fmt.Errorf("tram: process method #%d was registered for other types", s.Entry))
+		return
+	}
 	if l, ok := s.local.(*[]*branch[C, T]); ok {
 		(*l)[b.PE()] = b // this PE's slot: only this PE writes or reads it
 	}
@@ -343,7 +376,8 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 		b.advance()
 		return nil
 	case Completion:
-		b.done = true
+		// The producers are counted across the job (T19): other producers
+		// on this PE may still insert, so the PE stays open (T20).
 		b.syncProduced()
 		b.flush() // T26: what this PE holds leaves now
 		return b.det.Done(b, n)
@@ -446,14 +480,15 @@ func (b *branch[C, T]) send(to int, items []Envelope[T]) {
 // deliver hands one item to the client's local branch (T10).
 func (b *branch[C, T]) deliver(item T) {
 	b.syncProduced()
-	if b.client == nil {
-		b.client = group.LocalBranch(b, b.setup.Client)
-		if b.client == nil {
-			b.Abort(fmt.Errorf("tram: the client group has no branch on PE %d", b.PE()))
+	if b.give == nil {
+		give, err := b.sink(b, b.setup.Client)
+		if err != nil {
+			b.Abort(err)
 			return
 		}
+		b.give = give
 	}
-	b.proc(b.client, item)
+	b.give(item)
 	b.Here().Actor().Release(1)
 	if b.det.ID != 0 {
 		_ = b.det.Consume(b, 1)
