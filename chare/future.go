@@ -213,3 +213,26 @@ func (m *futureMsg) Deliver(ap *actor.PE) {
 		}
 	}
 }
+
+// Yield lets the PE process the messages that wait for it, then goes on
+// (CthYield). It needs a threaded entry method or the main function;
+// elsewhere it returns ErrNotThreaded. Long loops of sends (TRAM's
+// insertions) call it now and then so that the PE stays responsive.
+func Yield(ctx Context) error {
+	pe, err := peFrom(ctx)
+	if err != nil {
+		return err
+	}
+	t := pe.ap.Current()
+	if t == nil {
+		return ErrNotThreaded
+	}
+	pe.ap.SendControl(pe.ID(), resumeMsg{t}) // behind what waits already
+	t.Suspend()
+	return nil
+}
+
+type resumeMsg struct{ t *actor.Thread }
+
+func (m resumeMsg) Deliver(*actor.PE) { m.t.Resume() }
+func (resumeMsg) Describe() string    { return "the end of a yield" }

@@ -75,8 +75,14 @@ func NewArray[C any, I comparable, T any](from chare.Context, client array.Proxy
 	return ArrayStreamer[C, I, T]{S: s, A: client}, err
 }
 
-// Start begins a step, as Streamer.Start does.
-func (a ArrayStreamer[C, I, T]) Start(from chare.Context, st Step) error { return a.S.Start(from, st) }
+// Start begins a step, as Streamer.Start does. Staged completion is
+// refused: array elements can migrate, and stale locations break it (T22).
+func (a ArrayStreamer[C, I, T]) Start(from chare.Context, st Step) error {
+	if st.Mode == Staged {
+		return errors.New("tram: staged completion needs exact locations, and array elements can migrate: use a completion or quiescence step for an array client (claim T22)")
+	}
+	return a.S.Start(from, st)
+}
 
 // Insert submits an item for the element with the given index (T17).
 func (a ArrayStreamer[C, I, T]) Insert(from chare.Context, item T, index I) error {

@@ -2,6 +2,7 @@ package tram_test
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -109,4 +110,24 @@ func TestT17_ArrayClientGetsEveryItem(t *testing.T) {
 		}
 		require.Equal(t, []int{n, sum}, got, "broadcast=%v", bcast)
 	}
+}
+
+// TestT22_StagedCompletionRefusedForArrays: staged completion relies on
+// exact locations; an array client gets a clear error.
+func TestT22_StagedCompletionRefusedForArrays(t *testing.T) {
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		bins, _ := array.New[bin](m, array.Dims2(2, 2))
+		s, err := tram.NewArray(m, bins, (*bin).Put, tram.Options{Dims: []int{2}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 1}); err == nil || !strings.Contains(err.Error(), "T22") {
+			m.Abort(constErr("staged completion on an array was not refused"))
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
 }

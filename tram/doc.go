@@ -70,7 +70,10 @@
 // item that reaches a PE its element has left is re-sent to the element
 // as an ordinary message, which the runtime forwards.
 //
+// Options.Yield makes long insertion loops in threaded entry methods yield
+// the PE (chare.Yield) every so many items (T11).
+//
 // Not yet: the sender-array form of staged completion (T14's counting of
-// local contributors by the library), the yield setting, and delegates
-// across processes (issue 6).
+// local contributors by the library) and delegates across processes
+// (issue 6).
 package tram

@@ -47,6 +47,10 @@ type Options struct {
 	Sizing Sizing
 	// FlushPeriod, if set, flushes an idle PE's buffers at this period.
 	FlushPeriod time.Duration
+	// Yield, if set, makes Insert yield the PE every Yield insertions
+	// when it runs in a threaded entry method, so that a long insertion
+	// loop lets the PE process incoming messages (T11).
+	Yield int
 }
 
 func (m Mode) String() string {
@@ -187,7 +191,7 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	// The set-up goes down the same tree as every later broadcast from
 	// here, so it reaches each branch first.
 	local := make([]*branch[C, X], rt.NumPEs())
-	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, local: &local})
+	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, local: &local})
 	return Streamer[C, X]{G: g, local: &local, topo: topo, period: o.FlushPeriod}, err
 }
 
@@ -228,6 +232,7 @@ type Setup[C any] struct {
 	Dims   []int
 	Sizing Sizing
 	Period time.Duration
+	Yield  int
 	local  any // *[]*branch[C, T], in the creating process only
 }
 
@@ -247,6 +252,7 @@ type branch[C, T any] struct {
 	ticking  bool
 	done     bool // this PE's producers are done (Completion, Staged)
 	produced int  // items produced, not yet told to the detector
+	inserts  int  // insertions, for Options.Yield
 	stg      staged
 }
 
@@ -342,7 +348,17 @@ func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 	if err != nil {
 		return err
 	}
-	return b.insert(item, dest)
+	if err := b.insert(item, dest); err != nil {
+		return err
+	}
+	if y := b.setup.Yield; y > 0 {
+		if b.inserts++; b.inserts%y == 0 {
+			if err := chare.Yield(from); err != nil && err != chare.ErrNotThreaded {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // Broadcast submits an item for every PE (T18).

@@ -17,8 +17,9 @@ import (
 // table is a histogram client: each branch counts the items it gets.
 type table struct {
 	group.Branch[table]
-	count int
-	sum   uint64
+	count  int
+	sum    uint64
+	pinged bool
 }
 
 func (t *table) Add(v uint64) { t.count++; t.sum += v }
