@@ -142,3 +142,42 @@ func TestT25_StepsThatNeedFlushingRequireIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 }
+
+// TestLargeItemsGoDirectly: with a cutoff below the item size, items are
+// sent straight to their destination and still arrive exactly once.
+func TestLargeItemsGoDirectly(t *testing.T) {
+	var got []int64
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		g, _ := group.New[table](m)
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2, 2}, Cutoff: 4, FlushPeriod: time.Millisecond})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+		if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: 4, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := chare.WaitAll(m, started); err != nil {
+			m.Abort(err)
+			return
+		}
+		_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: 500, Seed: 3})
+		if err := chare.WaitAll(m, finished); err != nil {
+			m.Abort(err)
+			return
+		}
+		tot := chare.NewFuture[[]int64](m)
+		_ = chare.Send(m, g, (*table).Totals, tot.Callback())
+		if got, err = tot.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	n, sum := expected(4, 500, 3)
+	require.Equal(t, []int64{n, sum}, got)
+}

@@ -47,6 +47,10 @@ type Options struct {
 	Sizing Sizing
 	// FlushPeriod, if set, flushes an idle PE's buffers at this period.
 	FlushPeriod time.Duration
+	// Cutoff, if set, sends items larger than Cutoff bytes directly to
+	// their destination instead of buffering them. An item's size is its
+	// Size() int method's if it has one, else the size of its type.
+	Cutoff int
 	// Yield, if set, makes Insert yield the PE every Yield insertions
 	// when it runs in a threaded entry method, so that a long insertion
 	// loop lets the PE process incoming messages (T11).
@@ -177,8 +181,8 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	if _, err := NewAggregator(Config[X]{Topology: topo, PE: 0, Sizing: o.Sizing}); err != nil {
 		return Streamer[C, X]{}, err
 	}
-	if o.FlushPeriod < 0 {
-		return Streamer[C, X]{}, fmt.Errorf("tram: negative flush period %v", o.FlushPeriod)
+	if o.FlushPeriod < 0 || o.Cutoff < 0 || o.Yield < 0 {
+		return Streamer[C, X]{}, fmt.Errorf("tram: negative option in %+v", o)
 	}
 	ms, err := methodsOf[C, X]()
 	if err != nil {
@@ -191,7 +195,7 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	// The set-up goes down the same tree as every later broadcast from
 	// here, so it reaches each branch first.
 	local := make([]*branch[C, X], rt.NumPEs())
-	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, local: &local})
+	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, Cutoff: o.Cutoff, local: &local})
 	return Streamer[C, X]{G: g, local: &local, topo: topo, period: o.FlushPeriod}, err
 }
 
@@ -233,6 +237,7 @@ type Setup[C any] struct {
 	Sizing Sizing
 	Period time.Duration
 	Yield  int
+	Cutoff int
 	local  any // *[]*branch[C, T], in the creating process only
 }
 
@@ -261,7 +266,7 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 	b.setup = s
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
-		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
+		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: itemSize[T](), DirectCutoff: s.Cutoff})
 	}
 	p, ok := sinks.Load(s.Entry)
 	if err == nil && !ok {
@@ -544,3 +549,13 @@ func (b *branch[C, T]) tick() {
 type tickMsg func()
 
 func (t tickMsg) Deliver(*actor.PE) { t() }
+
+// itemSize measures items for the direct-send cutoff: their own Size
+// method, or the size of their type.
+func itemSize[T any]() func(T) int {
+	if _, ok := any(*new(T)).(interface{ Size() int }); ok {
+		return func(item T) int { return any(item).(interface{ Size() int }).Size() }
+	}
+	n := int(reflect.TypeFor[T]().Size())
+	return func(T) int { return n }
+}
