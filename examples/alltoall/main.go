@@ -46,17 +46,14 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/examples/internal/exutil"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
 )
@@ -148,24 +145,15 @@ func main() { os.Exit(chare.Main((*Main).Start)) }
 
 // Start parses the flags, runs both phases and prints the comparison.
 func (m *Main) Start(args []string) {
-	fs := flag.NewFlagSet("alltoall", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := exutil.NewFlagSet("alltoall")
 	fs.IntVar(&m.n, "n", 20000, "items each PE sends to each other PE")
 	fs.IntVar(&m.buffer, "buffer", 0, "TRAM buffer items per peer (default: the streamer's)")
 	fs.DurationVar(&m.flush, "flush", time.Millisecond, "TRAM's flush period for idle PEs (0: none)")
-	dims := fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" (default: nodes × PEs per node)`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			m.Exit(0)
-			return
-		}
-		m.fail(2, "bad arguments: %v", err)
+	dims := exutil.DimsFlag(fs)
+	if !exutil.ParseNoArgs(out, m, fs, args) {
 		return
 	}
 	switch {
-	case fs.NArg() > 0:
-		m.fail(2, "bad arguments: unexpected argument %q", fs.Arg(0))
-		return
 	case m.n < 0 || m.n > 1<<31:
 		m.fail(2, "bad arguments: -n %d: want 0 to 2^31 items", m.n)
 		return
@@ -176,15 +164,10 @@ func (m *Main) Start(args []string) {
 		m.fail(2, "bad arguments: -flush %v: want 0 or a positive period", m.flush)
 		return
 	}
-	if *dims != "" {
-		for _, f := range strings.Split(*dims, ",") {
-			d, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				m.fail(2, "bad arguments: -dims %q: %v", *dims, err)
-				return
-			}
-			m.dims = append(m.dims, d)
-		}
+	var err error
+	if m.dims, err = exutil.ParseDims(*dims); err != nil {
+		m.fail(2, "bad arguments: %v", err)
+		return
 	}
 	if m.flush == 0 && m.hops() > 1 {
 		// Done flushes a PE's buffers once; items that reach an
@@ -221,10 +204,7 @@ func (m *Main) run() error {
 	if err != nil {
 		return fmt.Errorf("creating the group: %w", err)
 	}
-	o := tram.Options{Dims: m.dims, FlushPeriod: m.flush}
-	if m.buffer > 0 {
-		o.Sizing = tram.Sizing{BufferItems: m.buffer}
-	}
+	o := exutil.Options(m.dims, m.buffer, m.flush)
 	s, err := tram.New(m, nodes, (*Node).Take, o)
 	if err != nil {
 		return fmt.Errorf("creating the streamer: %w", err)
@@ -232,12 +212,8 @@ func (m *Main) run() error {
 
 	// TRAM: the step starts untimed; the time runs from the broadcast
 	// that makes every PE send until the last item was delivered.
-	started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-	err = s.Start(m, tram.Step{Mode: tram.Completion, Producers: m.NumPEs(), Started: started.Callback(), Finished: finished.Callback()})
+	finished, err := exutil.StartStep(m, s, tram.Completion, m.NumPEs(), "starting the TRAM step")
 	if err != nil {
-		return fmt.Errorf("starting the TRAM step: %w", err)
-	}
-	if _, err := started.Get(m); err != nil {
 		return err
 	}
 	began := time.Now()
@@ -276,22 +252,10 @@ func (m *Main) check(nodes group.Proxy[Node], phase int) (int64, error) {
 }
 
 // grid returns the sizes of the grid the streamer uses.
-func (m *Main) grid() []int {
-	if m.dims == nil { // tram.New's default
-		nodes := m.Here().Job().Runtime().NumNodes()
-		return []int{nodes, m.NumPEs() / nodes}
-	}
-	return m.dims
-}
+func (m *Main) grid() []int { return exutil.Grid(m, m.dims) }
 
 // topology names the grid the streamer uses.
-func (m *Main) topology() string {
-	t, err := tram.NewTopology(m.grid(), m.NumPEs())
-	if err != nil {
-		return fmt.Sprint(m.grid())
-	}
-	return t.String()
-}
+func (m *Main) topology() string { return exutil.Topology(m, m.dims) }
 
 // hops returns the most hops an item takes: the dimensions with more than
 // one PE.
@@ -307,8 +271,7 @@ func (m *Main) hops() int {
 
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
-	fmt.Fprintf(out, "alltoall: FAILED "+format+"\n", args...)
-	m.Exit(code)
+	exutil.Fail(out, m, "alltoall", code, format, args...)
 }
 
 // SendTRAM inserts this PE's items into the streamer, round-robin over

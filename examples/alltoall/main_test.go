@@ -1,47 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/examples/internal/extest"
 )
 
-// syncBuffer collects the output of code running on several PEs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // run runs the program in-process with a deadline that fails the test
-// loudly, and returns its exit code and output.
-func run(t *testing.T, pes int, args ...string) (int, string) {
-	t.Helper()
-	buf := &syncBuffer{}
-	out = buf
-	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 60 * time.Second}, (*Main).Start)
-	require.NoError(t, err, "alltoall %v on %d PEs; output so far:\n%s", args, pes, buf.String())
-	return code, buf.String()
-}
+// loudly, and returns its main chare, exit code and output.
+var run = extest.Runner("alltoall", &out, (*Main).Start, 60*time.Second)
 
 var okLine = regexp.MustCompile(`^alltoall: ok pes=(\d+) items=(\d+) tram_rate=(\S+) direct_rate=(\S+) ratio=(\S+) errors=0 topology=(\S+)$`)
 
@@ -75,7 +48,7 @@ func TestAllToAll(t *testing.T) {
 	for _, c := range cases {
 		args := append([]string{"-n", fmt.Sprint(c.n)}, c.args...)
 		t.Run(fmt.Sprintf("pes=%d/%s", c.pes, strings.Join(args, " ")), func(t *testing.T) {
-			code, output := run(t, c.pes, args...)
+			_, code, output := run(t, c.pes, args...)
 			require.Equal(t, 0, code, output)
 			lines := strings.Split(strings.TrimSpace(output), "\n")
 			last := lines[len(lines)-1]
@@ -98,7 +71,7 @@ func TestAllToAll(t *testing.T) {
 
 func TestAllToAllBadArguments(t *testing.T) {
 	for _, args := range [][]string{{"-n", "-1"}, {"-dims", "3"}, {"-dims", "2,2", "-flush", "0"}, {"-buffer", "-2"}, {"extra"}} {
-		code, output := run(t, 4, args...)
+		_, code, output := run(t, 4, args...)
 		require.NotEqual(t, 0, code, "%v", args)
 		require.Contains(t, output, "alltoall: FAILED", "%v", args)
 	}

@@ -18,8 +18,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +25,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/examples/internal/exutil"
 )
 
 // out is where the program prints; the test replaces it.
@@ -61,15 +60,9 @@ func main() { os.Exit(chare.Main((*Main).Start)) }
 // Start is the program's main function. It runs on PE 0 with the
 // arguments the runtime did not take.
 func (m *Main) Start(args []string) {
-	fs := flag.NewFlagSet("hello", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := exutil.NewFlagSet("hello")
 	fs.IntVar(&m.n, "n", 16, "number of array elements")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			m.Exit(0)
-			return
-		}
-		m.fail(2, "bad arguments: %v", err)
+	if !exutil.Parse(out, m, fs, args) {
 		return
 	}
 	if m.n < 1 {
@@ -109,6 +102,5 @@ func (m *Main) Done(sum int) {
 
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
-	fmt.Fprintf(out, "hello: FAILED "+format+"\n", args...)
-	m.Exit(code)
+	exutil.Fail(out, m, "hello", code, format, args...)
 }

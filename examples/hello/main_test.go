@@ -1,51 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/examples/internal/extest"
 )
-
-// syncBuffer collects the output of elements printing from several PEs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // run runs the program in-process with a deadline that fails the test
 // loudly, and returns its main chare, exit code and output.
-func run(t *testing.T, pes int, args ...string) (*Main, int, string) {
-	t.Helper()
-	buf := &syncBuffer{}
-	out = buf
-	var m *Main
-	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 30 * time.Second}, func(main *Main, args []string) {
-		m = main
-		main.Start(args)
-	})
-	require.NoError(t, err, "hello %v on %d PEs; output so far:\n%s", args, pes, buf.String())
-	return m, code, buf.String()
-}
+var run = extest.Runner("hello", &out, (*Main).Start, 30*time.Second)
 
 func TestHello(t *testing.T) {
 	for _, pes := range []int{1, 3} {
@@ -81,17 +50,7 @@ func TestHelloBadFlag(t *testing.T) {
 // TestHelloTwoProcesses runs the example as two processes (-nodes 2): the
 // test binary launches a copy of itself as node 1.
 func TestHelloTwoProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("launches a process")
-	}
-	buf := &syncBuffer{}
-	out = buf
-	code, err := chare.Run(chare.Config{PEs: 4, Nodes: 2, Args: []string{"-n", "12"}, Timeout: 60 * time.Second,
-		Launch: []string{os.Args[0], "-test.run=^TestHelloTwoProcesses$", "-test.count=1"}}, (*Main).Start)
-	if chare.IsLaunchedNode() {
-		os.Exit(code)
-	}
-	require.NoError(t, err, buf.String())
-	require.Equal(t, 0, code, buf.String())
-	require.Contains(t, buf.String(), "hello: ok elements=12 pes=4 sum=66")
+	code, output := extest.RunProcesses(t, &out, (*Main).Start, chare.Config{PEs: 4, Nodes: 2, Args: []string{"-n", "12"}, Timeout: 60 * time.Second})
+	require.Equal(t, 0, code, output)
+	require.Contains(t, output, "hello: ok elements=12 pes=4 sum=66")
 }

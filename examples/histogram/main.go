@@ -30,18 +30,15 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/examples/internal/exutil"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
 )
@@ -95,20 +92,14 @@ func keys(seed int64, pe int) *rand.Rand { return rand.New(rand.NewSource(seed +
 // Start is the program's main function. It runs on PE 0 with the
 // arguments the runtime did not take.
 func (m *Main) Start(args []string) {
-	fs := flag.NewFlagSet("histogram", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := exutil.NewFlagSet("histogram")
 	fs.IntVar(&m.m, "m", 100000, "random keys sent by each PE")
-	dims := fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" (default: nodes × PEs per node)`)
+	dims := exutil.DimsFlag(fs)
 	fs.IntVar(&m.buffer, "buffer", 0, "items buffered per peer (default: the streamer's, 256)")
 	fs.IntVar(&m.size, "size", 4096, "table slots per PE")
 	fs.DurationVar(&m.flush, "flush", 2*time.Millisecond, "periodic flushing of an idle PE's buffers")
 	fs.Int64Var(&m.seed, "seed", 1, "seed of the random keys")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			m.Exit(0)
-			return
-		}
-		m.fail(2, "bad arguments: %v", err)
+	if !exutil.Parse(out, m, fs, args) {
 		return
 	}
 	switch {
@@ -125,15 +116,10 @@ func (m *Main) Start(args []string) {
 		m.fail(2, "bad arguments: -flush %v: want a positive period", m.flush)
 		return
 	}
-	if *dims != "" {
-		for _, f := range strings.Split(*dims, ",") {
-			d, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				m.fail(2, "bad arguments: -dims %q: %v", *dims, err)
-				return
-			}
-			m.dims = append(m.dims, d)
-		}
+	var err error
+	if m.dims, err = exutil.ParseDims(*dims); err != nil {
+		m.fail(2, "bad arguments: %v", err)
+		return
 	}
 	if err := m.run(); err != nil {
 		m.fail(1, "%v", err)
@@ -149,18 +135,7 @@ func (m *Main) Start(args []string) {
 }
 
 // topology names the grid the streamer uses.
-func (m *Main) topology() string {
-	dims := m.dims
-	if dims == nil { // tram.New's default
-		nodes := m.Here().Job().Runtime().NumNodes()
-		dims = []int{nodes, m.NumPEs() / nodes}
-	}
-	t, err := tram.NewTopology(dims, m.NumPEs())
-	if err != nil {
-		return fmt.Sprint(dims)
-	}
-	return t.String()
-}
+func (m *Main) topology() string { return exutil.Topology(m, m.dims) }
 
 // run creates the table and the streamer, runs the step and checks the
 // table. Main's Start is a threaded entry method, so it can wait on
@@ -171,10 +146,7 @@ func (m *Main) run() error {
 	if err != nil {
 		return fmt.Errorf("creating the table: %w", err)
 	}
-	o := tram.Options{Dims: m.dims, FlushPeriod: m.flush}
-	if m.buffer > 0 {
-		o.Sizing = tram.Sizing{BufferItems: m.buffer}
-	}
+	o := exutil.Options(m.dims, m.buffer, m.flush)
 	s, err := tram.New(m, table, (*Table).Add, o)
 	if err != nil {
 		return fmt.Errorf("creating the streamer: %w", err)
@@ -188,11 +160,8 @@ func (m *Main) run() error {
 	if _, err := ready.Get(m); err != nil {
 		return err
 	}
-	started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-	if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: p, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
-		return fmt.Errorf("starting the step: %w", err)
-	}
-	if _, err := started.Get(m); err != nil {
+	finished, err := exutil.StartStep(m, s, tram.Completion, p, "starting the step")
+	if err != nil {
 		return err
 	}
 	t0 := time.Now()
@@ -279,6 +248,5 @@ func (t *Table) Check(m checkMsg) {
 
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
-	fmt.Fprintf(out, "histogram: FAILED "+format+"\n", args...)
-	m.Exit(code)
+	exutil.Fail(out, m, "histogram", code, format, args...)
 }

@@ -1,47 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/examples/internal/extest"
 )
 
-// syncBuffer collects the output of a job.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // run runs the program in-process with a deadline that fails the test
-// loudly, and returns its exit code and output.
-func run(t *testing.T, pes int, args ...string) (int, string) {
-	t.Helper()
-	buf := &syncBuffer{}
-	out = buf
-	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 60 * time.Second}, (*Main).Start)
-	require.NoError(t, err, "histogram %v on %d PEs; output so far:\n%s", args, pes, buf.String())
-	return code, buf.String()
-}
+// loudly, and returns its main chare, exit code and output.
+var run = extest.Runner("histogram", &out, (*Main).Start, 60*time.Second)
 
 func TestHistogram(t *testing.T) {
 	cases := []struct {
@@ -58,7 +31,7 @@ func TestHistogram(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("pes=%d/%s", c.pes, strings.Join(c.args, " ")), func(t *testing.T) {
-			code, output := run(t, c.pes, c.args...)
+			_, code, output := run(t, c.pes, c.args...)
 			require.Equal(t, 0, code, output)
 			require.Regexp(t, fmt.Sprintf(`^histogram: ok pes=%d items=%d errors=0 topology=%s rate=\S+ items/s\n$`, c.pes, c.items, c.topology), output)
 		})
@@ -68,7 +41,7 @@ func TestHistogram(t *testing.T) {
 func TestHistogramBadArguments(t *testing.T) {
 	for _, args := range [][]string{{"-m", "-1"}, {"-dims", "3"}, {"-dims", "2,x"}, {"-buffer", "-2"}, {"-size", "0"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			code, output := run(t, 4, args...)
+			_, code, output := run(t, 4, args...)
 			require.NotEqual(t, 0, code, output)
 			require.True(t, strings.HasPrefix(output, "histogram: FAILED "), output)
 		})
@@ -78,17 +51,7 @@ func TestHistogramBadArguments(t *testing.T) {
 // TestHistogramTwoProcesses runs the example as two processes (-nodes 2):
 // the test binary launches a copy of itself as node 1.
 func TestHistogramTwoProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("launches a process")
-	}
-	buf := &syncBuffer{}
-	out = buf
-	code, err := chare.Run(chare.Config{PEs: 4, Nodes: 2, Args: []string{"-m", "20000"}, Timeout: 60 * time.Second,
-		Launch: []string{os.Args[0], "-test.run=^TestHistogramTwoProcesses$", "-test.count=1"}}, (*Main).Start)
-	if chare.IsLaunchedNode() {
-		os.Exit(code)
-	}
-	require.NoError(t, err, buf.String())
-	require.Equal(t, 0, code, buf.String())
-	require.Regexp(t, `histogram: ok pes=4 items=80000 errors=0 topology=2×2 rate=\S+ items/s\n$`, buf.String())
+	code, output := extest.RunProcesses(t, &out, (*Main).Start, chare.Config{PEs: 4, Nodes: 2, Args: []string{"-m", "20000"}, Timeout: 60 * time.Second})
+	require.Equal(t, 0, code, output)
+	require.Regexp(t, `histogram: ok pes=4 items=80000 errors=0 topology=2×2 rate=\S+ items/s\n$`, output)
 }

@@ -49,18 +49,15 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math/rand"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/examples/internal/exutil"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
 )
@@ -135,25 +132,16 @@ func main() { os.Exit(chare.Main((*Main).Start)) }
 
 // Start parses the flags, runs the exchange and prints the result.
 func (m *Main) Start(args []string) {
-	fs := flag.NewFlagSet("indexgather", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := exutil.NewFlagSet("indexgather")
 	fs.IntVar(&m.m, "m", 50000, "random reads per PE")
 	fs.IntVar(&m.size, "size", 1<<20, "values in the distributed array")
 	fs.IntVar(&m.buffer, "buffer", 0, "TRAM buffer items per peer (default: the streamer's)")
 	fs.DurationVar(&m.flush, "flush", time.Millisecond, "TRAM's flush period for idle PEs")
-	dims := fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" (default: nodes × PEs per node)`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			m.Exit(0)
-			return
-		}
-		m.fail(2, "bad arguments: %v", err)
+	dims := exutil.DimsFlag(fs)
+	if !exutil.ParseNoArgs(out, m, fs, args) {
 		return
 	}
 	switch {
-	case fs.NArg() > 0:
-		m.fail(2, "bad arguments: unexpected argument %q", fs.Arg(0))
-		return
 	case m.m < 0:
 		m.fail(2, "bad arguments: -m %d: want 0 or more reads", m.m)
 		return
@@ -168,15 +156,10 @@ func (m *Main) Start(args []string) {
 		m.fail(2, "bad arguments: -flush %v: replies need a positive flush period", m.flush)
 		return
 	}
-	if *dims != "" {
-		for _, f := range strings.Split(*dims, ",") {
-			d, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				m.fail(2, "bad arguments: -dims %q: %v", *dims, err)
-				return
-			}
-			m.dims = append(m.dims, d)
-		}
+	var err error
+	if m.dims, err = exutil.ParseDims(*dims); err != nil {
+		m.fail(2, "bad arguments: %v", err)
+		return
 	}
 	if err := m.run(); err != nil {
 		m.fail(1, "%v", err)
@@ -200,10 +183,7 @@ func (m *Main) run() error {
 	if err != nil {
 		return fmt.Errorf("creating the array: %w", err)
 	}
-	o := tram.Options{Dims: m.dims, FlushPeriod: m.flush}
-	if m.buffer > 0 {
-		o.Sizing = tram.Sizing{BufferItems: m.buffer}
-	}
+	o := exutil.Options(m.dims, m.buffer, m.flush)
 	req, err := tram.New(m, nodes, (*Node).Request, o)
 	if err != nil {
 		return fmt.Errorf("creating the request streamer: %w", err)
@@ -247,23 +227,11 @@ func (m *Main) run() error {
 }
 
 // topology names the grid the streamers use.
-func (m *Main) topology() string {
-	dims := m.dims
-	if dims == nil { // tram.New's default
-		nodes := m.Here().Job().Runtime().NumNodes()
-		dims = []int{nodes, m.NumPEs() / nodes}
-	}
-	t, err := tram.NewTopology(dims, m.NumPEs())
-	if err != nil {
-		return fmt.Sprint(dims)
-	}
-	return t.String()
-}
+func (m *Main) topology() string { return exutil.Topology(m, m.dims) }
 
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
-	fmt.Fprintf(out, "indexgather: FAILED "+format+"\n", args...)
-	m.Exit(code)
+	exutil.Fail(out, m, "indexgather", code, format, args...)
 }
 
 // Init fills this PE's slots.

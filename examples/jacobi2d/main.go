@@ -36,8 +36,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -46,6 +44,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/examples/internal/exutil"
 )
 
 // out is where the program prints; the test replaces it.
@@ -135,11 +134,7 @@ func main() { os.Exit(chare.Main((*Main).Start)) }
 func (m *Main) Start(args []string) {
 	p, err := parseFlags(args)
 	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			m.Exit(0)
-			return
-		}
-		m.fail(2, "bad arguments: %v", err)
+		exutil.FlagError(out, m, "jacobi2d", err)
 		return
 	}
 	// A future for the final gather: Start runs as a threaded entry
@@ -165,8 +160,7 @@ func (m *Main) Start(args []string) {
 
 func parseFlags(args []string) (Params, error) {
 	p := Params{}
-	fs := flag.NewFlagSet("jacobi2d", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := exutil.NewFlagSet("jacobi2d")
 	fs.IntVar(&p.Grid, "grid", 64, "interior `points` per side of the grid")
 	fs.IntVar(&p.Blocks, "blocks", 4, "blocks per side (the array has blocks×blocks elements)")
 	fs.IntVar(&p.Iters, "iters", 2000, "maximum number of iterations")
@@ -427,6 +421,5 @@ func (b *Block) Check(residual float64) {
 
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
-	fmt.Fprintf(out, "jacobi2d: FAILED "+format+"\n", args...)
-	m.Exit(code)
+	exutil.Fail(out, m, "jacobi2d", code, format, args...)
 }

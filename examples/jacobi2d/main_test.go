@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,22 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/examples/internal/extest"
 )
 
 // run runs the program in-process with a deadline that fails the test
 // loudly, and returns its main chare, exit code and output.
-func run(t *testing.T, pes int, args ...string) (*Main, int, string) {
-	t.Helper()
-	buf := &bytes.Buffer{} // only the main chare, on PE 0, prints
-	out = buf
-	var m *Main
-	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 60 * time.Second}, func(main *Main, args []string) {
-		m = main
-		main.Start(args)
-	})
-	require.NoError(t, err, "jacobi2d %v on %d PEs; output so far:\n%s", args, pes, buf.String())
-	return m, code, buf.String()
-}
+var run = extest.Runner("jacobi2d", &out, (*Main).Start, 60*time.Second)
 
 func TestJacobi2D(t *testing.T) {
 	cases := []Params{
@@ -84,18 +72,9 @@ func TestJacobi2DBadFlags(t *testing.T) {
 // TestJacobi2DTwoProcesses runs the stencil as two processes (-nodes 2)
 // and checks it against the sequential solve, as the example does.
 func TestJacobi2DTwoProcesses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("launches a process")
-	}
-	buf := &bytes.Buffer{}
-	out = buf
-	code, err := chare.Run(chare.Config{PEs: 4, Nodes: 2, Args: []string{"-grid", "24", "-blocks", "3", "-iters", "200", "-tol", "0"},
-		Timeout: 60 * time.Second, Launch: []string{os.Args[0], "-test.run=^TestJacobi2DTwoProcesses$", "-test.count=1"}}, (*Main).Start)
-	if chare.IsLaunchedNode() {
-		os.Exit(code)
-	}
-	require.NoError(t, err, buf.String())
-	require.Equal(t, 0, code, buf.String())
-	require.Contains(t, buf.String(), "jacobi2d: ok grid=24 blocks=3x3 iters=200")
-	require.Contains(t, buf.String(), "maxdiff=0")
+	code, output := extest.RunProcesses(t, &out, (*Main).Start, chare.Config{PEs: 4, Nodes: 2,
+		Args: []string{"-grid", "24", "-blocks", "3", "-iters", "200", "-tol", "0"}, Timeout: 60 * time.Second})
+	require.Equal(t, 0, code, output)
+	require.Contains(t, output, "jacobi2d: ok grid=24 blocks=3x3 iters=200")
+	require.Contains(t, output, "maxdiff=0")
 }

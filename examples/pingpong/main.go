@@ -31,8 +31,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -40,6 +38,7 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/examples/internal/exutil"
 )
 
 // out is where the program prints; the test replaces it.
@@ -111,23 +110,14 @@ func main() { os.Exit(chare.Main((*Main).Start)) }
 
 // Start runs both phases one after the other.
 func (m *Main) Start(args []string) {
-	fs := flag.NewFlagSet("pingpong", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := exutil.NewFlagSet("pingpong")
 	rounds := fs.Int("n", 10000, "timed round trips")
 	warmup := fs.Int("warmup", 100, "untimed round trips before the timed ones")
 	msgs := fs.Int("m", 100000, "messages of the throughput phase")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			m.Exit(0)
-			return
-		}
-		m.fail(2, "bad arguments: %v", err)
+	if !exutil.ParseNoArgs(out, m, fs, args) {
 		return
 	}
 	switch {
-	case fs.NArg() > 0:
-		m.fail(2, "bad arguments: unexpected argument %q", fs.Arg(0))
-		return
 	case *rounds < 1 || *warmup < 0 || *msgs < 1:
 		m.fail(2, "bad arguments: want -n ≥ 1, -warmup ≥ 0 and -m ≥ 1")
 		return
@@ -256,6 +246,5 @@ func toPeer[M any](p *Player, method func(*Player, M), msg M) {
 
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
-	fmt.Fprintf(out, "pingpong: FAILED "+format+"\n", args...)
-	m.Exit(code)
+	exutil.Fail(out, m, "pingpong", code, format, args...)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -9,23 +8,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/examples/internal/extest"
 )
 
 // run runs the program in-process with a deadline that fails the test
 // loudly, and returns its main chare, exit code and output.
-func run(t *testing.T, pes int, args ...string) (*Main, int, string) {
-	t.Helper()
-	buf := &bytes.Buffer{} // only the main chare, on PE 0, prints
-	out = buf
-	var m *Main
-	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 60 * time.Second}, func(main *Main, args []string) {
-		m = main
-		main.Start(args)
-	})
-	require.NoError(t, err, "pingpong %v on %d PEs; output so far:\n%s", args, pes, buf.String())
-	return m, code, buf.String()
-}
+var run = extest.Runner("pingpong", &out, (*Main).Start, 60*time.Second)
 
 func TestPingpong(t *testing.T) {
 	for _, pes := range []int{1, 3} {

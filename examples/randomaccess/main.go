@@ -47,17 +47,14 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/examples/internal/exutil"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
 )
@@ -109,23 +106,14 @@ func main() { os.Exit(chare.Main((*Main).Start)) }
 // Start parses the flags, runs the update step and the verification step,
 // and prints the result.
 func (m *Main) Start(args []string) {
-	fs := flag.NewFlagSet("randomaccess", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
+	fs := exutil.NewFlagSet("randomaccess")
 	fs.IntVar(&m.logSize, "logsize", 20, "log2 of the table's words (all PEs together)")
 	fs.IntVar(&m.buffer, "buffer", 0, "TRAM buffer items per peer (default: the streamer's)")
-	dims := fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" (default: nodes × PEs per node)`)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			m.Exit(0)
-			return
-		}
-		m.fail(2, "bad arguments: %v", err)
+	dims := exutil.DimsFlag(fs)
+	if !exutil.ParseNoArgs(out, m, fs, args) {
 		return
 	}
 	switch {
-	case fs.NArg() > 0:
-		m.fail(2, "bad arguments: unexpected argument %q", fs.Arg(0))
-		return
 	case m.logSize < 1 || m.logSize > 40:
 		m.fail(2, "bad arguments: -logsize %d: want 1 to 40", m.logSize)
 		return
@@ -133,15 +121,10 @@ func (m *Main) Start(args []string) {
 		m.fail(2, "bad arguments: -buffer %d: want 0 (default) or more", m.buffer)
 		return
 	}
-	if *dims != "" {
-		for _, f := range strings.Split(*dims, ",") {
-			d, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil {
-				m.fail(2, "bad arguments: -dims %q: %v", *dims, err)
-				return
-			}
-			m.dims = append(m.dims, d)
-		}
+	var err error
+	if m.dims, err = exutil.ParseDims(*dims); err != nil {
+		m.fail(2, "bad arguments: %v", err)
+		return
 	}
 	if err := m.run(); err != nil {
 		m.fail(1, "%v", err)
@@ -163,10 +146,7 @@ func (m *Main) run() error {
 	if err != nil {
 		return fmt.Errorf("creating the table: %w", err)
 	}
-	o := tram.Options{Dims: m.dims}
-	if m.buffer > 0 {
-		o.Sizing = tram.Sizing{BufferItems: m.buffer}
-	}
+	o := exutil.Options(m.dims, m.buffer, 0)
 	s, err := tram.New(m, table, (*Table).Update, o)
 	if err != nil {
 		return fmt.Errorf("creating the streamer: %w", err)
@@ -191,12 +171,8 @@ func (m *Main) run() error {
 
 // step runs the whole update stream through the streamer once.
 func (m *Main) step(table group.Proxy[Table], s tram.Streamer[Table, uint64]) error {
-	started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-	err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 1, Started: started.Callback(), Finished: finished.Callback()})
+	finished, err := exutil.StartStep(m, s, tram.Staged, 1, "")
 	if err != nil {
-		return err
-	}
-	if _, err := started.Get(m); err != nil {
 		return err
 	}
 	if err := chare.Send(m, table, (*Table).Generate, GenerateMsg{S: s, LogSize: m.logSize}); err != nil {
@@ -207,23 +183,11 @@ func (m *Main) step(table group.Proxy[Table], s tram.Streamer[Table, uint64]) er
 }
 
 // topology names the grid the streamer uses.
-func (m *Main) topology() string {
-	dims := m.dims
-	if dims == nil { // tram.New's default
-		nodes := m.Here().Job().Runtime().NumNodes()
-		dims = []int{nodes, m.NumPEs() / nodes}
-	}
-	t, err := tram.NewTopology(dims, m.NumPEs())
-	if err != nil {
-		return fmt.Sprint(dims)
-	}
-	return t.String()
-}
+func (m *Main) topology() string { return exutil.Topology(m, m.dims) }
 
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
-	fmt.Fprintf(out, "randomaccess: FAILED "+format+"\n", args...)
-	m.Exit(code)
+	exutil.Fail(out, m, "randomaccess", code, format, args...)
 }
 
 // Init fills this PE's words with their global indices.

@@ -1,47 +1,20 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/examples/internal/extest"
 )
 
-// syncBuffer collects the output of code running on several PEs.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // run runs the program in-process with a deadline that fails the test
-// loudly, and returns its exit code and output.
-func run(t *testing.T, pes int, args ...string) (int, string) {
-	t.Helper()
-	buf := &syncBuffer{}
-	out = buf
-	code, err := chare.Run(chare.Config{PEs: pes, Args: args, Timeout: 60 * time.Second}, (*Main).Start)
-	require.NoError(t, err, "randomaccess %v on %d PEs; output so far:\n%s", args, pes, buf.String())
-	return code, buf.String()
-}
+// loudly, and returns its main chare, exit code and output.
+var run = extest.Runner("randomaccess", &out, (*Main).Start, 60*time.Second)
 
 func TestStartsFollowsTheStream(t *testing.T) {
 	require.Equal(t, uint64(1), Starts(0))
@@ -88,7 +61,7 @@ func TestRandomAccess(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("pes=%d/%s", c.pes, strings.Join(c.args, " ")), func(t *testing.T) {
-			code, output := run(t, c.pes, c.args...)
+			_, code, output := run(t, c.pes, c.args...)
 			require.Equal(t, 0, code, output)
 			lines := strings.Split(strings.TrimSpace(output), "\n")
 			last := lines[len(lines)-1]
@@ -105,7 +78,7 @@ func TestRandomAccess(t *testing.T) {
 
 func TestRandomAccessBadArguments(t *testing.T) {
 	for _, args := range [][]string{{"-logsize", "0"}, {"-dims", "3"}, {"-dims", "x"}, {"extra"}} {
-		code, output := run(t, 4, args...)
+		_, code, output := run(t, 4, args...)
 		require.NotEqual(t, 0, code, "%v", args)
 		require.Contains(t, output, "randomaccess: FAILED", "%v", args)
 	}

@@ -1,0 +1,98 @@
+// Package extest holds what the examples' tests share: a buffer for the
+// output of a job and helpers that run an example's job in-process, on one
+// process or on several.
+package extest
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+)
+
+// Buffer collects the output of code running on several PEs: a
+// bytes.Buffer that is safe for concurrent use.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *Buffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *Buffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// Run runs the example called name in-process: a job of cfg (PEs, Args
+// and a Timeout, the deadline that fails the test loudly) with start as
+// the main chare's start method, and with the example's output, *out,
+// captured. It returns the main chare, the job's exit code and the output.
+func Run[M any](t testing.TB, name string, out *io.Writer, start func(*M, []string), cfg chare.Config) (*M, int, string) {
+	t.Helper()
+	buf := &Buffer{}
+	*out = buf
+	var m *M
+	code, err := chare.Run(cfg, func(main *M, args []string) {
+		m = main
+		start(main, args)
+	})
+	require.NoError(t, err, "%s %v on %d PEs; output so far:\n%s", name, cfg.Args, cfg.PEs, buf.String())
+	return m, code, buf.String()
+}
+
+// Runner returns run, which runs the example called name in-process as
+// Run does: a job on pes PEs with args and a deadline of timeout, with
+// start as the main chare's start method and the output, *out, captured.
+// run returns the main chare, the job's exit code and the output.
+func Runner[M any](name string, out *io.Writer, start func(*M, []string), timeout time.Duration) func(t testing.TB, pes int, args ...string) (*M, int, string) {
+	return func(t testing.TB, pes int, args ...string) (*M, int, string) {
+		t.Helper()
+		return Run(t, name, out, start, chare.Config{PEs: pes, Args: args, Timeout: timeout})
+	}
+}
+
+// RunProcesses runs a job of cfg, which has Nodes > 1, as several
+// processes: the test binary launches copies of itself that run just the
+// test t, whose call of RunProcesses joins them to the job as the launched
+// nodes and exits with the job's code. In the test's own process it
+// returns the job's exit code and output, *out, captured. It skips the
+// test with -short.
+func RunProcesses[M any](t testing.TB, out *io.Writer, start func(*M, []string), cfg chare.Config) (int, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("launches a process")
+	}
+	buf := &Buffer{}
+	*out = buf
+	cfg.Launch = []string{os.Args[0], "-test.run=" + runPattern(t.Name()), "-test.count=1"}
+	code, err := chare.Run(cfg, start)
+	if chare.IsLaunchedNode() {
+		os.Exit(code)
+	}
+	require.NoError(t, err, buf.String())
+	return code, buf.String()
+}
+
+// runPattern is the -test.run pattern that selects just the test called
+// name: "^TestX$" for a top-level test, "^TestX$/^sub$" for a subtest.
+func runPattern(name string) string {
+	parts := strings.Split(name, "/")
+	for i, p := range parts {
+		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
+	}
+	return strings.Join(parts, "/")
+}

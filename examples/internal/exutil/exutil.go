@@ -1,0 +1,151 @@
+// Package exutil holds what the example programs share: their flag
+// handling, their final FAILED line and, for the TRAM examples, the -dims,
+// -buffer and -flush flags, the grid they name and the start of a
+// streamer's step.
+package exutil
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/tram"
+)
+
+// MainChare is what the helpers use of an example's main chare (a
+// chare.Chare).
+type MainChare interface {
+	chare.Context
+	Exit(code int)
+	NumPEs() int
+	Here() *chare.PE
+}
+
+// Fail prints the final line "<name>: FAILED <message>" to w and ends the
+// job with code.
+func Fail(w io.Writer, m MainChare, name string, code int, format string, args ...any) {
+	fmt.Fprintf(w, name+": FAILED "+format+"\n", args...)
+	m.Exit(code)
+}
+
+// NewFlagSet returns the flag set of the program called name: it returns
+// its errors and prints them and its usage to standard error.
+func NewFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	return fs
+}
+
+// FlagError ends the job of the program called name for err, an error of
+// parsing its arguments: with code 0 after -h or -help (the usage has been
+// printed), otherwise with code 2 and the final line
+// "<name>: FAILED bad arguments: <err>" on w.
+func FlagError(w io.Writer, m MainChare, name string, err error) {
+	if errors.Is(err, flag.ErrHelp) {
+		m.Exit(0)
+		return
+	}
+	Fail(w, m, name, 2, "bad arguments: %v", err)
+}
+
+// Parse parses args with fs, the flag set of the program fs.Name(). On an
+// error it ends the job as FlagError does and returns false.
+func Parse(w io.Writer, m MainChare, fs *flag.FlagSet, args []string) bool {
+	err := fs.Parse(args)
+	if err != nil {
+		FlagError(w, m, fs.Name(), err)
+	}
+	return err == nil
+}
+
+// ParseNoArgs is Parse for a program that takes flags only: an argument
+// left after them ends the job with code 2 and the final line
+// "<name>: FAILED bad arguments: unexpected argument <arg>".
+func ParseNoArgs(w io.Writer, m MainChare, fs *flag.FlagSet, args []string) bool {
+	if !Parse(w, m, fs, args) {
+		return false
+	}
+	if fs.NArg() > 0 {
+		Fail(w, m, fs.Name(), 2, "bad arguments: unexpected argument %q", fs.Arg(0))
+		return false
+	}
+	return true
+}
+
+// DimsFlag defines the TRAM examples' -dims flag, the sizes of the
+// streamer's grid, in fs; ParseDims parses its value.
+func DimsFlag(fs *flag.FlagSet) *string {
+	return fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" (default: nodes × PEs per node)`)
+}
+
+// ParseDims parses the value of a -dims flag, such as "2,2", into the
+// sizes of the grid; "" gives nil, the streamer's default grid.
+func ParseDims(s string) ([]int, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var dims []int
+	for _, f := range strings.Split(s, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("-dims %q: %w", s, err)
+		}
+		dims = append(dims, d)
+	}
+	return dims, nil
+}
+
+// Options are the streamer options of the -dims, -buffer and -flush flags:
+// nil dims is the default grid, buffer 0 the default buffer size, flush 0
+// no periodic flushing.
+func Options(dims []int, buffer int, flush time.Duration) tram.Options {
+	o := tram.Options{Dims: dims, FlushPeriod: flush}
+	if buffer > 0 {
+		o.Sizing = tram.Sizing{BufferItems: buffer}
+	}
+	return o
+}
+
+// Grid returns the sizes of the grid a streamer made with dims uses: dims,
+// or when it is nil tram.New's default, nodes × PEs per node.
+func Grid(m MainChare, dims []int) []int {
+	if dims == nil { // tram.New's default
+		nodes := m.Here().Job().Runtime().NumNodes()
+		return []int{nodes, m.NumPEs() / nodes}
+	}
+	return dims
+}
+
+// Topology names the grid a streamer made with dims uses, such as "2×2".
+func Topology(m MainChare, dims []int) string {
+	grid := Grid(m, dims)
+	t, err := tram.NewTopology(grid, m.NumPEs())
+	if err != nil {
+		return fmt.Sprint(grid)
+	}
+	return t.String()
+}
+
+// StartStep starts a step of s in mode with producers, and waits until
+// every PE accepts items (the step's Started callback). It returns the
+// future of the step's Finished callback. An error of s.Start is returned
+// as "<what>: <error>", or as it is when what is "". StartStep must run in
+// a threaded entry method, such as the main chare's start method.
+func StartStep[C, T any](m MainChare, s tram.Streamer[C, T], mode tram.Mode, producers int, what string) (chare.Future[any], error) {
+	started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+	err := s.Start(m, tram.Step{Mode: mode, Producers: producers, Started: started.Callback(), Finished: finished.Callback()})
+	if err != nil {
+		if what != "" {
+			err = fmt.Errorf("%s: %w", what, err)
+		}
+		return finished, err
+	}
+	_, err = started.Get(m)
+	return finished, err
+}
