@@ -73,7 +73,9 @@
 // Options.Yield makes long insertion loops in threaded entry methods yield
 // the PE (chare.Yield) every so many items (T11).
 //
-// Not yet: the sender-array form of staged completion (T14's counting of
-// local contributors by the library) and delegates across processes
-// (issue 6).
+// A staged step may name a sender array (Step.Senders): each PE then
+// counts its local elements as its producers (T14).
+//
+// Not yet: entry methods marked for aggregation (the second form of T28)
+// and delegates across processes (issue 6).
 package tram

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
@@ -97,4 +98,76 @@ func TestT14_PEsWithoutProducersAreDoneAtOnce(t *testing.T) {
 	})
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
+}
+
+// sender is an array element that feeds the table during a staged step
+// whose producers are the array's elements (T14).
+type sender struct {
+	array.Element[sender, int]
+}
+
+type senderFeed struct {
+	S     tram.Streamer[table, uint64]
+	Items int
+}
+
+func (s *sender) Feed(m senderFeed) {
+	for i := 0; i < m.Items; i++ {
+		if err := m.S.Insert(s, uint64(s.ThisIndex()), i%s.NumPEs()); err != nil {
+			s.Abort(err)
+			return
+		}
+	}
+	if err := m.S.Done(s, 1); err != nil {
+		s.Abort(err)
+	}
+}
+
+func init() { chare.Register[sender]() }
+
+// TestT14_SenderArrayCountsLocalContributors: with Step.Senders, each PE
+// counts its local elements as its producers; PEs without any (an array of
+// 2 elements on 4 PEs) are done at once.
+func TestT14_SenderArrayCountsLocalContributors(t *testing.T) {
+	for _, n := range []int{2, 10} {
+		const items = 100
+		var got []int64
+		code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+			g, _ := group.New[table](m)
+			senders, err := array.New[sender](m, array.Dims(n))
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: 8}})
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+			if err := s.Start(m, tram.Step{Mode: tram.Staged, Senders: senders.Route().Coll, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+				m.Abort(err)
+				return
+			}
+			if err := chare.WaitAll(m, started); err != nil {
+				m.Abort(err)
+				return
+			}
+			_ = chare.Send(m, senders, (*sender).Feed, senderFeed{S: s, Items: items})
+			if err := chare.WaitAll(m, finished); err != nil {
+				m.Abort(err)
+				return
+			}
+			tot := chare.NewFuture[[]int64](m)
+			_ = chare.Send(m, g, (*table).Totals, tot.Callback())
+			if got, err = tot.Get(m); err != nil {
+				m.Abort(err)
+				return
+			}
+			m.Exit(0)
+		})
+		require.NoError(t, err)
+		require.Equal(t, 0, code)
+		require.Equal(t, []int64{int64(n * items), int64(n * (n - 1) / 2 * items)}, got, "%d senders", n)
+	}
 }

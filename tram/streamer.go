@@ -92,9 +92,13 @@ func needsFlushing(m Mode, t *Topology) bool {
 // Step describes one communication step.
 type Step struct {
 	Mode      Mode
-	Producers int            // Completion: contributors across the job; Staged: on each PE
-	Started   chare.Callback // every PE accepts items (T16)
-	Finished  chare.Callback // every item was delivered (Completion, Staged)
+	Producers int // Completion: contributors across the job; Staged: on each PE
+	// Senders, for a staged step, names a chare array whose elements are
+	// the producers: each PE counts its local elements itself, and a PE
+	// without any is done at once (T14). Set it to senders.Route().Coll.
+	Senders  chare.CollID
+	Started  chare.Callback // every PE accepts items (T16)
+	Finished chare.Callback // every item was delivered (Completion, Staged)
 }
 
 // Streamer is a handle to a TRAM instance for items of type T delivered
@@ -296,6 +300,7 @@ type beginMsg struct {
 	Started   chare.Callback
 	Finished  chare.Callback // Staged
 	Producers int            // Staged: local contributors
+	Senders   chare.CollID   // Staged: count the local elements of this array
 }
 
 // Start begins a communication step (init, T12/T15/T27): the Started
@@ -314,7 +319,7 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 		if st.Producers < 0 {
 			return fmt.Errorf("tram: a staged step with %d local producers", st.Producers)
 		}
-		m.Producers, m.Finished = st.Producers, st.Finished
+		m.Producers, m.Finished, m.Senders = st.Producers, st.Finished, st.Senders
 	case Completion:
 		if st.Producers < 1 {
 			return fmt.Errorf("tram: a completion step needs at least one producer, not %d", st.Producers)
@@ -341,7 +346,16 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 	b.tick()
 	_ = b.Contribute(nil, reducer.Nop, m.Started)
 	if m.Mode == Staged {
-		b.stg.begin(b.agg.cfg.Topology.NumDims(), m.Producers, m.Finished)
+		producers := m.Producers
+		if m.Senders != 0 {
+			n, err := b.localElements(m.Senders)
+			if err != nil {
+				b.Abort(err)
+				return
+			}
+			producers = n
+		}
+		b.stg.begin(b.agg.cfg.Topology.NumDims(), producers, m.Finished)
 		b.advance() // a PE without producers is done at once (T14)
 	}
 }
@@ -558,4 +572,18 @@ func itemSize[T any]() func(T) int {
 	}
 	n := int(reflect.TypeFor[T]().Size())
 	return func(T) int { return n }
+}
+
+// localElements counts the elements of an array on this PE (the senders
+// of a staged step, T14).
+func (b *branch[C, T]) localElements(coll chare.CollID) (int, error) {
+	part, err := b.Here().Part(coll)
+	if err != nil {
+		return 0, fmt.Errorf("tram: the senders of a staged step: %w", err)
+	}
+	n, ok := part.(interface{ NumLocal() int })
+	if !ok {
+		return 0, fmt.Errorf("tram: the senders of a staged step (%v) are not a chare array", coll)
+	}
+	return n.NumLocal(), nil
 }
