@@ -72,7 +72,9 @@ func expected(pes, items int, seed int64) (int64, int64) {
 }
 
 // TestT12_CompletionDetectionDeliversEveryItem: a histogram over 1-, 2-
-// and 3-D grids, ended by completion detection.
+// and 3-D grids, ended by completion detection. The last buffers of each
+// PE are partly full: Done and the periodic flush send them at the end of
+// the step (claim T26), so every item arrives before Finished.
 func TestT12_CompletionDetectionDeliversEveryItem(t *testing.T) {
 	cases := []struct {
 		pes  int

@@ -106,7 +106,10 @@ func runChains(t *testing.T, period, timeout time.Duration) (int, error) {
 }
 
 // TestT23_QuiescenceWaitsForEveryItem: items waiting in buffers count as
-// work, so quiescence comes only after every chain ended (T15, T23).
+// work, so quiescence comes only after every chain ended (T15, T23). The
+// buffers never fill: every item moves because idle PEs flush their buffers
+// at the period (claim T24), which is what keeps dependent items from
+// deadlocking (claim T25).
 func TestT23_QuiescenceWaitsForEveryItem(t *testing.T) {
 	n, err := runChains(t, time.Millisecond, 30*time.Second)
 	require.NoError(t, err)
