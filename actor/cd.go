@@ -27,7 +27,6 @@ type cdCounters struct {
 type cdRoot struct {
 	starter   int
 	producers int64
-	acks      int
 	active    bool // a wave is out
 	again     bool // a poke arrived during the wave
 	seq       uint64

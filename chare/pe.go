@@ -11,9 +11,6 @@ import (
 type Job struct {
 	rt    *actor.Runtime
 	colls sync.Map // CollID → *Collection
-	funcs sync.Map // uint64 → func(Context, any): function callbacks
-	seq   sync.Mutex
-	nfunc uint64
 	args  []string
 }
 

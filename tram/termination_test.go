@@ -17,10 +17,9 @@ import (
 // causes B (the pattern of claim T25).
 type relay struct {
 	group.Branch[relay]
-	s     tram.Streamer[relay, int]
-	got   int
-	rand  *rand.Rand
-	ready bool
+	s    tram.Streamer[relay, int]
+	got  int
+	rand *rand.Rand
 }
 
 // Hop receives an item with the number of hops it has left.
