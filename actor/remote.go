@@ -37,22 +37,26 @@ type wireKind struct {
 }
 
 var (
-	wireMu    sync.RWMutex
-	wireKinds = map[uint16]wireKind{}
+	wireMu sync.Mutex
+	// wireKinds is indexed by kind and read without a lock on every message
+	// from another node: kinds are registered in init functions, before
+	// any job runs.
+	wireKinds [controlBit]wireKind
 )
 
 // controlBit marks an item that carries a control (uncounted) message.
 const controlBit = 0x8000
 
 // RegisterWire registers the decoder of a message kind (1..0x7fff). The
-// runtime uses kinds below 100; package chare 100 to 199.
+// runtime uses kinds below 100; package chare 100 to 199. Register in init
+// functions only: lookups take no lock.
 func RegisterWire(kind uint16, name string, decode WireDecoder) {
 	if kind == 0 || kind >= controlBit {
 		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
 	}
 	wireMu.Lock()
 	defer wireMu.Unlock()
-	if old, ok := wireKinds[kind]; ok && old.name != name {
+	if old := wireKinds[kind]; old.decode != nil && old.name != name {
 		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
 	}
 	wireKinds[kind] = wireKind{name, decode}
@@ -193,10 +197,8 @@ func (pe *PE) receiveRemote(b *remoteBatch) {
 
 func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 	kind := it.Kind &^ controlBit
-	wireMu.RLock()
-	k, ok := wireKinds[kind]
-	wireMu.RUnlock()
-	if !ok {
+	k := wireKinds[kind]
+	if k.decode == nil {
 		return nil, fmt.Errorf("actor: PE %d received a message of unknown kind %d", pe.id, kind)
 	}
 	defer func() { // a decoder must not take the process down
