@@ -45,6 +45,26 @@ type Entry struct {
 	// typed envelope, which calls the method without reflection. Send and
 	// Fast install it; without it, decoding and the call use reflection.
 	wireEnv atomic.Pointer[wireDecoder]
+	// delegate, if set, receives every send of this entry method made
+	// through an undelegated proxy (MarkEntry).
+	delegate atomic.Pointer[Delegate]
+}
+
+// MarkEntry makes every send of the entry method behind method, through
+// any proxy that is not delegated otherwise, go to d (nil unmarks it): the
+// way a library such as TRAM aggregates an entry method "tagged for
+// aggregation" without touching the code that sends.
+func MarkEntry(method any, d Delegate) error {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		e.delegate.Store(nil)
+		return nil
+	}
+	e.delegate.Store(&d)
+	return nil
 }
 
 func (e *Entry) String() string { return e.Type.Name + "." + e.Name }

@@ -26,6 +26,7 @@ import (
 
 // Delegate carries the sends of delegated proxies over TRAM.
 type Delegate struct {
+	job    *chare.Job // marks outlive jobs: sends of another job go directly
 	g      group.Proxy[delegateBranch]
 	items  atomic.Int64 // items carried
 	frames atomic.Int64 // messages between branches
@@ -59,7 +60,7 @@ func NewDelegate(from chare.Context, o Options) (*Delegate, error) {
 	if err := o.Sizing.Validate(); err != nil {
 		return nil, err
 	}
-	d := &Delegate{}
+	d := &Delegate{job: pe.Job()}
 	g, err := group.NewWith(from, (*delegateBranch).Init, delegateSetup{Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, d: d})
 	if err != nil {
 		return nil, err
@@ -76,6 +77,9 @@ func (d *Delegate) Stats() DelegateStats {
 // Send implements chare.Delegate: the envelope becomes an item for the PE
 // of its target.
 func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
+	if pe := chare.PEOf(from); pe != nil && pe.Job() != d.job {
+		return chare.Forward(from, e) // a mark left by an earlier job in this process
+	}
 	b := group.LocalBranch(from, d.g)
 	if b == nil || b.agg == nil {
 		return errors.New("tram: the delegate has no branch on this PE yet")
@@ -215,3 +219,11 @@ func (b *delegateBranch) tick() {
 
 var _ chare.Delegate = (*Delegate)(nil)
 var _ actor.Message = tickMsg(nil)
+
+// Aggregate tags an entry method for aggregation (the second interface of
+// T28): from now on every send of it, through any proxy that is not
+// delegated otherwise, travels over this delegate. Unaggregate undoes it.
+func (d *Delegate) Aggregate(method any) error { return chare.MarkEntry(method, d) }
+
+// Unaggregate stops routing an entry method's sends over the delegate.
+func (d *Delegate) Unaggregate(method any) error { return chare.MarkEntry(method, nil) }

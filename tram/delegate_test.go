@@ -86,3 +86,52 @@ func TestT28_DelegatedProxyAggregatesSends(t *testing.T) {
 	require.EqualValues(t, 64*n, stats.Items)
 	require.Less(t, stats.Messages, stats.Items/4, "TRAM must aggregate: %+v", stats)
 }
+
+// TestT28_EntryTaggedForAggregation: an entry method tagged with
+// Delegate.Aggregate is aggregated through plain, undelegated proxies.
+func TestT28_EntryTaggedForAggregation(t *testing.T) {
+	const n = 100
+	var totals []int
+	var stats tram.DelegateStats
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		cells, err := array.New[cell](m, array.Dims(64))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		d, err := tram.NewDelegate(m, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: 32}, FlushPeriod: time.Millisecond})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := d.Aggregate((*cell).Note); err != nil {
+			m.Abort(err)
+			return
+		}
+		defer func() { _ = d.Unaggregate((*cell).Note) }()
+		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells, N: n}) // not delegated
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		if _, err := qd.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		f := chare.NewFuture[[]int](m)
+		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
+		if totals, err = f.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		stats = d.Stats()
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	want := 0
+	for i := 0; i < 64; i++ {
+		want += i * n
+	}
+	require.Equal(t, []int{64 * n, want}, totals)
+	require.EqualValues(t, 64*n, stats.Items, "every Note went through TRAM")
+	require.Less(t, stats.Messages, stats.Items/4, "%+v", stats)
+}

@@ -76,6 +76,9 @@
 // A staged step may name a sender array (Step.Senders): each PE then
 // counts its local elements as its producers (T14).
 //
-// Not yet: entry methods marked for aggregation (the second form of T28)
-// and delegates across processes (issue 6).
+// Delegate.Aggregate tags an entry method for aggregation: every send of it
+// through an undelegated proxy then travels over the delegate (the second
+// form of T28, via chare.MarkEntry).
+//
+// Not yet: delegates across processes (issue 6).
 package tram
