@@ -201,11 +201,11 @@ func TestRawGRPCClientIsRefused(t *testing.T) {
 	defer cancel()
 	stream, err := remote.NewRemotingClient(conn).Receive(ctx)
 	if err == nil {
-		err = stream.Send(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_ConnectRequest{ConnectRequest: &remote.ConnectRequest{
+		// Send may already fail with io.EOF once the server refused the
+		// stream; the refusal's status comes with Recv.
+		_ = stream.Send(&remote.RemoteMessage{MessageType: &remote.RemoteMessage_ConnectRequest{ConnectRequest: &remote.ConnectRequest{
 			ConnectionType: &remote.ConnectRequest_ServerConnection{ServerConnection: &remote.ServerConnection{SystemId: "intruder", Address: "127.0.0.1:1"}}}}})
-		if err == nil {
-			_, err = stream.Recv()
-		}
+		_, err = stream.Recv()
 	}
 	require.Error(t, err)
 	require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
