@@ -714,3 +714,32 @@ func (e *env0[T]) installWire(en *Entry) {
 	})
 	en.wireEnv.CompareAndSwap(nil, &f)
 }
+
+// WireEnvelope lets an envelope travel inside another message (a TRAM
+// delegate's batch, say): it msgpack-encodes the envelope as the transport
+// does, and decodes it back into an envelope that calls its method
+// through the entry's typed decoder, or by reflection.
+type WireEnvelope struct{ E Envelope }
+
+// EncodeMsgpack implements msgpack.CustomEncoder.
+func (w WireEnvelope) EncodeMsgpack(enc *msgpack.Encoder) error {
+	wm, ok := w.E.(actor.WireMessage)
+	if !ok {
+		return fmt.Errorf("chare: a %T cannot travel to another process", w.E)
+	}
+	return wm.EncodeWire(enc)
+}
+
+// DecodeMsgpack implements msgpack.CustomDecoder.
+func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error {
+	m, err := decodeEnvelope(nil, dec)
+	if err != nil {
+		return err
+	}
+	e, ok := m.(Envelope)
+	if !ok {
+		return fmt.Errorf("chare: decoded a %T, not an envelope", m)
+	}
+	w.E = e
+	return nil
+}

@@ -22,7 +22,10 @@ import (
 // routed over the grid; broadcasts and multicasts go directly. Items wait
 // in buffers until they fill or a periodic flush sends them, and count as
 // work for quiescence detection meanwhile. Envelopes are handed over
-// inside one process; a delegate carries sends within one process only.
+// inside one process and msgpack-encoded (chare.WireEnvelope) between
+// processes. The delegation itself stays in the process that made it: a
+// proxy sent to another process arrives undelegated, and Aggregate marks
+// an entry method in this process only.
 
 // Delegate carries the sends of delegated proxies over TRAM.
 type Delegate struct {
@@ -44,12 +47,10 @@ func NewDelegate(from chare.Context, o Options) (*Delegate, error) {
 		return nil, chare.ErrNoContext
 	}
 	rt := pe.Job().Runtime()
-	if rt.NumNodes() > 1 {
-		return nil, errors.New("tram: a delegate carries sends within one process; this job has several")
-	}
 	dims := o.Dims
 	if dims == nil {
-		dims = []int{rt.NumPEs()}
+		nodes := rt.NumNodes()
+		dims = []int{nodes, rt.NumPEs() / nodes}
 	}
 	if _, err := NewTopology(dims, rt.NumPEs()); err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	if err != nil {
 		return err
 	}
-	out, err := b.agg.Insert(e, dest)
+	out, err := b.agg.Insert(chare.WireEnvelope{E: e}, dest)
 	if err != nil {
 		return err
 	}
@@ -136,8 +137,8 @@ type delegateSetup struct {
 // delegateBranch is a delegate's part on one PE.
 type delegateBranch struct {
 	group.Branch[delegateBranch]
-	d       *Delegate
-	agg     *Aggregator[chare.Envelope]
+	d       *Delegate // in the creating process only
+	agg     *Aggregator[chare.WireEnvelope]
 	period  time.Duration
 	busy    bool
 	ticking bool
@@ -149,7 +150,7 @@ func init() { chare.Register[delegateBranch]() }
 func (b *delegateBranch) Init(s delegateSetup) {
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
-		b.agg, err = NewAggregator(Config[chare.Envelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
+		b.agg, err = NewAggregator(Config[chare.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
 	}
 	if err != nil {
 		b.Abort(err)
@@ -159,7 +160,7 @@ func (b *delegateBranch) Init(s delegateSetup) {
 }
 
 // Recv routes a message of envelopes from a peer.
-func (b *delegateBranch) Recv(items []Envelope[chare.Envelope]) {
+func (b *delegateBranch) Recv(items []Envelope[chare.WireEnvelope]) {
 	out, err := b.agg.Route(items)
 	if err != nil {
 		b.Abort(err)
@@ -170,23 +171,25 @@ func (b *delegateBranch) Recv(items []Envelope[chare.Envelope]) {
 	b.tick()
 }
 
-func (b *delegateBranch) handle(out Output[chare.Envelope]) {
+func (b *delegateBranch) handle(out Output[chare.WireEnvelope]) {
 	for _, f := range out.Flushes {
 		b.send(f.To, f.Items)
 	}
 	for _, e := range out.Direct {
-		b.send(e.Dest, []Envelope[chare.Envelope]{e})
+		b.send(e.Dest, []Envelope[chare.WireEnvelope]{e})
 	}
 	for _, e := range out.Local {
 		b.Here().Actor().Release(1)
-		if err := chare.Deliver(b, e.Item); err != nil {
+		if err := chare.Deliver(b, e.Item.E); err != nil {
 			b.Abort(err)
 		}
 	}
 }
 
-func (b *delegateBranch) send(to int, items []Envelope[chare.Envelope]) {
-	b.d.frames.Add(1)
+func (b *delegateBranch) send(to int, items []Envelope[chare.WireEnvelope]) {
+	if b.d != nil { // nil in the other processes of the job
+		b.d.frames.Add(1)
+	}
 	if err := chare.Send(b, b.ThisProxy().At(to), (*delegateBranch).Recv, items); err != nil {
 		b.Abort(err)
 	}

@@ -80,5 +80,7 @@
 // through an undelegated proxy then travels over the delegate (the second
 // form of T28, via chare.MarkEntry).
 //
-// Not yet: delegates across processes (issue 6).
+// Items cross processes msgpack-encoded in TRAM's batches, for streamers
+// and, through chare.WireEnvelope, for delegates (whose delegation stays
+// in the process that made it).
 package tram
