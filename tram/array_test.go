@@ -57,6 +57,8 @@ func init() {
 	tram.RegisterArray[bin, [2]int]((*bin).Put)
 }
 
+// claim T09, claim T10, claim T17, claim T18
+//
 // TestT17_ArrayClientGetsEveryItem: items addressed to array indices reach
 // their elements exactly once, one call each (T09, T10, T17); an array
 // broadcast reaches every element (T18).

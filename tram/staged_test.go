@@ -13,6 +13,8 @@ import (
 	"github.com/charmgo/charm/tram"
 )
 
+// claim T13, claim T21
+//
 // TestT13_StagedCompletion: each PE has one local producer; the step ends
 // dimension by dimension with no detector and no periodic flushing
 // (FlushPeriod 0: claim T21), after every item arrived, on 1-, 2- and 3-D

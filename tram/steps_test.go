@@ -52,6 +52,8 @@ func (e constErr) Error() string { return string(e) }
 
 const errAfterDone = constErr("an insert after Done was accepted (T20)")
 
+// claim T16, claim T18, claim T19, claim T20, claim T27
+//
 // TestT27_ReinitializedStepsAndBroadcast runs many steps on one instance
 // (T27), completion and staged in turn: the counts grow by exactly each
 // step's items; a broadcast step reaches every PE (T18); before Start

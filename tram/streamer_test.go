@@ -71,6 +71,8 @@ func expected(pes, items int, seed int64) (int64, int64) {
 	return n, sum
 }
 
+// claim T12, claim T26
+//
 // TestT12_CompletionDetectionDeliversEveryItem: a histogram over 1-, 2-
 // and 3-D grids, ended by completion detection. The last buffers of each
 // PE are partly full: Done and the periodic flush send them at the end of

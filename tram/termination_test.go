@@ -104,6 +104,8 @@ func runChains(t *testing.T, period, timeout time.Duration) (int, error) {
 	return delivered, err
 }
 
+// claim T15, claim T23, claim T24
+//
 // TestT23_QuiescenceWaitsForEveryItem: items waiting in buffers count as
 // work, so quiescence comes only after every chain ended (T15, T23). The
 // buffers never fill: every item moves because idle PEs flush their buffers

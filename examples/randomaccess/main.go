@@ -26,10 +26,9 @@
 // count must be 0. GUP/s is the updates of the first step divided by its
 // time (from Start to the Finished callback), over 1e9.
 //
-// The table here is a group, the client TRAM serves today. Charm++'s
-// RandomAccess also comes in a chare-array form (the table split into more
-// elements than PEs, and migratable); that variant waits for TRAM's array
-// clients, which the tram package does not have yet.
+// With -client array the table is a chare array of -blocks elements
+// instead (array.go), served by a tram.ArrayStreamer, as in Charm++'s
+// chare-array RandomAccess.
 //
 // Run it with
 //
@@ -38,7 +37,8 @@
 //
 // The runtime takes its flags (-p N) anywhere on the line, the program its
 // own: -logsize (log2 of the table's words), -dims (TRAM's grid, such as
-// "2,2"; by default nodes × PEs per node) and -buffer (items per peer).
+// "2,2"; by default nodes × PEs per node), -buffer (items per peer),
+// -client (group or array) and -blocks (array elements).
 // The last line is
 //
 //	randomaccess: ok pes=4 logsize=20 updates=4194304 errors=0 topology=1×4 gups=... seconds=...
@@ -66,8 +66,10 @@ var out io.Writer = os.Stdout
 type Main struct {
 	chare.Chare[Main]
 	logSize int
-	buffer  int   // items per peer; 0: the streamer's default
-	dims    []int // nil: the streamer's default
+	client  string // "group" or "array"
+	blocks  int    // array elements, for -client array
+	buffer  int    // items per peer; 0: the streamer's default
+	dims    []int  // nil: the streamer's default
 
 	updates int64
 	errors  int64
@@ -109,6 +111,8 @@ func (m *Main) Start(args []string) {
 	fs := exutil.NewFlagSet("randomaccess")
 	fs.IntVar(&m.logSize, "logsize", 20, "log2 of the table's words (all PEs together)")
 	fs.IntVar(&m.buffer, "buffer", 0, "TRAM buffer items per peer (default: the streamer's)")
+	fs.StringVar(&m.client, "client", "group", "the table: a group (one part per PE) or an array of -blocks elements")
+	fs.IntVar(&m.blocks, "blocks", 0, "array elements for -client array (default: 4 per PE)")
 	dims := exutil.DimsFlag(fs)
 	if !exutil.ParseNoArgs(out, m, fs, args) {
 		return
@@ -120,6 +124,15 @@ func (m *Main) Start(args []string) {
 	case m.buffer < 0:
 		m.fail(2, "bad arguments: -buffer %d: want 0 (default) or more", m.buffer)
 		return
+	case m.client != "group" && m.client != "array":
+		m.fail(2, "bad arguments: -client %q: want group or array", m.client)
+		return
+	case m.blocks < 0 || m.blocks > 1<<m.logSize:
+		m.fail(2, "bad arguments: -blocks %d: want 1 to the table size", m.blocks)
+		return
+	}
+	if m.blocks == 0 {
+		m.blocks = min(4*m.NumPEs(), 1<<m.logSize)
 	}
 	var err error
 	if m.dims, err = exutil.ParseDims(*dims); err != nil {
@@ -135,8 +148,8 @@ func (m *Main) Start(args []string) {
 		return
 	}
 	gups := float64(m.updates) / m.elapsed.Seconds() / 1e9
-	fmt.Fprintf(out, "randomaccess: ok pes=%d logsize=%d updates=%d errors=%d topology=%s gups=%.4g seconds=%.3f\n",
-		m.NumPEs(), m.logSize, m.updates, m.errors, m.topology(), gups, m.elapsed.Seconds())
+	fmt.Fprintf(out, "randomaccess: ok pes=%d logsize=%d updates=%d errors=%d topology=%s gups=%.4g seconds=%.3f client=%s\n",
+		m.NumPEs(), m.logSize, m.updates, m.errors, m.topology(), gups, m.elapsed.Seconds(), m.client)
 	m.Exit(0)
 }
 
@@ -145,6 +158,9 @@ func (m *Main) run() error {
 	table, err := group.NewWith(m, (*Table).Init, Setup{LogSize: m.logSize})
 	if err != nil {
 		return fmt.Errorf("creating the table: %w", err)
+	}
+	if m.client == "array" {
+		return m.runArray(table) // the group generates; the blocks hold the table
 	}
 	o := exutil.Options(m.dims, m.buffer, 0)
 	s, err := tram.New(m, table, (*Table).Update, o)

@@ -46,7 +46,7 @@ func TestShareSplitsTheStream(t *testing.T) {
 	}
 }
 
-var okLine = regexp.MustCompile(`^randomaccess: ok pes=(\d+) logsize=(\d+) updates=(\d+) errors=0 topology=(\S+) gups=\S+ seconds=\S+$`)
+var okLine = regexp.MustCompile(`^randomaccess: ok pes=(\d+) logsize=(\d+) updates=(\d+) errors=0 topology=(\S+) gups=\S+ seconds=\S+ client=(group|array)$`)
 
 func TestRandomAccess(t *testing.T) {
 	cases := []struct {
@@ -58,6 +58,8 @@ func TestRandomAccess(t *testing.T) {
 		{4, []string{"-logsize", "16"}, "1×4"},
 		{4, []string{"-logsize", "16", "-dims", "2,2", "-buffer", "64"}, "2×2"},
 		{3, []string{"-logsize", "15", "-dims", "3"}, "3"},
+		{4, []string{"-logsize", "16", "-client", "array"}, "1×4"},
+		{4, []string{"-logsize", "15", "-client", "array", "-blocks", "10", "-dims", "2,2"}, "2×2"},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("pes=%d/%s", c.pes, strings.Join(c.args, " ")), func(t *testing.T) {
@@ -72,6 +74,11 @@ func TestRandomAccess(t *testing.T) {
 			_, _ = fmt.Sscan(mt[2], &logSize)
 			require.Equal(t, fmt.Sprint(4<<logSize), mt[3], "updates = 4 × table size")
 			require.Equal(t, c.topology, mt[4])
+			client := "group"
+			if strings.Contains(strings.Join(c.args, " "), "-client array") {
+				client = "array"
+			}
+			require.Equal(t, client, mt[5])
 		})
 	}
 }
