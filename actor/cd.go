@@ -190,7 +190,7 @@ func (pe *PE) cdWaveDone(id uint64, sums [3]int64) {
 		r.failures++
 	}
 	r.prev, r.prevValid = sums, true
-	pe.later(backoff(r.failures), func(pe *PE) {
+	pe.After(backoff(r.failures), func(pe *PE) {
 		if rr := pe.cdRoots[id]; rr != nil && !rr.active {
 			pe.cdWave(id)
 		}

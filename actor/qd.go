@@ -103,8 +103,9 @@ func backoff(n int) time.Duration {
 	return min(d, 2*time.Millisecond)
 }
 
-// later runs fn on pe as a control message after d.
-func (pe *PE) later(d time.Duration, fn func(pe *PE)) {
+// After runs fn on pe, as a control message, once d has passed (at once
+// for 0), unless the job ended meanwhile. Any goroutine may call it.
+func (pe *PE) After(d time.Duration, fn func(pe *PE)) {
 	if d == 0 {
 		pe.post(controlMsg{funcMsg(fn)})
 		return
@@ -189,7 +190,7 @@ func (pe *PE) qdWaveDone(sums [3]int64) {
 		pe.qd.failures++
 	}
 	pe.qd.prev, pe.qd.prevValid = cur, true
-	pe.later(backoff(pe.qd.failures), (*PE).qdWave)
+	pe.After(backoff(pe.qd.failures), (*PE).qdWave)
 }
 
 // Hold counts n units of work that are not messages (items waiting in a

@@ -225,12 +225,7 @@ func (pe *PE) hold(coll CollID, what any, fn func()) {
 		pe.pending = map[CollID][]heldWork{}
 	}
 	if len(pe.pending[coll]) == 0 {
-		ap := pe.ap
-		time.AfterFunc(pendingLimit, func() {
-			if !ap.Runtime().Stopped() {
-				ap.PostControl(knownCheck{coll})
-			}
-		})
+		pe.ap.After(pendingLimit, knownCheck{coll}.Deliver)
 	}
 	pe.pending[coll] = append(pe.pending[coll], heldWork{what, fn})
 }

@@ -5,7 +5,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
 )
@@ -95,7 +94,7 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	}
 	d.items.Add(1)
 	b.Here().Actor().Hold(1)
-	b.busy = true
+	b.idle.busy = true
 	b.handle(out)
 	b.tick()
 	return nil
@@ -137,11 +136,9 @@ type delegateSetup struct {
 // delegateBranch is a delegate's part on one PE.
 type delegateBranch struct {
 	group.Branch[delegateBranch]
-	d       *Delegate // in the creating process only
-	agg     *Aggregator[chare.WireEnvelope]
-	period  time.Duration
-	busy    bool
-	ticking bool
+	d    *Delegate // in the creating process only
+	agg  *Aggregator[chare.WireEnvelope]
+	idle idleFlusher
 }
 
 func init() { chare.Register[delegateBranch]() }
@@ -156,7 +153,7 @@ func (b *delegateBranch) Init(s delegateSetup) {
 		b.Abort(err)
 		return
 	}
-	b.d, b.period = s.d, s.Period
+	b.d, b.idle.period = s.d, s.Period
 }
 
 // Recv routes a message of envelopes from a peer.
@@ -166,7 +163,7 @@ func (b *delegateBranch) Recv(items []Envelope[chare.WireEnvelope]) {
 		b.Abort(err)
 		return
 	}
-	b.busy = true
+	b.idle.busy = true
 	b.handle(out)
 	b.tick()
 }
@@ -195,33 +192,16 @@ func (b *delegateBranch) send(to int, items []Envelope[chare.WireEnvelope]) {
 	}
 }
 
-// tick keeps a periodic flush going while the branch holds items (T24).
+// tick keeps the periodic flush going while the branch holds items (T24).
 func (b *delegateBranch) tick() {
-	if b.period <= 0 || b.ticking {
-		return
-	}
-	b.ticking = true
-	ap := b.Here().Actor()
-	time.AfterFunc(b.period, func() {
-		if !ap.Runtime().Stopped() {
-			ap.PostControl(tickMsg(func() {
-				b.ticking = false
-				if !b.busy {
-					for _, f := range b.agg.FlushAll() {
-						b.send(f.To, f.Items)
-					}
-				}
-				b.busy = false
-				if b.agg.Stats().Buffered > 0 {
-					b.tick()
-				}
-			}))
+	b.idle.arm(b.Here().Actor(), func() {
+		for _, f := range b.agg.FlushAll() {
+			b.send(f.To, f.Items)
 		}
-	})
+	}, func() bool { return b.agg.Stats().Buffered > 0 })
 }
 
 var _ chare.Delegate = (*Delegate)(nil)
-var _ actor.Message = tickMsg(nil)
 
 // Aggregate tags an entry method for aggregation (the second interface of
 // T28): from now on every send of it, through any proxy that is not

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
@@ -257,8 +256,7 @@ type branch[C, T any] struct {
 	mode     Mode
 	det      chare.Detector
 	active   bool // between Begin and Done (or the end of a quiescence step)
-	busy     bool // something happened since the last flush tick
-	ticking  bool
+	idle     idleFlusher
 	done     bool // this PE's producers are done (Completion, Staged)
 	produced int  // items produced, not yet told to the detector
 	inserts  int  // insertions, for Options.Yield
@@ -267,7 +265,7 @@ type branch[C, T any] struct {
 
 // Init builds the branch's aggregator.
 func (b *branch[C, T]) Init(s Setup[C]) {
-	b.setup = s
+	b.setup, b.idle.period = s, s.Period
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
 		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: itemSize[T](), DirectCutoff: s.Cutoff})
@@ -448,7 +446,7 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 	if b.mode == Completion {
 		b.produced++ // told to the detector before the item can be consumed
 	}
-	b.busy = true
+	b.idle.busy = true
 	if !out.Empty() {
 		b.handle(out)
 	}
@@ -479,7 +477,7 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 		b.Abort(err)
 		return
 	}
-	b.busy = true
+	b.idle.busy = true
 	if m.Det.ID != 0 {
 		b.det = m.Det // items may come before this PE's Begin
 	}
@@ -536,33 +534,10 @@ func (b *branch[C, T]) flush() {
 	}
 }
 
-// tick is the periodic flush (T24): if nothing was inserted or received
-// since the last tick, every buffer is sent.
+// tick keeps the periodic flush going while a step is active (T24).
 func (b *branch[C, T]) tick() {
-	if b.setup.Period <= 0 || b.ticking {
-		return
-	}
-	b.ticking = true
-	ap := b.Here().Actor()
-	time.AfterFunc(b.setup.Period, func() {
-		if !ap.Runtime().Stopped() {
-			ap.PostControl(tickMsg(func() {
-				b.ticking = false
-				if !b.busy {
-					b.flush()
-				}
-				b.busy = false
-				if b.active {
-					b.tick()
-				}
-			}))
-		}
-	})
+	b.idle.arm(b.Here().Actor(), b.flush, func() bool { return b.active })
 }
-
-type tickMsg func()
-
-func (t tickMsg) Deliver(*actor.PE) { t() }
 
 // itemSize measures items for the direct-send cutoff: their own Size
 // method, or the size of their type.
