@@ -43,24 +43,37 @@ func (c *cell) Totals(cb chare.Callback) {
 
 func init() { chare.Register[cell]() }
 
-// TestT28_DelegatedProxyAggregatesSends: sends through a proxy delegated to
-// a TRAM delegate arrive exactly once, in fewer messages than items.
-func TestT28_DelegatedProxyAggregatesSends(t *testing.T) {
-	const n = 200
-	var totals []int
-	var stats tram.DelegateStats
-	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+// chatResult is what a chat job reports.
+type chatResult struct {
+	totals []int // messages received, and the sum of their senders
+	stats  tram.DelegateStats
+}
+
+// chat returns the main function of a job in which 64 cells each send n
+// notes over a TRAM delegate: through a delegated proxy, or (tag) through
+// plain proxies with Note tagged for aggregation. It fills r in.
+func chat(dims []int, n int, tag bool, r *chatResult) func(*tmain, []string) {
+	return func(m *tmain, _ []string) {
 		cells, err := array.New[cell](m, array.Dims(64))
 		if err != nil {
 			m.Abort(err)
 			return
 		}
-		d, err := tram.NewDelegate(m, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: 32}, FlushPeriod: time.Millisecond})
+		d, err := tram.NewDelegate(m, tram.Options{Dims: dims, Sizing: tram.Sizing{BufferItems: 32}, FlushPeriod: time.Millisecond})
 		if err != nil {
 			m.Abort(err)
 			return
 		}
-		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells.Delegate(d), N: n})
+		peers := cells.Delegate(d)
+		if tag {
+			if err := d.Aggregate((*cell).Note); err != nil {
+				m.Abort(err)
+				return
+			}
+			defer func() { _ = d.Unaggregate((*cell).Note) }()
+			peers = cells // not delegated
+		}
+		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: peers, N: n})
 		qd := chare.NewFuture[any](m)
 		m.DetectQuiescence(qd.Callback())
 		if _, err := qd.Get(m); err != nil {
@@ -69,69 +82,46 @@ func TestT28_DelegatedProxyAggregatesSends(t *testing.T) {
 		}
 		f := chare.NewFuture[[]int](m)
 		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-		if totals, err = f.Get(m); err != nil {
+		if r.totals, err = f.Get(m); err != nil {
 			m.Abort(err)
 			return
 		}
-		stats = d.Stats()
+		r.stats = d.Stats()
 		m.Exit(0)
-	})
-	require.NoError(t, err)
-	require.Equal(t, 0, code)
+	}
+}
+
+// wantChat is what a chat job of n notes per cell must count.
+func wantChat(n int) []int {
 	want := 0
 	for i := 0; i < 64; i++ {
 		want += i * n
 	}
-	require.Equal(t, []int{64 * n, want}, totals, "messages and the sum of their senders")
-	require.EqualValues(t, 64*n, stats.Items)
-	require.Less(t, stats.Messages, stats.Items/4, "TRAM must aggregate: %+v", stats)
+	return []int{64 * n, want}
+}
+
+// TestT28_DelegatedProxyAggregatesSends: sends through a proxy delegated to
+// a TRAM delegate arrive exactly once, in fewer messages than items.
+func TestT28_DelegatedProxyAggregatesSends(t *testing.T) {
+	const n = 200
+	var r chatResult
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, chat([]int{2, 2}, n, false, &r))
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, wantChat(n), r.totals, "messages and the sum of their senders")
+	require.EqualValues(t, 64*n, r.stats.Items)
+	require.Less(t, r.stats.Messages, r.stats.Items/4, "TRAM must aggregate: %+v", r.stats)
 }
 
 // TestT28_EntryTaggedForAggregation: an entry method tagged with
 // Delegate.Aggregate is aggregated through plain, undelegated proxies.
 func TestT28_EntryTaggedForAggregation(t *testing.T) {
 	const n = 100
-	var totals []int
-	var stats tram.DelegateStats
-	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
-		cells, err := array.New[cell](m, array.Dims(64))
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		d, err := tram.NewDelegate(m, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: 32}, FlushPeriod: time.Millisecond})
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		if err := d.Aggregate((*cell).Note); err != nil {
-			m.Abort(err)
-			return
-		}
-		defer func() { _ = d.Unaggregate((*cell).Note) }()
-		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells, N: n}) // not delegated
-		qd := chare.NewFuture[any](m)
-		m.DetectQuiescence(qd.Callback())
-		if _, err := qd.Get(m); err != nil {
-			m.Abort(err)
-			return
-		}
-		f := chare.NewFuture[[]int](m)
-		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-		if totals, err = f.Get(m); err != nil {
-			m.Abort(err)
-			return
-		}
-		stats = d.Stats()
-		m.Exit(0)
-	})
+	var r chatResult
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, chat([]int{2, 2}, n, true, &r))
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
-	want := 0
-	for i := 0; i < 64; i++ {
-		want += i * n
-	}
-	require.Equal(t, []int{64 * n, want}, totals)
-	require.EqualValues(t, 64*n, stats.Items, "every Note went through TRAM")
-	require.Less(t, stats.Messages, stats.Items/4, "%+v", stats)
+	require.Equal(t, wantChat(n), r.totals)
+	require.EqualValues(t, 64*n, r.stats.Items, "every Note went through TRAM")
+	require.Less(t, r.stats.Messages, r.stats.Items/4, "%+v", r.stats)
 }

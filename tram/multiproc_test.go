@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
@@ -42,23 +41,7 @@ func TestStreamerAcrossProcesses(t *testing.T) {
 			m.Abort(err)
 			return
 		}
-		started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-		if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: 4, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
-			m.Abort(err)
-			return
-		}
-		if err := chare.WaitAll(m, started); err != nil {
-			m.Abort(err)
-			return
-		}
-		_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: items, Seed: 11})
-		if err := chare.WaitAll(m, finished); err != nil {
-			m.Abort(err)
-			return
-		}
-		tot := chare.NewFuture[[]int64](m)
-		_ = chare.Send(m, g, (*table).Totals, tot.Callback())
-		if got, err = tot.Get(m); err != nil {
+		if got, err = runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: 4}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: 11})); err != nil {
 			m.Abort(err)
 			return
 		}
@@ -75,42 +58,11 @@ func TestStreamerAcrossProcesses(t *testing.T) {
 // in node 0); every message arrives once.
 func TestDelegateAcrossProcesses(t *testing.T) {
 	const n = 100
-	var totals []int
-	var stats tram.DelegateStats
-	code, err := twoProcesses(t, func(m *tmain, _ []string) {
-		cells, err := array.New[cell](m, array.Dims(64))
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		d, err := tram.NewDelegate(m, tram.Options{Sizing: tram.Sizing{BufferItems: 32}, FlushPeriod: time.Millisecond})
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells.Delegate(d), N: n})
-		qd := chare.NewFuture[any](m)
-		m.DetectQuiescence(qd.Callback())
-		if _, err := qd.Get(m); err != nil {
-			m.Abort(err)
-			return
-		}
-		f := chare.NewFuture[[]int](m)
-		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-		if totals, err = f.Get(m); err != nil {
-			m.Abort(err)
-			return
-		}
-		stats = d.Stats()
-		m.Exit(0)
-	})
+	var r chatResult
+	code, err := twoProcesses(t, chat(nil, n, false, &r))
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
-	want := 0
-	for i := 0; i < 64; i++ {
-		want += i * n
-	}
-	require.Equal(t, []int{64 * n, want}, totals)
+	require.Equal(t, wantChat(n), r.totals)
 	// The 32 elements of node 0 (block map: PEs 0 and 1) used the delegate.
-	require.EqualValues(t, 32*n, stats.Items)
+	require.EqualValues(t, 32*n, r.stats.Items)
 }

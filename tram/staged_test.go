@@ -40,23 +40,7 @@ func TestT13_StagedCompletion(t *testing.T) {
 					return
 				}
 				for k := 0; k < steps; k++ {
-					started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-					if err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 1, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
-						m.Abort(err)
-						return
-					}
-					if err := chare.WaitAll(m, started); err != nil {
-						m.Abort(err)
-						return
-					}
-					_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: items, Seed: int64(k)})
-					if err := chare.WaitAll(m, finished); err != nil {
-						m.Abort(err)
-						return
-					}
-					tot := chare.NewFuture[[]int64](m)
-					_ = chare.Send(m, g, (*table).Totals, tot.Callback())
-					v, err := tot.Get(m)
+					v, err := runStep(m, s, g, tram.Step{Mode: tram.Staged, Producers: 1}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: int64(k)}))
 					if err != nil {
 						m.Abort(err)
 						return
@@ -146,23 +130,10 @@ func TestT14_SenderArrayCountsLocalContributors(t *testing.T) {
 				m.Abort(err)
 				return
 			}
-			started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-			if err := s.Start(m, tram.Step{Mode: tram.Staged, Senders: senders.Route().Coll, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
-				m.Abort(err)
-				return
-			}
-			if err := chare.WaitAll(m, started); err != nil {
-				m.Abort(err)
-				return
-			}
-			_ = chare.Send(m, senders, (*sender).Feed, senderFeed{S: s, Items: items})
-			if err := chare.WaitAll(m, finished); err != nil {
-				m.Abort(err)
-				return
-			}
-			tot := chare.NewFuture[[]int64](m)
-			_ = chare.Send(m, g, (*table).Totals, tot.Callback())
-			if got, err = tot.Get(m); err != nil {
+			got, err = runStep(m, s, g, tram.Step{Mode: tram.Staged, Senders: senders.Route().Coll}, func() error {
+				return chare.Send(m, senders, (*sender).Feed, senderFeed{S: s, Items: items})
+			})
+			if err != nil {
 				m.Abort(err)
 				return
 			}

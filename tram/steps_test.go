@@ -79,27 +79,13 @@ func TestT27_ReinitializedStepsAndBroadcast(t *testing.T) {
 			return
 		}
 		for k := 0; k < steps; k++ {
-			started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-			st := tram.Step{Mode: tram.Completion, Producers: pes, Started: started.Callback(), Finished: finished.Callback()}
+			st := tram.Step{Mode: tram.Completion, Producers: pes}
 			if k%2 == 1 {
 				st.Mode, st.Producers = tram.Staged, 1
 			}
-			if err := s.Start(m, st); err != nil {
-				m.Abort(err)
-				return
-			}
-			if err := chare.WaitAll(m, started); err != nil {
-				m.Abort(err)
-				return
-			}
-			_ = chare.Send(m, g, (*table).Step, stepMsg{S: s, Items: items, Broadcast: k == steps-1, Closed: st.Mode == tram.Staged})
-			if err := chare.WaitAll(m, finished); err != nil {
-				m.Abort(err)
-				return
-			}
-			tot := chare.NewFuture[[]int64](m)
-			_ = chare.Send(m, g, (*table).Totals, tot.Callback())
-			c, err := tot.Get(m)
+			c, err := runStep(m, s, g, st, func() error {
+				return chare.Send(m, g, (*table).Step, stepMsg{S: s, Items: items, Broadcast: k == steps-1, Closed: st.Mode == tram.Staged})
+			})
 			if err != nil {
 				m.Abort(err)
 				return
@@ -156,23 +142,7 @@ func TestLargeItemsGoDirectly(t *testing.T) {
 			m.Abort(err)
 			return
 		}
-		started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-		if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: 4, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
-			m.Abort(err)
-			return
-		}
-		if err := chare.WaitAll(m, started); err != nil {
-			m.Abort(err)
-			return
-		}
-		_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: 500, Seed: 3})
-		if err := chare.WaitAll(m, finished); err != nil {
-			m.Abort(err)
-			return
-		}
-		tot := chare.NewFuture[[]int64](m)
-		_ = chare.Send(m, g, (*table).Totals, tot.Callback())
-		if got, err = tot.Get(m); err != nil {
+		if got, err = runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: 4}, feedAll(m, g, feedMsg{S: s, Items: 500, Seed: 3})); err != nil {
 			m.Abort(err)
 			return
 		}

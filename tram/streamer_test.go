@@ -57,6 +57,36 @@ func init() {
 	tram.Register((*table).Add)
 }
 
+// runStep runs one step of s: it starts it, waits until every PE accepts
+// items, calls feed, waits for the Finished callback, and returns the
+// table's totals (items, sum).
+func runStep(m *tmain, s tram.Streamer[table, uint64], g group.Proxy[table], st tram.Step, feed func() error) ([]int64, error) {
+	started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+	st.Started, st.Finished = started.Callback(), finished.Callback()
+	if err := s.Start(m, st); err != nil {
+		return nil, err
+	}
+	if err := chare.WaitAll(m, started); err != nil {
+		return nil, err
+	}
+	if err := feed(); err != nil {
+		return nil, err
+	}
+	if err := chare.WaitAll(m, finished); err != nil {
+		return nil, err
+	}
+	tot := chare.NewFuture[[]int64](m)
+	if err := chare.Send(m, g, (*table).Totals, tot.Callback()); err != nil {
+		return nil, err
+	}
+	return tot.Get(m)
+}
+
+// feedAll returns the feed of runStep that makes every branch insert.
+func feedAll(m *tmain, g group.Proxy[table], f feedMsg) func() error {
+	return func() error { return chare.Send(m, g, (*table).Feed, f) }
+}
+
 // expected sums what the feeders send, computed the same way.
 func expected(pes, items int, seed int64) (int64, int64) {
 	var n, sum int64
@@ -97,23 +127,7 @@ func TestT12_CompletionDetectionDeliversEveryItem(t *testing.T) {
 					m.Abort(err)
 					return
 				}
-				started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-				if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: c.pes, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
-					m.Abort(err)
-					return
-				}
-				if _, err := started.Get(m); err != nil {
-					m.Abort(err)
-					return
-				}
-				_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: items, Seed: 7})
-				if _, err := finished.Get(m); err != nil {
-					m.Abort(err)
-					return
-				}
-				tot := chare.NewFuture[[]int64](m)
-				_ = chare.Send(m, g, (*table).Totals, tot.Callback())
-				got, err = tot.Get(m)
+				got, err = runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: c.pes}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: 7}))
 				if err != nil {
 					m.Abort(err)
 					return
