@@ -23,22 +23,19 @@ func sendEnv[T any](from Context, p Proxy[T], method any, env Envelope) error {
 	if err != nil {
 		return err
 	}
-	e, err := pe.entry(method)
+	e, err := pe.entry(method, env)
 	if err != nil {
 		return err
-	}
-	if e.wireEnv.Load() == nil {
-		if w, ok := env.(wireInstaller); ok {
-			w.installWire(e) // the typed decoder for messages from other processes
-		}
 	}
 	env.Header().Entry = e
 	return pe.post(p.route, p.del, from, env)
 }
 
 // entry is lookupEntry with a one-entry cache: sends in a loop name the
-// same method again and again.
-func (pe *PE) entry(method any) (*Entry, error) {
+// same method again and again. On a miss it also gives the entry the
+// typed decoder that env's type provides (for messages from other
+// processes), so that the hit path does nothing more.
+func (pe *PE) entry(method any, env Envelope) (*Entry, error) {
 	pc := reflect.ValueOf(method).Pointer()
 	if pc == pe.lastPC && pc != 0 {
 		return pe.lastEntry, nil
@@ -46,6 +43,9 @@ func (pe *PE) entry(method any) (*Entry, error) {
 	e, err := lookupEntry(method)
 	if err != nil {
 		return nil, err
+	}
+	if w, ok := env.(wireInstaller); ok && e.wireEnv.Load() == nil {
+		w.installWire(e)
 	}
 	pe.lastPC, pe.lastEntry = pc, e
 	return e, nil
@@ -279,6 +279,9 @@ func Bind[T, M any](name string, fn func(*T, M)) (Bound[T, M], error) {
 	if e.Msg != reflect.TypeFor[M]() {
 		return Bound[T, M]{}, fmt.Errorf("chare: %s takes %v, not %v", e, e.Msg, reflect.TypeFor[M]())
 	}
+	if e.wireEnv.Load() == nil {
+		(&env1[T, M]{fn: fn}).installWire(e) // the typed decoder for other processes
+	}
 	return Bound[T, M]{e: e, fn: fn}, nil
 }
 
@@ -292,9 +295,6 @@ func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error {
 		return errors.New("chare: Send through an unbound method")
 	}
 	env := &env1[T, M]{fn: b.fn, msg: msg}
-	if b.e.wireEnv.Load() == nil {
-		env.installWire(b.e)
-	}
 	env.h.Entry = b.e
 	p := to.proxy()
 	return pe.post(p.route, p.del, from, env)
