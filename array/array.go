@@ -3,7 +3,6 @@ package array
 import (
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
 	"reflect"
 
 	"github.com/charmgo/charm/chare"
@@ -44,11 +43,25 @@ func (p Proxy[T, I]) Undelegate() Proxy[T, I] { return Proxy[T, I]{p.Proxy.Undel
 type Option func(*options)
 
 type options struct {
-	m Map
+	m       Map
+	demand  bool
+	maxHops int
 }
 
-// WithMap places the elements with m instead of Block.
+// WithMap places the elements with m instead of Block (Hash for Sparse
+// arrays). The map gives each index its home PE, where it is created and
+// which always knows where it is.
 func WithMap(m Map) Option { return func(o *options) { o.m = m } }
+
+// WithDemandCreation creates an element, on its home, when the first
+// message for it arrives there and it does not exist (Charm++'s demand
+// creation), instead of holding the message until it is inserted.
+func WithDemandCreation() Option { return func(o *options) { o.demand = true } }
+
+// WithMaxHops sets how many times a message for an element that moved is
+// forwarded along caches before it goes to the element's home (default
+// location.DefaultMaxHops).
+func WithMaxHops(n int) Option { return func(o *options) { o.maxHops = n } }
 
 // New creates an array of zero T elements, one per index of the shape.
 func New[T any, I comparable](from chare.Context, s Shape[I], opts ...Option) (Proxy[T, I], error) {
@@ -72,23 +85,41 @@ type binder interface {
 
 // info is what every PE knows of an array.
 type info[I comparable] struct {
-	shape Shape[I]
-	m     Map
-	npes  int
-	name  string
+	shape   Shape[I]
+	m       Map
+	npes    int
+	name    string
+	sparse  bool // no fixed index set: elements are inserted
+	demand  bool // create an element on its first message
+	maxHops int  // forwards along caches before going via the home
 }
 
-func (a *info[I]) locate(index any) (int, error) {
+// check verifies an index: its type, and that it lies in the shape.
+func (a *info[I]) check(index any) (I, error) {
 	i, ok := index.(I)
 	if !ok {
 		var want I
-		return 0, fmt.Errorf("array: index %v of type %T for array %s, whose indices are %T", index, index, a.name, want)
+		return i, fmt.Errorf("array: index %v of type %T for array %s, whose indices are %T", index, index, a.name, want)
 	}
-	pos, ok := a.shape.Pos(i)
-	if !ok {
-		return 0, fmt.Errorf("array: index %v is out of range for array %s of shape %v", index, a.name, a.shape)
+	if !a.sparse {
+		if _, ok := a.shape.Pos(i); !ok {
+			return i, fmt.Errorf("array: index %v is out of range for array %s of shape %v", index, a.name, a.shape)
+		}
 	}
-	return place(a.m, i, pos, a.shape.Len(), a.npes)
+	return i, nil
+}
+
+// home returns an element's home PE.
+func (a *info[I]) home(i I) int {
+	pos := -1
+	if !a.sparse {
+		pos, _ = a.shape.Pos(i)
+	}
+	p, err := place(a.m, i, pos, a.shape.Len(), a.npes)
+	if err != nil {
+		return 0 // checked for every index at creation, or by WithMap for sparse arrays
+	}
+	return p
 }
 
 func create[T any, I comparable](from chare.Context, s Shape[I], init func(any), sp chare.Spec, opts []Option) (Proxy[T, I], error) {
@@ -117,14 +148,25 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 		return Proxy[T, I]{}, fmt.Errorf("array: bad shape for %s: %s", typ.Name, s.bad)
 	}
 	o := options{m: Block}
+	if s.sparse {
+		o.m = Hash
+	}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	a := &info[I]{shape: s, m: o.m, npes: pe.NumPEs(), name: typ.Name}
+	if s.sparse {
+		switch o.m.(type) {
+		case blockMap, rrMap:
+			return Proxy[T, I]{}, fmt.Errorf("array: the %v map needs a shape, and %s is sparse: use Hash or a MapFunc", o.m, typ.Name)
+		}
+	}
+	if o.maxHops < 0 {
+		return Proxy[T, I]{}, fmt.Errorf("array: WithMaxHops(%d) for %s: the bound cannot be negative", o.maxHops, typ.Name)
+	}
+	a := &info[I]{shape: s, m: o.m, npes: pe.NumPEs(), name: typ.Name, sparse: s.sparse, demand: o.demand, maxHops: o.maxHops}
 	c := &chare.Collection{ID: pe.NewCollID(), Kind: chare.KindElement, Type: typ, Ext: a}
 	a.name = fmt.Sprintf("%s %v", typ.Name, c.ID)
-	// Which PEs have elements: they form the reduction tree and get the
-	// creation message.
+	// The PEs that have elements at first get the creation message.
 	has := make([]bool, pe.NumPEs())
 	for p := 0; p < s.Len(); p++ {
 		where, err := place(o.m, s.At(p), p, s.Len(), a.npes)
@@ -139,7 +181,7 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 		}
 	}
 	if pe.Job().Runtime().NumNodes() > 1 {
-		if sp.Data, err = encodeSpec(s, o.m); err != nil {
+		if sp.Data, err = encodeSpec(s, a); err != nil {
 			return Proxy[T, I]{}, fmt.Errorf("array: %s cannot be created in a job of several processes: %w", typ.Name, err)
 		}
 	}
@@ -151,75 +193,4 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 		pe.Actor().Send(p, chare.CreateMessage(c.ID))
 	}
 	return Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: c.ID})}, nil
-}
-
-// build gives an array's collection its NewLocal and index decoder, here
-// or in another process.
-func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
-	c.Ext = a
-	c.DecodeIndex = func(b []byte) (any, error) {
-		var i I
-		if err := msgpack.Unmarshal(b, &i); err != nil {
-			return nil, fmt.Errorf("array: bad index for %s: %w", a.name, err)
-		}
-		return i, nil
-	}
-	s := a.shape
-	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
-		l := &part[I]{info: a, coll: c, elems: map[any]any{}}
-		for p := 0; p < s.Len(); p++ {
-			idx := s.At(p)
-			where, _ := place(a.m, idx, p, s.Len(), a.npes)
-			if where != here.ID() {
-				continue
-			}
-			obj := c.Type.New()
-			obj.(binder).Bind(here, c, idx, obj)
-			if init != nil {
-				init(obj)
-			}
-			l.elems[idx] = obj
-		}
-		return l, nil
-	}
-}
-
-// part holds an array's elements on one PE.
-type part[I comparable] struct {
-	*info[I]
-	coll  *chare.Collection
-	elems map[any]any
-}
-
-func (l *part[I]) Locate(index any) (int, error) { return l.locate(index) }
-
-func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
-	obj := l.elems[index]
-	if obj == nil {
-		where, err := l.locate(index)
-		if err == nil {
-			err = fmt.Errorf("array: element %v of %s is on PE %d, but a message for it (%s) reached PE %d", index, l.name, where, chare.Describe(e), pe.ID())
-		}
-		pe.Fail(err)
-		return
-	}
-	pe.Invoke(obj, e)
-}
-
-func (l *part[I]) DeliverAll(pe *chare.PE, e chare.Envelope) {
-	for _, obj := range l.elems {
-		pe.Invoke(obj, e)
-	}
-}
-
-func (l *part[I]) NumLocal() int { return len(l.elems) }
-
-func (l *part[I]) Object(index any) any { return l.elems[index] }
-
-// Each calls fn on every element on this PE (libraries such as TRAM use it
-// to deliver an item to all local elements).
-func (l *part[I]) Each(fn func(obj any)) {
-	for _, obj := range l.elems {
-		fn(obj)
-	}
 }

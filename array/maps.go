@@ -2,7 +2,10 @@ package array
 
 import (
 	"fmt"
+	"hash/fnv"
 	"sync"
+
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // Map places the elements of an array on PEs (Charm++'s CkArrayMap).
@@ -22,7 +25,50 @@ type rrMap struct{}
 func (rrMap) Place(_ any, pos, _, npes int) int { return pos % npes }
 func (rrMap) String() string                    { return "round-robin" }
 
+// hashMap places an index by a hash of its value: the default of sparse
+// arrays, whose indices are not known in advance.
+type hashMap struct{}
+
+func (hashMap) Place(index any, _, _, npes int) int {
+	return int(hashIndex(index) % uint64(npes))
+}
+func (hashMap) String() string { return "hash" }
+
+func hashIndex(index any) uint64 {
+	switch i := index.(type) {
+	case int:
+		return mix(uint64(i))
+	case [2]int:
+		return mix(uint64(i[0])*0x9e3779b97f4a7c15 ^ uint64(i[1]))
+	case [3]int:
+		return mix((uint64(i[0])*0x9e3779b97f4a7c15^uint64(i[1]))*0x9e3779b97f4a7c15 ^ uint64(i[2]))
+	case string:
+		h := fnv.New64a()
+		h.Write([]byte(i))
+		return h.Sum64()
+	}
+	b, err := msgpack.Marshal(index)
+	if err != nil {
+		return 0
+	}
+	h := fnv.New64a()
+	h.Write(b)
+	return h.Sum64()
+}
+
+// mix is splitmix64's finalizer: neighbouring indices land on unrelated PEs.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
 var (
+	// Hash places an index by a hash of its value; it needs no shape, and
+	// is the default of Sparse arrays.
+	Hash Map = hashMap{}
 	// Block gives each PE a contiguous run of linear positions, the
 	// sizes differing by at most one (the default).
 	Block Map = blockMap{}
@@ -41,7 +87,7 @@ func MapFunc[I comparable](f func(index I, npes int) int) Map { return funcMap[I
 
 var (
 	mapsMu sync.RWMutex
-	maps   = map[string]Map{"block": Block, "round-robin": RoundRobin}
+	maps   = map[string]Map{"block": Block, "round-robin": RoundRobin, "hash": Hash}
 )
 
 type namedMap struct {
@@ -69,6 +115,8 @@ func mapName(m Map) (string, bool) {
 		return "block", true
 	case rrMap:
 		return "round-robin", true
+	case hashMap:
+		return "hash", true
 	case namedMap:
 		return v.name, true
 	}

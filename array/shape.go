@@ -14,6 +14,8 @@ type Shape[I comparable] struct {
 	bad  string // why the shape cannot make an array, if it cannot
 	dims []int  // for Dims..Dims6
 	list []I    // for Indices
+	// sparse: no fixed set of indices (Sparse)
+	sparse bool
 }
 
 // Len returns the number of indices.
@@ -111,4 +113,13 @@ func Indices[I comparable](list ...I) Shape[I] {
 		s.bad = "duplicate indices"
 	}
 	return s
+}
+
+// Sparse returns the shape of an array that starts empty and whose
+// elements are inserted (Insert), or created on their first message
+// (WithDemandCreation): any index of type I is valid. Its elements are
+// placed by Hash unless WithMap gives a MapFunc or named map.
+func Sparse[I comparable]() Shape[I] {
+	return Shape[I]{at: func(int) I { var i I; return i }, pos: func(I) (int, bool) { return -1, true },
+		desc: "sparse", sparse: true}
 }

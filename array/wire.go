@@ -16,10 +16,13 @@ import (
 // the map by name.
 
 type arraySpec struct {
-	Index string // the index type, as reflect prints it
-	Dims  []int  `msgpack:",omitempty"`
-	List  []byte `msgpack:",omitempty"` // msgpack of []I
-	Map   string
+	Index   string // the index type, as reflect prints it
+	Dims    []int  `msgpack:",omitempty"`
+	List    []byte `msgpack:",omitempty"` // msgpack of []I
+	Map     string
+	Sparse  bool `msgpack:",omitempty"`
+	Demand  bool `msgpack:",omitempty"`
+	MaxHops int  `msgpack:",omitempty"`
 }
 
 type indexKind func(c *chare.Collection, rt *actor.Runtime, s arraySpec, m Map, init func(any)) error
@@ -38,6 +41,8 @@ func RegisterIndex[I comparable]() {
 	kinds[reflect.TypeFor[I]().String()] = func(c *chare.Collection, rt *actor.Runtime, s arraySpec, m Map, init func(any)) error {
 		var sh Shape[I]
 		switch {
+		case s.Sparse:
+			sh = Sparse[I]()
 		case s.List != nil:
 			var list []I
 			if err := msgpack.Unmarshal(s.List, &list); err != nil {
@@ -50,7 +55,8 @@ func RegisterIndex[I comparable]() {
 				return err
 			}
 		}
-		a := &info[I]{shape: sh, m: m, npes: rt.NumPEs(), name: fmt.Sprintf("%s %v", c.Type.Name, c.ID)}
+		a := &info[I]{shape: sh, m: m, npes: rt.NumPEs(), name: fmt.Sprintf("%s %v", c.Type.Name, c.ID),
+			sparse: s.Sparse, demand: s.Demand, maxHops: s.MaxHops}
 		build(c, a, init)
 		return nil
 	}
@@ -81,12 +87,12 @@ func shapeOf[I comparable](dims []int) (Shape[I], error) {
 	return sh, nil
 }
 
-func encodeSpec[I comparable](s Shape[I], m Map) ([]byte, error) {
-	name, ok := mapName(m)
+func encodeSpec[I comparable](s Shape[I], a *info[I]) ([]byte, error) {
+	name, ok := mapName(a.m)
 	if !ok {
 		return nil, fmt.Errorf("its map is an unnamed function: give it a name with array.NamedMap")
 	}
-	sp := arraySpec{Index: reflect.TypeFor[I]().String(), Dims: s.dims, Map: name}
+	sp := arraySpec{Index: reflect.TypeFor[I]().String(), Dims: s.dims, Map: name, Sparse: a.sparse, Demand: a.demand, MaxHops: a.maxHops}
 	kindsMu.RLock()
 	_, known := kinds[sp.Index]
 	kindsMu.RUnlock()
@@ -103,7 +109,63 @@ func encodeSpec[I comparable](s Shape[I], m Map) ([]byte, error) {
 	return msgpack.Marshal(&sp)
 }
 
+// Wire kinds of the location manager's messages.
+const (
+	kindLoc uint16 = 120 + iota
+	kindMove
+	kindArrive
+	kindInsert
+	kindDelete
+	kindSync
+)
+
+func (m *locMsg) WireKind() uint16    { return kindLoc }
+func (m *moveMsg) WireKind() uint16   { return kindMove }
+func (m *arriveMsg) WireKind() uint16 { return kindArrive }
+func (m *insertMsg) WireKind() uint16 { return kindInsert }
+func (m *deleteMsg) WireKind() uint16 { return kindDelete }
+func (m *syncMsg) WireKind() uint16   { return kindSync }
+
+func (m *locMsg) EncodeWire(enc *msgpack.Encoder) error    { return encodeMsg(enc, &m.target, m) }
+func (m *moveMsg) EncodeWire(enc *msgpack.Encoder) error   { return encodeMsg(enc, &m.target, m) }
+func (m *arriveMsg) EncodeWire(enc *msgpack.Encoder) error { return encodeMsg(enc, &m.target, m) }
+func (m *deleteMsg) EncodeWire(enc *msgpack.Encoder) error { return encodeMsg(enc, &m.target, m) }
+func (m *syncMsg) EncodeWire(enc *msgpack.Encoder) error   { return encodeMsg(enc, &m.target, m) }
+func (m *insertMsg) EncodeWire(enc *msgpack.Encoder) error {
+	if m.ctor != nil && m.Ctor == nil {
+		m.Ctor = &chare.WireEnvelope{E: m.ctor}
+	}
+	return encodeMsg(enc, &m.target, m)
+}
+
+func encodeMsg(enc *msgpack.Encoder, t *target, m any) error {
+	if err := t.encode(); err != nil {
+		return fmt.Errorf("array: encoding the index %v of %T: %w", t.idx, m, err)
+	}
+	return enc.Encode(m)
+}
+
+// registerMsg registers a message kind decoded as a msgpack struct.
+func registerMsg[T any, P interface {
+	*T
+	actor.Message
+}](kind uint16, name string) {
+	actor.RegisterWire(kind, name, func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		m := P(new(T))
+		if err := dec.Decode(m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	})
+}
+
 func init() {
+	registerMsg[locMsg](kindLoc, "array location update")
+	registerMsg[moveMsg](kindMove, "array migration request")
+	registerMsg[arriveMsg](kindArrive, "array element migration")
+	registerMsg[insertMsg](kindInsert, "array insertion")
+	registerMsg[deleteMsg](kindDelete, "array deletion")
+	registerMsg[syncMsg](kindSync, "array AtSync")
 	RegisterIndex[int]()
 	RegisterIndex[[2]int]()
 	RegisterIndex[[3]int]()

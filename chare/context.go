@@ -100,3 +100,29 @@ func PEOf(ctx Context) *PE {
 	}
 	return pe
 }
+
+// MemberState is what the runtime keeps of a migratable member besides
+// its own fields: where it is in its reductions. Array migration and
+// checkpoints carry it.
+type MemberState struct {
+	RedNo    int
+	Sections map[CollID]int `msgpack:",omitempty"`
+}
+
+// MemberState returns the member's reduction state.
+func (b *Base) MemberState() MemberState {
+	return MemberState{RedNo: b.redNo, Sections: b.reds}
+}
+
+// SetMemberState restores the member's reduction state.
+func (b *Base) SetMemberState(s MemberState) {
+	b.redNo, b.reds = s.RedNo, s.Sections
+}
+
+// BaseOf returns the Base embedded in a chare object, or nil.
+func BaseOf(obj any) *Base {
+	if c, ok := obj.(Context); ok {
+		return c.base()
+	}
+	return nil
+}

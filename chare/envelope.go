@@ -13,6 +13,13 @@ type Header struct {
 	Src   int // the sending PE
 	// Root is the PE at the root of a broadcast's spanning tree.
 	Root int
+	// Epoch is, for a message to an array element, the epoch at which the
+	// sender believed the element to be on the destination PE (see
+	// package location); for an array broadcast, its sequence number.
+	Epoch uint32
+	// Hops counts how many times a message to an array element has been
+	// forwarded.
+	Hops uint8
 }
 
 // Members returns the section members on the destination PE of a
@@ -126,4 +133,14 @@ func (e *envDyn) clone() Envelope { c := *e; return &c }
 // when the method runs.
 func NewEnvelope(r Route, e *Entry, msg any) Envelope {
 	return &envDyn{envHead: envHead{h: Header{Route: r, Entry: e}}, msg: msg}
+}
+
+// ElementCopy returns a copy of a multicast envelope addressed to one
+// member alone: a section member that is no longer where the multicast
+// expected it is reached as a single element.
+func ElementCopy(e Envelope, index any) Envelope {
+	c := e.clone()
+	h := c.Header()
+	h.Kind, h.Index, h.Section, h.Epoch, h.Hops = KindElement, index, nil, 0, 0
+	return c
 }

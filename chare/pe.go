@@ -30,6 +30,22 @@ type Part interface {
 	DeliverAll(pe *PE, e Envelope)
 }
 
+// ElementRouter is implemented by the parts of collections whose members
+// migrate: SendTo picks the destination PE of a message for one member
+// and fills in what the header must carry for the location manager.
+type ElementRouter interface {
+	SendTo(h *Header) (int, error)
+}
+
+// Sequencer is implemented by the parts of collections whose broadcasts
+// are numbered at one root PE (arrays, whose elements migrate).
+type Sequencer interface {
+	// BroadcastRoot is where broadcasts are numbered.
+	BroadcastRoot() int
+	// Sequence numbers a broadcast that reached the root (Header.Epoch).
+	Sequence(pe *PE, e Envelope)
+}
+
 // Collection describes a singleton chare, a group, a node group or an
 // array, the same in every process.
 type Collection struct {
@@ -40,8 +56,13 @@ type Collection struct {
 	// the first time a message for the collection arrives there, or when
 	// the creation message does.
 	NewLocal func(pe *PE) (Part, error)
-	// Tree lists the PEs that take part in the collection's reductions.
+	// Tree lists the PEs that host members when the collection is made
+	// (they get its creation message).
 	Tree []int
+	// Count returns, on the reduction root, how many members reduction no
+	// counts, or false if that is not known yet; nil means len(Tree), one
+	// member per PE (groups).
+	Count func(pe *PE, no int) (int, bool)
 	// Ext holds what the collection package keeps (bounds, map...).
 	Ext any
 	// Spec describes the collection for other processes.
@@ -224,6 +245,9 @@ func (pe *PE) route(e Envelope) {
 	case KindElement:
 		l.Deliver(pe, e, h.Index)
 	case KindGroupAll, KindArrayAll:
+		if s, ok := l.(Sequencer); ok {
+			s.Sequence(pe, e)
+		}
 		pe.forwardBroadcast(e)
 		l.DeliverAll(pe, e)
 	case KindSection:
@@ -271,4 +295,20 @@ func (pe *PE) resolveHeader(h *Header) error {
 		return err
 	}
 	return nil
+}
+
+// PartOrHold returns the collection's part on this PE. If the collection
+// was made in another process and is not announced here yet, it keeps fn
+// (which handles the message what) to run once it is, and returns nil.
+func (pe *PE) PartOrHold(coll CollID, what any, fn func()) (Part, error) {
+	if pe.held(coll) {
+		pe.hold(coll, what, fn)
+		return nil, nil
+	}
+	l, err := pe.Part(coll)
+	if err == errPending {
+		pe.hold(coll, what, fn)
+		return nil, nil
+	}
+	return l, err
 }

@@ -3,7 +3,6 @@ package chare
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare/reducer"
@@ -11,11 +10,24 @@ import (
 
 // Reductions. Every contributor (group branch, array element, section
 // member) numbers its contributions per collection or section; the i-th
-// contributions of all of them form reduction i. Each PE combines the
-// contributions of its local members with the partial results of its
-// children in a spanning tree over the PEs that take part, then passes the
-// result to its parent; the root turns it into the result and sends it to
-// the callback. Results are delivered in reduction order.
+// contributions of all of them form reduction i. Array elements migrate,
+// so no PE can know in advance how many contributions it will see; the
+// reduction is counted instead (as Charm++ counts contributors):
+//
+//   - each PE folds the contributions of its local members; once none of
+//     the members it hosts still owes reduction i (a member that leaves
+//     stops owing here, one that arrives starts), it sends the partial
+//     result and the number of contributions in it to its parent in the
+//     spanning tree over all PEs rooted at PE 0;
+//   - a PE passes up at once the partial results of its children that it
+//     cannot fold into an open partial of its own;
+//   - PE 0 completes reduction i when the contributions it has counted
+//     equal the number of members (fixed for groups and sections; for
+//     arrays, the elements that exist, see Collection.Count).
+//
+// A contribution made on a PE after that PE already sent its partial (the
+// member arrived late) simply travels as a partial of its own. Results
+// are delivered in reduction order.
 
 type redStream struct {
 	coll CollID // the collection, or the section's ID
@@ -27,24 +39,23 @@ type redKey struct {
 }
 
 type redAcc struct {
-	parts    []any // partial results not combined yet
-	partial  any
-	has      bool
-	local    int // contributions of local members received
-	children int // partial results of children received
-	r        reducer.Reducer
-	cb       Callback
-	tree     []int
-	expect   int // local members expected
-	kids     int // children in the tree
-	coll     CollID
-	sec      *Section
+	parts []any // partial results not combined yet
+	count int   // contributions in parts
+	owed  int   // local members that still owe this reduction (not on the root)
+	r     reducer.Reducer
+	cb    Callback
+	coll  CollID
+	sec   *Section
 }
 
 type redOrder struct {
-	next int
+	next int // the next reduction to deliver
+	top  int // one more than the highest reduction complete
 	done map[int]func()
 }
+
+// ReductionRoot is the PE where reductions complete.
+const ReductionRoot = 0
 
 // Contribute adds the object's value to the next reduction over its
 // collection (a group or an array), combined with r and delivered to cb
@@ -54,7 +65,10 @@ func (b *Base) Contribute(value any, r reducer.Reducer, cb Callback) error {
 	if b.coll == nil {
 		return errors.New("chare: Contribute needs a group branch or array element")
 	}
-	return b.contribute(b.coll.ID, b.coll.ID, nil, b.coll.Tree, value, r, cb)
+	if r != nil && b.coll.Kind == KindChare {
+		return fmt.Errorf("chare: singleton chare %v does not take part in reductions (Contribute needs a group branch or array element)", b.coll.ID)
+	}
+	return b.contribute(b.coll.ID, b.coll.ID, nil, value, r, cb)
 }
 
 // ContributeTo adds the object's value to the next reduction over a section
@@ -63,27 +77,48 @@ func (b *Base) ContributeTo(s *Section, value any, r reducer.Reducer, cb Callbac
 	if s == nil || b.coll == nil || s.Coll != b.coll.ID {
 		return errors.New("chare: ContributeTo needs a section of the contributor's own array")
 	}
-	return b.contribute(s.ID, s.Coll, s, s.Tree, value, r, cb)
+	return b.contribute(s.ID, s.Coll, s, value, r, cb)
 }
 
-// redExpect is how many local members contribute to a reduction of the
-// collection, or of the section if sec is set.
-func (pe *PE) redExpect(coll CollID, sec *Section) (int, error) {
-	if sec != nil {
-		return sec.count[pe.ID()], nil
+// nextNo is the number of the member's next contribution to a stream.
+func (b *Base) nextNo(sec *Section) int {
+	if sec == nil {
+		return b.redNo
 	}
+	return b.reds[sec.ID]
+}
+
+// redOwed counts the local members that still owe reduction no of the
+// collection, or of the section if sec is set.
+func (pe *PE) redOwed(coll CollID, sec *Section, no int) (int, error) {
 	l, err := pe.Part(coll)
 	if err != nil {
 		return 0, err
 	}
-	n, ok := l.(interface{ NumLocal() int })
+	each, ok := l.(interface{ Each(func(obj any)) })
 	if !ok {
 		return 0, fmt.Errorf("chare: collection %v does not take part in reductions", coll)
 	}
-	return n.NumLocal(), nil
+	var members map[any]bool
+	if sec != nil {
+		if members, err = pe.sectionMembers(sec); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
+	each.Each(func(obj any) {
+		b := obj.(Context).base()
+		if sec != nil && !members[b.index] {
+			return
+		}
+		if b.nextNo(sec) <= no {
+			n++
+		}
+	})
+	return n, nil
 }
 
-func (b *Base) contribute(stream, coll CollID, sec *Section, tree []int, value any, r reducer.Reducer, cb Callback) error {
+func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reducer.Reducer, cb Callback) error {
 	if r == nil {
 		return errors.New("chare: Contribute with a nil reducer")
 	}
@@ -103,45 +138,37 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, tree []int, value a
 		return fmt.Errorf("chare: contribution of %v to reduction %d of %v: %w", b.index, no, stream, err)
 	}
 	pe := b.pe
-	acc, err := pe.redAcc(redKey{redStream{stream}, no}, coll, sec, tree, r, cb)
-	if err != nil {
-		return err
-	}
-	acc.add(part)
-	acc.local++
-	pe.redCheck(redKey{redStream{stream}, no}, acc)
-	return nil
-}
-
-func (pe *PE) redAcc(k redKey, coll CollID, sec *Section, tree []int, r reducer.Reducer, cb Callback) (*redAcc, error) {
+	k := redKey{redStream{stream}, no}
 	acc := pe.lastAcc // the common case: the next local contribution
 	if k != pe.lastRed || acc == nil {
 		acc = pe.reds[k]
 	}
 	if acc == nil {
-		if pos(tree, pe.ID()) < 0 {
-			return nil, fmt.Errorf("chare: PE %d is not in the reduction tree of %v %v", pe.ID(), k.coll, tree)
+		owed := 0
+		if pe.ID() != ReductionRoot {
+			// The contributor has moved on to its next number already.
+			if owed, err = pe.redOwed(coll, sec, no); err != nil {
+				return err
+			}
 		}
-		expect, err := pe.redExpect(coll, sec)
-		if err != nil {
-			return nil, err
-		}
-		acc = &redAcc{r: r, cb: cb, tree: tree, expect: expect, coll: coll, sec: sec,
-			kids: len(actor.TreeChildren(nil, pos(tree, pe.ID()), len(tree), pe.job.rt.Tree().Arity))}
+		acc = &redAcc{r: r, cb: cb, coll: coll, sec: sec, owed: owed}
 		pe.reds[k] = acc
-	} else if acc.r.Name() != r.Name() {
-		return nil, fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", k.no, k.coll, acc.r.Name(), r.Name())
+	} else {
+		if acc.r.Name() != r.Name() {
+			return fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", no, stream, acc.r.Name(), r.Name())
+		}
+		acc.owed--
 	}
 	pe.lastRed, pe.lastAcc = k, acc
-	return acc, nil
+	acc.parts = append(acc.parts, part)
+	acc.count++
+	pe.redCheck(k, acc)
+	return nil
 }
-
-// add keeps a partial result; they are combined once all have arrived.
-func (a *redAcc) add(part any) { a.parts = append(a.parts, part) }
 
 // combine folds the partial results pairwise, as a balanced tree, so that
 // reducers that copy (gather, set) do O(n log n) work rather than O(n²).
-func (a *redAcc) combine() error {
+func (a *redAcc) combine() (any, bool, error) {
 	ps := a.parts
 	for len(ps) > 1 {
 		n := 0
@@ -151,7 +178,7 @@ func (a *redAcc) combine() error {
 			} else {
 				c, err := a.r.Combine(ps[i], ps[i+1])
 				if err != nil {
-					return err
+					return nil, false, err
 				}
 				ps[n] = c
 			}
@@ -159,58 +186,132 @@ func (a *redAcc) combine() error {
 		}
 		ps = ps[:n]
 	}
-	if len(ps) == 1 {
-		a.partial, a.has = ps[0], true
-	}
 	a.parts = nil
-	return nil
-}
-
-func pos(tree []int, pe int) int {
-	i := sort.SearchInts(tree, pe)
-	if i < len(tree) && tree[i] == pe {
-		return i
+	if len(ps) == 1 {
+		return ps[0], true, nil
 	}
-	return -1
+	return nil, false, nil
 }
 
-// redCheck passes a reduction on once this PE has everything.
+// redTotal is how many contributions reduction no of a collection or
+// section has, as the root knows it.
+func (pe *PE) redTotal(coll CollID, sec *Section, no int) (int, bool, error) {
+	if sec != nil {
+		return sec.N, true, nil
+	}
+	c, err := pe.job.Collection(coll)
+	if err != nil {
+		return 0, false, err
+	}
+	if c.Count != nil {
+		n, ok := c.Count(pe, no)
+		return n, ok, nil
+	}
+	return len(c.Tree), true, nil
+}
+
+// redCheck passes a reduction on once this PE has everything it waits for.
 func (pe *PE) redCheck(k redKey, acc *redAcc) {
-	if acc.local < acc.expect || acc.children < acc.kids {
+	if pe.ID() == ReductionRoot {
+		n, known, err := pe.redTotal(acc.coll, acc.sec, k.no)
+		if err != nil {
+			pe.fail(fmt.Errorf("chare: reduction %d of %v: %w", k.no, k.coll, err))
+			return
+		}
+		if !known || acc.count < n {
+			return
+		}
+		if acc.count > n {
+			pe.fail(fmt.Errorf("chare: reduction %d of %v got %d contributions for %d members", k.no, k.coll, acc.count, n))
+			return
+		}
+	} else if acc.owed > 0 {
 		return
 	}
-	p, arity := pos(acc.tree, pe.ID()), pe.job.rt.Tree().Arity
 	delete(pe.reds, k)
 	if pe.lastAcc == acc {
 		pe.lastAcc = nil
 	}
-	if err := acc.combine(); err != nil {
+	partial, has, err := acc.combine()
+	if err != nil {
 		pe.fail(fmt.Errorf("chare: reduction %d of %v: %w", k.no, k.coll, err))
 		return
 	}
-	if parent := actor.TreeParent(p, arity); parent >= 0 {
-		pe.ap.Send(acc.tree[parent], &redUp{key: k, partial: acc.partial, has: acc.has, r: acc.r, cb: acc.cb, tree: acc.tree, coll: acc.coll, sec: acc.sec})
+	up := &redUp{key: k, partial: partial, has: has, count: acc.count, r: acc.r, cb: acc.cb, coll: acc.coll, sec: acc.sec}
+	if pe.ID() != ReductionRoot {
+		pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), up)
 		return
 	}
-	pe.redDeliver(k, acc)
+	pe.redDeliver(k, up)
 }
+
+// NextReduction returns, on the root, the number of the first reduction
+// of a collection that is not complete: an element inserted now joins the
+// reductions from there.
+func (pe *PE) NextReduction(coll CollID) int {
+	if o := pe.redNext[redStream{coll}]; o != nil {
+		return o.top
+	}
+	return 0
+}
+
+// RecheckReductions lets the root complete the reductions of a collection
+// whose number of members it has just learnt (arrays with insertion).
+func (pe *PE) RecheckReductions(coll CollID) {
+	for k, acc := range pe.reds {
+		if acc.coll == coll && acc.sec == nil {
+			pe.redCheck(k, acc)
+		}
+	}
+}
+
+// memberMoved adjusts the open reductions of this PE when a member leaves
+// (d = -1) or arrives (d = +1): a member owes every reduction from its
+// next number on to the PE that hosts it.
+func (pe *PE) memberMoved(b *Base, d int) {
+	if pe.ID() == ReductionRoot || len(pe.reds) == 0 {
+		return
+	}
+	for k, acc := range pe.reds {
+		if acc.coll != b.coll.ID {
+			continue
+		}
+		if acc.sec != nil {
+			members, err := pe.sectionMembers(acc.sec)
+			if err != nil || !members[b.index] {
+				continue
+			}
+		}
+		if k.no >= b.nextNo(acc.sec) {
+			acc.owed += d
+			pe.redCheck(k, acc)
+		}
+	}
+}
+
+// MemberLeft tells the PE's reductions that an array element left it.
+func (pe *PE) MemberLeft(obj any) { pe.memberMoved(obj.(Context).base(), -1) }
+
+// MemberArrived tells the PE's reductions that an array element arrived.
+func (pe *PE) MemberArrived(obj any) { pe.memberMoved(obj.(Context).base(), +1) }
 
 // redDeliver sends the result of reduction k to its callback, keeping
 // reduction order per collection or section.
-func (pe *PE) redDeliver(k redKey, acc *redAcc) {
+func (pe *PE) redDeliver(k redKey, res *redUp) {
 	o := pe.redNext[k.redStream]
 	if o == nil {
 		o = &redOrder{done: map[int]func(){}}
 		pe.redNext[k.redStream] = o
 	}
+	o.top = max(o.top, k.no+1)
 	o.done[k.no] = func() {
-		var res any
+		var v any
 		var err error
-		if acc.has {
-			res, err = acc.r.Result(acc.partial)
+		if res.has {
+			v, err = res.r.Result(res.partial)
 		}
 		if err == nil {
-			err = acc.cb.Send(pe.Context(), res)
+			err = res.cb.Send(pe.Context(), v)
 		}
 		if err != nil {
 			pe.fail(fmt.Errorf("chare: delivering reduction %d of %v: %w", k.no, k.coll, err))
@@ -223,14 +324,15 @@ func (pe *PE) redDeliver(k redKey, acc *redAcc) {
 	}
 }
 
-// redUp carries a partial result to the parent PE.
+// redUp carries a partial result and how many contributions it holds
+// towards the root.
 type redUp struct {
 	key     redKey
 	partial any
 	has     bool
+	count   int
 	r       reducer.Reducer
 	cb      Callback
-	tree    []int
 	coll    CollID
 	sec     *Section
 }
@@ -241,18 +343,26 @@ func (m *redUp) Describe() string {
 
 func (m *redUp) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
-	acc, err := pe.redAcc(m.key, m.coll, m.sec, m.tree, m.r, m.cb)
-	if err == errPending {
-		pe.hold(m.coll, m, func() { m.Deliver(ap) })
-		return
-	}
-	if err != nil {
-		pe.fail(err)
+	acc := pe.reds[m.key]
+	if acc == nil {
+		if pe.ID() != ReductionRoot {
+			// Nothing open here to fold it into: pass it on.
+			pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), m)
+			return
+		}
+		if _, err := pe.collection(m.coll); err == errPending {
+			pe.hold(m.coll, m, func() { m.Deliver(ap) })
+			return
+		}
+		acc = &redAcc{r: m.r, cb: m.cb, coll: m.coll, sec: m.sec}
+		pe.reds[m.key] = acc
+	} else if acc.r.Name() != m.r.Name() {
+		pe.fail(fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", m.key.no, m.key.coll, acc.r.Name(), m.r.Name()))
 		return
 	}
 	if m.has {
-		acc.add(m.partial)
+		acc.parts = append(acc.parts, m.partial)
 	}
-	acc.children++
+	acc.count += m.count
 	pe.redCheck(m.key, acc)
 }

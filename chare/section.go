@@ -3,7 +3,6 @@ package chare
 import (
 	"errors"
 	"fmt"
-	"sort"
 )
 
 // Section is a subset of an array's elements (Charm++'s CkSectionID): a
@@ -12,10 +11,8 @@ type Section struct {
 	ID      CollID // names the section's reductions
 	Coll    CollID
 	Members []any
-	// Tree lists, sorted, the PEs that hosted members when the section was
-	// made; its reductions combine along a tree over them.
-	Tree  []int
-	count map[int]int
+	N       int          // the number of members
+	set     map[any]bool // the members, built on first use on a PE
 }
 
 // NewSection makes a section of collection coll from the given member
@@ -32,24 +29,41 @@ func NewSection(from Context, coll CollID, members []any) (*Section, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Section{ID: pe.NewCollID(), Coll: coll, Members: members, count: map[int]int{}}
+	s := &Section{ID: pe.NewCollID(), Coll: coll, Members: members, N: len(members)}
 	seen := make(map[any]bool, len(members))
 	for _, m := range members {
 		if seen[m] {
 			return nil, fmt.Errorf("chare: index %v appears twice in a section of %v", m, coll)
 		}
 		seen[m] = true
-		where, err := l.Locate(m)
-		if err != nil {
+		if _, err := l.Locate(m); err != nil {
 			return nil, err
 		}
-		if s.count[where] == 0 {
-			s.Tree = append(s.Tree, where)
-		}
-		s.count[where]++
 	}
-	sort.Ints(s.Tree)
+	s.set = seen
 	return s, nil
+}
+
+// sectionMembers returns the set of a section's members, decoding them if
+// the section came in a message.
+func (pe *PE) sectionMembers(s *Section) (map[any]bool, error) {
+	if s.set != nil {
+		return s.set, nil
+	}
+	c, err := pe.job.Collection(s.Coll)
+	if err != nil {
+		return nil, err
+	}
+	ms, err := pe.resolve(c, s.Members)
+	if err != nil {
+		return nil, err
+	}
+	set := map[any]bool{}
+	for _, m := range ms.([]any) {
+		set[m] = true
+	}
+	s.set = set
+	return set, nil
 }
 
 // multicast sends one copy of the envelope to each PE that hosts members,

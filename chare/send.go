@@ -178,7 +178,12 @@ func (pe *PE) send(env Envelope) error {
 		if err != nil {
 			return err
 		}
-		dest, err := l.Locate(h.Index)
+		var dest int
+		if r, ok := l.(ElementRouter); ok {
+			dest, err = r.SendTo(h)
+		} else {
+			dest, err = l.Locate(h.Index)
+		}
 		if err != nil {
 			return err
 		}
@@ -188,6 +193,19 @@ func (pe *PE) send(env Envelope) error {
 		pe.ap.Send(dest, env)
 	case KindGroupAll, KindArrayAll:
 		h.Root = pe.ID()
+		if h.Kind == KindArrayAll {
+			l, err := pe.Part(h.Coll)
+			if err != nil {
+				return err
+			}
+			if s, ok := l.(Sequencer); ok {
+				// Numbered at the array's root, so that every element,
+				// wherever it moves, sees each broadcast once.
+				h.Root, h.Epoch = s.BroadcastRoot(), 0
+				pe.ap.Send(h.Root, env)
+				return nil
+			}
+		}
 		// Through this PE's own mailbox, not pe.route: delivering here at
 		// once would run the local members' entry method inside the
 		// sender's (re-entering a chare that broadcasts to its own
@@ -298,4 +316,23 @@ func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error {
 	env.h.Entry = b.e
 	p := to.proxy()
 	return pe.post(p.route, p.del, from, env)
+}
+
+// EnvelopeFor builds the envelope of a call of method with msg, addressed
+// nowhere yet: collection packages keep it to run later (an inserted
+// array element's constructor) with PE.Invoke, or send it in a message as
+// a WireEnvelope.
+func EnvelopeFor[T, M any](from Context, method func(*T, M), msg M) (Envelope, error) {
+	pe, err := peFrom(from)
+	if err != nil {
+		return nil, err
+	}
+	env := &env1[T, M]{fn: method, msg: msg}
+	e, err := pe.entry(method, env)
+	if err != nil {
+		return nil, err
+	}
+	env.h.Entry = e
+	env.h.Src = pe.ID()
+	return env, nil
 }

@@ -259,10 +259,10 @@ func encodeIndex(i any) ([]byte, error) {
 //
 // header is a msgpack bin of fixed layout (little-endian): route kind (1
 // byte), collection (8), PE, source PE, broadcast root (4 each), entry
-// (4), reply future's PE (4) and ID (8). index is nil, the index's
+// (4), reply future's PE (4) and ID (8), epoch (4), hops (1). index is nil, the index's
 // msgpack bytes, or for a multicast hop an array of them; message is the
 // entry's message inline (nil for none).
-const headerLen = 1 + 8 + 4*4 + 4 + 8
+const headerLen = 1 + 8 + 4*4 + 4 + 8 + 4 + 1
 
 func encodeEnvelope(enc *msgpack.Encoder, h *Header, msg any, reply futureRef) error {
 	var entry EntryID
@@ -279,6 +279,8 @@ func encodeEnvelope(enc *msgpack.Encoder, h *Header, msg any, reply futureRef) e
 	le.PutUint32(hb[21:], uint32(entry))
 	le.PutUint32(hb[25:], uint32(int32(reply.PE)))
 	le.PutUint64(hb[29:], reply.ID)
+	le.PutUint32(hb[37:], h.Epoch)
+	hb[41] = h.Hops
 	if err := errors.Join(enc.EncodeArrayLen(3), enc.EncodeBytes(hb[:])); err != nil {
 		return err
 	}
@@ -349,7 +351,8 @@ func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	}
 	reply := futureRef{int(int32(le.Uint32(hb[25:]))), le.Uint64(hb[29:])}
 	h := Header{Route: Route{Kind: kind, Coll: CollID(le.Uint64(hb[1:])), PE: int(int32(le.Uint32(hb[9:])))},
-		Entry: e, Src: int(int32(le.Uint32(hb[13:]))), Root: int(int32(le.Uint32(hb[17:])))}
+		Entry: e, Src: int(int32(le.Uint32(hb[13:]))), Root: int(int32(le.Uint32(hb[17:]))),
+		Epoch: le.Uint32(hb[37:]), Hops: hb[41]}
 	if kind == KindSection {
 		m, err := dec.DecodeArrayLen()
 		if err != nil {
@@ -472,33 +475,29 @@ type wireReduction struct {
 	Coll, Stream CollID
 	No           int
 	Has          bool
+	Count        int
 	Reducer      string
 	Partial      []byte
 	Callback     Callback
-	Tree         []int
 	Section      *wireSection `msgpack:",omitempty"`
 }
 
 type wireSection struct {
-	ID    CollID
-	Coll  CollID
-	Tree  []int
-	Count map[int]int
+	ID   CollID
+	Coll CollID
+	N    int
 }
 
 // wireSectionInfo is a Section inside a message: the members that
-// contribute with it (ContributeTo) may live in other processes, and need
-// its count of members per PE there.
+// contribute with it (ContributeTo) may live in other processes.
 type wireSectionInfo struct {
 	ID, Coll CollID
 	Members  [][]byte // raw indices: a multicast decodes them
-	Tree     []int
-	Count    map[int]int
 }
 
 // EncodeMsgpack lets a section travel in a message.
 func (s *Section) EncodeMsgpack(enc *msgpack.Encoder) error {
-	w := wireSectionInfo{ID: s.ID, Coll: s.Coll, Tree: s.Tree, Count: s.count}
+	w := wireSectionInfo{ID: s.ID, Coll: s.Coll}
 	for _, m := range s.Members {
 		b, err := encodeIndex(m)
 		if err != nil {
@@ -515,7 +514,7 @@ func (s *Section) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err := dec.Decode(&w); err != nil {
 		return err
 	}
-	*s = Section{ID: w.ID, Coll: w.Coll, Tree: w.Tree, count: w.Count, Members: make([]any, len(w.Members))}
+	*s = Section{ID: w.ID, Coll: w.Coll, N: len(w.Members), Members: make([]any, len(w.Members))}
 	for i, b := range w.Members {
 		s.Members[i] = rawIndex(b)
 	}
@@ -524,7 +523,7 @@ func (s *Section) DecodeMsgpack(dec *msgpack.Decoder) error {
 
 func (m *redUp) WireKind() uint16 { return kindReduction }
 func (m *redUp) EncodeWire(enc *msgpack.Encoder) error {
-	w := wireReduction{Coll: m.coll, Stream: m.key.coll, No: m.key.no, Has: m.has, Reducer: m.r.Name(), Callback: m.cb, Tree: m.tree}
+	w := wireReduction{Coll: m.coll, Stream: m.key.coll, No: m.key.no, Has: m.has, Count: m.count, Reducer: m.r.Name(), Callback: m.cb}
 	if m.has {
 		var buf bytes.Buffer
 		if err := reducer.EncodePartial(msgpack.NewEncoder(&buf), m.r, m.partial); err != nil {
@@ -533,7 +532,7 @@ func (m *redUp) EncodeWire(enc *msgpack.Encoder) error {
 		w.Partial = buf.Bytes()
 	}
 	if m.sec != nil {
-		w.Section = &wireSection{ID: m.sec.ID, Coll: m.sec.Coll, Tree: m.sec.Tree, Count: m.sec.count}
+		w.Section = &wireSection{ID: m.sec.ID, Coll: m.sec.Coll, N: m.sec.N}
 	}
 	return enc.Encode(&w)
 }
@@ -547,14 +546,17 @@ func decodeReduction(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &redUp{key: redKey{redStream{w.Stream}, w.No}, has: w.Has, r: r, cb: w.Callback, tree: w.Tree, coll: w.Coll}
+	if w.Count < 0 {
+		return nil, fmt.Errorf("a reduction partial of %d contributions", w.Count)
+	}
+	m := &redUp{key: redKey{redStream{w.Stream}, w.No}, has: w.Has, count: w.Count, r: r, cb: w.Callback, coll: w.Coll}
 	if w.Has {
 		if m.partial, err = reducer.DecodePartial(msgpack.NewDecoder(bytes.NewReader(w.Partial)), r); err != nil {
 			return nil, err
 		}
 	}
 	if w.Section != nil {
-		m.sec = &Section{ID: w.Section.ID, Coll: w.Section.Coll, Tree: w.Section.Tree, count: w.Section.Count}
+		m.sec = &Section{ID: w.Section.ID, Coll: w.Section.Coll, N: w.Section.N}
 	}
 	return m, nil
 }

@@ -240,3 +240,11 @@ func (b *part) NumLocal() int {
 }
 
 func (b *part) Object(any) any { return b.obj }
+
+// Each calls fn on the branch of this PE, if it has one (reductions count
+// their contributors with it).
+func (b *part) Each(fn func(obj any)) {
+	if b.obj != nil {
+		fn(b.obj)
+	}
+}

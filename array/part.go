@@ -1,0 +1,270 @@
+package array
+
+import (
+	"fmt"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/location"
+)
+
+// An array's part on one PE is its location manager there: the elements
+// that live on the PE, a location.Table (home, cache with epochs, held
+// messages), the broadcasts seen, and on PE 0 (the root) the broadcast
+// numbering and the count of elements that reductions wait for.
+
+// elem is an element living on this PE.
+type elem struct {
+	obj   any
+	base  *chare.Base
+	bcast uint32 // the broadcasts it has seen
+	sync  bool   // it called AtSync and waits for ResumeFromSync
+}
+
+// histMax bounds the broadcasts a PE keeps for elements that arrive having
+// missed some.
+const histMax = 1024
+
+// delta changes the number of elements from reduction from on.
+type delta struct{ from, d int }
+
+type part[I comparable] struct {
+	*info[I]
+	coll  *chare.Collection
+	pe    *chare.PE
+	init  func(any)
+	tab   *location.Table[I, chare.Envelope]
+	elems map[I]*elem
+
+	bseq uint32           // the last broadcast delivered here
+	hist []chare.Envelope // the broadcasts up to bseq, newest last
+
+	// on the root (PE 0)
+	rootSeq uint32
+	base    int // elements counted by every reduction
+	deltas  []delta
+
+	creating map[I]bool // on the home: insertions into the home under way
+	syncing  bool       // a load-balancing step runs here
+	stats    Stats
+}
+
+// Stats are one PE's counts for one array.
+type Stats struct {
+	Local        int      // elements here
+	Held         int      // messages held here
+	MigratedIn   int      // elements that arrived
+	MigratedOut  int      // elements that left
+	Forwarded    int      // messages forwarded from here
+	Delivered    int      // element messages delivered here
+	Hops         [8]int64 // delivered messages by hops taken (the last counts 7 or more)
+	CacheUpdates int      // location updates received
+}
+
+// build gives an array's collection its NewLocal, index decoder and
+// reduction count, here or in another process.
+func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
+	c.Ext = a
+	c.DecodeIndex = func(b []byte) (any, error) {
+		var i I
+		if err := msgpack.Unmarshal(b, &i); err != nil {
+			return nil, fmt.Errorf("array: bad index for %s: %w", a.name, err)
+		}
+		return i, nil
+	}
+	c.Count = func(pe *chare.PE, no int) (int, bool) {
+		l, err := pe.Part(c.ID)
+		if err != nil {
+			return 0, false
+		}
+		return l.(*part[I]).count(no), true
+	}
+	s := a.shape
+	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
+		l := &part[I]{info: a, coll: c, pe: here, init: init, elems: map[I]*elem{},
+			tab: location.New[I, chare.Envelope](here.ID(), a.home, a.maxHops)}
+		if here.ID() == chare.ReductionRoot {
+			l.base = s.Len()
+		}
+		for p := 0; p < s.Len(); p++ {
+			idx := s.At(p)
+			if a.home(idx) != here.ID() {
+				continue
+			}
+			obj := c.Type.New()
+			obj.(binder).Bind(here, c, idx, obj)
+			if init != nil {
+				init(obj)
+			}
+			l.elems[idx] = &elem{obj: obj, base: chare.BaseOf(obj)}
+			l.tab.Arrive(idx, 0)
+		}
+		return l, nil
+	}
+}
+
+// count is, on the root, how many elements reduction no counts.
+func (l *part[I]) count(no int) int {
+	n := l.base
+	for _, d := range l.deltas {
+		if d.from <= no {
+			n += d.d
+		}
+	}
+	return n
+}
+
+func (l *part[I]) Locate(index any) (int, error) {
+	i, err := l.check(index)
+	if err != nil {
+		return 0, err
+	}
+	pe, _ := l.tab.Lookup(i)
+	return pe, nil
+}
+
+// SendTo implements chare.ElementRouter.
+func (l *part[I]) SendTo(h *chare.Header) (int, error) {
+	i, err := l.check(h.Index)
+	if err != nil {
+		return 0, err
+	}
+	pe, epoch := l.tab.Lookup(i)
+	h.Epoch, h.Hops = epoch, 0
+	return pe, nil
+}
+
+// BroadcastRoot implements chare.Sequencer.
+func (l *part[I]) BroadcastRoot() int { return chare.ReductionRoot }
+
+// Sequence implements chare.Sequencer.
+func (l *part[I]) Sequence(_ *chare.PE, e chare.Envelope) {
+	if h := e.Header(); h.Epoch == 0 {
+		l.rootSeq++
+		h.Epoch = l.rootSeq
+	}
+}
+
+func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
+	i, ok := index.(I)
+	if !ok {
+		pe.Fail(fmt.Errorf("array: %s carries index %v (%T) for %s", chare.Describe(e), index, index, l.name))
+		return
+	}
+	if e.Header().Kind == chare.KindSection {
+		if el := l.elems[i]; el != nil {
+			l.invoke(el, e)
+			return
+		}
+		e = chare.ElementCopy(e, i) // the member moved: reach it alone
+	}
+	l.route(e, i)
+}
+
+// route applies the location manager's decision to a message for i.
+func (l *part[I]) route(e chare.Envelope, i I) {
+	h := e.Header()
+	d := l.tab.Route(i, h.Epoch, int(h.Hops))
+	switch d.Action {
+	case location.Deliver:
+		el := l.elems[i]
+		l.stats.Delivered++
+		l.stats.Hops[min(int(h.Hops), len(l.stats.Hops)-1)]++
+		if h.Hops > 0 && h.Src != l.pe.ID() && h.Src >= 0 && h.Src < l.npes {
+			// Correct the sender's cache, as Charm++ does after a forward.
+			l.pe.Actor().Send(h.Src, &locMsg{target: target{Coll: l.coll.ID, idx: i}, PE: l.pe.ID(), Epoch: d.Epoch})
+		}
+		l.invoke(el, e)
+	case location.Forward:
+		h.Epoch = d.Epoch
+		if h.Hops < 255 {
+			h.Hops++
+		}
+		l.stats.Forwarded++
+		l.pe.Actor().Send(d.PE, e)
+	case location.Hold:
+		l.tab.Hold(i, e)
+	case location.Absent:
+		if l.demand && !l.creating[i] {
+			l.startInsert(i, l.pe.ID(), nil, -1)
+		}
+		l.tab.Hold(i, e)
+	}
+}
+
+// invoke runs an envelope on a local element.
+func (l *part[I]) invoke(el *elem, e chare.Envelope) { l.pe.Invoke(el.obj, e) }
+
+// release routes again the messages held for i, in their order.
+func (l *part[I]) release(i I) {
+	for _, e := range l.tab.Release(i) {
+		l.route(e, i)
+	}
+}
+
+// DeliverAll delivers broadcast number h.Epoch to the local elements that
+// have not seen it, and keeps it for elements that arrive having missed it.
+func (l *part[I]) DeliverAll(pe *chare.PE, e chare.Envelope) {
+	seq := e.Header().Epoch
+	if seq != l.bseq+1 {
+		pe.Fail(fmt.Errorf("array: broadcast %d of %s reached PE %d after broadcast %d", seq, l.name, pe.ID(), l.bseq))
+		return
+	}
+	l.bseq = seq
+	if len(l.hist) == histMax {
+		copy(l.hist, l.hist[1:])
+		l.hist = l.hist[:histMax-1]
+	}
+	l.hist = append(l.hist, e)
+	for _, el := range l.elems {
+		if el.bcast < seq {
+			el.bcast = seq
+			l.invoke(el, e)
+		}
+	}
+}
+
+// catchUp delivers to an element that just arrived the broadcasts this PE
+// has seen and it has not.
+func (l *part[I]) catchUp(i I, el *elem) {
+	for el.bcast < l.bseq {
+		k := len(l.hist) - int(l.bseq-el.bcast)
+		if k < 0 {
+			l.pe.Fail(fmt.Errorf("array: element %v of %s arrived on PE %d having missed broadcast %d, which the PE no longer keeps (it keeps the last %d)", i, l.name, l.pe.ID(), el.bcast+1, histMax))
+			return
+		}
+		el.bcast++
+		l.invoke(el, l.hist[k])
+		if l.elems[i] != el {
+			return // it left or was deleted meanwhile
+		}
+	}
+}
+
+func (l *part[I]) NumLocal() int { return len(l.elems) }
+
+func (l *part[I]) Object(index any) any {
+	i, ok := index.(I)
+	if !ok {
+		return nil
+	}
+	if el := l.elems[i]; el != nil {
+		return el.obj
+	}
+	return nil
+}
+
+// Each calls fn on every element on this PE (libraries such as TRAM use it
+// to deliver an item to all local elements).
+func (l *part[I]) Each(fn func(obj any)) {
+	for _, el := range l.elems {
+		fn(el.obj)
+	}
+}
+
+func (l *part[I]) snapshotStats() Stats {
+	s := l.stats
+	s.Local, s.Held = len(l.elems), l.tab.NumHeld()
+	return s
+}
