@@ -72,8 +72,9 @@ func (e *Element[T, I]) Migrate(toPE int) error {
 }
 
 // AtSync tells the runtime the element is ready for load balancing
-// (Charm++'s AtSync). Once every element of the array on this PE has
-// called it, the hook set by SetSyncHook runs (the load balancer), and
+// (Charm++'s AtSync). Elements whose type has a ResumeFromSync method take
+// part in these steps (Charm++'s usesAtSync). Once every such element of
+// the array on this PE has called it, the hook set by SetSyncHook runs (the load balancer), and
 // afterwards each element's ResumeFromSync, wherever the element then is.
 // Without a hook, the elements resume at once.
 func (e *Element[T, I]) AtSync() {
@@ -306,7 +307,7 @@ func (l *part[I]) migrate(i I, to int, resume bool) error {
 	l.pe.MemberLeft(el.obj)
 	l.stats.MigratedOut++
 	l.pe.Actor().Send(to, &arriveMsg{target: target{Coll: l.coll.ID, idx: i}, Epoch: epoch + 1, Bcast: el.bcast,
-		State: el.base.MemberState(), Data: data, Sync: el.sync, Resume: resume})
+		State: el.base.MemberState(), Data: data, Sync: el.sync, Syncs: el.syncs, Resume: resume})
 	l.checkSync()
 	return nil
 }
@@ -329,7 +330,7 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 	}
 	b := chare.BaseOf(obj)
 	b.SetMemberState(m.State)
-	el := &elem{obj: obj, base: b, bcast: m.Bcast, sync: m.Sync && !m.Resume}
+	el := &elem{obj: obj, base: b, bcast: m.Bcast, sync: m.Sync && !m.Resume, syncs: m.Syncs}
 	l.elems[i] = el
 	l.tab.Arrive(i, m.Epoch)
 	l.stats.MigratedIn++
@@ -431,6 +432,7 @@ func (l *part[I]) onSync(m *syncMsg) {
 	}
 	if el := l.elems[i]; el != nil {
 		el.sync = true
+		el.syncs++
 		l.checkSync()
 		return
 	}
@@ -441,15 +443,24 @@ func (l *part[I]) onSync(m *syncMsg) {
 	}
 }
 
-// checkSync starts the step on this PE once every element here waits.
+// checkSync starts the step on this PE once every element here that takes
+// part in AtSync steps (its type has a ResumeFromSync method, as Charm++
+// elements set usesAtSync) has called AtSync for this step. An element
+// that arrived having done this step already (its PE ran it earlier)
+// counts as ready, and is not resumed twice.
 func (l *part[I]) checkSync() {
-	if l.syncing || len(l.elems) == 0 {
+	if l.syncing {
 		return
 	}
+	waiting := false
 	for _, el := range l.elems {
-		if !el.sync {
+		if _, uses := el.obj.(ResumeFromSync); uses && el.syncs <= l.steps {
 			return
 		}
+		waiting = waiting || el.sync
+	}
+	if !waiting {
+		return
 	}
 	l.syncing = true
 	s := &Sync{PE: l.pe, Coll: l.coll.ID, p: l}
@@ -483,6 +494,7 @@ func (l *part[I]) syncMigrate(index any, to int) error {
 
 func (l *part[I]) syncResume() {
 	l.syncing = false
+	l.steps++
 	for _, el := range l.elems {
 		if el.sync {
 			l.resume(el)
@@ -599,6 +611,7 @@ type arriveMsg struct {
 	State  chare.MemberState
 	Data   []byte
 	Sync   bool
+	Syncs  int
 	Resume bool
 }
 

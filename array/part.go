@@ -20,6 +20,7 @@ type elem struct {
 	base  *chare.Base
 	bcast uint32 // the broadcasts it has seen
 	sync  bool   // it called AtSync and waits for ResumeFromSync
+	syncs int    // its AtSync calls so far
 }
 
 // histMax bounds the broadcasts a PE keeps for elements that arrive having
@@ -47,6 +48,7 @@ type part[I comparable] struct {
 
 	creating map[I]bool // on the home: insertions into the home under way
 	syncing  bool       // a load-balancing step runs here
+	steps    int        // the load-balancing steps done here
 	stats    Stats
 }
 
