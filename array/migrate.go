@@ -22,10 +22,7 @@ import (
 // Packer is implemented by elements that pack their own state for
 // migration and checkpoints (Charm++'s pup); without it, the exported
 // fields are packed with msgpack.
-type Packer interface {
-	Pack() ([]byte, error)
-	Unpack([]byte) error
-}
+type Packer = chare.Packer
 
 // AboutToMigrate is implemented by elements that want to know, on the PE
 // they are leaving, that they are about to be packed (ckAboutToMigrate).
@@ -40,19 +37,8 @@ type JustMigrated interface{ JustMigrated() }
 // element then lives.
 type ResumeFromSync interface{ ResumeFromSync() }
 
-func pack(obj any) ([]byte, error) {
-	if p, ok := obj.(Packer); ok {
-		return p.Pack()
-	}
-	return msgpack.Marshal(obj)
-}
-
-func unpack(obj any, b []byte) error {
-	if p, ok := obj.(Packer); ok {
-		return p.Unpack(b)
-	}
-	return msgpack.Unmarshal(b, obj)
-}
+func pack(obj any) ([]byte, error)   { return chare.PackObject(obj) }
+func unpack(obj any, b []byte) error { return chare.UnpackObject(obj, b) }
 
 // Migrate moves the element to PE toPE (Charm++'s migrateMe): the move
 // happens after the current entry method returns (and after the messages

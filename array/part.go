@@ -82,10 +82,15 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 		}
 		return l.(*part[I]).count(no), true
 	}
+	c.Place = func(index any) int { return a.home(index.(I)) }
+	c.SpecData = func() ([]byte, error) { return encodeSpec(a.shape, a) }
 	s := a.shape
 	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
 		l := &part[I]{info: a, coll: c, pe: here, init: init, elems: map[I]*elem{},
 			tab: location.New[I, chare.Envelope](here.ID(), a.home, a.maxHops)}
+		if c.Spec.Restored {
+			return l, nil // the restart brings the elements
+		}
 		if here.ID() == chare.ReductionRoot {
 			l.base = s.Len()
 		}
@@ -105,6 +110,30 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 		return l, nil
 	}
 }
+
+// Restore implements chare.Restorer: a restart brings back an element.
+func (l *part[I]) Restore(pe *chare.PE, index any, data []byte, st chare.MemberState) error {
+	i, ok := index.(I)
+	if !ok {
+		return fmt.Errorf("array: index %v (%T) for %s", index, index, l.name)
+	}
+	if l.elems[i] != nil {
+		return fmt.Errorf("array: element %v of %s restored twice", i, l.name)
+	}
+	obj := l.coll.Type.New()
+	obj.(binder).Bind(pe, l.coll, i, obj)
+	if err := unpack(obj, data); err != nil {
+		return err
+	}
+	b := chare.BaseOf(obj)
+	b.SetMemberState(st)
+	l.elems[i] = &elem{obj: obj, base: b}
+	l.tab.Arrive(i, 0)
+	return nil
+}
+
+// RestoreCount sets, on the root, how many elements a restart brought.
+func (l *part[I]) RestoreCount(n int) { l.base, l.deltas = n, nil }
 
 // count is, on the root, how many elements reduction no counts.
 func (l *part[I]) count(no int) int {

@@ -31,6 +31,10 @@ type Config struct {
 	Node *actor.NodeConfig
 	// TLS, if set, secures the connections of a local launch (Nodes).
 	TLS *actor.TLSFiles
+	// Restart, if set, restarts the program from the checkpoint in this
+	// directory (see Checkpoint) instead of creating the main chare and
+	// running start.
+	Restart string
 }
 
 // Chare is embedded in singleton chare types, the main chare among them:
@@ -59,6 +63,12 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	var ckpt *ckptFile
+	if cfg.Restart != "" && (nc == nil || nc.Node == 0) {
+		if ckpt, err = readCheckpoint(cfg.Restart); err != nil {
+			return 1, err
+		}
+	}
 	rt, err := actor.Start(actor.Config{
 		PEs:    pes,
 		Logger: cfg.Logger,
@@ -68,6 +78,12 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		Setup: func(ap *actor.PE) { job.rt = ap.Runtime(); newPE(ap, job) },
 	}, func(ap *actor.PE) {
 		pe := peOf(ap)
+		if ckpt != nil {
+			if err := pe.restartBoot(ckpt); err != nil {
+				pe.fail(err)
+			}
+			return
+		}
 		obj := new(T)
 		b, ok := any(obj).(Context)
 		if !ok || !isChare[T]() {
@@ -165,6 +181,7 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-token T         with -nodelist: the job's secret, the same on every node
 //	                 (or set CHARMGO_TOKEN)
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
+//	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-v               log to standard error
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
@@ -181,7 +198,7 @@ func ParseArgs(args []string) (Config, error) {
 			name = ""
 		}
 		switch name {
-		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key":
+		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart":
 			if !hasVal {
 				if i+1 >= len(args) {
 					return cfg, fmt.Errorf("flag -%s needs a value", name)
@@ -212,6 +229,8 @@ func ParseArgs(args []string) (Config, error) {
 			cert = val
 		case "tls-key":
 			key = val
+		case "restart":
+			cfg.Restart = val
 		case "v":
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		default:

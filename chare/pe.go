@@ -69,6 +69,12 @@ type Collection struct {
 	Spec Spec
 	// DecodeIndex reads an index that came from another process.
 	DecodeIndex func([]byte) (any, error)
+	// SpecData, if set, describes the collection for a checkpoint when
+	// Spec.Data is empty (a job of one process does not announce it).
+	SpecData func() ([]byte, error)
+	// Place, if set, gives the PE where a restart puts the member with
+	// the given index (arrays: its home).
+	Place func(index any) int
 }
 
 // PE is the chare layer's state on one processing element. Only code
@@ -92,6 +98,9 @@ type PE struct {
 
 	lastRed redKey // the cache of redAcc
 	lastAcc *redAcc
+
+	ckpt    *ckptRun    // on PE 0, a checkpoint being written
+	restart *restartRun // on PE 0, a restart under way
 	redNext map[redStream]*redOrder
 	ctx     Base // the PE itself as a Context
 }
@@ -162,7 +171,9 @@ func (pe *PE) collection(id CollID) (*Collection, error) {
 		pe.lastDesc = c
 	} else {
 		creator := int(uint64(id) >> 32)
-		if creator < pe.NumPEs() && !pe.job.rt.IsLocal(creator) {
+		// (A restart on fewer PEs keeps the IDs of collections made on
+		// PEs that no longer exist; node 0 announces them.)
+		if rt := pe.job.rt; rt.NumNodes() > 1 && (creator >= pe.NumPEs() || !rt.IsLocal(creator)) {
 			return nil, errPending // its announcement is on its way
 		}
 		return nil, err

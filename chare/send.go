@@ -160,6 +160,11 @@ func (pe *PE) send(env Envelope) error {
 	}
 	switch h.Kind {
 	case KindChare, KindBranch:
+		if h.Kind == KindChare {
+			if c, err := pe.collection(h.Coll); err == nil && len(c.Tree) == 1 {
+				h.PE = c.Tree[0] // where it lives now (a restart may have moved it)
+			}
+		}
 		if h.Index != nil { // a node group branch, addressed by node
 			l, err := pe.Part(h.Coll)
 			if err != nil {

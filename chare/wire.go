@@ -37,6 +37,12 @@ const (
 	kindAnnounce
 	kindFuture
 	kindReduction
+	kindCkptStart
+	kindCkptCollect
+	kindCkptPart
+	kindRestore
+	kindRestoreFence
+	kindRestoreAck
 )
 
 // rawIndex is an index still in msgpack form.
@@ -52,6 +58,9 @@ type Spec struct {
 	Data    []byte // the builder's own description, msgpack-encoded
 	Init    EntryID
 	InitMsg []byte
+	// Restored: the collection comes from a checkpoint, its objects are
+	// restored rather than made.
+	Restored bool `msgpack:",omitempty"`
 }
 
 // Builder rebuilds a collection from its Spec in another process: it sets
@@ -581,6 +590,16 @@ func init() {
 		return &futureMsg{ref: futureRef{w.PE, w.ID}, val: rawValue(w.Val)}, nil
 	})
 	actor.RegisterWire(kindReduction, "reduction", decodeReduction)
+	registerStruct[ckptStart](kindCkptStart, "checkpoint start")
+	registerStruct[ckptCollect](kindCkptCollect, "checkpoint collection")
+	registerStruct[ckptPart](kindCkptPart, "checkpoint part")
+	registerStruct[restoreMsg](kindRestore, "restart objects")
+	actor.RegisterWire(kindRestoreFence, "restart fence", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		return restoreFence{}, dec.Skip()
+	})
+	actor.RegisterWire(kindRestoreAck, "restart acknowledgement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		return restoreAck{}, dec.Skip()
+	})
 }
 
 // ---- proxies and callbacks inside messages ----
@@ -740,3 +759,30 @@ func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error {
 	w.E = e
 	return nil
 }
+
+// registerStruct registers a message kind that travels as a msgpack struct.
+func registerStruct[T any, P interface {
+	*T
+	actor.Message
+}](kind uint16, name string) {
+	actor.RegisterWire(kind, name, func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		m := P(new(T))
+		if err := dec.Decode(m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	})
+}
+
+func (m *ckptStart) WireKind() uint16                        { return kindCkptStart }
+func (m *ckptStart) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
+func (m *ckptCollect) WireKind() uint16                      { return kindCkptCollect }
+func (m *ckptCollect) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
+func (m *ckptPart) WireKind() uint16                         { return kindCkptPart }
+func (m *ckptPart) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
+func (m *restoreMsg) WireKind() uint16                       { return kindRestore }
+func (m *restoreMsg) EncodeWire(enc *msgpack.Encoder) error  { return enc.Encode(m) }
+func (restoreFence) WireKind() uint16                        { return kindRestoreFence }
+func (restoreFence) EncodeWire(enc *msgpack.Encoder) error   { return enc.EncodeNil() }
+func (restoreAck) WireKind() uint16                          { return kindRestoreAck }
+func (restoreAck) EncodeWire(enc *msgpack.Encoder) error     { return enc.EncodeNil() }

@@ -248,3 +248,15 @@ func (b *part) Each(fn func(obj any)) {
 		fn(b.obj)
 	}
 }
+
+// Restore implements chare.Restorer: a restart gives the branch its state.
+func (b *part) Restore(_ *chare.PE, _ any, data []byte, st chare.MemberState) error {
+	if b.obj == nil {
+		return fmt.Errorf("group: PE %d holds no branch of the node group", b.pe)
+	}
+	if err := chare.UnpackObject(b.obj, data); err != nil {
+		return err
+	}
+	chare.BaseOf(b.obj).SetMemberState(st)
+	return nil
+}

@@ -25,10 +25,18 @@
 // agree to 1e-12 (they are in fact bitwise equal: every point is computed
 // with the same operations in the same order).
 //
+// With -checkpoint DIR -checkpoint-at K, the blocks stop after iteration
+// K, the job writes a checkpoint to DIR (chare.Checkpoint) and goes on;
+// running the program again with the runtime's flag -restart DIR, on the
+// same or another number of PEs and processes, resumes from iteration K and
+// ends with the same result.
+//
 // Run it with
 //
 //	go run ./examples/jacobi2d -p 4
 //	go run ./examples/jacobi2d -p 4 -grid 256 -blocks 8 -iters 5000 -tol 1e-5
+//	go run ./examples/jacobi2d -p 4 -checkpoint /tmp/j2d -checkpoint-at 100
+//	go run ./examples/jacobi2d -p 3 -restart /tmp/j2d
 //
 // The runtime takes its flags (-p N) anywhere on the line. The last line is
 // "jacobi2d: ok grid=64 blocks=4x4 iters=... residual=... maxdiff=...", or
@@ -40,6 +48,8 @@ import (
 	"io"
 	"math"
 	"os"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
@@ -56,6 +66,10 @@ type Params struct {
 	Blocks int     // blocks per side
 	Iters  int     // maximum number of iterations
 	Tol    float64 // stop when the residual falls below it
+	// CheckpointDir, if set, is where the job checkpoints itself after
+	// iteration CheckpointAt.
+	CheckpointDir string
+	CheckpointAt  int
 }
 
 // Result is what the program computed, for the test.
@@ -65,10 +79,12 @@ type Result struct {
 	MaxDiff  float64 // largest difference from the sequential grid
 }
 
-// Main is the main chare.
+// Main is the main chare. Its exported fields are saved by a checkpoint.
 type Main struct {
 	chare.Chare[Main]
-	res Result
+	P      Params
+	Blocks array.Proxy[Block, [2]int]
+	res    Result
 }
 
 // Block is one block of the grid: array element [bi, bj] holds rows
@@ -89,12 +105,14 @@ type Block struct {
 	expect    int                // ghost messages per iteration (one per neighbour)
 	ghosts    map[int][]GhostMsg // received, by iteration
 	done      chare.Callback     // where the final gather goes
+	main      chare.Proxy[Main]
 }
 
 // Setup configures a block when the array is created.
 type Setup struct {
 	P    Params
 	Done chare.Callback
+	Main chare.Proxy[Main]
 }
 
 // Side names the edge of a block that a ghost message fills.
@@ -129,33 +147,45 @@ func init() {
 
 func main() { os.Exit(chare.Main((*Main).Start)) }
 
-// Start parses the flags, creates the blocks, starts them, and waits for
-// the gathered grid.
+// Start parses the flags, creates the blocks and starts them; the
+// gathered grid comes back to Finish.
 func (m *Main) Start(args []string) {
 	p, err := parseFlags(args)
 	if err != nil {
 		exutil.FlagError(out, m, "jacobi2d", err)
 		return
 	}
-	// A future for the final gather: Start runs as a threaded entry
-	// method, so it may block on Get while PE 0 goes on working.
-	final := chare.NewFuture[[]reducer.Item](m)
-	blocks, err := array.NewWith(m, array.Dims2(p.Blocks, p.Blocks), (*Block).Init,
-		Setup{P: p, Done: final.Callback()})
+	m.P = p
+	// The final gather goes to an entry method, not a future: a
+	// checkpoint (and a restart from it) keeps callbacks to entry methods.
+	done := chare.EntryCallback(m.ThisProxy(), (*Main).Finish)
+	m.Blocks, err = array.NewWith(m, array.Dims2(p.Blocks, p.Blocks), (*Block).Init, Setup{P: p, Done: done, Main: m.ThisProxy()})
 	if err != nil {
 		m.fail(1, "creating the blocks: %v", err)
 		return
 	}
-	if err := chare.Send0(m, blocks, (*Block).Begin); err != nil {
+	if err := chare.Send0(m, m.Blocks, (*Block).Begin); err != nil {
 		m.fail(1, "starting the blocks: %v", err)
-		return
 	}
-	items, err := final.Get(m)
-	if err != nil {
-		m.fail(1, "waiting for the grid: %v", err)
-		return
+}
+
+// Finish receives the gathered grid.
+func (m *Main) Finish(items []reducer.Item) { m.finish(m.P, items) }
+
+// Checkpoint runs when every block has finished iteration CheckpointAt:
+// the job saves itself, then Resume goes on (in this run, and in a run
+// restarted from the checkpoint).
+func (m *Main) Checkpoint(int) {
+	if err := chare.Checkpoint(m, m.P.CheckpointDir, chare.EntryCallback0(m.ThisProxy(), (*Main).Resume)); err != nil {
+		m.fail(1, "checkpoint: %v", err)
 	}
-	m.finish(p, items)
+}
+
+// Resume starts the iteration after the checkpoint.
+func (m *Main) Resume() {
+	if err := chare.Send0(m, m.Blocks, (*Block).Begin); err != nil {
+		m.fail(1, "resuming the blocks: %v", err)
+	}
 }
 
 func parseFlags(args []string) (Params, error) {
@@ -165,6 +195,8 @@ func parseFlags(args []string) (Params, error) {
 	fs.IntVar(&p.Blocks, "blocks", 4, "blocks per side (the array has blocks×blocks elements)")
 	fs.IntVar(&p.Iters, "iters", 2000, "maximum number of iterations")
 	fs.Float64Var(&p.Tol, "tol", 1e-4, "stop once the largest change in an iteration is below this")
+	fs.StringVar(&p.CheckpointDir, "checkpoint", "", "checkpoint the job to this `directory` (with -checkpoint-at)")
+	fs.IntVar(&p.CheckpointAt, "checkpoint-at", 0, "checkpoint after this `iteration`")
 	if err := fs.Parse(args); err != nil {
 		return p, err
 	}
@@ -179,6 +211,10 @@ func parseFlags(args []string) (Params, error) {
 		return p, fmt.Errorf("-iters %d: want at least 1", p.Iters)
 	case !(p.Tol >= 0):
 		return p, fmt.Errorf("-tol %v: want a number ≥ 0", p.Tol)
+	case (p.CheckpointDir == "") != (p.CheckpointAt == 0):
+		return p, fmt.Errorf("-checkpoint and -checkpoint-at go together")
+	case p.CheckpointAt < 0:
+		return p, fmt.Errorf("-checkpoint-at %d: want an iteration ≥ 1", p.CheckpointAt)
 	}
 	return p, nil
 }
@@ -277,7 +313,7 @@ func split(n, parts, k int) (start, size int) {
 
 // Init runs on every block when the array is created (its constructor).
 func (b *Block) Init(s Setup) {
-	b.p, b.done = s.P, s.Done
+	b.p, b.done, b.main = s.P, s.Done, s.Main
 	idx := b.ThisIndex()
 	b.r0, b.nr = split(b.p.Grid, b.p.Blocks, idx[0])
 	b.c0, b.nc = split(b.p.Grid, b.p.Blocks, idx[1])
@@ -405,6 +441,14 @@ func (b *Block) compute() {
 // gather.
 func (b *Block) Check(residual float64) {
 	if residual >= b.p.Tol && b.iter < b.p.Iters {
+		if b.p.CheckpointDir != "" && b.iter == b.p.CheckpointAt {
+			// Everybody stops here; Main checkpoints, then Begin resumes.
+			cb := chare.EntryCallback(b.main, (*Main).Checkpoint)
+			if err := b.Contribute(0, reducer.SumInt, cb); err != nil {
+				b.Abort(err)
+			}
+			return
+		}
 		b.exchange()
 		return
 	}
@@ -422,4 +466,38 @@ func (b *Block) Check(residual float64) {
 // fail prints the final FAILED line and ends the job with code.
 func (m *Main) fail(code int, format string, args ...any) {
 	exutil.Fail(out, m, "jacobi2d", code, format, args...)
+}
+
+// blockState is what a block saves in a checkpoint (and takes along when
+// it migrates): Block keeps its fields unexported, and packs them itself.
+type blockState struct {
+	P              Params
+	R0, C0, NR, NC int
+	U, Next        []float64
+	Iter           int
+	Exchanged      bool
+	Expect         int
+	Ghosts         map[int][]GhostMsg
+	Done           chare.Callback
+	Main           chare.Proxy[Main]
+}
+
+// Pack implements chare.Packer.
+func (b *Block) Pack() ([]byte, error) {
+	return msgpack.Marshal(&blockState{b.p, b.r0, b.c0, b.nr, b.nc, b.u, b.next, b.iter, b.exchanged, b.expect, b.ghosts, b.done, b.main})
+}
+
+// Unpack implements chare.Packer.
+func (b *Block) Unpack(data []byte) error {
+	var s blockState
+	if err := msgpack.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	b.p, b.r0, b.c0, b.nr, b.nc = s.P, s.R0, s.C0, s.NR, s.NC
+	b.u, b.next, b.iter, b.exchanged, b.expect = s.U, s.Next, s.Iter, s.Exchanged, s.Expect
+	b.ghosts, b.done, b.main = s.Ghosts, s.Done, s.Main
+	if b.ghosts == nil {
+		b.ghosts = map[int][]GhostMsg{}
+	}
+	return nil
 }

@@ -1,0 +1,573 @@
+package chare
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/actor"
+)
+
+// Checkpoint and restart (Charm++'s CkStartCheckpoint and +restart).
+//
+// Checkpoint waits for quiescence, then every PE packs its objects (singleton
+// chares, the main chare among them, group branches and array elements:
+// msgpack of their exported fields, or their own Pack/Unpack) and sends
+// them to PE 0, which writes one file, CheckpointFile, in the directory: a
+// header, a SHA-256 of the body, and the body (msgpack). Restarting the
+// program with -restart DIR (Config.Restart) reads it on node 0, which
+// rebuilds every collection and sends every object to its PE, with the
+// same or another number of PEs and processes: array elements go to their
+// home under the new PE count, group branch p gets the state of branch p
+// (a PE the old job did not have gets branch 0's), singleton chares go to
+// PE (old PE mod PEs). Then the checkpoint's callback runs again, as it
+// ran after the checkpoint was written: the program goes on from there.
+// What is not saved: messages in flight (there are none at quiescence),
+// futures, threads, and package variables.
+
+// CheckpointFile is the name of the file a checkpoint writes.
+const CheckpointFile = "checkpoint.charm"
+
+var ckptMagic = []byte("CHARMGO-CKPT-1\n\x00")
+
+// Packer is implemented by chare types that pack their own state for
+// migration and checkpoints (Charm++'s pup); without it, their exported
+// fields are packed with msgpack.
+type Packer interface {
+	Pack() ([]byte, error)
+	Unpack([]byte) error
+}
+
+// PackObject packs a chare object.
+func PackObject(obj any) ([]byte, error) {
+	if p, ok := obj.(Packer); ok {
+		return p.Pack()
+	}
+	return msgpack.Marshal(obj)
+}
+
+// UnpackObject unpacks a chare object's state into obj.
+func UnpackObject(obj any, b []byte) error {
+	if p, ok := obj.(Packer); ok {
+		return p.Unpack(b)
+	}
+	return msgpack.Unmarshal(b, obj)
+}
+
+// Restorer is implemented by the parts of collections: a restart hands
+// them back the objects of a checkpoint.
+type Restorer interface {
+	Restore(pe *PE, index any, data []byte, st MemberState) error
+}
+
+type ckptObj struct {
+	PE    int
+	Index []byte `msgpack:",omitempty"`
+	State MemberState
+	Data  []byte
+}
+
+type ckptColl struct {
+	Spec Spec
+	Objs []ckptObj
+}
+
+type ckptRed struct {
+	Stream CollID
+	Next   int
+}
+
+type ckptFile struct {
+	Program string // the registry's fingerprint
+	PEs     int
+	Nodes   int
+	Written time.Time
+	Colls   []ckptColl
+	Seqs    []uint32 // per PE, its collection and future counter
+	Reds    []ckptRed
+	Resume  Callback
+}
+
+// Checkpoint writes the job's state to dir once the job is quiescent, then
+// sends cb (with a nil value); a restart from dir sends cb again. cb must
+// be an entry callback: futures and functions do not survive a restart.
+func Checkpoint(from Context, dir string, cb Callback) error {
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	if dir == "" {
+		return errors.New("chare: Checkpoint needs a directory")
+	}
+	if cb.Kind != CallbackEntry && cb.Kind != CallbackIgnore && cb.Kind != CallbackExit {
+		return fmt.Errorf("chare: a checkpoint's callback must be an entry, ignore or exit callback, not a %v callback (futures and functions do not survive a restart)", cb.Kind)
+	}
+	// Every collection must be describable, now rather than halfway.
+	var bad error
+	pe.job.colls.Range(func(_, v any) bool {
+		c := v.(*Collection)
+		if c.Spec.Data == nil && c.SpecData != nil {
+			if _, err := c.SpecData(); err != nil {
+				bad = fmt.Errorf("chare: cannot checkpoint %s %v: %w", c.Type.Name, c.ID, err)
+				return false
+			}
+		}
+		return true
+	})
+	if bad != nil {
+		return bad
+	}
+	pe.ap.DetectQuiescence(func(ap *actor.PE) {
+		ap.Send(0, &ckptStart{Dir: dir, CB: cb})
+	})
+	return nil
+}
+
+// ckptStart begins a checkpoint on PE 0, once the job is quiescent.
+type ckptStart struct {
+	Dir string
+	CB  Callback
+}
+
+func (m *ckptStart) Describe() string { return "a checkpoint" }
+func (m *ckptStart) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	if pe.ckpt != nil {
+		pe.fail(fmt.Errorf("chare: a checkpoint to %s began while one to %s runs", m.Dir, pe.ckpt.dir))
+		return
+	}
+	pe.ckpt = &ckptRun{dir: m.Dir, cb: m.CB, objs: map[CollID][]ckptObj{}, seqs: make([]uint32, pe.NumPEs())}
+	for p := range pe.NumPEs() {
+		ap.Send(p, &ckptCollect{})
+	}
+}
+
+type ckptRun struct {
+	dir     string
+	cb      Callback
+	objs    map[CollID][]ckptObj
+	seqs    []uint32
+	replies int
+}
+
+// ckptCollect asks a PE for its objects.
+type ckptCollect struct{}
+
+func (m *ckptCollect) Describe() string { return "a checkpoint's collection" }
+func (m *ckptCollect) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	out := &ckptPart{PE: pe.ID(), Seq: pe.seq}
+	ids := make([]CollID, 0, len(pe.locals))
+	for id := range pe.locals {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		each, ok := pe.locals[id].(interface{ Each(func(any)) })
+		if !ok {
+			continue
+		}
+		var objs []ckptObj
+		var err error
+		each.Each(func(obj any) {
+			if err != nil {
+				return
+			}
+			b := obj.(Context).base()
+			o := ckptObj{PE: pe.ID(), State: b.MemberState()}
+			if b.coll.Kind == KindElement {
+				if o.Index, err = encodeIndex(b.index); err != nil {
+					err = fmt.Errorf("encoding the index %v: %w", b.index, err)
+					return
+				}
+			}
+			if o.Data, err = PackObject(obj); err != nil {
+				err = fmt.Errorf("packing %s %v: %w", b.coll.Type.Name, b.index, err)
+			}
+			objs = append(objs, o)
+		})
+		if err != nil {
+			pe.fail(fmt.Errorf("chare: checkpoint on PE %d: %w", pe.ID(), err))
+			return
+		}
+		if len(objs) > 0 {
+			out.Colls = append(out.Colls, ckptColl{Spec: Spec{ID: id}, Objs: objs})
+		}
+	}
+	ap.Send(0, out)
+}
+
+// ckptPart carries a PE's objects to PE 0.
+type ckptPart struct {
+	PE    int
+	Seq   uint32
+	Colls []ckptColl
+}
+
+func (m *ckptPart) Describe() string { return fmt.Sprintf("the checkpoint of PE %d", m.PE) }
+func (m *ckptPart) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	run := pe.ckpt
+	if run == nil || m.PE < 0 || m.PE >= len(run.seqs) {
+		pe.fail(fmt.Errorf("chare: an unexpected checkpoint part from PE %d", m.PE))
+		return
+	}
+	run.seqs[m.PE] = m.Seq
+	for _, c := range m.Colls {
+		run.objs[c.Spec.ID] = append(run.objs[c.Spec.ID], c.Objs...)
+	}
+	if run.replies++; run.replies < pe.NumPEs() {
+		return
+	}
+	pe.ckpt = nil
+	if err := pe.writeCheckpoint(run); err != nil {
+		pe.fail(err)
+		return
+	}
+	if err := run.cb.Send(pe.Context(), nil); err != nil {
+		pe.fail(fmt.Errorf("chare: the checkpoint's callback: %w", err))
+	}
+}
+
+func (pe *PE) writeCheckpoint(run *ckptRun) error {
+	f := ckptFile{Program: Fingerprint(), PEs: pe.NumPEs(), Nodes: pe.job.rt.NumNodes(), Written: time.Now().UTC(),
+		Seqs: run.seqs, Resume: run.cb}
+	var err error
+	pe.job.colls.Range(func(_, v any) bool {
+		c := v.(*Collection)
+		s := c.Spec
+		s.ID, s.Kind, s.Tree = c.ID, c.Kind, c.Tree
+		if c.Type != nil {
+			s.Type = c.Type.ID
+		}
+		if s.Data == nil && c.SpecData != nil {
+			if s.Data, err = c.SpecData(); err != nil {
+				err = fmt.Errorf("chare: checkpoint of %s %v: %w", c.Type.Name, c.ID, err)
+				return false
+			}
+		}
+		s.Init, s.InitMsg = 0, nil // restored objects are not constructed again
+		f.Colls = append(f.Colls, ckptColl{Spec: s, Objs: run.objs[c.ID]})
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	sort.Slice(f.Colls, func(i, j int) bool { return f.Colls[i].Spec.ID < f.Colls[j].Spec.ID })
+	for s, o := range pe.redNext {
+		f.Reds = append(f.Reds, ckptRed{Stream: s.coll, Next: o.next})
+	}
+	sort.Slice(f.Reds, func(i, j int) bool { return f.Reds[i].Stream < f.Reds[j].Stream })
+	body, err := msgpack.Marshal(&f)
+	if err != nil {
+		return fmt.Errorf("chare: encoding the checkpoint: %w", err)
+	}
+	if err := os.MkdirAll(run.dir, 0o755); err != nil {
+		return fmt.Errorf("chare: checkpoint directory: %w", err)
+	}
+	sum := sha256.Sum256(body)
+	var buf bytes.Buffer
+	buf.Write(ckptMagic)
+	buf.Write(sum[:])
+	buf.Write(body)
+	path := filepath.Join(run.dir, CheckpointFile)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("chare: writing the checkpoint: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("chare: writing the checkpoint: %w", err)
+	}
+	return nil
+}
+
+// readCheckpoint reads and checks a checkpoint directory.
+func readCheckpoint(dir string) (*ckptFile, error) {
+	if st, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("chare: restart: checkpoint directory %s: %w", dir, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("chare: restart: %s is not a directory", dir)
+	}
+	path := filepath.Join(dir, CheckpointFile)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("chare: restart: no checkpoint in %s: %w", dir, err)
+	}
+	if len(b) < len(ckptMagic)+sha256.Size || !bytes.Equal(b[:len(ckptMagic)], ckptMagic) {
+		return nil, fmt.Errorf("chare: restart: %s is not a checkpoint of this framework, or is truncated (bad header)", path)
+	}
+	body := b[len(ckptMagic)+sha256.Size:]
+	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], b[len(ckptMagic):len(ckptMagic)+sha256.Size]) {
+		return nil, fmt.Errorf("chare: restart: %s is truncated or corrupt (its checksum does not match)", path)
+	}
+	var f ckptFile
+	if err := msgpack.Unmarshal(body, &f); err != nil {
+		return nil, fmt.Errorf("chare: restart: decoding %s: %w", path, err)
+	}
+	if fp := Fingerprint(); f.Program != fp {
+		return nil, fmt.Errorf("chare: restart: %s was written by another program (its chare types and entry methods differ: fingerprint %s, this program's %s)", path, f.Program, fp)
+	}
+	if f.Nodes < 1 {
+		f.Nodes = 1
+	}
+	if f.PEs < 1 || len(f.Seqs) != f.PEs {
+		return nil, fmt.Errorf("chare: restart: %s describes %d PEs with %d counters", path, f.PEs, len(f.Seqs))
+	}
+	return &f, nil
+}
+
+// restartBoot rebuilds a checkpoint's collections on PE 0 and sends every
+// object to its PE; once every PE has its objects, the checkpoint's
+// callback runs.
+func (pe *PE) restartBoot(f *ckptFile) error {
+	rt := pe.job.rt
+	np := pe.NumPEs()
+	if len(f.Seqs) > 0 {
+		pe.seq = f.Seqs[0]
+	}
+	type batch struct {
+		coll CollID
+		pe   int
+	}
+	out := map[batch][]ckptObj{}
+	var order []batch
+	add := func(c CollID, p int, o ckptObj) {
+		k := batch{c, p}
+		if _, ok := out[k]; !ok {
+			order = append(order, k)
+		}
+		out[k] = append(out[k], o)
+	}
+	var totals []CollID
+	for _, cc := range f.Colls {
+		s := cc.Spec
+		s.Restored = true
+		var oldPE int
+		if len(s.Tree) > 0 {
+			oldPE = s.Tree[0]
+		}
+		switch s.Builder {
+		case "chare":
+			s.Tree = []int{oldPE % np}
+		case "group":
+			s.Tree = nil
+			for p := range np {
+				s.Tree = append(s.Tree, p)
+			}
+		case "nodegroup":
+			s.Tree = nil
+			for n := range rt.NumNodes() {
+				s.Tree = append(s.Tree, rt.FirstPE(n))
+			}
+		default:
+			s.Tree = nil
+		}
+		c, err := rebuild(rt, s)
+		if err != nil {
+			return fmt.Errorf("chare: restart: rebuilding %v: %w", s.ID, err)
+		}
+		pe.job.colls.Store(c.ID, c)
+		if rt.NumNodes() > 1 {
+			pe.announce(c)
+		}
+		switch s.Builder {
+		case "chare":
+			for _, o := range cc.Objs {
+				add(c.ID, c.Tree[0], o)
+			}
+		case "group", "nodegroup":
+			byOld := map[int]ckptObj{}
+			for _, o := range cc.Objs {
+				byOld[o.PE] = o
+			}
+			for _, p := range c.Tree {
+				old := p
+				if s.Builder == "nodegroup" {
+					old = -1 // node n's branch lived on the old first PE of node n
+					if n := rt.NodeOf(p); n < f.Nodes {
+						old = firstPEOf(f, n)
+					}
+				}
+				o, ok := byOld[old]
+				if !ok {
+					o, ok = byOld[firstOf(byOld)]
+				}
+				if ok {
+					add(c.ID, p, o)
+				}
+			}
+		default:
+			if c.Place == nil {
+				return fmt.Errorf("chare: restart: collection %v (%s) cannot place its objects", c.ID, s.Builder)
+			}
+			for _, o := range cc.Objs {
+				idx, err := c.DecodeIndex(o.Index)
+				if err != nil {
+					return fmt.Errorf("chare: restart: %w", err)
+				}
+				add(c.ID, c.Place(idx), o)
+			}
+			totals = append(totals, c.ID)
+			out[batch{c.ID, -1}] = cc.Objs // counted on the root below
+		}
+	}
+	for p := 1; p < np; p++ {
+		var seq uint32
+		if p < len(f.Seqs) {
+			seq = f.Seqs[p]
+		}
+		pe.ap.Send(p, &restoreMsg{Seq: seq, SetSeq: true})
+	}
+	for _, k := range order {
+		pe.ap.Send(k.pe, &restoreMsg{Coll: k.coll, Objs: out[k]})
+	}
+	for _, id := range totals {
+		pe.ap.Send(ReductionRoot, &restoreMsg{Coll: id, Total: len(out[batch{id, -1}]), SetTotal: true})
+	}
+	for _, r := range f.Reds {
+		pe.redNext[redStream{r.Stream}] = &redOrder{next: r.Next, top: r.Next, done: map[int]func(){}}
+	}
+	pe.restart = &restartRun{cb: f.Resume}
+	for p := range np {
+		pe.ap.Send(p, &restoreFence{})
+	}
+	return nil
+}
+
+// firstPEOf is the first PE of node n in the checkpointed job.
+func firstPEOf(f *ckptFile, n int) int {
+	lo, _ := actor.PERange(n, f.Nodes, f.PEs)
+	return lo
+}
+
+func firstOf(m map[int]ckptObj) int {
+	first := -1
+	for p := range m {
+		if first < 0 || p < first {
+			first = p
+		}
+	}
+	return first
+}
+
+type restartRun struct {
+	cb   Callback
+	acks int
+}
+
+// restoreMsg gives a PE its objects (or its counter, or an array's count
+// of elements on the root).
+type restoreMsg struct {
+	Coll     CollID
+	Objs     []ckptObj
+	Seq      uint32
+	SetSeq   bool
+	Total    int
+	SetTotal bool
+}
+
+func (m *restoreMsg) Describe() string { return fmt.Sprintf("the restart of %v", m.Coll) }
+func (m *restoreMsg) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	if m.SetSeq {
+		pe.seq = max(pe.seq, m.Seq)
+		return
+	}
+	var run func()
+	run = func() {
+		l, err := pe.PartOrHold(m.Coll, m, run)
+		if err != nil || l == nil {
+			if err != nil {
+				pe.fail(fmt.Errorf("chare: restart: %w", err))
+			}
+			return
+		}
+		if m.SetTotal {
+			if t, ok := l.(interface{ RestoreCount(int) }); ok {
+				t.RestoreCount(m.Total)
+			}
+			return
+		}
+		r, ok := l.(Restorer)
+		if !ok {
+			pe.fail(fmt.Errorf("chare: restart: collection %v cannot take back objects", m.Coll))
+			return
+		}
+		c, err := pe.job.Collection(m.Coll)
+		if err != nil {
+			pe.fail(err)
+			return
+		}
+		for _, o := range m.Objs {
+			var idx any = pe.ID()
+			if c.Kind == KindElement {
+				if idx, err = c.DecodeIndex(o.Index); err != nil {
+					pe.fail(fmt.Errorf("chare: restart: %w", err))
+					return
+				}
+			} else if c.Kind == KindBranch && c.Spec.Builder == "nodegroup" {
+				idx = pe.job.rt.NodeOf(pe.ID())
+			}
+			if err := r.Restore(pe, idx, o.Data, o.State); err != nil {
+				pe.fail(fmt.Errorf("chare: restart: %s %v on PE %d: %w", c.Type.Name, idx, pe.ID(), err))
+				return
+			}
+		}
+	}
+	run()
+}
+
+// restoreFence comes after a PE's objects; its answer tells PE 0 the PE
+// is ready.
+type restoreFence struct{}
+
+func (restoreFence) Describe() string { return "the end of a restart" }
+func (restoreFence) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	if len(pe.pending) > 0 {
+		// Objects still wait for an announcement: answer after them.
+		for id := range pe.pending {
+			pe.hold(id, restoreFence{}, func() { restoreFence{}.Deliver(ap) })
+			return
+		}
+	}
+	ap.Send(0, restoreAck{})
+}
+
+type restoreAck struct{}
+
+func (restoreAck) Describe() string { return "a PE's restart" }
+func (restoreAck) Deliver(ap *actor.PE) {
+	pe := peOf(ap)
+	run := pe.restart
+	if run == nil {
+		pe.fail(errors.New("chare: an unexpected restart acknowledgement"))
+		return
+	}
+	if run.acks++; run.acks < pe.NumPEs() {
+		return
+	}
+	pe.restart = nil
+	if err := run.cb.Send(pe.Context(), nil); err != nil {
+		pe.fail(fmt.Errorf("chare: restart: the checkpoint's callback: %w", err))
+	}
+}
+
+// Restore implements Restorer for a singleton chare.
+func (s *single) Restore(_ *PE, _ any, data []byte, st MemberState) error {
+	if err := UnpackObject(s.obj, data); err != nil {
+		return err
+	}
+	s.obj.(Context).base().SetMemberState(st)
+	return nil
+}
+
+// Each calls fn on the chare.
+func (s *single) Each(fn func(any)) { fn(s.obj) }
