@@ -85,6 +85,7 @@ type Main struct {
 	P      Params
 	Blocks array.Proxy[Block, [2]int]
 	res    Result
+	began  bool // Start ran: this is not a restarted job
 }
 
 // Block is one block of the grid: array element [bi, bj] holds rows
@@ -155,7 +156,7 @@ func (m *Main) Start(args []string) {
 		exutil.FlagError(out, m, "jacobi2d", err)
 		return
 	}
-	m.P = p
+	m.P, m.began = p, true
 	// The final gather goes to an entry method, not a future: a
 	// checkpoint (and a restart from it) keeps callbacks to entry methods.
 	done := chare.EntryCallback(m.ThisProxy(), (*Main).Finish)
@@ -183,6 +184,11 @@ func (m *Main) Checkpoint(int) {
 
 // Resume starts the iteration after the checkpoint.
 func (m *Main) Resume() {
+	if m.began {
+		fmt.Fprintf(out, "jacobi2d: checkpoint written to %s after iteration %d\n", m.P.CheckpointDir, m.P.CheckpointAt)
+	} else {
+		fmt.Fprintf(out, "jacobi2d: restarted after iteration %d on %d PEs\n", m.P.CheckpointAt, m.NumPEs())
+	}
 	if err := chare.Send0(m, m.Blocks, (*Block).Begin); err != nil {
 		m.fail(1, "resuming the blocks: %v", err)
 	}

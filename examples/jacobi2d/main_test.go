@@ -78,3 +78,48 @@ func TestJacobi2DTwoProcesses(t *testing.T) {
 	require.Contains(t, output, "jacobi2d: ok grid=24 blocks=3x3 iters=200")
 	require.Contains(t, output, "maxdiff=0")
 }
+
+// TestJacobi2DCheckpointRestart checkpoints the stencil mid-run, restarts
+// it from the checkpoint on other PE counts (and as two processes), and
+// gets the result of an uninterrupted run.
+func TestJacobi2DCheckpointRestart(t *testing.T) {
+	args := []string{"-grid", "20", "-blocks", "4", "-iters", "40", "-tol", "0"}
+	_, code, plain := run(t, 3, args...)
+	require.Equal(t, 0, code, plain)
+	want := strings.TrimSpace(plain)
+	require.True(t, strings.HasPrefix(want, "jacobi2d: ok grid=20 blocks=4x4 iters=40 "), want)
+
+	dir := t.TempDir()
+	_, code, output := run(t, 3, append(args, "-checkpoint", dir, "-checkpoint-at", "15")...)
+	require.Equal(t, 0, code, output)
+	require.Equal(t, "jacobi2d: checkpoint written to "+dir+" after iteration 15\n"+want, strings.TrimSpace(output))
+
+	for _, pes := range []int{1, 2, 5} {
+		_, code, output := extest.Run(t, "jacobi2d", &out, (*Main).Start, chare.Config{PEs: pes, Restart: dir, Timeout: 60 * time.Second})
+		require.Equal(t, 0, code, output)
+		require.Equal(t, fmt.Sprintf("jacobi2d: restarted after iteration 15 on %d PEs\n%s", pes, want), strings.TrimSpace(output))
+	}
+}
+
+// TestJacobi2DRestartTwoProcesses restarts from a checkpoint of one
+// process as a job of two.
+func TestJacobi2DRestartTwoProcesses(t *testing.T) {
+	dir := t.TempDir()
+	var want string
+	if !chare.IsLaunchedNode() { // the launched node only joins the job below
+		args := []string{"-grid", "12", "-blocks", "3", "-iters", "30", "-tol", "0"}
+		_, code, plain := run(t, 2, args...)
+		require.Equal(t, 0, code, plain)
+		want = strings.TrimSpace(plain)
+		_, code, output := run(t, 2, append(args, "-checkpoint", dir, "-checkpoint-at", "9")...)
+		require.Equal(t, 0, code, output)
+	}
+	code, output := extest.RunProcesses(t, &out, (*Main).Start, chare.Config{PEs: 4, Nodes: 2, Restart: dir, Timeout: 60 * time.Second})
+	require.Equal(t, 0, code, output)
+	require.Contains(t, output, "jacobi2d: restarted after iteration 9 on 4 PEs\n"+want)
+}
+
+func TestJacobi2DRestartBadDirectory(t *testing.T) {
+	_, err := chare.Run(chare.Config{PEs: 2, Restart: t.TempDir()}, (*Main).Start)
+	require.ErrorContains(t, err, "no checkpoint in")
+}

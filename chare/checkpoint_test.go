@@ -1,0 +1,66 @@
+package chare
+
+import (
+	"crypto/sha256"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// writeCkpt writes a checkpoint file holding f, as writeCheckpoint does.
+func writeCkpt(t *testing.T, f *ckptFile) string {
+	t.Helper()
+	body, err := msgpack.Marshal(f)
+	require.NoError(t, err)
+	sum := sha256.Sum256(body)
+	dir := t.TempDir()
+	data := append(append(append([]byte{}, ckptMagic...), sum[:]...), body...)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CheckpointFile), data, 0o644))
+	return dir
+}
+
+func TestReadCheckpointRefusesBadInput(t *testing.T) {
+	good := &ckptFile{Program: Fingerprint(), PEs: 2, Nodes: 1, Seqs: []uint32{3, 1}}
+	dir := writeCkpt(t, good)
+	f, err := readCheckpoint(dir)
+	require.NoError(t, err)
+	require.Equal(t, good.Seqs, f.Seqs)
+
+	_, err = readCheckpoint(filepath.Join(dir, "missing"))
+	require.ErrorContains(t, err, "checkpoint directory")
+
+	other := *good
+	other.Program = "another"
+	_, err = readCheckpoint(writeCkpt(t, &other))
+	require.ErrorContains(t, err, "written by another program")
+
+	bad := *good
+	bad.Seqs = []uint32{1}
+	_, err = readCheckpoint(writeCkpt(t, &bad))
+	require.ErrorContains(t, err, "describes 2 PEs with 1 counters")
+
+	path := filepath.Join(dir, CheckpointFile)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, data[:len(data)-3], 0o644))
+	_, err = readCheckpoint(dir)
+	require.ErrorContains(t, err, "truncated or corrupt")
+	require.NoError(t, os.WriteFile(path, data[:10], 0o644))
+	_, err = readCheckpoint(dir)
+	require.ErrorContains(t, err, "bad header")
+	flipped := append([]byte{}, data...)
+	flipped[len(flipped)-1] ^= 0x40
+	require.NoError(t, os.WriteFile(path, flipped, 0o644))
+	_, err = readCheckpoint(dir)
+	require.ErrorContains(t, err, "checksum")
+
+	// A body that checks out but is no checkpoint.
+	junk := []byte{0xc1, 0xc1}
+	sum := sha256.Sum256(junk)
+	require.NoError(t, os.WriteFile(path, append(append(append([]byte{}, ckptMagic...), sum[:]...), junk...), 0o644))
+	_, err = readCheckpoint(dir)
+	require.ErrorContains(t, err, "decoding")
+}
