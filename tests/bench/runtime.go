@@ -80,12 +80,15 @@ type m2mStart struct {
 type m2mBranch struct {
 	group.Branch[m2mBranch]
 	got, want int
+	sent      bool // contributed for the current repetition
 	done      chare.Callback
 }
 
 func (b *m2mBranch) Start(s m2mStart) {
 	p, me := b.NumPEs(), b.PE()
-	b.got, b.want, b.done = 0, s.K*(p-1), s.Done
+	// Counts run on over the repetitions: the next repetition's messages
+	// may arrive before its Start does (they come from other PEs).
+	b.want, b.done, b.sent = b.want+s.K*(p-1), s.Done, false
 	g := b.ThisProxy()
 	for k := 0; k < s.K; k++ {
 		for d := 1; d < p; d++ {
@@ -101,8 +104,8 @@ func (b *m2mBranch) Recv(m m2mMsg) {
 }
 
 func (b *m2mBranch) check() {
-	if b.got == b.want {
-		b.got = -1
+	if b.got == b.want && !b.sent {
+		b.sent = true
 		_ = b.Contribute(nil, reducer.Nop, b.done)
 	}
 }

@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -513,6 +514,66 @@ func TestAtSyncHookMigrates(t *testing.T) {
 		for i, o := range out {
 			inJob.Equal((o.From+1)%pes, o.To, "element %d resumed on the next PE", i)
 			inJob.Equal(1, o.N, "element %d resumed once", i)
+		}
+	})
+}
+
+// ---- sections whose members move ----
+
+type secMover struct {
+	array.Element[secMover, int]
+	Got int
+}
+
+func (e *secMover) Go(to int)          { inJob.NoError(e.Migrate(to)) }
+func (e *secMover) Hit(int)            { e.Got++ }
+func (e *secMover) Count(int) whereMsg { return whereMsg{PE: e.PE(), Got: e.Got} }
+type secSum struct {
+	S  *chare.Section
+	CB chare.Callback
+}
+
+func (e *secMover) Sum(m secSum) { inJob.NoError(e.ContributeTo(m.S, e.ThisIndex(), sumInt{}, m.CB)) }
+
+func init() { chare.Register[secMover]() }
+
+// TestSectionMembersMigrate: a multicast reaches members that moved after
+// the section was made, once each, and a section reduction counts them
+// once wherever they contribute.
+func TestSectionMembersMigrate(t *testing.T) {
+	const n, pes = 16, 4
+	runMain(t, pes, func(m *tmain) {
+		a, err := array.New[secMover](m, array.Dims(n))
+		inJob.NoError(err)
+		members := []int{1, 4, 6, 9, 13, 15}
+		s, err := a.Section(m, members)
+		inJob.NoError(err)
+		for _, i := range members {
+			inJob.NoError(chare.Send(m, a.At(i), (*secMover).Go, (i+2)%pes))
+		}
+		inJob.NoError(chare.Send(m, s, (*secMover).Hit, 1)) // races the moves
+		quiesce(m)
+		inJob.NoError(chare.Send(m, s, (*secMover).Hit, 1)) // from stale caches
+		quiesce(m)
+		for i := range n {
+			f, err := chare.Call(m, a.At(i), (*secMover).Count, 0)
+			inJob.NoError(err)
+			w := get(m, f)
+			want := 0
+			if slices.Contains(members, i) {
+				want = 2
+				inJob.Equal((i+2)%pes, w.PE, "member %d moved", i)
+			}
+			inJob.Equal(want, w.Got, "element %d", i)
+		}
+		// Move them again, and reduce over the section while they move.
+		for _, i := range members {
+			inJob.NoError(chare.Send(m, a.At(i), (*secMover).Go, (i+3)%pes))
+		}
+		for range 3 {
+			f := chare.NewFuture[int](m)
+			inJob.NoError(chare.Send(m, s, (*secMover).Sum, secSum{S: s.Info(), CB: f.Callback()}))
+			inJob.Equal(1+4+6+9+13+15, get(m, f))
 		}
 	})
 }
