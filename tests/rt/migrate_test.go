@@ -528,6 +528,7 @@ type secMover struct {
 func (e *secMover) Go(to int)          { inJob.NoError(e.Migrate(to)) }
 func (e *secMover) Hit(int)            { e.Got++ }
 func (e *secMover) Count(int) whereMsg { return whereMsg{PE: e.PE(), Got: e.Got} }
+
 type secSum struct {
 	S  *chare.Section
 	CB chare.Callback
