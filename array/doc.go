@@ -16,4 +16,16 @@
 // (MapFunc). Inside an element, ThisIndex and ThisProxy give its index and
 // its array. Sections (subsets of indices) multicast and reduce among
 // their members.
+//
+// Elements migrate (Migrate, and the AtSync hook of the load balancer),
+// are inserted and deleted while the program runs (Insert, InsertWith,
+// Destroy, Sparse arrays, WithDemandCreation). Each array has a location
+// manager on every PE (package location holds its logic): the map gives
+// an element's home, which always knows where it is; other PEs cache
+// locations with epochs, forward messages for elements that moved (at
+// most MaxHops times along caches, then via the home), and hold messages
+// for elements in transit. Broadcasts are numbered at PE 0 and
+// reductions counted there, so that each element takes part exactly once
+// while elements move. Element state travels as msgpack of its exported
+// fields, or through its own Pack/Unpack (chare.Packer).
 package array
