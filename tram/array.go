@@ -16,6 +16,15 @@ import (
 // runtime forwards to wherever the element is now. Staged completion needs
 // exact locations (T22): use completion or quiescence steps with arrays
 // whose elements migrate.
+//
+// Two limits while elements move (tram/migrate_test.go shows the rest):
+// a re-sent item counts as delivered when it is re-sent, so a completion
+// step's Finished may run before it reaches its element (wait for
+// quiescence after Finished if elements migrate during the step); and an
+// array broadcast through TRAM reaches the elements on each PE when the
+// batch arrives there, so an element moving between PEs meanwhile may
+// see it twice or not at all (use the runtime's broadcast, which is
+// exactly-once, for migrating arrays).
 
 // Indexed is an item on its way to an array element, or, with All, to
 // every element of the PE it is sent to.
