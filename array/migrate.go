@@ -126,14 +126,18 @@ func insert[T any, I comparable](from chare.Context, p Proxy[T, I], idx I, onPE 
 	if onPE == AtHome {
 		onPE = home
 	}
+	reserved := false
 	if home == l.pe.ID() {
 		if exists, _ := l.tab.Exists(idx); exists || l.creating[idx] {
 			return fmt.Errorf("array: element %v of %s inserted twice: it exists already", idx, l.name)
 		}
-		l.startInsert(idx, onPE, ctor, l.pe.ID())
-		return nil
+		l.reserve(idx)
+		reserved = true
 	}
-	l.pe.Actor().Send(home, &insertMsg{target: target{Coll: l.coll.ID, idx: idx}, PE: onPE, Origin: l.pe.ID(), ctor: ctor})
+	// Through the root first: it numbers the new element's first reduction
+	// and broadcast, in order with the broadcasts this PE sends after.
+	l.pe.Actor().Send(chare.ReductionRoot, &insertMsg{target: target{Coll: l.coll.ID, idx: idx}, Stage: 1, PE: onPE,
+		Origin: l.pe.ID(), Reserved: reserved, ctor: ctor})
 	return nil
 }
 
@@ -166,23 +170,26 @@ func LocalStats[T any, I comparable](from chare.Context, p Proxy[T, I]) (Stats, 
 
 // ---- the protocol ----
 
-// startInsert runs on the home of i: it records the insertion and asks
-// the reduction root to count the new element.
-func (l *part[I]) startInsert(i I, onPE int, ctor chare.Envelope, origin int) {
-	_, next := l.tab.Exists(i)
-	epoch := max(next, 1)
-	if onPE == l.pe.ID() {
-		if l.creating == nil {
-			l.creating = map[I]bool{}
-		}
-		l.creating[i] = true
-	} else {
-		l.tab.Learn(i, onPE, epoch)
-		l.release(i) // what waited for it goes there now
+// reserve marks, on the home, an insertion of i under way.
+func (l *part[I]) reserve(i I) {
+	if l.creating == nil {
+		l.creating = map[I]bool{}
 	}
-	l.pe.Actor().Send(chare.ReductionRoot, &insertMsg{target: target{Coll: l.coll.ID, idx: i}, Stage: 1, PE: onPE, Origin: origin, Epoch: epoch, ctor: ctor})
+	l.creating[i] = true
 }
 
+// demandCreate starts, on the home, the creation of i on its first
+// message.
+func (l *part[I]) demandCreate(i I) {
+	l.reserve(i)
+	l.pe.Actor().Send(chare.ReductionRoot, &insertMsg{target: target{Coll: l.coll.ID, idx: i}, Stage: 1, PE: l.pe.ID(),
+		Origin: l.pe.ID(), Reserved: true})
+}
+
+// onInsert runs the stages of an insertion: on the root (1), which counts
+// the element from the first reduction not complete and the next
+// broadcast; on the home (0), which refuses an index that exists and
+// records where the element will be; on the PE that makes it (2).
 func (l *part[I]) onInsert(m *insertMsg) {
 	i, err := l.index(&m.target)
 	if err != nil {
@@ -190,18 +197,29 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		return
 	}
 	switch m.Stage {
-	case 0: // on the home
-		if exists, _ := l.tab.Exists(i); exists || l.creating[i] {
+	case 1:
+		m.RedNo = l.pe.NextReduction(l.coll.ID)
+		m.Bcast = l.rootSeq
+		l.deltas = append(l.deltas, delta{m.RedNo, +1})
+		m.Stage = 0
+		l.pe.Actor().Send(l.home(i), m)
+	case 0:
+		if exists, _ := l.tab.Exists(i); exists || l.creating[i] && !m.Reserved {
 			l.pe.Fail(fmt.Errorf("array: element %v of %s inserted twice (the second insertion came from PE %d)", i, l.name, m.Origin))
 			return
 		}
-		l.startInsert(i, m.PE, m.ctor, m.Origin)
-	case 1: // on the root: count it from the first reduction not complete
-		m.RedNo = l.pe.NextReduction(l.coll.ID)
-		l.deltas = append(l.deltas, delta{m.RedNo, +1})
+		_, next := l.tab.Exists(i)
+		m.Epoch = max(next, 1)
+		if m.PE == l.pe.ID() {
+			l.reserve(i)
+		} else {
+			delete(l.creating, i)
+			l.tab.Learn(i, m.PE, m.Epoch)
+			l.release(i) // what waited for it goes there now
+		}
 		m.Stage = 2
 		l.pe.Actor().Send(m.PE, m)
-	case 2: // on the PE that gets it
+	case 2:
 		if l.elems[i] != nil {
 			l.pe.Fail(fmt.Errorf("array: element %v of %s created twice on PE %d", i, l.name, l.pe.ID()))
 			return
@@ -213,7 +231,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		}
 		b := chare.BaseOf(obj)
 		b.SetMemberState(chare.MemberState{RedNo: m.RedNo})
-		el := &elem{obj: obj, base: b, bcast: l.bseq}
+		el := &elem{obj: obj, base: b, bcast: m.Bcast}
 		l.elems[i] = el
 		l.tab.Arrive(i, m.Epoch)
 		if home := l.home(i); home != l.pe.ID() {
@@ -224,6 +242,9 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		l.pe.MemberArrived(obj)
 		if m.ctor != nil {
 			l.invoke(el, m.ctor)
+		}
+		if l.elems[i] == el {
+			l.catchUp(i, el) // the broadcasts numbered after it and seen here already
 		}
 		if l.elems[i] == el {
 			l.release(i)
@@ -608,8 +629,8 @@ func (m *arriveMsg) Describe() string {
 	return fmt.Sprintf("the arrival of element %v of %v", m.idx, m.Coll)
 }
 
-// insertMsg carries an insertion: to the home (stage 0), to the root
-// (1), to the PE that creates the element (2).
+// insertMsg carries an insertion: to the root (stage 1), to the home
+// (0), to the PE that creates the element (2).
 type insertMsg struct {
 	target
 	Stage  uint8
@@ -617,8 +638,12 @@ type insertMsg struct {
 	Origin int
 	Epoch  uint32
 	RedNo  int
-	Ctor   *chare.WireEnvelope `msgpack:",omitempty"`
-	ctor   chare.Envelope
+	Bcast  uint32 // the broadcasts numbered before it: it gets the later ones
+	// Reserved: the home set the index aside already (an insertion made
+	// on the home, or a creation on demand).
+	Reserved bool
+	Ctor     *chare.WireEnvelope `msgpack:",omitempty"`
+	ctor     chare.Envelope
 }
 
 func (m *insertMsg) Deliver(ap *actor.PE) {

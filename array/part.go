@@ -218,7 +218,7 @@ func (l *part[I]) route(e chare.Envelope, i I) {
 		l.tab.Hold(i, e)
 	case location.Absent:
 		if l.demand && !l.creating[i] {
-			l.startInsert(i, l.pe.ID(), nil, -1)
+			l.demandCreate(i)
 		}
 		l.tab.Hold(i, e)
 	}
@@ -299,3 +299,7 @@ func (l *part[I]) snapshotStats() Stats {
 	s.Local, s.Held = len(l.elems), l.tab.NumHeld()
 	return s
 }
+
+// NumHeld returns how many messages wait here for elements (a checkpoint
+// refuses to lose them).
+func (l *part[I]) NumHeld() int { return l.tab.NumHeld() }

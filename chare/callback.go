@@ -19,6 +19,15 @@ const (
 	CallbackExit                       // end the job (CkCallback::ckExit)
 )
 
+var callbackKinds = [...]string{"ignore", "entry", "future", "function", "exit"}
+
+func (k CallbackKind) String() string {
+	if int(k) < len(callbackKinds) {
+		return callbackKinds[k]
+	}
+	return fmt.Sprintf("callback kind %d", k)
+}
+
 // Callback is where a result goes: an entry method of a chare, a group
 // branch or an array element, a broadcast to a group or array, a future, a
 // Go function on a PE, nowhere, or the end of the job. Callbacks are values

@@ -163,6 +163,12 @@ type ckptCollect struct{}
 func (m *ckptCollect) Describe() string { return "a checkpoint's collection" }
 func (m *ckptCollect) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
+	// Quiescence does not mean every reduction is complete: one that some
+	// members have contributed to, and others have not yet, would be lost.
+	for k, acc := range pe.reds {
+		pe.fail(fmt.Errorf("chare: checkpoint: reduction %d of %v is under way on PE %d (%d contributions so far): checkpoint between reductions", k.no, k.coll, pe.ID(), acc.count))
+		return
+	}
 	out := &ckptPart{PE: pe.ID(), Seq: pe.seq}
 	ids := make([]CollID, 0, len(pe.locals))
 	for id := range pe.locals {
@@ -170,6 +176,10 @@ func (m *ckptCollect) Deliver(ap *actor.PE) {
 	}
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
+		if h, ok := pe.locals[id].(interface{ NumHeld() int }); ok && h.NumHeld() > 0 {
+			pe.fail(fmt.Errorf("chare: checkpoint: %d messages on PE %d wait for elements of %v that do not exist; a checkpoint would lose them", h.NumHeld(), pe.ID(), id))
+			return
+		}
 		each, ok := pe.locals[id].(interface{ Each(func(any)) })
 		if !ok {
 			continue
@@ -482,6 +492,12 @@ func (m *restoreMsg) Deliver(ap *actor.PE) {
 	}
 	var run func()
 	run = func() {
+		if _, err := pe.job.Collection(m.Coll); err != nil {
+			// Node 0 announces every restored collection, whichever PE
+			// made it in the old job; wait for the announcement.
+			pe.hold(m.Coll, m, run)
+			return
+		}
 		l, err := pe.PartOrHold(m.Coll, m, run)
 		if err != nil || l == nil {
 			if err != nil {

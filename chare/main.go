@@ -94,6 +94,10 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		c.NewLocal = func(*PE) (Part, error) { return &single{pe: 0, obj: obj}, nil }
 		pe.AddCollection(c)
 		b.base().Bind(pe, c, 0, obj)
+		if _, err := pe.Part(c.ID); err != nil { // made now: a checkpoint finds it
+			pe.fail(err)
+			return
+		}
 		ap.Spawn(func() string { return typ.Name + " (the main function)" }, func(*actor.Thread) {
 			start(obj, cfg.Args)
 		})

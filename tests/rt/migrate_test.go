@@ -578,3 +578,32 @@ func TestSectionMembersMigrate(t *testing.T) {
 		}
 	})
 }
+
+// TestBroadcastRightAfterInsert: a broadcast sent right after insertions
+// (no wait in between) reaches the new elements, and a reduction over it
+// counts them: both are numbered after the insertions at the root.
+func TestBroadcastRightAfterInsert(t *testing.T) {
+	const pes = 4
+	runMain(t, pes, func(m *tmain) {
+		a, err := array.New[ins](m, array.Sparse[int]())
+		inJob.NoError(err)
+		want := 0
+		for i := range 12 {
+			pe := array.AtHome
+			if i%3 == 0 {
+				pe = i % pes
+			}
+			inJob.NoError(a.Insert(m, i, pe))
+			want += i
+		}
+		inJob.Equal(want, sumOf(m, a))
+		inJob.NoError(chare.Send(m, a, (*ins).Hello, 1))
+		inJob.NoError(a.Insert(m, 40, 2))
+		inJob.NoError(chare.Send(m, a, (*ins).Hello, 1))
+		inJob.Equal(want+40, sumOf(m, a))
+		for i := range 12 {
+			inJob.Equal(2, insWhere(m, a, i).Got, "element %d got both broadcasts, once each", i)
+		}
+		inJob.Equal(1, insWhere(m, a, 40).Got, "element 40 got the broadcast sent after its insertion only")
+	})
+}
