@@ -201,6 +201,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		m.RedNo = l.pe.NextReduction(l.coll.ID)
 		m.Bcast = l.rootSeq
 		l.deltas = append(l.deltas, delta{m.RedNo, +1})
+		l.pe.RecheckReductions(l.coll.ID)
 		m.Stage = 0
 		l.pe.Actor().Send(l.home(i), m)
 	case 0:
@@ -231,8 +232,8 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		}
 		b := chare.BaseOf(obj)
 		b.SetMemberState(chare.MemberState{RedNo: m.RedNo})
-		el := &elem{obj: obj, base: b, bcast: m.Bcast}
-		l.elems[i] = el
+		el := &elem{obj: obj, base: b}
+		l.add(i, el)
 		l.tab.Arrive(i, m.Epoch)
 		if home := l.home(i); home != l.pe.ID() {
 			l.pe.Actor().Send(home, &locMsg{target: target{Coll: l.coll.ID, idx: i}, PE: l.pe.ID(), Epoch: m.Epoch})
@@ -244,7 +245,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 			l.invoke(el, m.ctor)
 		}
 		if l.elems[i] == el {
-			l.catchUp(i, el) // the broadcasts numbered after it and seen here already
+			l.catchUp(i, el, m.Bcast) // the broadcasts numbered after it and seen here already
 		}
 		if l.elems[i] == el {
 			l.release(i)
@@ -309,11 +310,11 @@ func (l *part[I]) migrate(i I, to int, resume bool) error {
 		return fmt.Errorf("array: packing element %v of %s to migrate it: %w", i, l.name, err)
 	}
 	epoch, _ := l.tab.IsLocal(i)
-	delete(l.elems, i)
+	seen := l.remove(i)
 	l.tab.Depart(i, to, epoch+1)
 	l.pe.MemberLeft(el.obj)
 	l.stats.MigratedOut++
-	l.pe.Actor().Send(to, &arriveMsg{target: target{Coll: l.coll.ID, idx: i}, Epoch: epoch + 1, Bcast: el.bcast,
+	l.pe.Actor().Send(to, &arriveMsg{target: target{Coll: l.coll.ID, idx: i}, Epoch: epoch + 1, Bcast: seen,
 		State: el.base.MemberState(), Data: data, Sync: el.sync, Syncs: el.syncs, Resume: resume})
 	l.checkSync()
 	return nil
@@ -337,8 +338,8 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 	}
 	b := chare.BaseOf(obj)
 	b.SetMemberState(m.State)
-	el := &elem{obj: obj, base: b, bcast: m.Bcast, sync: m.Sync && !m.Resume, syncs: m.Syncs}
-	l.elems[i] = el
+	el := &elem{obj: obj, base: b, sync: m.Sync && !m.Resume, syncs: m.Syncs}
+	l.add(i, el)
 	l.tab.Arrive(i, m.Epoch)
 	l.stats.MigratedIn++
 	if home := l.home(i); home != l.pe.ID() {
@@ -351,7 +352,7 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 	if m.Resume {
 		l.resume(el)
 	}
-	l.catchUp(i, el)
+	l.catchUp(i, el, m.Bcast)
 	if l.elems[i] == el {
 		l.release(i)
 	}
@@ -373,7 +374,7 @@ func (l *part[I]) onDelete(m *deleteMsg) {
 	if el == nil {
 		return // it left before its Destroy took effect; it is destroyed where it is not: see Destroy
 	}
-	delete(l.elems, i)
+	l.remove(i)
 	epoch := l.tab.Delete(i)
 	l.pe.MemberLeft(el.obj)
 	if home := l.home(i); home != l.pe.ID() {

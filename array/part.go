@@ -18,7 +18,9 @@ import (
 type elem struct {
 	obj   any
 	base  *chare.Base
-	bcast uint32 // the broadcasts it has seen
+	index any    // its index, for Each's order
+	pos   int    // where it is in part.list
+	skip  uint32 // broadcasts it saw elsewhere before this PE did: it skips them here
 	sync  bool   // it called AtSync and waits for ResumeFromSync
 	syncs int    // its AtSync calls so far
 }
@@ -37,9 +39,11 @@ type part[I comparable] struct {
 	init  func(any)
 	tab   *location.Table[I, chare.Envelope]
 	elems map[I]*elem
+	list  []*elem // the same elements, to go through them quickly
+	ahead int     // elements with skip > 0
 
 	bseq uint32           // the last broadcast delivered here
-	hist []chare.Envelope // the broadcasts up to bseq, newest last
+	hist []chare.Envelope // the last histMax (or more) broadcasts up to bseq, newest last
 
 	// on the root (PE 0)
 	rootSeq uint32
@@ -104,7 +108,7 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 			if init != nil {
 				init(obj)
 			}
-			l.elems[idx] = &elem{obj: obj, base: chare.BaseOf(obj)}
+			l.add(idx, &elem{obj: obj, base: chare.BaseOf(obj)})
 			l.tab.Arrive(idx, 0)
 		}
 		return l, nil
@@ -127,9 +131,31 @@ func (l *part[I]) Restore(pe *chare.PE, index any, data []byte, st chare.MemberS
 	}
 	b := chare.BaseOf(obj)
 	b.SetMemberState(st)
-	l.elems[i] = &elem{obj: obj, base: b}
+	l.add(i, &elem{obj: obj, base: b})
 	l.tab.Arrive(i, 0)
 	return nil
+}
+
+// add makes el the local element i.
+func (l *part[I]) add(i I, el *elem) {
+	el.index, el.pos = i, len(l.list)
+	l.elems[i] = el
+	l.list = append(l.list, el)
+}
+
+// remove takes element i, which is local, off this PE, and returns the
+// number of broadcasts it has seen.
+func (l *part[I]) remove(i I) uint32 {
+	el := l.elems[i]
+	delete(l.elems, i)
+	last := l.list[len(l.list)-1]
+	l.list[el.pos], last.pos = last, el.pos
+	l.list[len(l.list)-1] = nil
+	l.list = l.list[:len(l.list)-1]
+	if el.skip > 0 {
+		l.ahead--
+	}
+	return l.bseq + el.skip
 }
 
 // RestoreCount sets, on the root, how many elements a restart brought.
@@ -243,29 +269,45 @@ func (l *part[I]) DeliverAll(pe *chare.PE, e chare.Envelope) {
 		return
 	}
 	l.bseq = seq
-	if len(l.hist) == histMax {
-		copy(l.hist, l.hist[1:])
-		l.hist = l.hist[:histMax-1]
+	if len(l.hist) == 2*histMax { // keep the last histMax, amortized
+		n := copy(l.hist, l.hist[histMax:])
+		clear(l.hist[n:])
+		l.hist = l.hist[:n]
 	}
 	l.hist = append(l.hist, e)
-	for _, el := range l.elems {
-		if el.bcast < seq {
-			el.bcast = seq
-			l.invoke(el, e)
+	if l.ahead == 0 { // the common case: nobody saw it elsewhere first
+		for k := 0; k < len(l.list); k++ {
+			l.invoke(l.list[k], e)
 		}
+		return
+	}
+	for k := 0; k < len(l.list); k++ {
+		el := l.list[k]
+		if el.skip > 0 {
+			if el.skip--; el.skip == 0 {
+				l.ahead--
+			}
+			continue
+		}
+		l.invoke(el, e)
 	}
 }
 
-// catchUp delivers to an element that just arrived the broadcasts this PE
-// has seen and it has not.
-func (l *part[I]) catchUp(i I, el *elem) {
-	for el.bcast < l.bseq {
-		k := len(l.hist) - int(l.bseq-el.bcast)
+// catchUp squares an element that just arrived, having seen seen
+// broadcasts, with this PE: it delivers the broadcasts this PE has seen and
+// it has not, or makes it skip those it saw before this PE did.
+func (l *part[I]) catchUp(i I, el *elem, seen uint32) {
+	if seen > l.bseq {
+		el.skip = seen - l.bseq
+		l.ahead++
+		return
+	}
+	for ; seen < l.bseq; seen++ {
+		k := len(l.hist) - int(l.bseq-seen)
 		if k < 0 {
-			l.pe.Fail(fmt.Errorf("array: element %v of %s arrived on PE %d having missed broadcast %d, which the PE no longer keeps (it keeps the last %d)", i, l.name, l.pe.ID(), el.bcast+1, histMax))
+			l.pe.Fail(fmt.Errorf("array: element %v of %s arrived on PE %d having missed broadcast %d, which the PE no longer keeps (it keeps the last %d)", i, l.name, l.pe.ID(), seen+1, histMax))
 			return
 		}
-		el.bcast++
 		l.invoke(el, l.hist[k])
 		if l.elems[i] != el {
 			return // it left or was deleted meanwhile
@@ -289,7 +331,7 @@ func (l *part[I]) Object(index any) any {
 // Each calls fn on every element on this PE (libraries such as TRAM use it
 // to deliver an item to all local elements).
 func (l *part[I]) Each(fn func(obj any)) {
-	for _, el := range l.elems {
+	for _, el := range l.list {
 		fn(el.obj)
 	}
 }

@@ -99,6 +99,8 @@ type PE struct {
 	lastRed redKey // the cache of redAcc
 	lastAcc *redAcc
 
+	memberNos map[CollID]*noCount // see redOwed
+
 	ckpt    *ckptRun    // on PE 0, a checkpoint being written
 	restart *restartRun // on PE 0, a restart under way
 	redNext map[redStream]*redOrder

@@ -42,6 +42,7 @@ type redAcc struct {
 	parts []any // partial results not combined yet
 	count int   // contributions in parts
 	owed  int   // local members that still owe this reduction (not on the root)
+	total int   // on the root: the contributions it waits for, once known (else -1)
 	r     reducer.Reducer
 	cb    Callback
 	coll  CollID
@@ -88,9 +89,71 @@ func (b *Base) nextNo(sec *Section) int {
 	return b.reds[sec.ID]
 }
 
-// redOwed counts the local members that still owe reduction no of the
-// collection, or of the section if sec is set.
+// noCount counts a collection's members on a PE by the number of their
+// next contribution; it is built by one look at the members the first
+// time it is needed, then kept up to date as they contribute and move.
+type noCount struct {
+	lo int   // c[i] members have next number lo+i
+	c  []int // usually two or three entries: members are close
+}
+
+func (m *noCount) add(no, d int) {
+	if len(m.c) == 0 {
+		m.lo = no
+	}
+	if no < m.lo {
+		m.c = append(make([]int, m.lo-no), m.c...)
+		m.lo = no
+	}
+	for no-m.lo >= len(m.c) {
+		m.c = append(m.c, 0)
+	}
+	m.c[no-m.lo] += d
+	for len(m.c) > 0 && m.c[0] == 0 { // drop the numbers no member has
+		m.c = m.c[1:]
+		m.lo++
+	}
+}
+
+// upTo counts the members whose next number is at most no.
+func (m *noCount) upTo(no int) int {
+	n := 0
+	for i, k := range m.c {
+		if m.lo+i > no {
+			break
+		}
+		n += k
+	}
+	return n
+}
+
 func (pe *PE) redOwed(coll CollID, sec *Section, no int) (int, error) {
+	if sec != nil {
+		return pe.redOwedScan(coll, sec, no)
+	}
+	m := pe.memberNos[coll]
+	if m == nil {
+		l, err := pe.Part(coll)
+		if err != nil {
+			return 0, err
+		}
+		each, ok := l.(interface{ Each(func(obj any)) })
+		if !ok {
+			return 0, fmt.Errorf("chare: collection %v does not take part in reductions", coll)
+		}
+		m = &noCount{}
+		each.Each(func(obj any) { m.add(obj.(Context).base().redNo, 1) })
+		if pe.memberNos == nil {
+			pe.memberNos = map[CollID]*noCount{}
+		}
+		pe.memberNos[coll] = m
+	}
+	return m.upTo(no), nil
+}
+
+// redOwedScan counts the local members that still owe reduction no of the
+// collection, or of the section if sec is set, by looking at each.
+func (pe *PE) redOwedScan(coll CollID, sec *Section, no int) (int, error) {
 	l, err := pe.Part(coll)
 	if err != nil {
 		return 0, err
@@ -126,6 +189,10 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 	if sec == nil {
 		no = b.redNo
 		b.redNo++
+		if m := b.pe.memberNos[coll]; m != nil {
+			m.add(no+1, 1)
+			m.add(no, -1)
+		}
 	} else {
 		if b.reds == nil {
 			b.reds = map[CollID]int{}
@@ -151,7 +218,7 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 				return err
 			}
 		}
-		acc = &redAcc{r: r, cb: cb, coll: coll, sec: sec, owed: owed}
+		acc = &redAcc{r: r, cb: cb, coll: coll, sec: sec, owed: owed, total: -1}
 		pe.reds[k] = acc
 	} else {
 		if acc.r.Name() != r.Name() {
@@ -213,16 +280,22 @@ func (pe *PE) redTotal(coll CollID, sec *Section, no int) (int, bool, error) {
 // redCheck passes a reduction on once this PE has everything it waits for.
 func (pe *PE) redCheck(k redKey, acc *redAcc) {
 	if pe.ID() == ReductionRoot {
-		n, known, err := pe.redTotal(acc.coll, acc.sec, k.no)
-		if err != nil {
-			pe.fail(fmt.Errorf("chare: reduction %d of %v: %w", k.no, k.coll, err))
+		if acc.total < 0 {
+			n, known, err := pe.redTotal(acc.coll, acc.sec, k.no)
+			if err != nil {
+				pe.fail(fmt.Errorf("chare: reduction %d of %v: %w", k.no, k.coll, err))
+				return
+			}
+			if !known {
+				return
+			}
+			acc.total = n
+		}
+		if acc.count < acc.total {
 			return
 		}
-		if !known || acc.count < n {
-			return
-		}
-		if acc.count > n {
-			pe.fail(fmt.Errorf("chare: reduction %d of %v got %d contributions for %d members", k.no, k.coll, acc.count, n))
+		if acc.count > acc.total {
+			pe.fail(fmt.Errorf("chare: reduction %d of %v got %d contributions for %d members", k.no, k.coll, acc.count, acc.total))
 			return
 		}
 	} else if acc.owed > 0 {
@@ -255,11 +328,13 @@ func (pe *PE) NextReduction(coll CollID) int {
 	return 0
 }
 
-// RecheckReductions lets the root complete the reductions of a collection
-// whose number of members it has just learnt (arrays with insertion).
+// RecheckReductions tells the root that the number of members of a
+// collection changed (an insertion or a deletion): the reductions under
+// way count again, and may complete.
 func (pe *PE) RecheckReductions(coll CollID) {
 	for k, acc := range pe.reds {
 		if acc.coll == coll && acc.sec == nil {
+			acc.total = -1
 			pe.redCheck(k, acc)
 		}
 	}
@@ -269,6 +344,9 @@ func (pe *PE) RecheckReductions(coll CollID) {
 // (d = -1) or arrives (d = +1): a member owes every reduction from its
 // next number on to the PE that hosts it.
 func (pe *PE) memberMoved(b *Base, d int) {
+	if m := pe.memberNos[b.coll.ID]; m != nil {
+		m.add(b.redNo, d)
+	}
 	if pe.ID() == ReductionRoot || len(pe.reds) == 0 {
 		return
 	}
@@ -354,7 +432,7 @@ func (m *redUp) Deliver(ap *actor.PE) {
 			pe.hold(m.coll, m, func() { m.Deliver(ap) })
 			return
 		}
-		acc = &redAcc{r: m.r, cb: m.cb, coll: m.coll, sec: m.sec}
+		acc = &redAcc{r: m.r, cb: m.cb, coll: m.coll, sec: m.sec, total: -1}
 		pe.reds[m.key] = acc
 	} else if acc.r.Name() != m.r.Name() {
 		pe.fail(fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", m.key.no, m.key.coll, acc.r.Name(), m.r.Name()))
