@@ -38,6 +38,8 @@ var acrossSkip = []struct{ test, why string }{
 // from every node. Their jobs of fewer than 4 PEs are skipped.
 var acrossFour = []string{
 	"TestSmokeHelloSum",
+	"TestMigrationStorm", // elements cross between four processes
+	"TestCheckpointRestart",
 	"TestArrayShapes", // more PEs than elements: some nodes have none
 	"TestCallbacks",
 	"TestSingletonOnEachPE",
