@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime/debug"
+	"time"
 
 	pa "github.com/asynkron/protoactor-go/actor"
 	"github.com/vmihailenco/msgpack/v5"
@@ -50,6 +51,9 @@ type PE struct {
 	routEnc []*itemEncoder // the buffers of their bodies, per node
 	rnodes  []int          // nodes with encoded sends
 
+	measureBusy bool
+	busy        time.Duration // time spent handling messages, while measured
+
 	dec     *msgpack.Decoder // for messages from other nodes
 	decBuf  *bytes.Reader
 	scratch []byte
@@ -60,6 +64,18 @@ type PE struct {
 
 func newPE(rt *Runtime, id int) *PE {
 	return &PE{rt: rt, id: id, qd: qdState{acc: map[waveKey]*waveAcc{}}, cds: map[uint64]*cdCounters{}}
+}
+
+// SetMeasureBusy turns on or off the measurement of the time the PE
+// spends handling messages (load balancing reads it with Busy).
+func (pe *PE) SetMeasureBusy(on bool) { pe.measureBusy = on }
+
+// Busy returns the time spent handling messages while measured, and
+// resets it.
+func (pe *PE) Busy() time.Duration {
+	b := pe.busy
+	pe.busy = 0
+	return b
 }
 
 // ID returns the PE's number.
@@ -171,6 +187,10 @@ func (controlMsg) system() {}
 func (pe *PE) Receive(ctx pa.Context) {
 	if pe.rt.stopped.Load() {
 		return
+	}
+	if pe.measureBusy {
+		t0 := time.Now()
+		defer func() { pe.busy += time.Since(t0) }()
 	}
 	switch m := ctx.Message().(type) {
 	case *remoteBatch:

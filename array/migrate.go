@@ -679,3 +679,83 @@ func (m *syncMsg) Deliver(ap *actor.PE) { withPart(ap, m.Coll, m, func(p arrayPa
 func (m *syncMsg) Describe() string {
 	return fmt.Sprintf("AtSync of element %v of %v", m.idx, m.Coll)
 }
+
+// ---- what the load balancer sees ----
+
+// LocalElement is an element on a PE, as the load balancer sees it.
+type LocalElement struct {
+	Coll  chare.CollID
+	Index any
+	Base  *chare.Base
+}
+
+// lbPart is what LocalElements and MigrateLocal use of a part.
+type lbPart interface {
+	localElements(out []LocalElement) []LocalElement
+	migrateLocal(index any, to int) error
+	numElements() int
+}
+
+func (l *part[I]) localElements(out []LocalElement) []LocalElement {
+	for _, el := range l.list {
+		out = append(out, LocalElement{Coll: l.coll.ID, Index: el.index, Base: el.base})
+	}
+	return out
+}
+
+func (l *part[I]) migrateLocal(index any, to int) error {
+	i, err := l.check(index)
+	if err != nil {
+		return err
+	}
+	if l.elems[i] == nil {
+		return nil // it left meanwhile
+	}
+	return l.migrate(i, to, false)
+}
+
+func (l *part[I]) numElements() int { return l.count(1 << 62) }
+
+// LocalElements lists the elements of every array (or of array coll, if
+// not 0) on the PE the code runs on.
+func LocalElements(pe *chare.PE, coll chare.CollID) []LocalElement {
+	var out []LocalElement
+	pe.EachPart(func(id chare.CollID, p chare.Part) {
+		if lp, ok := p.(lbPart); ok && (coll == 0 || id == coll) {
+			out = lp.localElements(out)
+		}
+	})
+	return out
+}
+
+// MigrateLocal moves element index of array coll, which lives on the PE
+// the code runs on, to PE to now (the load balancer's anytime migration).
+// An element that has left meanwhile is left alone.
+func MigrateLocal(pe *chare.PE, coll chare.CollID, index any, to int) error {
+	p, err := pe.Part(coll)
+	if err != nil {
+		return err
+	}
+	lp, ok := p.(lbPart)
+	if !ok {
+		return fmt.Errorf("array: %v is not an array", coll)
+	}
+	return lp.migrateLocal(index, to)
+}
+
+// NumElements returns, on PE 0 (the root of the array's reductions), how
+// many elements array coll has now.
+func NumElements(pe *chare.PE, coll chare.CollID) (int, error) {
+	if pe.ID() != chare.ReductionRoot {
+		return 0, fmt.Errorf("array: NumElements runs on PE %d, not %d", chare.ReductionRoot, pe.ID())
+	}
+	p, err := pe.Part(coll)
+	if err != nil {
+		return 0, err
+	}
+	lp, ok := p.(lbPart)
+	if !ok {
+		return 0, fmt.Errorf("array: %v is not an array", coll)
+	}
+	return lp.numElements(), nil
+}

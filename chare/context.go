@@ -24,6 +24,7 @@ type Base struct {
 	obj   any
 	redNo int            // the next reduction number over the collection
 	reds  map[CollID]int // the next reduction numbers over sections
+	load  ObjLoad        // since the last load-balancing step
 }
 
 func (b *Base) base() *Base { return b }
@@ -107,16 +108,17 @@ func PEOf(ctx Context) *PE {
 type MemberState struct {
 	RedNo    int
 	Sections map[CollID]int `msgpack:",omitempty"`
+	Load     ObjLoad        // the load measured since the last step travels along
 }
 
 // MemberState returns the member's reduction state.
 func (b *Base) MemberState() MemberState {
-	return MemberState{RedNo: b.redNo, Sections: b.reds}
+	return MemberState{RedNo: b.redNo, Sections: b.reds, Load: b.load}
 }
 
 // SetMemberState restores the member's reduction state.
 func (b *Base) SetMemberState(s MemberState) {
-	b.redNo, b.reds = s.RedNo, s.Sections
+	b.redNo, b.reds, b.load = s.RedNo, s.Sections, s.Load
 }
 
 // BaseOf returns the Base embedded in a chare object, or nil.

@@ -35,6 +35,47 @@ type Config struct {
 	// directory (see Checkpoint) instead of creating the main chare and
 	// running start.
 	Restart string
+	// Flags holds the values of flags that other packages registered
+	// with RegisterFlag (lb: -balancer, -lbperiod...), by name.
+	Flags map[string]string
+}
+
+// flagDef is a runtime flag that another package registered.
+type flagDef struct {
+	value bool // takes a value
+	check func(string) error
+}
+
+var extraFlags = map[string]flagDef{}
+
+// RegisterFlag adds a runtime flag that ParseArgs takes out of the command
+// line into Config.Flags (packages such as lb register theirs in an init
+// function). check, if set, validates the value: its error is ParseArgs's.
+// A flag without a value gets "true".
+func RegisterFlag(name string, takesValue bool, check func(string) error) {
+	extraFlags[name] = flagDef{takesValue, check}
+}
+
+// peSetups run on every PE of every job when it starts.
+var peSetups []func(pe *PE)
+
+// OnPEStart registers a function that runs on every PE of every job when
+// the PE starts, before any message (packages such as lb set up their
+// per-PE state with it). Call it in an init function.
+func OnPEStart(fn func(pe *PE)) { peSetups = append(peSetups, fn) }
+
+// boots run on PE 0 of every job, as its first message.
+var boots []func(pe *PE)
+
+// OnBoot registers a function that runs on PE 0 of every job as its first
+// message, once every PE exists (a periodic timer starts there). Call it
+// in an init function.
+func OnBoot(fn func(pe *PE)) { boots = append(boots, fn) }
+
+// Flag returns the value of a registered flag for this job.
+func (j *Job) Flag(name string) (string, bool) {
+	v, ok := j.flags[name]
+	return v, ok
 }
 
 // Chare is embedded in singleton chare types, the main chare among them:
@@ -58,7 +99,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	job := &Job{args: cfg.Args}
+	job := &Job{args: cfg.Args, flags: cfg.Flags}
 	nc, pes, err := nodeConfig(cfg)
 	if err != nil {
 		return 1, err
@@ -75,9 +116,18 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		Node:   nc,
 		// Set job.rt here, before any PE runs: boot may run on PE 0
 		// before Start returns.
-		Setup: func(ap *actor.PE) { job.rt = ap.Runtime(); newPE(ap, job) },
+		Setup: func(ap *actor.PE) {
+			job.rt = ap.Runtime()
+			pe := newPE(ap, job)
+			for _, fn := range peSetups {
+				fn(pe)
+			}
+		},
 	}, func(ap *actor.PE) {
 		pe := peOf(ap)
+		for _, fn := range boots {
+			fn(pe)
+		}
 		if ckpt != nil {
 			if err := pe.restartBoot(ckpt); err != nil {
 				pe.fail(err)
@@ -200,6 +250,27 @@ func ParseArgs(args []string) (Config, error) {
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		if !strings.HasPrefix(a, "-") {
 			name = ""
+		}
+		if def, ok := extraFlags[name]; ok {
+			if def.value && !hasVal {
+				if i+1 >= len(args) {
+					return cfg, fmt.Errorf("flag -%s needs a value", name)
+				}
+				i++
+				val = args[i]
+			} else if !def.value && !hasVal {
+				val = "true"
+			}
+			if def.check != nil {
+				if err := def.check(val); err != nil {
+					return cfg, fmt.Errorf("flag -%s: %w", name, err)
+				}
+			}
+			if cfg.Flags == nil {
+				cfg.Flags = map[string]string{}
+			}
+			cfg.Flags[name] = val
+			continue
 		}
 		switch name {
 		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart":

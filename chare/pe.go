@@ -12,6 +12,7 @@ type Job struct {
 	rt    *actor.Runtime
 	colls sync.Map // CollID → *Collection
 	args  []string
+	flags map[string]string
 }
 
 // Runtime returns the job's runtime.
@@ -100,6 +101,10 @@ type PE struct {
 	lastAcc *redAcc
 
 	memberNos map[CollID]*noCount // see redOwed
+	measure   bool                // entry methods are timed (see load.go)
+	slots     map[any]any         // other packages' per-PE state
+	commOn    bool                // messages between elements are counted
+	comm      map[commKey]int
 
 	ckpt    *ckptRun    // on PE 0, a checkpoint being written
 	restart *restartRun // on PE 0, a restart under way
@@ -223,6 +228,10 @@ func (pe *PE) Invoke(obj any, e Envelope) {
 		pe.ap.Spawn(describe, func(*actor.Thread) { e.invoke(pe, obj) })
 		return
 	}
+	if pe.measure {
+		pe.invokeMeasured(obj, e)
+		return
+	}
 	e.invoke(pe, obj)
 }
 
@@ -324,4 +333,23 @@ func (pe *PE) PartOrHold(coll CollID, what any, fn func()) (Part, error) {
 		return nil, nil
 	}
 	return l, err
+}
+
+// EachPart calls fn on every collection part on this PE.
+func (pe *PE) EachPart(fn func(id CollID, p Part)) {
+	for id, p := range pe.locals {
+		fn(id, p)
+	}
+}
+
+// Slot returns the value another package keeps on this PE under key.
+func (pe *PE) Slot(key any) any { return pe.slots[key] }
+
+// SetSlot keeps a value on this PE under key (packages such as lb keep
+// their per-PE state there).
+func (pe *PE) SetSlot(key, v any) {
+	if pe.slots == nil {
+		pe.slots = map[any]any{}
+	}
+	pe.slots[key] = v
 }

@@ -89,6 +89,9 @@ func (pe *PE) post(r Route, d Delegate, from Context, env Envelope) error {
 	h := env.Header()
 	h.Route = r
 	h.Src = pe.ID()
+	if pe.commOn && r.Kind == KindElement && from != nil {
+		pe.countComm(from, r)
+	}
 	if d == nil && h.Entry != nil {
 		if md := h.Entry.delegate.Load(); md != nil {
 			d = *md // an entry method marked for a delegate (TRAM's [aggregate])

@@ -1,0 +1,125 @@
+package chare
+
+import (
+	"runtime"
+	"time"
+)
+
+// Load measurement for load balancing (package lb reads it). When a PE
+// measures, every entry method that runs on an object there is timed: its
+// wall time, and its CPU time where the PE can measure it (on Linux: the
+// goroutine is locked to its OS thread for the call and the thread's CPU
+// clock is read before and after, so the figure stays right when PEs
+// outnumber cores and a PE waits for a core in the middle of a method).
+// A threaded entry method is timed up to its first suspension only.
+
+// ObjLoad is an object's load since its last reset.
+type ObjLoad struct {
+	Wall, CPU time.Duration
+	// User, if set (HasUser), is the load the object gave itself with
+	// SetLoad, in seconds; it replaces the measured one.
+	User    float64
+	HasUser bool
+}
+
+// Seconds is the load a strategy uses: the user's, else the CPU time if
+// measured, else the wall time.
+func (l ObjLoad) Seconds() float64 {
+	switch {
+	case l.HasUser:
+		return l.User
+	case l.CPU > 0:
+		return l.CPU.Seconds()
+	}
+	return l.Wall.Seconds()
+}
+
+// SetLoad sets the object's load for the current load-balancing period,
+// in seconds, instead of the measured one (Charm++'s setObjTime).
+func (b *Base) SetLoad(seconds float64) { b.load.User, b.load.HasUser = seconds, true }
+
+// Load returns the object's load since the last reset.
+func (b *Base) Load() ObjLoad { return b.load }
+
+// ResetLoad starts a new measurement period for the object.
+func (b *Base) ResetLoad() { b.load = ObjLoad{} }
+
+// SetMeasure turns the timing of entry methods on this PE on or off.
+func (pe *PE) SetMeasure(on bool) {
+	pe.measure = on
+	pe.ap.SetMeasureBusy(on)
+}
+
+// Measuring reports whether entry methods are timed on this PE.
+func (pe *PE) Measuring() bool { return pe.measure }
+
+// invokeMeasured runs an entry method and adds its time to the object's
+// load.
+func (pe *PE) invokeMeasured(obj any, e Envelope) {
+	b := obj.(Context).base()
+	runtime.LockOSThread()
+	c0, cpuOK := threadCPU()
+	t0 := time.Now()
+	defer func() {
+		b.load.Wall += time.Since(t0)
+		if c1, ok := threadCPU(); ok && cpuOK {
+			b.load.CPU += c1 - c0
+		}
+		runtime.UnlockOSThread()
+	}()
+	e.invoke(pe, obj)
+}
+
+// CommEdge counts the messages one array element sent another since the
+// last TakeComm, as seen on the sending PE.
+type CommEdge struct {
+	FromColl CollID
+	From     any
+	ToColl   CollID
+	To       any
+	Msgs     int
+}
+
+type commKey struct {
+	fromColl, toColl CollID
+	from, to         any
+}
+
+// SetCommGraph turns on or off the counting of messages between array
+// elements sent from this PE (the load balancer's communication graph).
+func (pe *PE) SetCommGraph(on bool) {
+	pe.commOn = on
+	if on && pe.comm == nil {
+		pe.comm = map[commKey]int{}
+	}
+}
+
+// TakeComm returns the messages counted since the last call, and starts
+// counting again.
+func (pe *PE) TakeComm() []CommEdge {
+	out := make([]CommEdge, 0, len(pe.comm))
+	for k, n := range pe.comm {
+		out = append(out, CommEdge{FromColl: k.fromColl, From: k.from, ToColl: k.toColl, To: k.to, Msgs: n})
+	}
+	clear(pe.comm)
+	return out
+}
+
+// countComm records a message from the sending object to an element.
+func (pe *PE) countComm(from Context, r Route) {
+	b := from.base()
+	if b.coll == nil || b.coll.Kind != KindElement {
+		return
+	}
+	to := r.Index
+	if raw, ok := to.(rawIndex); ok { // a proxy that came from another process
+		c, err := pe.collection(r.Coll)
+		if err != nil {
+			return
+		}
+		if to, err = pe.resolve(c, raw); err != nil {
+			return
+		}
+	}
+	pe.comm[commKey{fromColl: b.coll.ID, from: b.index, toColl: r.Coll, to: to}]++
+}

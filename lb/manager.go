@@ -1,0 +1,526 @@
+package lb
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+)
+
+// The load-balancing manager: one per PE, set up when the PE starts.
+//
+// A step gathers, on PE 0, every PE's objects (array elements) with their
+// loads since the last step and the PE's background load and idle time;
+// runs the strategy of that step on the snapshot; checks the placement
+// (an invalid one is reported and ignored: nothing moves); sends every PE
+// the moves of its objects; and resets the measurements. Steps start in
+// three ways:
+//
+//   - AtSync: once every element of an array (whose type has a
+//     ResumeFromSync method) has called AtSync, wherever it is, the step
+//     runs over that array; its elements resume where they end up. A PE
+//     without elements does not hold it up: PE 0 counts the elements that
+//     wait, against the number the array has.
+//   - periodic (-lbperiod D): PE 0 starts a step over every array each D;
+//     elements move whenever the step reaches them (anytime migration).
+//   - manual: StartStep, from code.
+//
+// -balancer A[,B...] names the strategies: the first runs at the first
+// step, the last at every later one. Without it, AtSync elements resume at
+// once and no step runs.
+
+// Flags this package adds to the runtime's command line.
+const (
+	FlagBalancer = "balancer" // -balancer greedy[,refine]
+	FlagPeriod   = "lbperiod" // -lbperiod 500ms
+	FlagDebug    = "lbdebug"  // -lbdebug: a report line per step
+	FlagCSV      = "lbcsv"    // -lbcsv FILE: the reports as CSV
+	FlagSVG      = "lbsvg"    // -lbsvg FILE: a chart of the PE loads
+	FlagComm     = "lbcomm"   // -lbcomm: count messages between elements for the graph
+)
+
+func parsePeriod(v string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("bad period %q: want a positive duration such as 500ms", v)
+	}
+	return d, nil
+}
+
+func init() {
+	chare.RegisterFlag(FlagBalancer, true, func(v string) error { _, err := ParseBalancer(v); return err })
+	chare.RegisterFlag(FlagPeriod, true, func(v string) error { _, err := parsePeriod(v); return err })
+	chare.RegisterFlag(FlagDebug, false, nil)
+	chare.RegisterFlag(FlagCSV, true, nil)
+	chare.RegisterFlag(FlagSVG, true, nil)
+	chare.RegisterFlag(FlagComm, false, nil)
+	chare.OnPEStart(setup)
+	chare.OnBoot(boot)
+	array.SetSyncHook(onSync)
+	registerMsg[syncReady](kindSyncReady, "lb AtSync ready")
+	registerMsg[stepCollect](kindCollect, "lb collect")
+	registerMsg[peReport](kindReport, "lb PE report")
+	registerMsg[stepOrders](kindOrders, "lb orders")
+	registerMsg[stepDone](kindDone, "lb step done")
+	registerMsg[stepRequest](kindRequest, "lb step request")
+	registerMsg[notifyMsg](kindNotify, "lb report subscription")
+}
+
+type slotKey struct{}
+
+// peState is the manager on one PE.
+type peState struct {
+	pe         *chare.PE
+	strategies []Strategy
+	period     time.Duration
+	debug      bool
+	csv, svg   string
+	last       time.Time // the last step here
+	syncs      map[chare.CollID]*array.Sync
+	reported   []array.LocalElement // this PE's objects in the current step
+	root       *rootState           // on PE 0
+}
+
+// rootState is the manager's state on PE 0.
+type rootState struct {
+	step    int // steps done
+	running bool
+	coll    chare.CollID // the array of an AtSync step (0: all)
+	done    chare.Callback
+	hasDone bool
+	queue   []stepRequest
+	ready   map[chare.CollID]int // elements waiting in AtSync, per array
+	reports []*peReport
+	dones   int // PEs that sent their objects on their way
+	history []Report
+	notify  []chare.Callback
+}
+
+func state(pe *chare.PE) *peState {
+	st, _ := pe.Slot(slotKey{}).(*peState)
+	return st
+}
+
+func setup(pe *chare.PE) {
+	job := pe.Job()
+	st := &peState{pe: pe, last: time.Now(), syncs: map[chare.CollID]*array.Sync{}}
+	if v, ok := job.Flag(FlagBalancer); ok {
+		st.strategies, _ = ParseBalancer(v) // checked when the flag was parsed
+	}
+	if v, ok := job.Flag(FlagPeriod); ok {
+		st.period, _ = parsePeriod(v)
+	}
+	_, st.debug = job.Flag(FlagDebug)
+	st.csv, _ = job.Flag(FlagCSV)
+	st.svg, _ = job.Flag(FlagSVG)
+	if pe.ID() == 0 {
+		st.root = &rootState{ready: map[chare.CollID]int{}}
+	}
+	pe.SetSlot(slotKey{}, st)
+	if len(st.strategies) > 0 {
+		pe.SetMeasure(true)
+		if _, ok := job.Flag(FlagComm); ok {
+			pe.SetCommGraph(true)
+		}
+	}
+}
+
+// boot starts the periodic steps, on PE 0 once the job runs.
+func boot(pe *chare.PE) {
+	if st := state(pe); st != nil && st.period > 0 && len(st.strategies) > 0 {
+		st.tick()
+	}
+}
+
+// tick starts a periodic step and schedules the next.
+func (st *peState) tick() {
+	st.pe.Actor().After(st.period, func(*actor.PE) {
+		st.request(stepRequest{})
+		st.tick()
+	})
+}
+
+// StartStep starts a load-balancing step over every array from code (the
+// manual mode); done receives nil once every PE has sent its elements on
+// their way. The job must have a strategy (-balancer).
+func StartStep(from chare.Context, done chare.Callback) error {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	st := state(pe)
+	if st == nil || len(st.strategies) == 0 {
+		return fmt.Errorf("lb: no strategy for a load-balancing step: set -balancer (known: %s)", strings.Join(Names(), ", "))
+	}
+	pe.Actor().Send(0, &stepRequest{Done: done, HasDone: true})
+	return nil
+}
+
+// Reports returns the reports of the steps so far; they are kept on PE 0,
+// and the call must run there.
+func Reports(from chare.Context) ([]Report, error) {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return nil, chare.ErrNoContext
+	}
+	st := state(pe)
+	if st == nil || st.root == nil {
+		return nil, fmt.Errorf("lb: reports are kept on PE 0, not %d", pe.ID())
+	}
+	return append([]Report(nil), st.root.history...), nil
+}
+
+// Notify asks for each step's Report, sent to cb on PE 0 once the step's
+// moves are decided (examples print them; tests check them).
+func Notify(from chare.Context, cb chare.Callback) error {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	pe.Actor().Send(0, &notifyMsg{CB: cb})
+	return nil
+}
+
+type notifyMsg struct{ CB chare.Callback }
+
+func (m *notifyMsg) Describe() string     { return "a load-balancing report subscription" }
+func (m *notifyMsg) Deliver(ap *actor.PE) { r := stateOf(ap).root; r.notify = append(r.notify, m.CB) }
+
+// onSync is the array package's AtSync hook.
+func onSync(s *array.Sync) {
+	st := state(s.PE)
+	if st == nil || len(st.strategies) == 0 {
+		s.Resume() // no balancer: resume at once, as Charm++ does
+		return
+	}
+	st.syncs[s.Coll] = s
+	s.PE.Actor().Send(0, &syncReady{Coll: s.Coll, N: len(s.Indices())})
+}
+
+// ---- messages ----
+
+// syncReady tells PE 0 that N elements of an array wait on a PE.
+type syncReady struct {
+	Coll chare.CollID
+	N    int
+}
+
+func (m *syncReady) Describe() string { return fmt.Sprintf("AtSync of %d elements of %v", m.N, m.Coll) }
+func (m *syncReady) Deliver(ap *actor.PE) {
+	st := stateOf(ap)
+	r := st.root
+	r.ready[m.Coll] += m.N
+	total, err := array.NumElements(st.pe, m.Coll)
+	if err != nil {
+		st.pe.Fail(err)
+		return
+	}
+	if r.ready[m.Coll] < total {
+		return
+	}
+	delete(r.ready, m.Coll)
+	st.request(stepRequest{Coll: m.Coll})
+}
+
+// stepRequest asks PE 0 for a step (over Coll, or every array).
+type stepRequest struct {
+	Coll    chare.CollID
+	Done    chare.Callback
+	HasDone bool
+}
+
+func (m *stepRequest) Describe() string     { return "a load-balancing step request" }
+func (m *stepRequest) Deliver(ap *actor.PE) { stateOf(ap).request(*m) }
+
+// request starts a step on PE 0, or queues it behind the running one.
+func (st *peState) request(m stepRequest) {
+	r := st.root
+	if r.running {
+		r.queue = append(r.queue, m)
+		return
+	}
+	r.running, r.coll, r.done, r.hasDone, r.reports = true, m.Coll, m.Done, m.HasDone, nil
+	for p := range st.pe.NumPEs() {
+		st.pe.Actor().Send(p, &stepCollect{Step: r.step, Coll: m.Coll})
+	}
+}
+
+// stepCollect asks a PE for its objects and loads.
+type stepCollect struct {
+	Step int
+	Coll chare.CollID
+}
+
+func (m *stepCollect) Describe() string { return fmt.Sprintf("load-balancing step %d", m.Step) }
+func (m *stepCollect) Deliver(ap *actor.PE) {
+	st := stateOf(ap)
+	now := time.Now()
+	st.reported = array.LocalElements(st.pe, m.Coll)
+	rep := &peReport{PE: st.pe.ID(), Step: m.Step, Objs: make([]objReport, len(st.reported))}
+	var wall float64
+	for k, e := range st.reported {
+		l := e.Base.Load()
+		rep.Objs[k] = objReport{Coll: e.Coll, Index: fmt.Sprint(e.Index), Load: l.Seconds(), CPU: l.CPU.Seconds()}
+		wall += l.Wall.Seconds()
+	}
+	if st.pe.Measuring() {
+		for _, e := range st.pe.TakeComm() {
+			if m.Coll == 0 || e.FromColl == m.Coll && e.ToColl == m.Coll {
+				rep.Edges = append(rep.Edges, edgeReport{FromColl: e.FromColl, From: fmt.Sprint(e.From), ToColl: e.ToColl, To: fmt.Sprint(e.To), Msgs: e.Msgs})
+			}
+		}
+	}
+	busy := ap.Busy().Seconds()
+	rep.Background = max(0, busy-wall)
+	rep.Idle = max(0, now.Sub(st.last).Seconds()-busy)
+	st.last = now
+	ap.Send(0, rep)
+}
+
+type objReport struct {
+	Coll  chare.CollID
+	Index string
+	Load  float64
+	CPU   float64
+}
+
+type edgeReport struct {
+	FromColl, ToColl chare.CollID
+	From, To         string
+	Msgs             int
+}
+
+// peReport carries a PE's objects and loads to PE 0.
+type peReport struct {
+	PE               int
+	Step             int
+	Objs             []objReport
+	Edges            []edgeReport `msgpack:",omitempty"`
+	Background, Idle float64
+}
+
+func (m *peReport) Describe() string { return fmt.Sprintf("PE %d's load report", m.PE) }
+func (m *peReport) Deliver(ap *actor.PE) {
+	st := stateOf(ap)
+	r := st.root
+	r.reports = append(r.reports, m)
+	if len(r.reports) < st.pe.NumPEs() {
+		return
+	}
+	st.decide()
+}
+
+// decide runs the strategy on PE 0 and sends the moves.
+func (st *peState) decide() {
+	r := st.root
+	np := st.pe.NumPEs()
+	snap := &Snapshot{PEs: make([]PEStats, np), Step: r.step, Seed: uint64(r.step) + 1}
+	byPE := make([]*peReport, np)
+	for _, rep := range r.reports {
+		byPE[rep.PE] = rep
+	}
+	type ref struct{ pe, k int }
+	var refs []ref
+	for p, rep := range byPE {
+		snap.PEs[p] = PEStats{Background: rep.Background, Idle: rep.Idle, Speed: 1, Available: true}
+		for k, o := range rep.Objs {
+			snap.Objects = append(snap.Objects, Object{ID: len(snap.Objects), Coll: uint64(o.Coll), Index: o.Index,
+				Load: o.Load, CPU: o.CPU, PE: p, Migratable: true})
+			refs = append(refs, ref{p, k})
+		}
+	}
+	type objKey struct {
+		coll  chare.CollID
+		index string
+	}
+	ids := map[objKey]int{}
+	for _, o := range snap.Objects {
+		ids[objKey{chare.CollID(o.Coll), o.Index}] = o.ID
+	}
+	for _, rep := range byPE {
+		for _, e := range rep.Edges {
+			from, ok1 := ids[objKey{e.FromColl, e.From}]
+			to, ok2 := ids[objKey{e.ToColl, e.To}]
+			if ok1 && ok2 && from != to {
+				snap.Comm = append(snap.Comm, Edge{From: from, To: to, Msgs: e.Msgs})
+			}
+		}
+	}
+	strat := ForStep(st.strategies, r.step)
+	t0 := time.Now()
+	place, err := strat.Place(snap)
+	took := time.Since(t0)
+	if err == nil {
+		err = Validate(snap, place)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "lb step %d: strategy %s gave no valid placement, nothing moves: %v\n", r.step, strat.Name(), err)
+		place = make(Placement, len(snap.Objects))
+		for i, o := range snap.Objects {
+			place[i] = o.PE
+		}
+	}
+	rep := NewReport(snap, place, strat.Name(), took)
+	if err != nil {
+		rep.Error = err.Error()
+	}
+	r.history = append(r.history, rep)
+	if st.debug {
+		fmt.Println(rep.LogLine())
+	}
+	st.writeFiles()
+	for _, cb := range r.notify {
+		if err := cb.Send(st.pe.Context(), rep); err != nil {
+			st.pe.Fail(fmt.Errorf("lb: sending the report of step %d: %w", r.step, err))
+			return
+		}
+	}
+	moves := make([][]move, np)
+	for i, to := range place {
+		if to != snap.Objects[i].PE {
+			moves[refs[i].pe] = append(moves[refs[i].pe], move{K: refs[i].k, To: to})
+		}
+	}
+	r.reports = nil
+	for p := range np {
+		st.pe.Actor().Send(p, &stepOrders{Step: r.step, Coll: r.coll, Moves: moves[p]})
+	}
+}
+
+// writeFiles writes the reports so far as CSV and SVG, if asked.
+func (st *peState) writeFiles() {
+	write := func(path string, fn func(f *os.File) error) {
+		if path == "" {
+			return
+		}
+		f, err := os.Create(path)
+		if err == nil {
+			err = fn(f)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "lb: writing %s: %v\n", path, err)
+		}
+	}
+	write(st.csv, func(f *os.File) error { return WriteCSV(f, st.root.history) })
+	write(st.svg, func(f *os.File) error { return WriteSVG(f, st.root.history) })
+}
+
+type move struct{ K, To int }
+
+// stepOrders tells a PE where its objects go.
+type stepOrders struct {
+	Step  int
+	Coll  chare.CollID
+	Moves []move
+}
+
+func (m *stepOrders) Describe() string {
+	return fmt.Sprintf("the moves of load-balancing step %d", m.Step)
+}
+func (m *stepOrders) Deliver(ap *actor.PE) {
+	st := stateOf(ap)
+	for _, e := range st.reported {
+		e.Base.ResetLoad() // a new period; the load of one that moves travels with it
+	}
+	for _, mv := range m.Moves {
+		if mv.K < 0 || mv.K >= len(st.reported) {
+			st.pe.Fail(fmt.Errorf("lb: step %d moves object %d of PE %d, which reported %d", m.Step, mv.K, st.pe.ID(), len(st.reported)))
+			return
+		}
+		e := st.reported[mv.K]
+		var err error
+		if s := st.syncs[e.Coll]; s != nil {
+			err = s.Migrate(e.Index, mv.To)
+		} else {
+			err = array.MigrateLocal(st.pe, e.Coll, e.Index, mv.To)
+		}
+		if err != nil {
+			st.pe.Fail(fmt.Errorf("lb: step %d: %w", m.Step, err))
+			return
+		}
+	}
+	st.reported = nil
+	for coll, s := range st.syncs {
+		if m.Coll == 0 || coll == m.Coll {
+			s.Resume()
+			delete(st.syncs, coll)
+		}
+	}
+	ap.Send(0, &stepDone{PE: st.pe.ID(), Step: m.Step})
+}
+
+// stepDone tells PE 0 a PE has sent its objects on their way.
+type stepDone struct{ PE, Step int }
+
+func (m *stepDone) Describe() string { return fmt.Sprintf("the end of step %d on PE %d", m.Step, m.PE) }
+func (m *stepDone) Deliver(ap *actor.PE) {
+	st := stateOf(ap)
+	r := st.root
+	if r.dones++; r.dones < st.pe.NumPEs() {
+		return
+	}
+	r.dones, r.running = 0, false
+	r.step++
+	if r.hasDone {
+		if err := r.done.Send(st.pe.Context(), nil); err != nil {
+			st.pe.Fail(fmt.Errorf("lb: the step's callback: %w", err))
+		}
+	}
+	if len(r.queue) > 0 {
+		next := r.queue[0]
+		r.queue = r.queue[1:]
+		st.request(next)
+	}
+}
+
+func stateOf(ap *actor.PE) *peState { return state(ap.Ext.(*chare.PE)) }
+
+// ---- wire ----
+
+const (
+	kindSyncReady uint16 = 140 + iota
+	kindCollect
+	kindReport
+	kindOrders
+	kindDone
+	kindRequest
+	kindNotify
+)
+
+func (m *syncReady) WireKind() uint16   { return kindSyncReady }
+func (m *stepCollect) WireKind() uint16 { return kindCollect }
+func (m *peReport) WireKind() uint16    { return kindReport }
+func (m *stepOrders) WireKind() uint16  { return kindOrders }
+func (m *stepDone) WireKind() uint16    { return kindDone }
+func (m *stepRequest) WireKind() uint16 { return kindRequest }
+
+func (m *syncReady) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
+func (m *stepCollect) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
+func (m *peReport) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
+func (m *stepOrders) EncodeWire(enc *msgpack.Encoder) error  { return enc.Encode(m) }
+func (m *stepDone) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
+func (m *stepRequest) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
+func (m *notifyMsg) WireKind() uint16                        { return kindNotify }
+func (m *notifyMsg) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
+
+func registerMsg[T any, P interface {
+	*T
+	actor.Message
+}](kind uint16, name string) {
+	actor.RegisterWire(kind, name, func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+		m := P(new(T))
+		if err := dec.Decode(m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	})
+}

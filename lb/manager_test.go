@@ -1,0 +1,216 @@
+package lb_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/lb"
+)
+
+// jobT lets require run inside a job: a failed check panics, the job
+// aborts, and the test fails on Run's error.
+type jobT struct{}
+
+func (jobT) Errorf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+func (jobT) FailNow()                          { panic("check failed") }
+
+var inJob = require.New(jobT{})
+
+type lbMain struct{ chare.Chare[lbMain] }
+
+// worker is an element with a load it sets itself (or burns), that
+// takes part in AtSync steps.
+type worker struct {
+	array.Element[worker, int]
+	Units   int // its load, in units
+	Resumed int
+	Start   int // the PE it started on
+	Done    chare.Callback
+}
+
+type goMsg struct {
+	Done   chare.Callback
+	AtSync bool
+}
+
+type placeOut struct{ From, To, Resumed int }
+
+func (w *worker) Go(m goMsg) {
+	w.Start, w.Done = w.PE(), m.Done
+	w.SetLoad(float64(w.Units) * 1e-3)
+	if m.AtSync {
+		w.AtSync()
+		return
+	}
+	inJob.NoError(w.Contribute(placeOut{w.Start, w.PE(), w.Resumed}, reducer.GatherOf[int, placeOut](), w.Done))
+}
+
+func (w *worker) ResumeFromSync() {
+	w.Resumed++
+	inJob.NoError(w.Contribute(placeOut{w.Start, w.PE(), w.Resumed}, reducer.GatherOf[int, placeOut](), w.Done))
+}
+
+func (w *worker) Init(units int) { w.Units = units + w.ThisIndex() }
+
+func init() {
+	chare.Register[lbMain](chare.Threaded((*lbMain).Start))
+	chare.Register[worker]()
+}
+
+func (m *lbMain) Start([]string) {}
+
+func runLB(t *testing.T, pes int, flags map[string]string, body func(m *lbMain)) {
+	t.Helper()
+	code, err := chare.Run(chare.Config{PEs: pes, Flags: flags, Timeout: 30 * time.Second}, func(m *lbMain, _ []string) {
+		body(m)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+}
+
+func get[T any](ctx chare.Context, f chare.Future[T]) T {
+	v, err := f.Get(ctx)
+	inJob.NoError(err)
+	return v
+}
+
+// placed gathers where every element is, after a step.
+func placed(m *lbMain, a array.Proxy[worker, int], atSync bool) map[int]placeOut {
+	f := chare.NewFuture[[]reducer.Item](m)
+	inJob.NoError(chare.Send(m, a, (*worker).Go, goMsg{Done: f.Callback(), AtSync: atSync}))
+	out := map[int]placeOut{}
+	for _, it := range get(m, f) {
+		out[it.Index.(int)] = it.Value.(placeOut)
+	}
+	return out
+}
+
+func TestAtSyncStepBalances(t *testing.T) {
+	const n, pes = 32, 4
+	var reps []lb.Report
+	runLB(t, pes, map[string]string{lb.FlagBalancer: "greedy"}, func(m *lbMain) {
+		// Block placement and loads growing with the index: PE 3 has the
+		// most.
+		a, err := array.NewWith(m, array.Dims(n), (*worker).Init, 1)
+		inJob.NoError(err)
+		notes := chare.NewFuture[lb.Report](m)
+		inJob.NoError(lb.Notify(m, notes.Callback()))
+		out := placed(m, a, true)
+		inJob.Len(out, n)
+		moved := 0
+		for i, o := range out {
+			inJob.Equal(1, o.Resumed, "element %d resumed once", i)
+			inJob.Equal(i*pes/n, o.From, "element %d started on its block PE", i)
+			if o.To != o.From {
+				moved++
+			}
+		}
+		inJob.Positive(moved, "greedy moved elements")
+		rep := get(m, notes)
+		inJob.Equal(moved, rep.Migrations)
+		var err2 error
+		reps, err2 = lb.Reports(m)
+		inJob.NoError(err2)
+	})
+	require.Len(t, reps, 1)
+	r := reps[0]
+	require.Equal(t, "greedy", r.Strategy)
+	require.Equal(t, n, r.Objects)
+	require.Greater(t, r.MaxAvgBefore, 1.5, "block placement of growing loads is imbalanced")
+	require.Less(t, r.MaxAvgAfter, 1.1, "greedy balances it")
+}
+
+func TestManualStepMovesElements(t *testing.T) {
+	const n, pes = 24, 3
+	runLB(t, pes, map[string]string{lb.FlagBalancer: "rotate"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(n), (*worker).Init, 1)
+		inJob.NoError(err)
+		first := placed(m, a, false) // the elements set their loads
+		f := chare.NewFuture[any](m)
+		inJob.NoError(lb.StartStep(m, f.Callback()))
+		get(m, f)
+		after := placed(m, a, false)
+		for i := range n {
+			inJob.Equal((first[i].To+1)%pes, after[i].To, "rotate moved element %d to the next PE", i)
+		}
+	})
+}
+
+func TestPeriodicSteps(t *testing.T) {
+	runLB(t, 2, map[string]string{lb.FlagBalancer: "dummy", lb.FlagPeriod: "5ms"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(4), (*worker).Init, 1)
+		inJob.NoError(err)
+		placed(m, a, false)
+		var notes []chare.Future[lb.Report]
+		for range 2 {
+			notes = append(notes, chare.NewFuture[lb.Report](m))
+		}
+		// Two steps come by themselves; each reports to the next future.
+		for _, f := range notes {
+			inJob.NoError(lb.Notify(m, f.Callback()))
+		}
+		r := get(m, notes[0])
+		inJob.Equal("dummy", r.Strategy)
+		inJob.Zero(r.Migrations)
+	})
+}
+
+func TestStepWithoutBalancer(t *testing.T) {
+	runLB(t, 2, nil, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(6), (*worker).Init, 1)
+		inJob.NoError(err)
+		out := placed(m, a, true) // AtSync resumes at once
+		for i, o := range out {
+			inJob.Equal(o.From, o.To, "element %d stayed", i)
+			inJob.Equal(1, o.Resumed)
+		}
+		inJob.ErrorContains(lb.StartStep(m, chare.IgnoreCallback()), "set -balancer")
+	})
+}
+
+func TestBadFlags(t *testing.T) {
+	_, err := chare.ParseArgs([]string{"-balancer", "nosuch"})
+	require.ErrorContains(t, err, `unknown strategy "nosuch"`)
+	require.ErrorContains(t, err, "greedy")
+	_, err = chare.ParseArgs([]string{"-balancer=greedy,nope"})
+	require.ErrorContains(t, err, `"nope"`)
+	for _, bad := range []string{"0", "-1s", "soon"} {
+		_, err = chare.ParseArgs([]string{"-lbperiod", bad})
+		require.ErrorContains(t, err, "bad period", bad)
+	}
+	cfg, err := chare.ParseArgs([]string{"-balancer", "greedy,refine", "-lbperiod=20ms", "-lbdebug", "x"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{"balancer": "greedy,refine", "lbperiod": "20ms", "lbdebug": "true"}, cfg.Flags)
+	require.Equal(t, []string{"x"}, cfg.Args)
+}
+
+// broken returns a placement of the wrong length.
+type broken struct{}
+
+func (broken) Name() string                               { return "broken" }
+func (broken) Place(s *lb.Snapshot) (lb.Placement, error) { return lb.Placement{0}, nil }
+
+func init() { lb.Register("broken", func() lb.Strategy { return broken{} }) }
+
+func TestInvalidPlacementChangesNothing(t *testing.T) {
+	runLB(t, 2, map[string]string{lb.FlagBalancer: "broken"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(6), (*worker).Init, 1)
+		inJob.NoError(err)
+		notes := chare.NewFuture[lb.Report](m)
+		inJob.NoError(lb.Notify(m, notes.Callback()))
+		out := placed(m, a, true)
+		for i, o := range out {
+			inJob.Equal(o.From, o.To, "element %d stayed", i)
+		}
+		r := get(m, notes)
+		inJob.Zero(r.Migrations)
+		inJob.Contains(r.Error, "placement has 1 entries for 6 objects")
+	})
+}
