@@ -1,0 +1,86 @@
+package lb_test
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/lb"
+)
+
+// burner burns a known amount of CPU work per call.
+type burner struct {
+	array.Element[burner, int]
+	Sink uint64
+}
+
+// unitWork is one unit of synthetic load: a fixed number of rounds of
+// arithmetic that the compiler cannot drop.
+func unitWork(x uint64) uint64 {
+	for range 1_500_000 {
+		x = x*6364136223846793005 + 1442695040888963407
+	}
+	return x
+}
+
+type loadOut struct {
+	Units     int
+	CPU, Wall float64
+}
+
+func (b *burner) units() int { return 1 + b.ThisIndex()%4 }
+
+func (b *burner) Burn(cb chare.Callback) {
+	for range b.units() {
+		b.Sink = unitWork(b.Sink + 1)
+	}
+	inJob.NoError(b.Contribute(nil, reducer.Nop, cb))
+}
+
+// Report gives the load measured so far (Burn's, now that it returned).
+func (b *burner) Report(cb chare.Callback) {
+	l := b.Load()
+	inJob.NoError(b.Contribute(loadOut{b.units(), l.CPU.Seconds(), l.Wall.Seconds()}, reducer.GatherOf[int, loadOut](), cb))
+}
+
+func init() { chare.Register[burner]() }
+
+// TestMeasurementWithMorePEsThanCores: 8 PEs on fewer cores burn loads of
+// 1 to 4 units at once. The CPU time measured per element stays
+// proportional to its units (a PE that waits for a core in the middle of a
+// method is not charged for the wait), while wall times need not.
+func TestMeasurementWithMorePEsThanCores(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("CPU time per PE is measured on Linux only")
+	}
+	const pes, n = 8, 32
+	var out []reducer.Item
+	runLB(t, pes, map[string]string{lb.FlagBalancer: "dummy"}, func(m *lbMain) {
+		a, err := array.New[burner](m, array.Dims(n))
+		inJob.NoError(err)
+		burnt := chare.NewFuture[any](m)
+		inJob.NoError(chare.Send(m, a, (*burner).Burn, burnt.Callback()))
+		get(m, burnt)
+		f := chare.NewFuture[[]reducer.Item](m)
+		inJob.NoError(chare.Send(m, a, (*burner).Report, f.Callback()))
+		out = get(m, f)
+	})
+	require.Len(t, out, n)
+	lo, hi := 1e9, 0.0
+	var wallLo, wallHi = 1e9, 0.0
+	for _, it := range out {
+		o := it.Value.(loadOut)
+		require.Positive(t, o.CPU, "element %v", it.Index)
+		per := o.CPU / float64(o.Units)
+		lo, hi = min(lo, per), max(hi, per)
+		w := o.Wall / float64(o.Units)
+		wallLo, wallHi = min(wallLo, w), max(wallHi, w)
+	}
+	t.Logf("CPU seconds per unit: %.4f..%.4f (spread %.2f); wall: %.4f..%.4f (spread %.2f); %d cores",
+		lo, hi, hi/lo, wallLo, wallHi, wallHi/wallLo, runtime.NumCPU())
+	require.Less(t, hi/lo, 1.35, "CPU time per unit of load varies by more than 35%%")
+}
