@@ -461,11 +461,11 @@ func (l *part[I]) checkSync() {
 		return
 	}
 	waiting := false
-	for _, el := range l.elems {
+	for _, el := range l.list {
 		if _, uses := el.obj.(ResumeFromSync); uses && el.syncs <= l.steps {
 			return
 		}
-		waiting = waiting || el.sync
+		waiting = waiting || l.waits(el)
 	}
 	if !waiting {
 		return
@@ -479,11 +479,15 @@ func (l *part[I]) checkSync() {
 	syncHook(s)
 }
 
+// waits reports whether el waits in AtSync for this PE's next step (and
+// not, having come from a PE that is a step ahead, for the one after).
+func (l *part[I]) waits(el *elem) bool { return el.sync && el.syncs == l.steps+1 }
+
 func (l *part[I]) syncIndices() []any {
 	var out []any
-	for i, el := range l.elems {
-		if el.sync {
-			out = append(out, i)
+	for _, el := range l.list {
+		if l.waits(el) {
+			out = append(out, el.index)
 		}
 	}
 	return out
@@ -494,20 +498,44 @@ func (l *part[I]) syncMigrate(index any, to int) error {
 	if err != nil {
 		return err
 	}
-	if el := l.elems[i]; el == nil || !el.sync {
+	if el := l.elems[i]; el == nil || !l.waits(el) {
 		return fmt.Errorf("array: element %v of %s is not waiting in AtSync on PE %d", i, l.name, l.pe.ID())
 	}
 	return l.migrate(i, to, true)
 }
 
-func (l *part[I]) syncResume() {
+func (l *part[I]) syncResume() { l.finishStep(l.steps + 1) }
+
+// finishStep ends step number step (counted from 1) here: the elements
+// that waited for it resume, and those already waiting for the next may
+// start it.
+func (l *part[I]) finishStep(step int) {
 	l.syncing = false
-	l.steps++
-	for _, el := range l.elems {
-		if el.sync {
+	l.steps = max(l.steps, step)
+	for k := 0; k < len(l.list); k++ {
+		if el := l.list[k]; el.sync && el.syncs <= l.steps {
 			l.resume(el)
 		}
 	}
+	l.checkSync()
+}
+
+// FinishStep ends the load balancer's AtSync step number step (counted
+// from 1, for array coll) on the PE the code runs on, whether or not the
+// PE took part: its waiting elements resume. The load balancer numbers
+// the steps, so that a PE that had no elements at some step stays in
+// step with the others.
+func FinishStep(pe *chare.PE, coll chare.CollID, step int) error {
+	p, err := pe.Part(coll)
+	if err != nil {
+		return err
+	}
+	f, ok := p.(interface{ finishStep(int) })
+	if !ok {
+		return fmt.Errorf("array: %v is not an array", coll)
+	}
+	f.finishStep(step)
+	return nil
 }
 
 func (l *part[I]) resume(el *elem) {

@@ -96,6 +96,7 @@ type rootState struct {
 	hasDone bool
 	queue   []stepRequest
 	ready   map[chare.CollID]int // elements waiting in AtSync, per array
+	steps   map[chare.CollID]int // AtSync steps done, per array
 	reports []*peReport
 	dones   int // PEs that sent their objects on their way
 	history []Report
@@ -120,7 +121,7 @@ func setup(pe *chare.PE) {
 	st.csv, _ = job.Flag(FlagCSV)
 	st.svg, _ = job.Flag(FlagSVG)
 	if pe.ID() == 0 {
-		st.root = &rootState{ready: map[chare.CollID]int{}}
+		st.root = &rootState{ready: map[chare.CollID]int{}, steps: map[chare.CollID]int{}}
 	}
 	pe.SetSlot(slotKey{}, st)
 	if len(st.strategies) > 0 {
@@ -388,8 +389,13 @@ func (st *peState) decide() {
 		}
 	}
 	r.reports = nil
+	syncStep := 0
+	if r.coll != 0 {
+		r.steps[r.coll]++
+		syncStep = r.steps[r.coll]
+	}
 	for p := range np {
-		st.pe.Actor().Send(p, &stepOrders{Step: r.step, Coll: r.coll, Moves: moves[p]})
+		st.pe.Actor().Send(p, &stepOrders{Step: r.step, Coll: r.coll, SyncStep: syncStep, Moves: moves[p]})
 	}
 }
 
@@ -418,9 +424,10 @@ type move struct{ K, To int }
 
 // stepOrders tells a PE where its objects go.
 type stepOrders struct {
-	Step  int
-	Coll  chare.CollID
-	Moves []move
+	Step     int
+	Coll     chare.CollID // an AtSync step's array, or 0
+	SyncStep int          // the number of that array's AtSync step
+	Moves    []move
 }
 
 func (m *stepOrders) Describe() string {
@@ -438,8 +445,8 @@ func (m *stepOrders) Deliver(ap *actor.PE) {
 		}
 		e := st.reported[mv.K]
 		var err error
-		if s := st.syncs[e.Coll]; s != nil {
-			err = s.Migrate(e.Index, mv.To)
+		if s := st.syncs[e.Coll]; s != nil && m.Coll == e.Coll {
+			err = s.Migrate(e.Index, mv.To) // it resumes where it arrives
 		} else {
 			err = array.MigrateLocal(st.pe, e.Coll, e.Index, mv.To)
 		}
@@ -449,10 +456,11 @@ func (m *stepOrders) Deliver(ap *actor.PE) {
 		}
 	}
 	st.reported = nil
-	for coll, s := range st.syncs {
-		if m.Coll == 0 || coll == m.Coll {
-			s.Resume()
-			delete(st.syncs, coll)
+	if m.Coll != 0 {
+		delete(st.syncs, m.Coll) // before: finishing may start the next step here
+		if err := array.FinishStep(st.pe, m.Coll, m.SyncStep); err != nil {
+			st.pe.Fail(fmt.Errorf("lb: step %d: %w", m.Step, err))
+			return
 		}
 	}
 	ap.Send(0, &stepDone{PE: st.pe.ID(), Step: m.Step})

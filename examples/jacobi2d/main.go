@@ -48,6 +48,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -55,6 +56,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/examples/internal/exutil"
+	_ "github.com/charmgo/charm/lb" // -balancer, -lbperiod, -lbdebug...
 )
 
 // out is where the program prints; the test replaces it.
@@ -70,13 +72,20 @@ type Params struct {
 	// iteration CheckpointAt.
 	CheckpointDir string
 	CheckpointAt  int
+	// Imbalance makes the blocks of the top half do that many times the
+	// work (the extra sweeps are thrown away, the result is unchanged);
+	// LBEvery, if set, makes the blocks stop at AtSync every LBEvery
+	// iterations, where the load balancer (-balancer) may move them.
+	Imbalance int
+	LBEvery   int
 }
 
 // Result is what the program computed, for the test.
 type Result struct {
-	Iters    int     // iterations run
-	Residual float64 // residual of the last iteration
-	MaxDiff  float64 // largest difference from the sequential grid
+	Iters    int           // iterations run
+	Residual float64       // residual of the last iteration
+	MaxDiff  float64       // largest difference from the sequential grid
+	IterTime time.Duration // time per iteration after the first AtSync step
 }
 
 // Main is the main chare. Its exported fields are saved by a checkpoint.
@@ -86,6 +95,9 @@ type Main struct {
 	Blocks array.Proxy[Block, [2]int]
 	res    Result
 	began  bool // Start ran: this is not a restarted job
+	// The first AtSync step: the iteration it came after, and when.
+	markIter int
+	markAt   time.Time
 }
 
 // Block is one block of the grid: array element [bi, bj] holds rows
@@ -107,6 +119,7 @@ type Block struct {
 	ghosts    map[int][]GhostMsg // received, by iteration
 	done      chare.Callback     // where the final gather goes
 	main      chare.Proxy[Main]
+	marked    bool // block [0 0] told Main of the first step
 }
 
 // Setup configures a block when the array is created.
@@ -203,6 +216,8 @@ func parseFlags(args []string) (Params, error) {
 	fs.Float64Var(&p.Tol, "tol", 1e-4, "stop once the largest change in an iteration is below this")
 	fs.StringVar(&p.CheckpointDir, "checkpoint", "", "checkpoint the job to this `directory` (with -checkpoint-at)")
 	fs.IntVar(&p.CheckpointAt, "checkpoint-at", 0, "checkpoint after this `iteration`")
+	fs.IntVar(&p.Imbalance, "imbalance", 1, "the blocks of the top half do this many `times` the work")
+	fs.IntVar(&p.LBEvery, "lbevery", 0, "stop at AtSync every this many `iterations` (load balancing with -balancer)")
 	if err := fs.Parse(args); err != nil {
 		return p, err
 	}
@@ -221,6 +236,10 @@ func parseFlags(args []string) (Params, error) {
 		return p, fmt.Errorf("-checkpoint and -checkpoint-at go together")
 	case p.CheckpointAt < 0:
 		return p, fmt.Errorf("-checkpoint-at %d: want an iteration ≥ 1", p.CheckpointAt)
+	case p.Imbalance < 1:
+		return p, fmt.Errorf("-imbalance %d: want 1 (none) or more", p.Imbalance)
+	case p.LBEvery < 0:
+		return p, fmt.Errorf("-lbevery %d: want 0 (never) or more", p.LBEvery)
 	}
 	return p, nil
 }
@@ -265,8 +284,14 @@ func (m *Main) finish(p Params, items []reducer.Item) {
 		m.fail(1, "grids differ by up to %g (allowed: 1e-12)", m.res.MaxDiff)
 		return
 	}
-	fmt.Fprintf(out, "jacobi2d: ok grid=%d blocks=%dx%d iters=%d residual=%.3g maxdiff=%.3g\n",
-		p.Grid, p.Blocks, p.Blocks, iters, residual, m.res.MaxDiff)
+	extra := ""
+	if !m.markAt.IsZero() && iters > m.markIter {
+		// The time per iteration after the first load-balancing step.
+		m.res.IterTime = time.Since(m.markAt) / time.Duration(iters-m.markIter)
+		extra = fmt.Sprintf(" iter_ms_after_lb=%.3f", float64(m.res.IterTime)/1e6)
+	}
+	fmt.Fprintf(out, "jacobi2d: ok grid=%d blocks=%dx%d iters=%d residual=%.3g maxdiff=%.3g%s\n",
+		p.Grid, p.Blocks, p.Blocks, iters, residual, m.res.MaxDiff, extra)
 	m.Exit(0)
 }
 
@@ -431,6 +456,11 @@ func (b *Block) compute() {
 		}
 	}
 	res := sweep(b.u, b.next, w, b.nr, b.nc)
+	if b.ThisIndex()[0] < b.p.Blocks/2 || b.p.Blocks == 1 {
+		for range b.p.Imbalance - 1 { // extra work whose result is thrown away
+			sweep(b.u, b.next, w, b.nr, b.nc)
+		}
+	}
 	b.u, b.next = b.next, b.u
 	b.iter++
 	b.exchanged = false
@@ -455,6 +485,10 @@ func (b *Block) Check(residual float64) {
 			}
 			return
 		}
+		if b.p.LBEvery > 0 && b.iter%b.p.LBEvery == 0 {
+			b.AtSync() // ResumeFromSync goes on, wherever the block then is
+			return
+		}
 		b.exchange()
 		return
 	}
@@ -466,6 +500,25 @@ func (b *Block) Check(residual float64) {
 	r := BlockResult{R0: b.r0, C0: b.c0, NR: b.nr, NC: b.nc, Values: vals, Iters: b.iter, Residual: residual}
 	if err := b.Contribute(r, reducer.GatherOf[[2]int, BlockResult](), b.done); err != nil {
 		b.Abort(err)
+	}
+}
+
+// ResumeFromSync goes on after a load-balancing step.
+func (b *Block) ResumeFromSync() {
+	if b.ThisIndex() == [2]int{0, 0} && !b.marked {
+		b.marked = true
+		if err := chare.Send(b, b.main, (*Main).Mark, b.iter); err != nil {
+			b.Abort(err)
+			return
+		}
+	}
+	b.exchange()
+}
+
+// Mark records when the first load-balancing step ended.
+func (m *Main) Mark(iter int) {
+	if m.markAt.IsZero() {
+		m.markIter, m.markAt = iter, time.Now()
 	}
 }
 

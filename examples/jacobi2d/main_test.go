@@ -123,3 +123,20 @@ func TestJacobi2DRestartBadDirectory(t *testing.T) {
 	_, err := chare.Run(chare.Config{PEs: 2, Restart: t.TempDir()}, (*Main).Start)
 	require.ErrorContains(t, err, "no checkpoint in")
 }
+
+// TestJacobi2DLoadBalancing: with imbalance and AtSync steps, the blocks
+// migrate between steps (the balancer moves them) and the result is the
+// sequential one to the bit.
+func TestJacobi2DLoadBalancing(t *testing.T) {
+	args := []string{"-grid", "32", "-blocks", "4", "-iters", "60", "-tol", "0", "-imbalance", "4", "-lbevery", "10"}
+	for _, bal := range []string{"greedy", "refine", "rotate"} {
+		_, code, output := extest.Run(t, "jacobi2d", &out, (*Main).Start, chare.Config{PEs: 3, Args: args,
+			Flags: map[string]string{"balancer": bal}, Timeout: 60 * time.Second})
+		require.Equal(t, 0, code, output)
+		require.Contains(t, output, "jacobi2d: ok grid=32 blocks=4x4 iters=60 ", bal)
+		require.Contains(t, output, "maxdiff=0 iter_ms_after_lb=", bal)
+	}
+	_, code, output := run(t, 2, "-imbalance", "0")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, output, "-imbalance 0")
+}
