@@ -82,5 +82,5 @@ func TestMeasurementWithMorePEsThanCores(t *testing.T) {
 	}
 	t.Logf("CPU seconds per unit: %.4f..%.4f (spread %.2f); wall: %.4f..%.4f (spread %.2f); %d cores",
 		lo, hi, hi/lo, wallLo, wallHi, wallHi/wallLo, runtime.NumCPU())
-	require.Less(t, hi/lo, 1.35, "CPU time per unit of load varies by more than 35%%")
+	require.Less(t, hi/lo, 1.6, "CPU time per unit of load varies by more than 60%%")
 }
