@@ -70,6 +70,10 @@ func init() {
 	registerMsg[stepDone](kindDone, "lb step done")
 	registerMsg[stepRequest](kindRequest, "lb step request")
 	registerMsg[notifyMsg](kindNotify, "lb report subscription")
+	registerMsg[distStat](kindDistStat, "lb distributed reduction")
+	registerMsg[distPeer](kindDistPeer, "lb distributed gossip")
+	registerMsg[distRound](kindDistRound, "lb distributed round")
+	registerMsg[distAck](kindDistAck, "lb distributed round end")
 }
 
 type slotKey struct{}
@@ -85,6 +89,10 @@ type peState struct {
 	syncs      map[chare.CollID]*array.Sync
 	reported   []array.LocalElement // this PE's objects in the current step
 	root       *rootState           // on PE 0
+	// a distributed step (distrun.go)
+	dist     *distPE
+	distObjs []DistObj
+	distBG   float64
 }
 
 // rootState is the manager's state on PE 0.
@@ -101,6 +109,7 @@ type rootState struct {
 	dones   int // PEs that sent their objects on their way
 	history []Report
 	notify  []chare.Callback
+	dist    *distRoot // a distributed step under way
 }
 
 func state(pe *chare.PE) *peState {
@@ -247,6 +256,10 @@ func (st *peState) request(m stepRequest) {
 		return
 	}
 	r.running, r.coll, r.done, r.hasDone, r.reports = true, m.Coll, m.Done, m.HasDone, nil
+	if _, ok := ForStep(st.strategies, r.step).(Distributed); ok {
+		st.distStart()
+		return
+	}
 	for p := range st.pe.NumPEs() {
 		st.pe.Actor().Send(p, &stepCollect{Step: r.step, Coll: m.Coll})
 	}
@@ -256,6 +269,7 @@ func (st *peState) request(m stepRequest) {
 type stepCollect struct {
 	Step int
 	Coll chare.CollID
+	Dist bool // a distributed step: the objects stay here
 }
 
 func (m *stepCollect) Describe() string { return fmt.Sprintf("load-balancing step %d", m.Step) }
@@ -281,6 +295,10 @@ func (m *stepCollect) Deliver(ap *actor.PE) {
 	rep.Background = max(0, busy-wall)
 	rep.Idle = max(0, now.Sub(st.last).Seconds()-busy)
 	st.last = now
+	if m.Dist {
+		st.distCollect(rep)
+		return
+	}
 	ap.Send(0, rep)
 }
 
@@ -371,17 +389,7 @@ func (st *peState) decide() {
 	if err != nil {
 		rep.Error = err.Error()
 	}
-	r.history = append(r.history, rep)
-	if st.debug {
-		fmt.Println(rep.LogLine())
-	}
-	st.writeFiles()
-	for _, cb := range r.notify {
-		if err := cb.Send(st.pe.Context(), rep); err != nil {
-			st.pe.Fail(fmt.Errorf("lb: sending the report of step %d: %w", r.step, err))
-			return
-		}
-	}
+	st.record(rep)
 	moves := make([][]move, np)
 	for i, to := range place {
 		if to != snap.Objects[i].PE {
@@ -396,6 +404,23 @@ func (st *peState) decide() {
 	}
 	for p := range np {
 		st.pe.Actor().Send(p, &stepOrders{Step: r.step, Coll: r.coll, SyncStep: syncStep, Moves: moves[p]})
+	}
+}
+
+// record keeps a step's report, prints it with -lbdebug, writes the
+// files, and sends it to whoever asked (Notify).
+func (st *peState) record(rep Report) {
+	r := st.root
+	r.history = append(r.history, rep)
+	if st.debug {
+		fmt.Println(rep.LogLine())
+	}
+	st.writeFiles()
+	for _, cb := range r.notify {
+		if err := cb.Send(st.pe.Context(), rep); err != nil {
+			st.pe.Fail(fmt.Errorf("lb: sending the report of step %d: %w", r.step, err))
+			return
+		}
 	}
 }
 
@@ -435,13 +460,21 @@ func (m *stepOrders) Describe() string {
 }
 func (m *stepOrders) Deliver(ap *actor.PE) {
 	st := stateOf(ap)
+	if m.apply(st) {
+		ap.Send(0, &stepDone{PE: st.pe.ID(), Step: m.Step})
+	}
+}
+
+// apply moves this PE's objects, resets their loads and ends an AtSync
+// step here; false if it failed (the job aborts).
+func (m *stepOrders) apply(st *peState) bool {
 	for _, e := range st.reported {
 		e.Base.ResetLoad() // a new period; the load of one that moves travels with it
 	}
 	for _, mv := range m.Moves {
 		if mv.K < 0 || mv.K >= len(st.reported) {
 			st.pe.Fail(fmt.Errorf("lb: step %d moves object %d of PE %d, which reported %d", m.Step, mv.K, st.pe.ID(), len(st.reported)))
-			return
+			return false
 		}
 		e := st.reported[mv.K]
 		var err error
@@ -452,7 +485,7 @@ func (m *stepOrders) Deliver(ap *actor.PE) {
 		}
 		if err != nil {
 			st.pe.Fail(fmt.Errorf("lb: step %d: %w", m.Step, err))
-			return
+			return false
 		}
 	}
 	st.reported = nil
@@ -460,10 +493,10 @@ func (m *stepOrders) Deliver(ap *actor.PE) {
 		delete(st.syncs, m.Coll) // before: finishing may start the next step here
 		if err := array.FinishStep(st.pe, m.Coll, m.SyncStep); err != nil {
 			st.pe.Fail(fmt.Errorf("lb: step %d: %w", m.Step, err))
-			return
+			return false
 		}
 	}
-	ap.Send(0, &stepDone{PE: st.pe.ID(), Step: m.Step})
+	return true
 }
 
 // stepDone tells PE 0 a PE has sent its objects on their way.
@@ -476,7 +509,15 @@ func (m *stepDone) Deliver(ap *actor.PE) {
 	if r.dones++; r.dones < st.pe.NumPEs() {
 		return
 	}
-	r.dones, r.running = 0, false
+	r.dones = 0
+	st.stepDone()
+}
+
+// stepDone ends a step on PE 0, once every PE has sent its objects on
+// their way.
+func (st *peState) stepDone() {
+	r := st.root
+	r.running = false
 	r.step++
 	if r.hasDone {
 		if err := r.done.Send(st.pe.Context(), nil); err != nil {
@@ -502,6 +543,10 @@ const (
 	kindDone
 	kindRequest
 	kindNotify
+	kindDistStat
+	kindDistPeer
+	kindDistRound
+	kindDistAck
 )
 
 func (m *syncReady) WireKind() uint16   { return kindSyncReady }

@@ -214,3 +214,39 @@ func TestInvalidPlacementChangesNothing(t *testing.T) {
 		inJob.Contains(r.Error, "placement has 1 entries for 6 objects")
 	})
 }
+
+// TestDistributedStepGathersNothing: the distributed strategy runs as a
+// protocol between the PEs (gossip, offers), and balances the block
+// placement of growing loads.
+func TestDistributedStepGathersNothing(t *testing.T) {
+	const n, pes = 64, 4
+	var reps []lb.Report
+	runLB(t, pes, map[string]string{lb.FlagBalancer: "distributed"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(n), (*worker).Init, 1)
+		inJob.NoError(err)
+		out := placed(m, a, true)
+		moved := 0
+		for i, o := range out {
+			inJob.Equal(1, o.Resumed, "element %d resumed once", i)
+			if o.To != o.From {
+				moved++
+			}
+		}
+		var err2 error
+		reps, err2 = lb.Reports(m)
+		inJob.NoError(err2)
+		inJob.Len(reps, 1)
+		inJob.Equal(moved, reps[0].Migrations)
+		// Again: the second step starts from the new placement.
+		placed(m, a, true)
+		reps, err2 = lb.Reports(m)
+		inJob.NoError(err2)
+	})
+	require.Len(t, reps, 2)
+	r := reps[0]
+	require.Equal(t, "distributed", r.Strategy)
+	require.Greater(t, r.MaxAvgBefore, 1.5)
+	require.Less(t, r.MaxAvgAfter, 1.15, "%s", r.LogLine())
+	require.Positive(t, r.Migrations)
+	require.LessOrEqual(t, reps[1].MaxAvgBefore, r.MaxAvgAfter+1e-9, "the loads were set: the second step sees what the first made")
+}
