@@ -2,7 +2,14 @@
 // elements and PEs, load-balancing steps (AtSync, periodic, manual),
 // strategies, and reports.
 //
+// Importing it adds the runtime flags -balancer, -lbperiod, -lbdebug,
+// -lbcsv, -lbsvg and -lbcomm (chare.RegisterFlag) and turns measurement on
+// in jobs that name a balancer. See manager.go for how a step runs, and
+// distrun.go for the distributed strategy, which runs between the PEs
+// without gathering the objects anywhere.
+//
 // Strategies are pure functions from a Snapshot (objects with their load
 // and PE, the PEs' background load, speed and availability, optionally the
 // communication graph) to a Placement; they are tested without a runtime.
+// Reports (report.go) are pure too: log lines, CSV, SVG and PNG charts.
 package lb

@@ -2,6 +2,7 @@ package lb_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/lb"
 )
 
@@ -249,4 +251,70 @@ func TestDistributedStepGathersNothing(t *testing.T) {
 	require.Less(t, r.MaxAvgAfter, 1.15, "%s", r.LogLine())
 	require.Positive(t, r.Migrations)
 	require.LessOrEqual(t, reps[1].MaxAvgBefore, r.MaxAvgAfter+1e-9, "the loads were set: the second step sees what the first made")
+}
+
+var onPEs01 = array.NamedMap("lb-test-pes-0-1", array.MapFunc(func(i, _ int) int { return i % 2 }))
+
+// TestEmptyPEsDoNotHoldAtSync: elements live on PEs 0 and 1 of 4; the
+// AtSync step runs anyway and may move them to the empty PEs.
+func TestEmptyPEsDoNotHoldAtSync(t *testing.T) {
+	dir := t.TempDir()
+	csv, svg := dir+"/lb.csv", dir+"/lb.svg"
+	runLB(t, 4, map[string]string{lb.FlagBalancer: "greedy", lb.FlagCSV: csv, lb.FlagSVG: svg}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(16), (*worker).Init, 1, array.WithMap(onPEs01))
+		inJob.NoError(err)
+		out := placed(m, a, true)
+		on := map[int]int{}
+		for _, o := range out {
+			inJob.Contains([]int{0, 1}, o.From)
+			on[o.To]++
+		}
+		inJob.Len(on, 4, "greedy spread the elements over the empty PEs too: %v", on)
+	})
+	for _, f := range []string{csv, svg} {
+		b, err := os.ReadFile(f)
+		require.NoError(t, err, "-lbcsv and -lbsvg write their files")
+		require.NotEmpty(t, b)
+	}
+	b, _ := os.ReadFile(csv)
+	require.Contains(t, string(b), "greedy")
+	b, _ = os.ReadFile(svg)
+	require.Contains(t, string(b), "<svg")
+}
+
+// busyBranch is non-migratable work: a group branch that burns CPU.
+type busyBranch struct {
+	group.Branch[busyBranch]
+	Sink uint64
+}
+
+func (b *busyBranch) Burn(cb chare.Callback) {
+	if b.PE() == 1 {
+		b.Sink = unitWork(b.Sink + 7)
+		b.Sink = unitWork(b.Sink + 7)
+	}
+	inJob.NoError(b.Contribute(nil, reducer.Nop, cb))
+}
+
+func init() { chare.Register[busyBranch]() }
+
+// TestBackgroundLoad: work that no element accounts for (a group branch's)
+// shows as the PE's background load, and the strategy sees it.
+func TestBackgroundLoad(t *testing.T) {
+	var r lb.Report
+	runLB(t, 2, map[string]string{lb.FlagBalancer: "dummy"}, func(m *lbMain) {
+		g, err := group.New[busyBranch](m)
+		inJob.NoError(err)
+		a, err := array.NewWith(m, array.Dims(4), (*worker).Init, 0)
+		inJob.NoError(err)
+		f := chare.NewFuture[any](m)
+		inJob.NoError(chare.Send(m, g, (*busyBranch).Burn, f.Callback()))
+		get(m, f)
+		notes := chare.NewFuture[lb.Report](m)
+		inJob.NoError(lb.Notify(m, notes.Callback()))
+		placed(m, a, true)
+		r = get(m, notes)
+	})
+	require.Len(t, r.Before, 2)
+	require.Greater(t, r.Before[1], r.Before[0]+0.002, "PE 1 burnt two units of work outside any element: %v", r.Before)
 }
