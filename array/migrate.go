@@ -356,6 +356,9 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 	if l.elems[i] == el {
 		l.release(i)
 	}
+	if l.elems[i] == el {
+		l.lateJoin(el)
+	}
 	l.checkSync()
 }
 
@@ -423,7 +426,10 @@ func (s *Sync) Resume() {
 	}
 }
 
-// SyncHook runs a load-balancing step on a PE.
+// SyncHook runs a load-balancing step on a PE. It may be called again
+// with the same Sync, while the step runs, when more elements join it
+// (they arrived on the PE after it started the step): Indices then lists
+// them too.
 type SyncHook func(s *Sync)
 
 var syncHook SyncHook
@@ -441,6 +447,7 @@ func (l *part[I]) onSync(m *syncMsg) {
 	if el := l.elems[i]; el != nil {
 		el.sync = true
 		el.syncs++
+		l.lateJoin(el)
 		l.checkSync()
 		return
 	}
@@ -448,6 +455,15 @@ func (l *part[I]) onSync(m *syncMsg) {
 	// deleted meanwhile has no step to wait for).
 	if to, _ := l.tab.Lookup(i); to != l.pe.ID() {
 		l.pe.Actor().Send(to, m)
+	}
+}
+
+// lateJoin tells the hook again of the step under way here when el joins
+// it late: it came from a PE where it resumed, after this PE had started
+// the step.
+func (l *part[I]) lateJoin(el *elem) {
+	if l.syncing && l.cur != nil && !l.cur.done && syncHook != nil && l.waits(el) {
+		syncHook(l.cur)
 	}
 }
 
@@ -472,6 +488,7 @@ func (l *part[I]) checkSync() {
 	}
 	l.syncing = true
 	s := &Sync{PE: l.pe, Coll: l.coll.ID, p: l}
+	l.cur = s
 	if syncHook == nil {
 		s.Resume()
 		return
@@ -510,7 +527,7 @@ func (l *part[I]) syncResume() { l.finishStep(l.steps + 1) }
 // that waited for it resume, and those already waiting for the next may
 // start it.
 func (l *part[I]) finishStep(step int) {
-	l.syncing = false
+	l.syncing, l.cur = false, nil
 	l.steps = max(l.steps, step)
 	for k := 0; k < len(l.list); k++ {
 		if el := l.list[k]; el.sync && el.syncs <= l.steps {
@@ -541,7 +558,7 @@ func FinishStep(pe *chare.PE, coll chare.CollID, step int) error {
 func (l *part[I]) resume(el *elem) {
 	el.sync = false
 	if r, ok := el.obj.(ResumeFromSync); ok {
-		r.ResumeFromSync()
+		l.pe.Timed(el.obj, r.ResumeFromSync) // part of the element's load
 	}
 }
 

@@ -52,6 +52,7 @@ type part[I comparable] struct {
 
 	creating map[I]bool // on the home: insertions into the home under way
 	syncing  bool       // a load-balancing step runs here
+	cur      *Sync      // that step
 	steps    int        // the load-balancing steps done here
 	stats    Stats
 }

@@ -87,6 +87,7 @@ type peState struct {
 	csv, svg   string
 	last       time.Time // the last step here
 	syncs      map[chare.CollID]*array.Sync
+	syncTold   map[chare.CollID]int // elements of syncs told to PE 0
 	reported   []array.LocalElement // this PE's objects in the current step
 	root       *rootState           // on PE 0
 	// a distributed step (distrun.go)
@@ -119,7 +120,7 @@ func state(pe *chare.PE) *peState {
 
 func setup(pe *chare.PE) {
 	job := pe.Job()
-	st := &peState{pe: pe, last: time.Now(), syncs: map[chare.CollID]*array.Sync{}}
+	st := &peState{pe: pe, last: time.Now(), syncs: map[chare.CollID]*array.Sync{}, syncTold: map[chare.CollID]int{}}
 	if v, ok := job.Flag(FlagBalancer); ok {
 		st.strategies, _ = ParseBalancer(v) // checked when the flag was parsed
 	}
@@ -209,8 +210,15 @@ func onSync(s *array.Sync) {
 		s.Resume() // no balancer: resume at once, as Charm++ does
 		return
 	}
-	st.syncs[s.Coll] = s
-	s.PE.Actor().Send(0, &syncReady{Coll: s.Coll, N: len(s.Indices())})
+	if st.syncs[s.Coll] != s {
+		st.syncs[s.Coll], st.syncTold[s.Coll] = s, 0
+	}
+	// PE 0 counts the elements that wait; tell it of those not told yet
+	// (the hook runs again when late ones join the step here).
+	if n := len(s.Indices()) - st.syncTold[s.Coll]; n > 0 {
+		st.syncTold[s.Coll] += n
+		s.PE.Actor().Send(0, &syncReady{Coll: s.Coll, N: n})
+	}
 }
 
 // ---- messages ----
@@ -491,6 +499,7 @@ func (m *stepOrders) apply(st *peState) bool {
 	st.reported = nil
 	if m.Coll != 0 {
 		delete(st.syncs, m.Coll) // before: finishing may start the next step here
+		delete(st.syncTold, m.Coll)
 		if err := array.FinishStep(st.pe, m.Coll, m.SyncStep); err != nil {
 			st.pe.Fail(fmt.Errorf("lb: step %d: %w", m.Step, err))
 			return false
