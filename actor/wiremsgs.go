@@ -60,3 +60,19 @@ func (m cdPoke) WireKind() uint16                         { return kindCDPoke }
 func (m cdPoke) EncodeWire(enc *msgpack.Encoder) error    { return encodeStruct(enc, m) }
 func (m cdFire) WireKind() uint16                         { return kindCDFire }
 func (m cdFire) EncodeWire(enc *msgpack.Encoder) error    { return encodeStruct(enc, m) }
+
+// RegisterStruct registers a message kind that travels as a msgpack
+// struct: a pointer to T is the message (packages above use it for their
+// protocol messages).
+func RegisterStruct[T any, P interface {
+	*T
+	Message
+}](kind uint16, name string) {
+	RegisterWire(kind, name, func(_ *PE, dec *msgpack.Decoder) (Message, error) {
+		m := P(new(T))
+		if err := dec.Decode(m); err != nil {
+			return nil, err
+		}
+		return m, nil
+	})
+}

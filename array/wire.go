@@ -145,27 +145,13 @@ func encodeMsg(enc *msgpack.Encoder, t *target, m any) error {
 	return enc.Encode(m)
 }
 
-// registerMsg registers a message kind decoded as a msgpack struct.
-func registerMsg[T any, P interface {
-	*T
-	actor.Message
-}](kind uint16, name string) {
-	actor.RegisterWire(kind, name, func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-		m := P(new(T))
-		if err := dec.Decode(m); err != nil {
-			return nil, err
-		}
-		return m, nil
-	})
-}
-
 func init() {
-	registerMsg[locMsg](kindLoc, "array location update")
-	registerMsg[moveMsg](kindMove, "array migration request")
-	registerMsg[arriveMsg](kindArrive, "array element migration")
-	registerMsg[insertMsg](kindInsert, "array insertion")
-	registerMsg[deleteMsg](kindDelete, "array deletion")
-	registerMsg[syncMsg](kindSync, "array AtSync")
+	actor.RegisterStruct[locMsg](kindLoc, "array location update")
+	actor.RegisterStruct[moveMsg](kindMove, "array migration request")
+	actor.RegisterStruct[arriveMsg](kindArrive, "array element migration")
+	actor.RegisterStruct[insertMsg](kindInsert, "array insertion")
+	actor.RegisterStruct[deleteMsg](kindDelete, "array deletion")
+	actor.RegisterStruct[syncMsg](kindSync, "array AtSync")
 	RegisterIndex[int]()
 	RegisterIndex[[2]int]()
 	RegisterIndex[[3]int]()

@@ -590,10 +590,10 @@ func init() {
 		return &futureMsg{ref: futureRef{w.PE, w.ID}, val: rawValue(w.Val)}, nil
 	})
 	actor.RegisterWire(kindReduction, "reduction", decodeReduction)
-	registerStruct[ckptStart](kindCkptStart, "checkpoint start")
-	registerStruct[ckptCollect](kindCkptCollect, "checkpoint collection")
-	registerStruct[ckptPart](kindCkptPart, "checkpoint part")
-	registerStruct[restoreMsg](kindRestore, "restart objects")
+	actor.RegisterStruct[ckptStart](kindCkptStart, "checkpoint start")
+	actor.RegisterStruct[ckptCollect](kindCkptCollect, "checkpoint collection")
+	actor.RegisterStruct[ckptPart](kindCkptPart, "checkpoint part")
+	actor.RegisterStruct[restoreMsg](kindRestore, "restart objects")
 	actor.RegisterWire(kindRestoreFence, "restart fence", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		return restoreFence{}, dec.Skip()
 	})
@@ -758,20 +758,6 @@ func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error {
 	}
 	w.E = e
 	return nil
-}
-
-// registerStruct registers a message kind that travels as a msgpack struct.
-func registerStruct[T any, P interface {
-	*T
-	actor.Message
-}](kind uint16, name string) {
-	actor.RegisterWire(kind, name, func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-		m := P(new(T))
-		if err := dec.Decode(m); err != nil {
-			return nil, err
-		}
-		return m, nil
-	})
 }
 
 func (m *ckptStart) WireKind() uint16                        { return kindCkptStart }

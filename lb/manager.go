@@ -63,17 +63,17 @@ func init() {
 	chare.OnPEStart(setup)
 	chare.OnBoot(boot)
 	array.SetSyncHook(onSync)
-	registerMsg[syncReady](kindSyncReady, "lb AtSync ready")
-	registerMsg[stepCollect](kindCollect, "lb collect")
-	registerMsg[peReport](kindReport, "lb PE report")
-	registerMsg[stepOrders](kindOrders, "lb orders")
-	registerMsg[stepDone](kindDone, "lb step done")
-	registerMsg[stepRequest](kindRequest, "lb step request")
-	registerMsg[notifyMsg](kindNotify, "lb report subscription")
-	registerMsg[distStat](kindDistStat, "lb distributed reduction")
-	registerMsg[distPeer](kindDistPeer, "lb distributed gossip")
-	registerMsg[distRound](kindDistRound, "lb distributed round")
-	registerMsg[distAck](kindDistAck, "lb distributed round end")
+	actor.RegisterStruct[syncReady](kindSyncReady, "lb AtSync ready")
+	actor.RegisterStruct[stepCollect](kindCollect, "lb collect")
+	actor.RegisterStruct[peReport](kindReport, "lb PE report")
+	actor.RegisterStruct[stepOrders](kindOrders, "lb orders")
+	actor.RegisterStruct[stepDone](kindDone, "lb step done")
+	actor.RegisterStruct[stepRequest](kindRequest, "lb step request")
+	actor.RegisterStruct[notifyMsg](kindNotify, "lb report subscription")
+	actor.RegisterStruct[distStat](kindDistStat, "lb distributed reduction")
+	actor.RegisterStruct[distPeer](kindDistPeer, "lb distributed gossip")
+	actor.RegisterStruct[distRound](kindDistRound, "lb distributed round")
+	actor.RegisterStruct[distAck](kindDistAck, "lb distributed round end")
 }
 
 type slotKey struct{}
@@ -573,16 +573,3 @@ func (m *stepDone) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode
 func (m *stepRequest) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
 func (m *notifyMsg) WireKind() uint16                        { return kindNotify }
 func (m *notifyMsg) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
-
-func registerMsg[T any, P interface {
-	*T
-	actor.Message
-}](kind uint16, name string) {
-	actor.RegisterWire(kind, name, func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-		m := P(new(T))
-		if err := dec.Decode(m); err != nil {
-			return nil, err
-		}
-		return m, nil
-	})
-}
