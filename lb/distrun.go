@@ -120,8 +120,12 @@ func (st *peState) distCollect(rep *peReport) {
 func (m *distStat) Describe() string { return fmt.Sprintf("PE %d's load for a distributed step", m.PE) }
 func (m *distStat) Deliver(ap *actor.PE) {
 	st := stateOf(ap)
-	d := st.root.dist
 	np := st.pe.NumPEs()
+	if st.root == nil || st.root.dist == nil || m.PE < 0 || m.PE >= np {
+		st.pe.Fail(fmt.Errorf("lb: an unexpected distributed-step load from PE %d", m.PE))
+		return
+	}
+	d := st.root.dist
 	if d.before == nil {
 		d.before, d.loads = make([]float64, np), make([]float64, np)
 	}
@@ -184,6 +188,10 @@ func (st *peState) distRound(kind int) {
 func (m *distRound) Describe() string { return fmt.Sprintf("round %d of a distributed step", m.Seq) }
 func (m *distRound) Deliver(ap *actor.PE) {
 	st := stateOf(ap)
+	if st.dist == nil {
+		st.pe.Fail(fmt.Errorf("lb: round %d of a distributed step that this PE did not start", m.Seq))
+		return
+	}
 	st.dist.round = m
 	st.distAct()
 }
@@ -193,6 +201,10 @@ func (m *distPeer) Describe() string {
 }
 func (m *distPeer) Deliver(ap *actor.PE) {
 	st := stateOf(ap)
+	if st.dist == nil || (m.Gossip == nil && m.Offer == nil && m.Reply == nil) {
+		st.pe.Fail(fmt.Errorf("lb: an unexpected distributed-step message for round %d", m.Seq+1))
+		return
+	}
 	st.dist.inbox[m.Seq+1] = append(st.dist.inbox[m.Seq+1], *m)
 	st.distAct()
 }
@@ -260,6 +272,10 @@ func (m *distAck) Describe() string { return fmt.Sprintf("PE %d's end of round %
 func (m *distAck) Deliver(ap *actor.PE) {
 	st := stateOf(ap)
 	r := st.root
+	if r == nil || r.dist == nil || m.PE < 0 || m.PE >= st.pe.NumPEs() || len(m.SentTo) > st.pe.NumPEs() {
+		st.pe.Fail(fmt.Errorf("lb: an unexpected distributed-step round end from PE %d", m.PE))
+		return
+	}
 	d := r.dist
 	for to, n := range m.SentTo {
 		d.expect[to] += n

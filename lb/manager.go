@@ -336,6 +336,10 @@ func (m *peReport) Describe() string { return fmt.Sprintf("PE %d's load report",
 func (m *peReport) Deliver(ap *actor.PE) {
 	st := stateOf(ap)
 	r := st.root
+	if m.PE < 0 || m.PE >= st.pe.NumPEs() || r == nil || !r.running {
+		st.pe.Fail(fmt.Errorf("lb: an unexpected load report from PE %d", m.PE))
+		return
+	}
 	r.reports = append(r.reports, m)
 	if len(r.reports) < st.pe.NumPEs() {
 		return
