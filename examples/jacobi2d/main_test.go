@@ -136,7 +136,15 @@ func TestJacobi2DLoadBalancing(t *testing.T) {
 		require.Contains(t, output, "jacobi2d: ok grid=32 blocks=4x4 iters=60 ", bal)
 		require.Contains(t, output, "maxdiff=0 iter_ms_after_lb=", bal)
 	}
-	_, code, output := run(t, 2, "-imbalance", "0")
+	// Periodic steps: the blocks move whenever a step reaches them, in the
+	// middle of their iterations (anytime migration).
+	_, code, output := extest.Run(t, "jacobi2d", &out, (*Main).Start, chare.Config{PEs: 3,
+		Args:  []string{"-grid", "32", "-blocks", "6", "-iters", "150", "-tol", "0", "-imbalance", "3"},
+		Flags: map[string]string{"balancer": "greedy", "lbperiod": "2ms"}, Timeout: 60 * time.Second})
+	require.Equal(t, 0, code, output)
+	require.Contains(t, output, "jacobi2d: ok grid=32 blocks=6x6 iters=150 ")
+	require.Contains(t, output, "maxdiff=0")
+	_, code, output = run(t, 2, "-imbalance", "0")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, output, "-imbalance 0")
 }
