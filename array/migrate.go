@@ -732,6 +732,8 @@ type LocalElement struct {
 	Coll  chare.CollID
 	Index any
 	Base  *chare.Base
+	// Waiting: it waits in AtSync; only its AtSync step moves it.
+	Waiting bool
 }
 
 // lbPart is what LocalElements and MigrateLocal use of a part.
@@ -743,7 +745,7 @@ type lbPart interface {
 
 func (l *part[I]) localElements(out []LocalElement) []LocalElement {
 	for _, el := range l.list {
-		out = append(out, LocalElement{Coll: l.coll.ID, Index: el.index, Base: el.base})
+		out = append(out, LocalElement{Coll: l.coll.ID, Index: el.index, Base: el.base, Waiting: el.sync})
 	}
 	return out
 }

@@ -108,7 +108,7 @@ func (st *peState) distCollect(rep *peReport) {
 	loads := make([]float64, len(rep.Objs))
 	work := rep.Background
 	for k, o := range rep.Objs {
-		objs[k] = DistObj{ID: st.pe.ID()<<24 | k, Work: o.Load, Migratable: true}
+		objs[k] = DistObj{ID: st.pe.ID()<<24 | k, Work: o.Load, Migratable: !o.Fixed}
 		loads[k] = o.Load
 		work += o.Load
 	}

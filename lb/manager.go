@@ -28,7 +28,8 @@ import (
 //     without elements does not hold it up: PE 0 counts the elements that
 //     wait, against the number the array has.
 //   - periodic (-lbperiod D): PE 0 starts a step over every array each D;
-//     elements move whenever the step reaches them (anytime migration).
+//     elements move whenever the step reaches them (anytime migration),
+//     except those waiting in AtSync, which their AtSync step moves.
 //   - manual: StartStep, from code.
 //
 // -balancer A[,B...] names the strategies: the first runs at the first
@@ -289,7 +290,8 @@ func (m *stepCollect) Deliver(ap *actor.PE) {
 	var wall float64
 	for k, e := range st.reported {
 		l := e.Base.Load()
-		rep.Objs[k] = objReport{Coll: e.Coll, Index: fmt.Sprint(e.Index), Load: l.Seconds(), CPU: l.CPU.Seconds()}
+		rep.Objs[k] = objReport{Coll: e.Coll, Index: fmt.Sprint(e.Index), Load: l.Seconds(), CPU: l.CPU.Seconds(),
+			Fixed: e.Waiting && m.Coll == 0}
 		wall += l.Wall.Seconds()
 	}
 	if st.pe.Measuring() {
@@ -315,6 +317,7 @@ type objReport struct {
 	Index string
 	Load  float64
 	CPU   float64
+	Fixed bool // waits in AtSync: a periodic or manual step leaves it
 }
 
 type edgeReport struct {
@@ -362,7 +365,7 @@ func (st *peState) decide() {
 		snap.PEs[p] = PEStats{Background: rep.Background, Idle: rep.Idle, Speed: 1, Available: true}
 		for k, o := range rep.Objs {
 			snap.Objects = append(snap.Objects, Object{ID: len(snap.Objects), Coll: uint64(o.Coll), Index: o.Index,
-				Load: o.Load, CPU: o.CPU, PE: p, Migratable: true})
+				Load: o.Load, CPU: o.CPU, PE: p, Migratable: !o.Fixed})
 			refs = append(refs, ref{p, k})
 		}
 	}

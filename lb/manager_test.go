@@ -318,3 +318,20 @@ func TestBackgroundLoad(t *testing.T) {
 	require.Len(t, r.Before, 2)
 	require.Greater(t, r.Before[1], r.Before[0]+0.002, "PE 1 burnt two units of work outside any element: %v", r.Before)
 }
+
+// TestPeriodicStepsLeaveAtSyncElements: periodic steps run while elements
+// wait in AtSync; they do not move the waiting ones (their AtSync step
+// does), so every AtSync step still counts each element once.
+func TestPeriodicStepsLeaveAtSyncElements(t *testing.T) {
+	runLB(t, 3, map[string]string{lb.FlagBalancer: "rotate", lb.FlagPeriod: "1ms"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(12), (*worker).Init, 1)
+		inJob.NoError(err)
+		for round := 1; round <= 4; round++ {
+			out := placed(m, a, true)
+			inJob.Len(out, 12)
+			for i, o := range out {
+				inJob.Equal(round, o.Resumed, "element %d resumed once per AtSync step", i)
+			}
+		}
+	})
+}
