@@ -7,11 +7,13 @@ import (
 
 // Load measurement for load balancing (package lb reads it). When a PE
 // measures, every entry method that runs on an object there is timed: its
-// wall time, and its CPU time where the PE can measure it (on Linux: the
-// goroutine is locked to its OS thread for the call and the thread's CPU
-// clock is read before and after, so the figure stays right when PEs
-// outnumber cores and a PE waits for a core in the middle of a method).
-// A threaded entry method is timed up to its first suspension only.
+// wall time, and, when this process has more PEs than Go may run at once
+// (GOMAXPROCS), its CPU time too (on Linux: the goroutine is locked to its
+// OS thread for the call and the thread's CPU clock is read before and
+// after), so that the figure stays right when a PE waits for a core in the
+// middle of a method. With a core per PE, wall time is right already, and
+// costs two clock reads instead of two system calls. A threaded entry
+// method is timed up to its first suspension only.
 
 // ObjLoad is an object's load since its last reset.
 type ObjLoad struct {
@@ -48,7 +50,18 @@ func (b *Base) ResetLoad() { b.load = ObjLoad{} }
 func (pe *PE) SetMeasure(on bool) {
 	pe.measure = on
 	pe.ap.SetMeasureBusy(on)
+	rt, local := pe.job.rt, 0
+	for p := range pe.NumPEs() {
+		if rt.NodeOf(p) == rt.NodeOf(pe.ID()) { // (the PEs may not all exist yet)
+			local++
+		}
+	}
+	pe.measureCPU = on && local > runtime.GOMAXPROCS(0)
 }
+
+// MeasuresCPU reports whether entry methods on this PE are charged their
+// CPU time (the process has more PEs than cores to run them).
+func (pe *PE) MeasuresCPU() bool { return pe.measureCPU }
 
 // Measuring reports whether entry methods are timed on this PE.
 func (pe *PE) Measuring() bool { return pe.measure }
@@ -73,6 +86,11 @@ func (pe *PE) Timed(obj any, fn func()) {
 func (pe *PE) measured(obj any, fn func()) {
 	b := obj.(Context).base()
 	t0 := time.Now()
+	if !pe.measureCPU {
+		fn()
+		b.load.Wall += time.Since(t0)
+		return
+	}
 	runtime.LockOSThread()
 	c0, cpuOK := threadCPU()
 	defer func() {
