@@ -2,6 +2,7 @@ package lb_test
 
 import (
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -70,17 +71,25 @@ func TestMeasurementWithMorePEsThanCores(t *testing.T) {
 		out = get(m, f)
 	})
 	require.Len(t, out, n)
-	lo, hi := 1e9, 0.0
-	var wallLo, wallHi = 1e9, 0.0
+	var per, wall []float64
 	for _, it := range out {
 		o := it.Value.(loadOut)
 		require.Positive(t, o.CPU, "element %v", it.Index)
-		per := o.CPU / float64(o.Units)
-		lo, hi = min(lo, per), max(hi, per)
-		w := o.Wall / float64(o.Units)
-		wallLo, wallHi = min(wallLo, w), max(wallHi, w)
+		per = append(per, o.CPU/float64(o.Units))
+		wall = append(wall, o.Wall/float64(o.Units))
 	}
-	t.Logf("CPU seconds per unit: %.4f..%.4f (spread %.2f); wall: %.4f..%.4f (spread %.2f); %d cores",
-		lo, hi, hi/lo, wallLo, wallHi, wallHi/wallLo, runtime.NumCPU())
-	require.Less(t, hi/lo, 1.6, "CPU time per unit of load varies by more than 60%%")
+	slices.Sort(per)
+	slices.Sort(wall)
+	med := per[len(per)/2]
+	near := 0
+	for _, v := range per {
+		if v >= 0.75*med && v <= med/0.75 {
+			near++
+		}
+	}
+	t.Logf("CPU seconds per unit: %.4f..%.4f (spread %.2f), %d of %d within 25%% of the median; wall: %.4f..%.4f (spread %.2f); %d cores",
+		per[0], per[n-1], per[n-1]/per[0], near, n, wall[0], wall[n-1], wall[n-1]/wall[0], runtime.NumCPU())
+	// One or two outliers may come from a machine busy with other work;
+	// the load of almost every element must be its work's.
+	require.GreaterOrEqual(t, near, n*9/10, "CPU time per unit of load is off by more than 25%% for %d of %d elements", n-near, n)
 }
