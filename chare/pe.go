@@ -100,11 +100,10 @@ type PE struct {
 	lastRed redKey // the cache of redAcc
 	lastAcc *redAcc
 
-	memberNos  map[CollID]*noCount // see redOwed
-	measure    bool                // entry methods are timed (see load.go)
-	measureCPU bool                // and charged their CPU time
-	slots      map[any]any         // other packages' per-PE state
-	commOn     bool                // messages between elements are counted
+	measure    bool        // entry methods are timed (see load.go)
+	measureCPU bool        // and charged their CPU time
+	slots      map[any]any // other packages' per-PE state
+	commOn     bool        // messages between elements are counted
 	comm       map[commKey]int
 
 	ckpt    *ckptRun    // on PE 0, a checkpoint being written

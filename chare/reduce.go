@@ -89,71 +89,10 @@ func (b *Base) nextNo(sec *Section) int {
 	return b.reds[sec.ID]
 }
 
-// noCount counts a collection's members on a PE by the number of their
-// next contribution; it is built by one look at the members the first
-// time it is needed, then kept up to date as they contribute and move.
-type noCount struct {
-	lo int   // c[i] members have next number lo+i
-	c  []int // usually two or three entries: members are close
-}
-
-func (m *noCount) add(no, d int) {
-	if len(m.c) == 0 {
-		m.lo = no
-	}
-	if no < m.lo {
-		m.c = append(make([]int, m.lo-no), m.c...)
-		m.lo = no
-	}
-	for no-m.lo >= len(m.c) {
-		m.c = append(m.c, 0)
-	}
-	m.c[no-m.lo] += d
-	for len(m.c) > 0 && m.c[0] == 0 { // drop the numbers no member has
-		m.c = m.c[1:]
-		m.lo++
-	}
-}
-
-// upTo counts the members whose next number is at most no.
-func (m *noCount) upTo(no int) int {
-	n := 0
-	for i, k := range m.c {
-		if m.lo+i > no {
-			break
-		}
-		n += k
-	}
-	return n
-}
-
+// redOwed counts the local members that still owe reduction no of the
+// collection, or of the section if sec is set. It runs once per reduction
+// on a PE, when the PE's first contribution opens it.
 func (pe *PE) redOwed(coll CollID, sec *Section, no int) (int, error) {
-	if sec != nil {
-		return pe.redOwedScan(coll, sec, no)
-	}
-	m := pe.memberNos[coll]
-	if m == nil {
-		l, err := pe.Part(coll)
-		if err != nil {
-			return 0, err
-		}
-		each, ok := l.(interface{ Each(func(obj any)) })
-		if !ok {
-			return 0, fmt.Errorf("chare: collection %v does not take part in reductions", coll)
-		}
-		m = &noCount{}
-		each.Each(func(obj any) { m.add(obj.(Context).base().redNo, 1) })
-		if pe.memberNos == nil {
-			pe.memberNos = map[CollID]*noCount{}
-		}
-		pe.memberNos[coll] = m
-	}
-	return m.upTo(no), nil
-}
-
-// redOwedScan counts the local members that still owe reduction no of the
-// collection, or of the section if sec is set, by looking at each.
-func (pe *PE) redOwedScan(coll CollID, sec *Section, no int) (int, error) {
 	l, err := pe.Part(coll)
 	if err != nil {
 		return 0, err
@@ -189,10 +128,6 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 	if sec == nil {
 		no = b.redNo
 		b.redNo++
-		if m := b.pe.memberNos[coll]; m != nil {
-			m.add(no+1, 1)
-			m.add(no, -1)
-		}
 	} else {
 		if b.reds == nil {
 			b.reds = map[CollID]int{}
@@ -344,9 +279,6 @@ func (pe *PE) RecheckReductions(coll CollID) {
 // (d = -1) or arrives (d = +1): a member owes every reduction from its
 // next number on to the PE that hosts it.
 func (pe *PE) memberMoved(b *Base, d int) {
-	if m := pe.memberNos[b.coll.ID]; m != nil {
-		m.add(b.redNo, d)
-	}
 	if pe.ID() == ReductionRoot || len(pe.reds) == 0 {
 		return
 	}
