@@ -6,6 +6,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/location"
 )
 
@@ -346,3 +347,29 @@ func (l *part[I]) snapshotStats() Stats {
 // NumHeld returns how many messages wait here for elements (a checkpoint
 // refuses to lose them).
 func (l *part[I]) NumHeld() int { return l.tab.NumHeld() }
+
+// Add returns the sum of two PEs' counts.
+func (s Stats) Add(o Stats) Stats {
+	s.Local += o.Local
+	s.Held += o.Held
+	s.MigratedIn += o.MigratedIn
+	s.MigratedOut += o.MigratedOut
+	s.Forwarded += o.Forwarded
+	s.Delivered += o.Delivered
+	s.CacheUpdates += o.CacheUpdates
+	for h := range s.Hops {
+		s.Hops[h] += o.Hops[h]
+	}
+	return s
+}
+
+// SumStats is the reducer that adds up the Stats that each PE
+// contributes (its LocalStats), in one process or across processes.
+var SumStats = func() reducer.Reducer {
+	r, err := reducer.UserWithCodec("array.stats", nil,
+		func(a, b any) (any, error) { return a.(Stats).Add(b.(Stats)), nil }, nil, reducer.CodecOf[Stats]())
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()

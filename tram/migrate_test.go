@@ -1,7 +1,6 @@
 package tram_test
 
 import (
-	"errors"
 	"fmt"
 	"math/rand"
 	"sync/atomic"
@@ -148,7 +147,7 @@ func (f *roverFeeder) Stats(m roverStatsMsg) {
 		f.Abort(err)
 		return
 	}
-	_ = f.Contribute([]int64{int64(s.MigratedIn), int64(s.MigratedOut), int64(s.Forwarded), int64(s.Delivered), int64(s.Held), int64(s.Local)}, reducer.SumInt64, m.CB)
+	_ = f.Contribute(s, array.SumStats, m.CB)
 }
 
 type roverStatsMsg struct {
@@ -228,17 +227,16 @@ func runRovers(m *tmain, pes, items int, mode tram.Mode, r *roverResult) error {
 		return fmt.Errorf("the elements' report has %d values", len(v))
 	}
 	r.got, r.sum, r.dups, r.strays, r.away, r.moves = v[0], v[1], v[2], v[3], v[4], v[5]
-	sf := chare.NewFuture[[]int64](m)
+	sf := chare.NewFuture[array.Stats](m)
 	if err := chare.Send(m, g, (*roverFeeder).Stats, roverStatsMsg{A: a, CB: sf.Callback()}); err != nil {
 		return err
 	}
-	if v, err = sf.Get(m); err != nil {
+	ls, err := sf.Get(m)
+	if err != nil {
 		return err
 	}
-	if len(v) != 6 {
-		return errors.New("the location managers' report is short")
-	}
-	r.migratedIn, r.migratedOut, r.forwarded, r.delivered, r.held, r.local = v[0], v[1], v[2], v[3], v[4], v[5]
+	r.migratedIn, r.migratedOut, r.forwarded = int64(ls.MigratedIn), int64(ls.MigratedOut), int64(ls.Forwarded)
+	r.delivered, r.held, r.local = int64(ls.Delivered), int64(ls.Held), int64(ls.Local)
 	return nil
 }
 

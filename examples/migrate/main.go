@@ -174,11 +174,7 @@ type StatsMsg struct {
 }
 
 // RuntimeStats are the location managers' counts summed over the PEs.
-type RuntimeStats struct {
-	Local, Held, MigratedIn, MigratedOut int64
-	Forwarded, Delivered, CacheUpdates   int64
-	Hops                                 [8]int64
-}
+type RuntimeStats = array.Stats
 
 func init() {
 	// Register chare types in the same order in every process. Fast
@@ -272,19 +268,14 @@ func (m *Main) Start(args []string) {
 		return
 	}
 	m.res.Totals = t
-	stats := chare.NewFuture[[]int64](m)
+	stats := chare.NewFuture[array.Stats](m)
 	if err := chare.Send(m, probes, (*Probe).Stats, StatsMsg{Walkers: walkers, Done: stats.Callback()}); err != nil {
 		m.fail(1, "asking for the location managers' counts: %v", err)
 		return
 	}
-	v, err := stats.Get(m)
+	rs, err := stats.Get(m)
 	if err != nil {
 		m.fail(1, "gathering the location managers' counts: %v", err)
-		return
-	}
-	rs, err := runtimeStats(v)
-	if err != nil {
-		m.fail(1, "%v", err)
 		return
 	}
 	m.res.Runtime = rs
@@ -334,17 +325,6 @@ func (m *Main) tally(walkers array.Proxy[Walker, int], p Params) (Totals, error)
 	return t, nil
 }
 
-// runtimeStats decodes the sum of the probes' contributions.
-func runtimeStats(v []int64) (RuntimeStats, error) {
-	var s RuntimeStats
-	if len(v) != 7+len(s.Hops) {
-		return s, fmt.Errorf("the location managers' counts have %d values, want %d", len(v), 7+len(s.Hops))
-	}
-	s.Local, s.Held, s.MigratedIn, s.MigratedOut = v[0], v[1], v[2], v[3]
-	s.Forwarded, s.Delivered, s.CacheUpdates = v[4], v[5], v[6]
-	copy(s.Hops[:], v[7:])
-	return s, nil
-}
 
 // finish checks the figures and prints the summary line.
 func (m *Main) finish(p Params, t Totals, rs RuntimeStats) {
@@ -370,14 +350,14 @@ func (m *Main) finish(p Params, t Totals, rs RuntimeStats) {
 	if t.Departures != t.Arrivals {
 		problems = append(problems, fmt.Sprintf("%d departures (AboutToMigrate) but %d arrivals (JustMigrated)", t.Departures, t.Arrivals))
 	}
-	if rs.MigratedOut != int64(t.Departures) || rs.MigratedIn != int64(t.Departures) {
+	if uint64(rs.MigratedOut) != t.Departures || uint64(rs.MigratedIn) != t.Departures {
 		problems = append(problems, fmt.Sprintf("the location managers count %d migrations out and %d in, the elements %d",
 			rs.MigratedOut, rs.MigratedIn, t.Departures))
 	}
 	if rs.Held != 0 {
 		problems = append(problems, fmt.Sprintf("%d messages still held at the end", rs.Held))
 	}
-	if rs.Local != int64(p.N) {
+	if rs.Local != p.N {
 		problems = append(problems, fmt.Sprintf("the PEs hold %d elements, want %d", rs.Local, p.N))
 	}
 	if p.Migrate > 0 && m.NumPEs() > 1 && t.Received > 0 && t.Departures == 0 {
@@ -589,10 +569,7 @@ func (b *Probe) Stats(s StatsMsg) {
 		b.Abort(err)
 		return
 	}
-	v := []int64{int64(st.Local), int64(st.Held), int64(st.MigratedIn), int64(st.MigratedOut),
-		int64(st.Forwarded), int64(st.Delivered), int64(st.CacheUpdates)}
-	v = append(v, st.Hops[:]...)
-	if err := b.Contribute(v, reducer.SumInt64, s.Done); err != nil {
+	if err := b.Contribute(st, array.SumStats, s.Done); err != nil {
 		b.Abort(err)
 	}
 }

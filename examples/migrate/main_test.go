@@ -67,9 +67,9 @@ func TestMigrate(t *testing.T) {
 			require.Equal(t, tot.SentSum, tot.RecvSum)
 			require.Zero(t, tot.Pending)
 			require.Zero(t, tot.Foreign)
-			require.Equal(t, int64(migrations), rs.MigratedIn)
-			require.Equal(t, int64(migrations), rs.MigratedOut)
-			require.Equal(t, int64(c.n), rs.Local)
+			require.Equal(t, migrations, rs.MigratedIn)
+			require.Equal(t, migrations, rs.MigratedOut)
+			require.Equal(t, c.n, rs.Local)
 			require.Zero(t, rs.Held)
 		})
 	}

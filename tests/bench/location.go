@@ -454,16 +454,7 @@ func (j *mvJob) stats(a array.Proxy[mvElem, int]) (array.Stats, error) {
 		if err != nil {
 			return sum, err
 		}
-		sum.Local += s.Local
-		sum.Held += s.Held
-		sum.MigratedIn += s.MigratedIn
-		sum.MigratedOut += s.MigratedOut
-		sum.Forwarded += s.Forwarded
-		sum.Delivered += s.Delivered
-		sum.CacheUpdates += s.CacheUpdates
-		for h := range s.Hops {
-			sum.Hops[h] += s.Hops[h]
-		}
+		sum = sum.Add(s)
 	}
 	return sum, nil
 }

@@ -261,16 +261,7 @@ func readStats(m *tmain, g group.Proxy[statBranch], a array.Proxy[stormElem, int
 	for pe := range pes {
 		f, err := chare.Call(m, g.At(pe), (*statBranch).Read, a)
 		inJob.NoError(err)
-		s := get(m, f)
-		total.Local += s.Local
-		total.Held += s.Held
-		total.MigratedIn += s.MigratedIn
-		total.MigratedOut += s.MigratedOut
-		total.Forwarded += s.Forwarded
-		total.Delivered += s.Delivered
-		for h := range s.Hops {
-			total.Hops[h] += s.Hops[h]
-		}
+		total = total.Add(get(m, f))
 	}
 	return total
 }
