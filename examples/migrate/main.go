@@ -325,7 +325,6 @@ func (m *Main) tally(walkers array.Proxy[Walker, int], p Params) (Totals, error)
 	return t, nil
 }
 
-
 // finish checks the figures and prints the summary line.
 func (m *Main) finish(p Params, t Totals, rs RuntimeStats) {
 	var problems []string

@@ -245,7 +245,6 @@ func TestDelegateFromElements(t *testing.T) {
 	})
 }
 
-// claim C06: BeginIteration(proxy, n), sends, EndIteration on a delegated proxy reach its strategy (the runtime half only; Comlib strategies are not built yet)
 func TestDelegateBracketed(t *testing.T) {
 	runMain(t, 2, func(m *tmain) {
 		c := &counter{}
