@@ -582,11 +582,12 @@ func (l *part[I]) index(t *target) (I, error) {
 	if t.Raw == nil {
 		return i, fmt.Errorf("array: a message for %s without an index", l.name)
 	}
-	if err := msgpack.Unmarshal(t.Raw, &i); err != nil {
-		return i, fmt.Errorf("array: bad index in a message for %s: %w", l.name, err)
+	v, err := l.coll.DecodeIndex(t.Raw)
+	if err != nil {
+		return i, err
 	}
-	t.idx = i
-	return i, nil
+	t.idx = v
+	return v.(I), nil
 }
 
 func (t *target) encode() error {

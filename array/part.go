@@ -224,17 +224,21 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 // route applies the location manager's decision to a message for i.
 func (l *part[I]) route(e chare.Envelope, i I) {
 	h := e.Header()
-	d := l.tab.Route(i, h.Epoch, int(h.Hops))
-	switch d.Action {
-	case location.Deliver:
-		el := l.elems[i]
+	if el := l.elems[i]; el != nil { // the common case: it is here (the table would say Deliver)
 		l.stats.Delivered++
 		l.stats.Hops[min(int(h.Hops), len(l.stats.Hops)-1)]++
 		if h.Hops > 0 && h.Src != l.pe.ID() && h.Src >= 0 && h.Src < l.npes {
 			// Correct the sender's cache, as Charm++ does after a forward.
-			l.pe.Actor().Send(h.Src, &locMsg{target: target{Coll: l.coll.ID, idx: i}, PE: l.pe.ID(), Epoch: d.Epoch})
+			epoch, _ := l.tab.IsLocal(i)
+			l.pe.Actor().Send(h.Src, &locMsg{target: target{Coll: l.coll.ID, idx: i}, PE: l.pe.ID(), Epoch: epoch})
 		}
 		l.invoke(el, e)
+		return
+	}
+	d := l.tab.Route(i, h.Epoch, int(h.Hops))
+	switch d.Action {
+	case location.Deliver:
+		l.pe.Fail(fmt.Errorf("array: the location table of %s on PE %d has element %v, the PE does not", l.name, l.pe.ID(), i))
 	case location.Forward:
 		h.Epoch = d.Epoch
 		if h.Hops < 255 {
