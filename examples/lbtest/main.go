@@ -499,23 +499,9 @@ func (m *Main) fail(code int, format string, args ...any) {
 
 // ---- loads, patterns and work ----
 
-// splitmix64 advances a splitmix64 generator's state and returns its next
-// value.
-func splitmix64(state *uint64) uint64 {
-	*state += 0x9e3779b97f4a7c15
-	return mix(*state)
-}
-
-// mix is splitmix64's finalizer.
-func mix(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
 // unit returns a number in [0, 1) from a hash of the seed and i.
 func unit(seed uint64, i int) float64 {
-	return float64(mix(mix(seed)^uint64(i))>>11) / (1 << 53)
+	return float64(exutil.Mix(exutil.Mix(seed)^uint64(i))>>11) / (1 << 53)
 }
 
 // Weight is the load of element i of n under distribution dist, in load
@@ -580,18 +566,18 @@ func Neighbours(comm string, seed uint64, i, n int) []int {
 		// Affine permutations i → a·i + b (mod n), a prime to n: each
 		// element is the image of exactly one element under each.
 		out := make([]int, randomDegree)
-		state := mix(seed ^ 0x5eed)
+		state := exutil.Mix(seed ^ 0x5eed)
 		for k := range out {
 			a := 1
 			if n > 1 {
 				for {
-					a = 1 + int(splitmix64(&state)%uint64(n-1))
+					a = 1 + int(exutil.SplitMix64(&state)%uint64(n-1))
 					if gcd(a, n) == 1 {
 						break
 					}
 				}
 			}
-			b := int(splitmix64(&state) % uint64(n))
+			b := int(exutil.SplitMix64(&state) % uint64(n))
 			out[k] = int((int64(a)*int64(i) + int64(b)) % int64(n))
 		}
 		return out
@@ -650,7 +636,7 @@ func (w *Worker) Init(s Setup) {
 	w.Expect = len(w.Out)
 	w.Got = map[int]int{}
 	w.HomePE = w.PE()
-	w.Sink = mix(uint64(i) + 1)
+	w.Sink = exutil.Mix(uint64(i) + 1)
 }
 
 // Begin starts the first iteration.

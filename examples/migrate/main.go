@@ -387,43 +387,29 @@ func (m *Main) fail(code int, format string, args ...any) {
 
 // ---- the elements ----
 
-// splitmix64 advances a splitmix64 generator's state and returns its next
-// value.
-func splitmix64(state *uint64) uint64 {
-	*state += 0x9e3779b97f4a7c15
-	return mix(*state)
-}
-
-// mix is splitmix64's finalizer, a bijection of uint64.
-func mix(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
 // digest is a message's contribution to the checksums: both its
 // sender and its receiver add it, so a message that reaches the wrong
 // element changes them too.
 func digest(msg Msg, to int) uint64 {
-	return mix(mix(mix(uint64(msg.From)<<32|uint64(uint32(to)))^uint64(msg.Seq)) ^ msg.Value)
+	return exutil.Mix(exutil.Mix(exutil.Mix(uint64(msg.From)<<32|uint64(uint32(to)))^uint64(msg.Seq)) ^ msg.Value)
 }
 
 // intn returns a random number in [0, n) from the generator state.
 func intn(state *uint64, n int) int {
-	hi, _ := bits.Mul64(splitmix64(state), uint64(n))
+	hi, _ := bits.Mul64(exutil.SplitMix64(state), uint64(n))
 	return int(hi)
 }
 
 // chance returns true with probability p, from the generator state.
 func chance(state *uint64, p float64) bool {
-	return float64(splitmix64(state)>>11)/(1<<53) < p
+	return float64(exutil.SplitMix64(state)>>11)/(1<<53) < p
 }
 
 // Init is the constructor: it runs on the element's first PE.
 func (w *Walker) Init(s Setup) {
 	w.P = s.P
-	w.SendRng = mix(s.P.Seed ^ mix(2*uint64(w.ThisIndex())+1))
-	w.MoveRng = mix(s.P.Seed ^ mix(2*uint64(w.ThisIndex())+2))
+	w.SendRng = exutil.Mix(s.P.Seed ^ exutil.Mix(2*uint64(w.ThisIndex())+1))
+	w.MoveRng = exutil.Mix(s.P.Seed ^ exutil.Mix(2*uint64(w.ThisIndex())+2))
 	w.SentTo = make([]uint32, s.P.N)
 	w.Next = make([]uint32, s.P.N)
 	w.HomePE = w.PE()
@@ -493,7 +479,7 @@ func (w *Walker) toSelf(left int) {
 // next one.
 func (w *Walker) Send(s SendMsg) {
 	to := intn(&w.SendRng, w.P.N)
-	msg := Msg{From: w.ThisIndex(), Seq: int(w.SentTo[to]), Value: splitmix64(&w.SendRng)}
+	msg := Msg{From: w.ThisIndex(), Seq: int(w.SentTo[to]), Value: exutil.SplitMix64(&w.SendRng)}
 	w.SentTo[to]++
 	w.Sent++
 	w.SentSum += digest(msg, to)

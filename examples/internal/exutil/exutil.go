@@ -149,3 +149,19 @@ func StartStep[C, T any](m MainChare, s tram.Streamer[C, T], mode tram.Mode, pro
 	_, err = started.Get(m)
 	return finished, err
 }
+
+// SplitMix64 advances a splitmix64 generator's state and returns its next
+// value: a small repeatable generator whose state an element can carry
+// when it migrates.
+func SplitMix64(state *uint64) uint64 {
+	*state += 0x9e3779b97f4a7c15
+	return Mix(*state)
+}
+
+// Mix is splitmix64's finalizer, a bijection of uint64 that scatters
+// neighbouring inputs.
+func Mix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
