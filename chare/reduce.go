@@ -63,10 +63,12 @@ const ReductionRoot = 0
 // (Charm++'s contribute). All members must contribute, in the same order,
 // with the same reducer.
 func (b *Base) Contribute(value any, r reducer.Reducer, cb Callback) error {
-	if b.coll == nil {
+	switch {
+	case b.coll == nil:
 		return errors.New("chare: Contribute needs a group branch or array element")
-	}
-	if r != nil && b.coll.Kind == KindChare {
+	case r == nil:
+		return errors.New("chare: Contribute with a nil reducer")
+	case b.coll.Kind == KindChare:
 		return fmt.Errorf("chare: singleton chare %v does not take part in reductions (Contribute needs a group branch or array element)", b.coll.ID)
 	}
 	return b.contribute(b.coll.ID, b.coll.ID, nil, value, r, cb)
