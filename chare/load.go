@@ -59,9 +59,6 @@ func (pe *PE) SetMeasure(on bool) {
 	pe.measureCPU = on && local > runtime.GOMAXPROCS(0)
 }
 
-// MeasuresCPU reports whether entry methods on this PE are charged their
-// CPU time (the process has more PEs than cores to run them).
-func (pe *PE) MeasuresCPU() bool { return pe.measureCPU }
 
 // Measuring reports whether entry methods are timed on this PE.
 func (pe *PE) Measuring() bool { return pe.measure }
