@@ -59,7 +59,6 @@ func (pe *PE) SetMeasure(on bool) {
 	pe.measureCPU = on && local > runtime.GOMAXPROCS(0)
 }
 
-
 // Measuring reports whether entry methods are timed on this PE.
 func (pe *PE) Measuring() bool { return pe.measure }
 

@@ -98,10 +98,11 @@ func (d Distributed) firstThreshold(g DistGlobal) float64 {
 // nextThreshold is the threshold of the phase after one with threshold t
 // that took the highest load from oldMax to newMax.
 func (d Distributed) nextThreshold(g DistGlobal, t, oldMax, newMax float64) float64 {
+	next := (newMax + g.Avg) / 2
 	if math.Abs(newMax-oldMax)/g.Avg < 0.01 {
-		return max(d.TargetRatio*g.Avg, (t+g.Avg)/2)
+		next = (t + g.Avg) / 2 // the last phase did not help: halfway down
 	}
-	return max(d.TargetRatio*g.Avg, (newMax+g.Avg)/2)
+	return max(d.TargetRatio*g.Avg, next)
 }
 
 // Place runs a distributed step as a simulation over the snapshot.

@@ -50,7 +50,7 @@ func orDefault[T int | float64](v, def T) T {
 // strategy starts from.
 type plan struct {
 	s     *Snapshot
-	p     Placement // starts as the current placement
+	p     Placement // starts as the current placement, which moves nothing
 	avail []int     // the PEs that may receive objects
 	speed []float64 // by PE
 	// load is by PE: what stays there (background and non-migratable
@@ -59,13 +59,14 @@ type plan struct {
 	least *peHeap // avail by load, once orderByLoad has been called
 }
 
-// withPlan checks s and, unless no PE is available, lets place change a
-// plan of s; it returns the plan's placement.
+// withPlan checks s, makes its plan (every object where it is, the load
+// that stays counted) and, unless no PE is available, lets place change
+// it; it returns the plan's placement.
 func withPlan(s *Snapshot, place func(*plan)) (Placement, error) {
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	pl := &plan{s: s, p: current(s), speed: make([]float64, len(s.PEs)), load: make([]float64, len(s.PEs))}
+	pl := &plan{s: s, p: make(Placement, len(s.Objects)), speed: make([]float64, len(s.PEs)), load: make([]float64, len(s.PEs))}
 	for i, pe := range s.PEs {
 		if pe.Available {
 			pl.avail = append(pl.avail, i)
@@ -73,7 +74,8 @@ func withPlan(s *Snapshot, place func(*plan)) (Placement, error) {
 		pl.speed[i] = speedOf(pe)
 		pl.load[i] = pe.Background
 	}
-	for _, o := range s.Objects {
+	for i, o := range s.Objects {
+		pl.p[i] = o.PE
 		if !o.Migratable {
 			pl.load[o.PE] += o.Load
 		}
@@ -85,15 +87,6 @@ func withPlan(s *Snapshot, place func(*plan)) (Placement, error) {
 		place(pl)
 	}
 	return pl.p, nil
-}
-
-// current is the placement that moves nothing.
-func current(s *Snapshot) Placement {
-	p := make(Placement, len(s.Objects))
-	for i, o := range s.Objects {
-		p[i] = o.PE
-	}
-	return p
 }
 
 // speedOf is a PE's speed, 1 where the snapshot gives none.
@@ -113,7 +106,7 @@ func (pl *plan) add(o objLoad, pe int) {
 	}
 }
 
-// move takes o from the PE it was added to to pe.
+// move moves o, which add put on a PE, to pe.
 func (pl *plan) move(o objLoad, pe int) {
 	from := pl.p[o.id]
 	pl.load[from] -= o.load / pl.speed[from]
