@@ -1,7 +1,9 @@
 package tram_test
 
 import (
+	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +82,11 @@ func runChains(t *testing.T, period, timeout time.Duration) (int, error) {
 		}
 		if _, err := started.Get(m); err != nil {
 			m.Abort(err)
+			return
+		}
+		// T15: a quiescence step has no Done.
+		if err := s.Done(m, 1); err == nil || !strings.Contains(err.Error(), "a quiescence step has no Done") {
+			m.Abort(fmt.Errorf("Done in a quiescence step gave %v, want a refusal (T15)", err))
 			return
 		}
 		_ = chare.Send(m, g, (*relay).Go, relayStart{S: s, Chains: chains, Length: length})
