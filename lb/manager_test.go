@@ -250,7 +250,13 @@ func TestDistributedStepGathersNothing(t *testing.T) {
 	require.Greater(t, r.MaxAvgBefore, 1.5)
 	require.Less(t, r.MaxAvgAfter, 1.15, "%s", r.LogLine())
 	require.Positive(t, r.Migrations)
-	require.LessOrEqual(t, reps[1].MaxAvgBefore, r.MaxAvgAfter+1e-9, "the loads were set: the second step sees what the first made")
+	// The object loads were set, so the second step sees what the first
+	// made, up to the PEs' background load, which is measured (runtime work
+	// between entry methods: a few ms on a busy machine against about 0.5 s
+	// of set load per PE). 0.05 is far above that noise and far below the
+	// imbalance before the first step (> 1.5).
+	require.InDelta(t, r.MaxAvgAfter, reps[1].MaxAvgBefore, 0.05, "the loads were set: the second step sees what the first made")
+	require.Less(t, reps[1].MaxAvgBefore, 1.15, "%s", reps[1].LogLine())
 }
 
 var onPEs01 = array.NamedMap("lb-test-pes-0-1", array.MapFunc(func(i, _ int) int { return i % 2 }))
