@@ -604,15 +604,18 @@ func init() {
 
 // ---- proxies and callbacks inside messages ----
 
-// wireRoute is a Route inside a message.
+// wireRoute is a Route inside a message, with the reference of a portable
+// delegate if the proxy has one.
 type wireRoute struct {
 	Kind  Kind
 	Coll  CollID
 	PE    int
 	Index []byte `msgpack:",omitempty"`
+	DKind string `msgpack:",omitempty"`
+	DID   uint64 `msgpack:",omitempty"`
 }
 
-func encodeRoute(enc *msgpack.Encoder, r Route) error {
+func encodeRoute(enc *msgpack.Encoder, r Route, d Delegate) error {
 	if r.Kind == KindSection {
 		return errors.New("chare: a section proxy cannot travel to another process (send its members instead)")
 	}
@@ -620,28 +623,43 @@ func encodeRoute(enc *msgpack.Encoder, r Route) error {
 	if err != nil {
 		return err
 	}
-	return enc.Encode(&wireRoute{Kind: r.Kind, Coll: r.Coll, PE: r.PE, Index: idx})
+	w := wireRoute{Kind: r.Kind, Coll: r.Coll, PE: r.PE, Index: idx}
+	if pd, ok := d.(PortableDelegate); ok {
+		w.DKind, w.DID = pd.DelegateRef()
+	}
+	return enc.Encode(&w)
 }
 
-func decodeRoute(dec *msgpack.Decoder) (Route, error) {
+func decodeRoute(dec *msgpack.Decoder) (Route, Delegate, error) {
 	var w wireRoute
 	if err := dec.Decode(&w); err != nil {
-		return Route{}, err
+		return Route{}, nil, err
 	}
 	r := Route{Kind: w.Kind, Coll: w.Coll, PE: w.PE}
 	if w.Index != nil {
 		r.Index = rawIndex(w.Index)
 	}
-	return r, nil
+	var d Delegate
+	if w.DKind != "" {
+		rd, err := newRemoteDelegate(w.DKind, w.DID)
+		if err != nil {
+			return Route{}, nil, err
+		}
+		d = rd
+	}
+	return r, d, nil
 }
 
-// EncodeMsgpack lets a proxy travel in a message (without its delegate).
-func (p Proxy[T]) EncodeMsgpack(enc *msgpack.Encoder) error { return encodeRoute(enc, p.route) }
+// EncodeMsgpack lets a proxy travel in a message, with its delegate if
+// that is a PortableDelegate (other delegates stay behind).
+func (p Proxy[T]) EncodeMsgpack(enc *msgpack.Encoder) error {
+	return encodeRoute(enc, p.route, p.del)
+}
 
 // DecodeMsgpack reads a proxy from a message.
 func (p *Proxy[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
-	r, err := decodeRoute(dec)
-	p.route, p.del = r, nil
+	r, d, err := decodeRoute(dec)
+	p.route, p.del = r, d
 	return err
 }
 
