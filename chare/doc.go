@@ -22,6 +22,10 @@
 //
 //	chare.Send(self, workers.At(3), (*Worker).Add, 1.5)
 //
+// Send0 sends to a method without a message. A method that returns a value
+// (a sync entry method) is called with Call or Call0, which return a
+// Future for the value, or sent to with SendR or SendR0, which drop it.
+//
 // The first argument is the sending Context: the chare that sends (any
 // object embedding a base is one). Entry methods of the objects on one PE
 // run one at a time, so chare code needs no locks. Messages are handed
@@ -40,7 +44,9 @@
 // reducer from package reducer and a Callback; the results of successive
 // reductions arrive in order. Callbacks go to an entry method (of one
 // object, or broadcast), a future, a Go function on a PE, nowhere, or the
-// end of the job.
+// end of the job. For a reducer.Typed reducer (reducer.GatherOf, ConcatOf,
+// SetOf), NewFutureFor and EntryCallbackFor make a target whose type the
+// compiler checks against the reducer's result.
 //
 // Delegation: a proxy can be delegated to a Delegate (TRAM, Comlib), which
 // then receives every send made through it — element sends, broadcasts and

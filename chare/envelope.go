@@ -88,7 +88,9 @@ func (e *env0[T]) Payload() any          { return nil }
 func (e *env0[T]) invoke(_ *PE, obj any) { e.fn(obj.(*T)) }
 func (e *env0[T]) clone() Envelope       { c := *e; return &c }
 
-// envCall carries a sync call func(*T, M) R whose result goes to a future.
+// envCall carries a call of an entry method func(*T, M) R: a sync call
+// whose result goes to the future reply, or a send (reply zero) whose
+// result is dropped.
 type envCall[T, M, R any] struct {
 	envHead
 	fn    func(*T, M) R
@@ -100,11 +102,35 @@ func (e *envCall[T, M, R]) Deliver(pe *actor.PE) { e.deliver(pe, e) }
 func (e *envCall[T, M, R]) Payload() any         { return e.msg }
 func (e *envCall[T, M, R]) invoke(pe *PE, obj any) {
 	r := e.fn(obj.(*T), e.msg)
-	if err := pe.setFuture(e.reply, r); err != nil {
+	pe.reply(e.reply, r)
+}
+func (e *envCall[T, M, R]) clone() Envelope { c := *e; return &c }
+
+// envCall0 is envCall for an entry method func(*T) R without a message.
+type envCall0[T, R any] struct {
+	envHead
+	fn    func(*T) R
+	reply futureRef
+}
+
+func (e *envCall0[T, R]) Deliver(pe *actor.PE) { e.deliver(pe, e) }
+func (e *envCall0[T, R]) Payload() any         { return nil }
+func (e *envCall0[T, R]) invoke(pe *PE, obj any) {
+	r := e.fn(obj.(*T))
+	pe.reply(e.reply, r)
+}
+func (e *envCall0[T, R]) clone() Envelope { c := *e; return &c }
+
+// reply sends the result of a sync call to its future; a send without a
+// future (SendR) drops it.
+func (pe *PE) reply(to futureRef, r any) {
+	if to.ID == 0 {
+		return
+	}
+	if err := pe.setFuture(to, r); err != nil {
 		pe.fail(err)
 	}
 }
-func (e *envCall[T, M, R]) clone() Envelope { c := *e; return &c }
 
 // envDyn carries a message to an entry known only by its description
 // (callbacks, messages decoded from another process); it calls the method

@@ -74,6 +74,21 @@ func (b *Base) Contribute(value any, r reducer.Reducer, cb Callback) error {
 	return b.contribute(b.coll.ID, b.coll.ID, nil, value, r, cb)
 }
 
+// NewFutureFor creates a future for the result of a reduction with r, of
+// the type r delivers: NewFutureFor(m, reducer.GatherOf[int, Cell]())
+// is a Future[[]reducer.Pair[int, Cell]]. Pass its Callback to the
+// contributors, which contribute with the same reducer. Unlike
+// NewFuture[T], a T that does not match the reducer does not compile.
+func NewFutureFor[R any](ctx Context, r reducer.Typed[R]) Future[R] { return NewFuture[R](ctx) }
+
+// EntryCallbackFor is EntryCallback for the result of a reduction with r:
+// the compiler checks that method takes what r delivers, as in
+// EntryCallbackFor(main, reducer.GatherOf[int, Cell](), (*Main).Done) with
+// Done(items []reducer.Pair[int, Cell]).
+func EntryCallbackFor[T, R any](to Target[T], r reducer.Typed[R], method func(*T, R)) Callback {
+	return EntryCallback(to, method)
+}
+
 // ContributeTo adds the object's value to the next reduction over a section
 // it belongs to.
 func (b *Base) ContributeTo(s *Section, value any, r reducer.Reducer, cb Callback) error {

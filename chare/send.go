@@ -56,26 +56,61 @@ func Send0[T any](from Context, to Target[T], method func(*T)) error {
 	return sendEnv(from, to.proxy(), method, &env0[T]{fn: method})
 }
 
+// SendR is Send for an entry method that returns a value (one that Call
+// can call): the method runs as Send would run it, and its result is
+// dropped. Through a group or array proxy it broadcasts, and through a
+// section it multicasts, which Call cannot. The compiler checks the method
+// and msg as it does for Send.
+//
+// Send itself takes only methods without a result: Go has no generic
+// parameter that stands for "a method with or without a result" (a type
+// set of both func types has no core type, so it could not be called, and
+// the result's type could not be inferred for a method without one). So
+// the methods with a result have their own functions, SendR and SendR0,
+// as they have Call and Call0.
+func SendR[T, M, R any](from Context, to Target[T], method func(*T, M) R, msg M) error {
+	return sendEnv(from, to.proxy(), method, &envCall[T, M, R]{fn: method, msg: msg})
+}
+
+// SendR0 is Send0 for an entry method that returns a value: the result is
+// dropped. See SendR.
+func SendR0[T, R any](from Context, to Target[T], method func(*T) R) error {
+	return sendEnv(from, to.proxy(), method, &envCall0[T, R]{fn: method})
+}
+
 // Call invokes an entry method that returns a value (a Charm++ sync entry
 // method) on one chare, branch or element, and returns a future for the
-// result; a threaded entry method can wait for it with Get.
+// result; a threaded entry method can wait for it with Get. To invoke it
+// and drop the result, or to broadcast it, use SendR.
 func Call[T, M, R any](from Context, to Target[T], method func(*T, M) R, msg M) (Future[R], error) {
+	env := &envCall[T, M, R]{fn: method, msg: msg}
+	return call[T, R](from, to.proxy(), "Call", method, env, &env.reply)
+}
+
+// Call0 is Call for an entry method without a message:
+// f, err := chare.Call0(from, p, (*Counter).Value).
+func Call0[T, R any](from Context, to Target[T], method func(*T) R) (Future[R], error) {
+	env := &envCall0[T, R]{fn: method}
+	return call[T, R](from, to.proxy(), "Call0", method, env, &env.reply)
+}
+
+// call posts env, a call of method whose reply future it sets through
+// reply, and returns that future. fn names the caller in errors.
+func call[T, R any](from Context, p Proxy[T], fn string, method any, env Envelope, reply *futureRef) (Future[R], error) {
 	pe, err := peFrom(from)
 	if err != nil {
 		return Future[R]{}, err
 	}
-	p := to.proxy()
 	if p.route.Kind.IsBroadcast() {
-		return Future[R]{}, fmt.Errorf("chare: Call needs one chare, branch or element, not a %s", p.route.Kind)
+		return Future[R]{}, fmt.Errorf("chare: %s needs one chare, branch or element, not a %s (SendR broadcasts and drops the results)", fn, p.route.Kind)
 	}
-	e, err := lookupEntry(method)
+	e, err := pe.entry(method, env)
 	if err != nil {
 		return Future[R]{}, err
 	}
 	f := NewFuture[R](from)
-	env := &envCall[T, M, R]{fn: method, msg: msg}
-	env.h.Entry = e
-	env.reply = f.ref()
+	env.Header().Entry = e
+	*reply = f.ref()
 	if err := pe.post(p.route, p.del, from, env); err != nil {
 		pe.dropFuture(f.ref())
 		return Future[R]{}, err

@@ -416,6 +416,10 @@ func (e *envCall[T, M, R]) WireKind() uint16 { return kindEnvelope }
 func (e *envCall[T, M, R]) EncodeWire(enc *msgpack.Encoder) error {
 	return encodeEnvelope(enc, &e.h, e.msg, e.reply)
 }
+func (e *envCall0[T, R]) WireKind() uint16 { return kindEnvelope }
+func (e *envCall0[T, R]) EncodeWire(enc *msgpack.Encoder) error {
+	return encodeEnvelope(enc, &e.h, nil, e.reply)
+}
 func (e *envDyn) WireKind() uint16 { return kindEnvelope }
 func (e *envDyn) EncodeWire(enc *msgpack.Encoder) error {
 	msg := e.msg
@@ -742,7 +746,36 @@ func (e *env1[T, M]) installWire(en *Entry) {
 func (e *env0[T]) installWire(en *Entry) {
 	fn := e.fn
 	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+		if reply.ID != 0 {
+			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
+		}
 		out := &env0[T]{fn: fn}
+		out.h = h
+		return out, dec.Skip()
+	})
+	en.wireEnv.CompareAndSwap(nil, &f)
+}
+
+// The methods that return a value are decoded into the same envelopes
+// for a sync call (a reply future in the header) and for SendR (none).
+
+func (e *envCall[T, M, R]) installWire(en *Entry) {
+	fn := e.fn
+	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+		out := &envCall[T, M, R]{fn: fn, reply: reply}
+		out.h = h
+		if err := dec.Decode(&out.msg); err != nil {
+			return nil, fmt.Errorf("decoding the message of %s: %w", h.Entry, err)
+		}
+		return out, nil
+	})
+	en.wireEnv.CompareAndSwap(nil, &f)
+}
+
+func (e *envCall0[T, R]) installWire(en *Entry) {
+	fn := e.fn
+	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+		out := &envCall0[T, R]{fn: fn, reply: reply}
 		out.h = h
 		return out, dec.Skip()
 	})

@@ -43,6 +43,8 @@ type goMsg struct {
 
 type placeOut struct{ From, To, Resumed int }
 
+var placeGather = reducer.GatherOf[int, placeOut]()
+
 func (w *worker) Go(m goMsg) {
 	w.Start, w.Done = w.PE(), m.Done
 	w.SetLoad(float64(w.Units) * 1e-3)
@@ -50,12 +52,12 @@ func (w *worker) Go(m goMsg) {
 		w.AtSync()
 		return
 	}
-	inJob.NoError(w.Contribute(placeOut{w.Start, w.PE(), w.Resumed}, reducer.GatherOf[int, placeOut](), w.Done))
+	inJob.NoError(w.Contribute(placeOut{w.Start, w.PE(), w.Resumed}, placeGather, w.Done))
 }
 
 func (w *worker) ResumeFromSync() {
 	w.Resumed++
-	inJob.NoError(w.Contribute(placeOut{w.Start, w.PE(), w.Resumed}, reducer.GatherOf[int, placeOut](), w.Done))
+	inJob.NoError(w.Contribute(placeOut{w.Start, w.PE(), w.Resumed}, placeGather, w.Done))
 }
 
 func (w *worker) Init(units int) { w.Units = units + w.ThisIndex() }
@@ -85,11 +87,11 @@ func get[T any](ctx chare.Context, f chare.Future[T]) T {
 
 // placed gathers where every element is, after a step.
 func placed(m *lbMain, a array.Proxy[worker, int], atSync bool) map[int]placeOut {
-	f := chare.NewFuture[[]reducer.Item](m)
+	f := chare.NewFutureFor(m, placeGather)
 	inJob.NoError(chare.Send(m, a, (*worker).Go, goMsg{Done: f.Callback(), AtSync: atSync}))
 	out := map[int]placeOut{}
 	for _, it := range get(m, f) {
-		out[it.Index.(int)] = it.Value.(placeOut)
+		out[it.Index] = it.Value
 	}
 	return out
 }

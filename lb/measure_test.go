@@ -45,8 +45,10 @@ func (b *burner) Burn(cb chare.Callback) {
 // Report gives the load measured so far (Burn's, now that it returned).
 func (b *burner) Report(cb chare.Callback) {
 	l := b.Load()
-	inJob.NoError(b.Contribute(loadOut{b.units(), l.CPU.Seconds(), l.Wall.Seconds()}, reducer.GatherOf[int, loadOut](), cb))
+	inJob.NoError(b.Contribute(loadOut{b.units(), l.CPU.Seconds(), l.Wall.Seconds()}, loadGather, cb))
 }
+
+var loadGather = reducer.GatherOf[int, loadOut]()
 
 func init() { chare.Register[burner]() }
 
@@ -59,21 +61,21 @@ func TestMeasurementWithMorePEsThanCores(t *testing.T) {
 		t.Skip("CPU time per PE is measured on Linux only")
 	}
 	const pes, n = 8, 32
-	var out []reducer.Item
+	var out []reducer.Pair[int, loadOut]
 	runLB(t, pes, map[string]string{lb.FlagBalancer: "dummy"}, func(m *lbMain) {
 		a, err := array.New[burner](m, array.Dims(n))
 		inJob.NoError(err)
 		burnt := chare.NewFuture[any](m)
 		inJob.NoError(chare.Send(m, a, (*burner).Burn, burnt.Callback()))
 		get(m, burnt)
-		f := chare.NewFuture[[]reducer.Item](m)
+		f := chare.NewFutureFor(m, loadGather)
 		inJob.NoError(chare.Send(m, a, (*burner).Report, f.Callback()))
 		out = get(m, f)
 	})
 	require.Len(t, out, n)
 	var per, wall []float64
 	for _, it := range out {
-		o := it.Value.(loadOut)
+		o := it.Value
 		require.Positive(t, o.CPU, "element %v", it.Index)
 		per = append(per, o.CPU/float64(o.Units))
 		wall = append(wall, o.Wall/float64(o.Units))

@@ -20,7 +20,7 @@ func TestCodecTupleOfCodecs(t *testing.T) {
 	require.Equal(t, []any{
 		int64(13),
 		Statistics{Count: 3, Mean: 2, Variance: 2.0 / 3},
-		[]Item{{0, "a"}, {1, "b"}, {2, "c"}},
+		[]Pair[int, string]{{0, "a"}, {1, "b"}, {2, "c"}},
 		[]int{2, 3, 9},
 		nil,
 		[]any{false, float32(1)},

@@ -1,11 +1,16 @@
 package reducer
 
-// Item is one contribution to a Gather reduction, with the index of its
-// contributor (an array index, or the PE of a group branch).
-type Item struct {
-	Index any
-	Value any
+// Pair is one contribution with the index of its contributor (an array
+// index, or the PE of a group branch): the result of GatherOf[I, T] is a
+// []Pair[I, T].
+type Pair[I, T any] struct {
+	Index I
+	Value T
 }
+
+// Item is one contribution to a Gather reduction, whose indices and values
+// have no fixed type.
+type Item = Pair[any, any]
 
 // Gather, named "gather", collects every contribution with its index
 // (Charm++'s concat, keeping the order of contributors). The result is an
@@ -50,21 +55,17 @@ func (g *gather) Combine(a, b any) (any, error) {
 }
 
 // Result returns the items, or for Concat their values.
-func (g *gather) Result(partial any) (any, error) { return gatherResult[any](g, partial) }
-
-// whyNoCodec says what to use to cross processes.
-func (g *gather) whyNoCodec() string {
-	return "its values have no fixed type; use " + typedName(g.name) + "[I, T]"
-}
-
-// gatherResult is Result for Gather and Concat, and for GatherOf and
-// ConcatOf, whose values are Ts.
-func gatherResult[T any](g *gather, partial any) (any, error) {
+func (g *gather) Result(partial any) (any, error) {
 	items, err := g.items(partial)
 	if err != nil || !g.valuesOnly {
 		return items, err
 	}
-	return collect[T](g.name, items, func(it Item) any { return it.Value })
+	return collect[any](g.name, items, func(it Item) any { return it.Value })
+}
+
+// whyNoCodec says what to use to cross processes.
+func (g *gather) whyNoCodec() string {
+	return "its values have no fixed type; use " + typedName(g.name) + "[I, T]"
 }
 
 func (g *gather) items(partial any) ([]Item, error) {

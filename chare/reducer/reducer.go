@@ -20,7 +20,8 @@
 //     []uint64 bit vectors word by word.
 //   - Gather ("gather") and Concat ("concat"): every contribution, in index
 //     order, as []Item or as []any; GatherOf[I, T] ("gather(int,float64)")
-//     and ConcatOf[I, T] for contributions of one type, the latter as []T.
+//     and ConcatOf[I, T] for contributions of one type, as []Pair[I, T]
+//     and []T.
 //   - Set ("set"): the distinct values, sorted, as []any; SetOf[T]
 //     ("set(string)") for values of one type, as []T.
 //   - Stats ("stats"): count, mean and variance, as Statistics.
@@ -33,6 +34,10 @@
 // Errors for contributions or partial results of the wrong type match
 // ErrType, and those for element-wise operands of different lengths match
 // ErrLength (with errors.Is).
+//
+// GatherOf, ConcatOf and SetOf are Typed: their result type is part of
+// their Go type, so that the target of a reduction with them (a future, an
+// entry method) is checked at compile time; see Typed.
 //
 // # Crossing processes
 //
@@ -67,6 +72,19 @@ type Reducer interface {
 	Combine(a, b any) (any, error)
 	// Result turns the final partial result into the reduction's value.
 	Result(partial any) (any, error)
+}
+
+// Typed is a Reducer whose result is always an R: GatherOf[I, T] (a
+// []Pair[I, T]), ConcatOf[I, T] and SetOf[T] (a []T). A reduction's target
+// is chosen apart from its contributions (a callback made by the main
+// chare, passed to the elements), so the compiler cannot match the two by
+// itself; chare.NewFutureFor and chare.EntryCallbackFor take the reducer
+// to give the target its type R, and a target of another type does not
+// compile.
+type Typed[R any] interface {
+	Reducer
+	// TypedResult is Result with the result's type.
+	TypedResult(partial any) (R, error)
 }
 
 var (

@@ -11,13 +11,13 @@ import (
 // contributions of type T, or []T to add several values, whose partial
 // results can cross processes. Its result is a []T sorted as Set sorts.
 // See GatherOf for what T must be; a contribution of another type is an
-// ErrType error.
-func SetOf[T comparable]() Reducer {
+// ErrType error. It is Typed, as GatherOf is.
+func SetOf[T comparable]() Typed[[]T] {
 	mustBeConcrete[T]("SetOf", "T")
 	name := "set(" + typeName[T]() + ")"
 	return intern(name,
 		func() Reducer { return &typedSet[T]{set{name: name}} },
-		func(r Reducer) bool { _, ok := r.(*typedSet[T]); return ok })
+		func(r Reducer) bool { _, ok := r.(*typedSet[T]); return ok }).(*typedSet[T])
 }
 
 // typedSet is a set whose elements are Ts. Its partial results are the
@@ -35,7 +35,10 @@ func (s *typedSet[T]) Lift(value, index any) (any, error) {
 }
 
 // Result returns the sorted elements as a []T.
-func (s *typedSet[T]) Result(partial any) (any, error) {
+func (s *typedSet[T]) Result(partial any) (any, error) { return s.TypedResult(partial) }
+
+// TypedResult is Result with the result's type.
+func (s *typedSet[T]) TypedResult(partial any) ([]T, error) {
 	elems, err := s.elems(partial)
 	if err != nil {
 		return nil, err
@@ -45,11 +48,11 @@ func (s *typedSet[T]) Result(partial any) (any, error) {
 
 // EncodePartial writes the elements as an array.
 func (s *typedSet[T]) EncodePartial(enc *msgpack.Encoder, partial any) error {
-	vals, err := s.Result(partial)
+	vals, err := s.TypedResult(partial)
 	if err != nil {
 		return err
 	}
-	if err := encodeSlice(enc, vals.([]T), valueEncoder[T](enc)); err != nil {
+	if err := encodeSlice(enc, vals, valueEncoder[T](enc)); err != nil {
 		return codecErr(s.name, "encoding", err)
 	}
 	return nil

@@ -39,22 +39,77 @@ func TestGatherOfStructsOn2DIndices(t *testing.T) {
 	r := GatherOf[[2]int, cell]()
 	require.Equal(t, "gather([2]int,reducer.cell)", r.Name())
 	got := requireCrossProcess(t, r, cells())
-	// It behaves as Gather in-process.
-	require.Equal(t, mustReduce(t, Gather, cells()), got)
-	items := got.([]Item)
-	require.Len(t, items, 6)
-	require.Equal(t, Item{Index: [2]int{-1, 5}, Value: cell{Temp: -1 + 1.25, Count: -5, Label: "[-1 5]", Hits: []uint8{5, 255}, Corner: [2]int16{-1, -1}}}, items[0])
-	require.Equal(t, [2]int{1, 1}, items[5].Index)
+	// It is typed, and holds what Gather holds in-process, in its order.
+	pairs, ok := got.([]Pair[[2]int, cell])
+	require.True(t, ok, "GatherOf delivers a %T", got)
+	items := mustReduce(t, Gather, cells()).([]Item)
+	require.Len(t, pairs, len(items))
+	for n, it := range items {
+		require.Equal(t, it.Index, pairs[n].Index)
+		require.Equal(t, it.Value, pairs[n].Value)
+	}
+	require.Equal(t, Pair[[2]int, cell]{Index: [2]int{-1, 5}, Value: cell{Temp: -1 + 1.25, Count: -5, Label: "[-1 5]", Hits: []uint8{5, 255}, Corner: [2]int16{-1, -1}}}, pairs[0])
+	require.Equal(t, [2]int{1, 1}, pairs[5].Index)
 }
 
 func TestGatherOfScalars(t *testing.T) {
 	got := requireCrossProcess(t, GatherOf[int, int64](), values(int64(7), int64(-1), int64(1)<<40))
-	require.Equal(t, []Item{{0, int64(7)}, {1, int64(-1)}, {2, int64(1) << 40}}, got)
+	require.Equal(t, []Pair[int, int64]{{0, 7}, {1, -1}, {2, 1 << 40}}, got)
 	got = requireCrossProcess(t, GatherOf[string, uint8](), []contrib{{"b", uint8(2)}, {"a", uint8(1)}})
-	require.Equal(t, []Item{{"a", uint8(1)}, {"b", uint8(2)}}, got)
+	require.Equal(t, []Pair[string, uint8]{{"a", 1}, {"b", 2}}, got)
 	// uintptr, which msgpack v5.4.1 cannot encode, and a Lesser index.
 	got = requireCrossProcess(t, GatherOf[rev, uintptr](), []contrib{{rev(1), uintptr(10)}, {rev(3), uintptr(30)}})
-	require.Equal(t, []Item{{rev(3), uintptr(30)}, {rev(1), uintptr(10)}}, got)
+	require.Equal(t, []Pair[rev, uintptr]{{rev(3), 30}, {rev(1), 10}}, got)
+}
+
+// TestTypedResults holds the typed reducers in variables of their Typed
+// type: their result types are checked by the compiler, and TypedResult
+// gives what Result gives, without an assertion.
+func TestTypedResults(t *testing.T) {
+	var gather Typed[[]Pair[[2]int, cell]] = GatherOf[[2]int, cell]()
+	var concat Typed[[]cell] = ConcatOf[[2]int, cell]()
+	var set Typed[[]string] = SetOf[string]()
+
+	partial := func(r Reducer, cs []contrib) any {
+		var acc any
+		for i, c := range cs {
+			p, err := r.Lift(c.value, c.index)
+			require.NoError(t, err)
+			if i == 0 {
+				acc = p
+				continue
+			}
+			acc, err = r.Combine(acc, p)
+			require.NoError(t, err)
+		}
+		return acc
+	}
+	pairs, err := gather.TypedResult(partial(gather, cells()))
+	require.NoError(t, err)
+	require.Equal(t, mustReduce(t, gather, cells()), pairs)
+	require.Len(t, pairs, 6)
+	for n := 1; n < len(pairs); n++ {
+		require.Negative(t, compareAny(pairs[n-1].Index, pairs[n].Index), "sorted by index")
+	}
+	vals, err := concat.TypedResult(partial(concat, cells()))
+	require.NoError(t, err)
+	require.Len(t, vals, 6)
+	for n, p := range pairs {
+		require.Equal(t, p.Value, vals[n])
+	}
+	elems, err := set.TypedResult(partial(set, values[any]("b", []string{"a", "b"})))
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b"}, elems)
+
+	// A partial result of another reducer's is refused, naming what is
+	// wrong in it.
+	_, err = gather.TypedResult([]Item{{[2]int{}, 3}})
+	require.EqualError(t, err, "reducer gather([2]int,reducer.cell): partial result holds a value of type int, want reducer.cell")
+	require.ErrorIs(t, err, ErrType)
+	_, err = gather.TypedResult([]Item{{1, cell{}}})
+	require.EqualError(t, err, "reducer gather([2]int,reducer.cell): partial result holds an index of type int, want [2]int")
+	_, err = gather.TypedResult("x")
+	require.EqualError(t, err, "reducer gather([2]int,reducer.cell): partial result of type string, want []reducer.Item")
 }
 
 func TestConcatOf(t *testing.T) {

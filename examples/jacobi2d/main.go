@@ -172,7 +172,7 @@ func (m *Main) Start(args []string) {
 	m.P, m.began = p, true
 	// The final gather goes to an entry method, not a future: a
 	// checkpoint (and a restart from it) keeps callbacks to entry methods.
-	done := chare.EntryCallback(m.ThisProxy(), (*Main).Finish)
+	done := chare.EntryCallbackFor(m.ThisProxy(), resultGather, (*Main).Finish)
 	m.Blocks, err = array.NewWith(m, array.Dims2(p.Blocks, p.Blocks), (*Block).Init, Setup{P: p, Done: done, Main: m.ThisProxy()})
 	if err != nil {
 		m.fail(1, "creating the blocks: %v", err)
@@ -183,8 +183,13 @@ func (m *Main) Start(args []string) {
 	}
 }
 
+// resultGather gathers the blocks' results. It is made (and registered)
+// when the package is initialized, so that every process can decode its
+// partial results.
+var resultGather = reducer.GatherOf[[2]int, BlockResult]()
+
 // Finish receives the gathered grid.
-func (m *Main) Finish(items []reducer.Item) { m.finish(m.P, items) }
+func (m *Main) Finish(items []reducer.Pair[[2]int, BlockResult]) { m.finish(m.P, items) }
 
 // Checkpoint runs when every block has finished iteration CheckpointAt:
 // the job saves itself, then Resume goes on (in this run, and in a run
@@ -246,7 +251,7 @@ func parseFlags(args []string) (Params, error) {
 
 // finish reassembles the grid, compares it with the sequential solution
 // and ends the job.
-func (m *Main) finish(p Params, items []reducer.Item) {
+func (m *Main) finish(p Params, items []reducer.Pair[[2]int, BlockResult]) {
 	if len(items) != p.Blocks*p.Blocks {
 		m.fail(1, "gathered %d blocks, want %d", len(items), p.Blocks*p.Blocks)
 		return
@@ -255,11 +260,7 @@ func (m *Main) finish(p Params, items []reducer.Item) {
 	grid := make([]float64, g*g)
 	iters, residual := -1, 0.0
 	for _, it := range items {
-		b, ok := it.Value.(BlockResult)
-		if !ok {
-			m.fail(1, "block %v contributed a %T, want a BlockResult", it.Index, it.Value)
-			return
-		}
+		b := it.Value
 		if iters >= 0 && (b.Iters != iters || b.Residual != residual) {
 			m.fail(1, "blocks disagree: block %v stopped after %d iterations at residual %g, another after %d at %g",
 				it.Index, b.Iters, b.Residual, iters, residual)
@@ -498,7 +499,7 @@ func (b *Block) Check(residual float64) {
 		vals = append(vals, b.u[i*w+1:i*w+1+b.nc]...)
 	}
 	r := BlockResult{R0: b.r0, C0: b.c0, NR: b.nr, NC: b.nc, Values: vals, Iters: b.iter, Residual: residual}
-	if err := b.Contribute(r, reducer.GatherOf[[2]int, BlockResult](), b.done); err != nil {
+	if err := b.Contribute(r, resultGather, b.done); err != nil {
 		b.Abort(err)
 	}
 }

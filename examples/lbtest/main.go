@@ -276,7 +276,7 @@ func (m *Main) Start(args []string) {
 		}
 	}
 	setup := Setup{P: p, Spins: calibrated(),
-		Done:     chare.EntryCallback(m.ThisProxy(), (*Main).Finish),
+		Done:     chare.EntryCallbackFor(m.ThisProxy(), finalGather, (*Main).Finish),
 		StatusTo: chare.EntryCallback(m.ThisProxy(), (*Main).Status)}
 	m.workers, err = array.NewWith(m, array.Dims(p.N), (*Worker).Init, setup, array.WithMap(array.Block))
 	if err != nil {
@@ -307,8 +307,13 @@ func (p Params) syncs() int {
 	return (p.Iters - 1) / p.LBEvery
 }
 
+// finalGather gathers the elements' figures at the end. It is made (and
+// registered) when the package is initialized, so that every process can
+// decode its partial results.
+var finalGather = reducer.GatherOf[int, Final]()
+
 // Finish receives every element's figures, checks them and ends the job.
-func (m *Main) Finish(items []reducer.Item) {
+func (m *Main) Finish(items []reducer.Pair[int, Final]) {
 	m.finished = true
 	elapsed := time.Since(m.began)
 	p := m.p
@@ -323,10 +328,9 @@ func (m *Main) Finish(items []reducer.Item) {
 	var sent, received, pending, departures, arrivals, errs int
 	firstError := ""
 	for k, it := range items {
-		f, ok := it.Value.(Final)
-		idx, iok := it.Index.(int)
-		if !ok || !iok || idx != k {
-			m.fail(1, "item %d of the gather is element %v with a %T, want element %d with a Final", k, it.Index, it.Value, k)
+		f := it.Value
+		if it.Index != k {
+			m.fail(1, "item %d of the gather is element %d, want element %d", k, it.Index, k)
 			return
 		}
 		if f.Iter != p.Iters {
@@ -751,7 +755,7 @@ func (w *Worker) finish() {
 	for _, c := range w.Got {
 		f.Pending += c
 	}
-	if err := w.Contribute(f, reducer.GatherOf[int, Final](), w.Done); err != nil {
+	if err := w.Contribute(f, finalGather, w.Done); err != nil {
 		w.Abort(err)
 	}
 }

@@ -285,9 +285,14 @@ func (m *Main) Start(args []string) {
 	m.finish(p, t, rs)
 }
 
+// reportGather gathers the elements' reports. It is made (and registered)
+// when the package is initialized, so that every process can decode its
+// partial results.
+var reportGather = reducer.GatherOf[int, Report]()
+
 // tally gathers the elements' reports and adds them up.
 func (m *Main) tally(walkers array.Proxy[Walker, int], p Params) (Totals, error) {
-	f := chare.NewFuture[[]reducer.Item](m)
+	f := chare.NewFutureFor(m, reportGather)
 	if err := chare.Send(m, walkers, (*Walker).Tally, f.Callback()); err != nil {
 		return Totals{}, fmt.Errorf("asking for the figures: %w", err)
 	}
@@ -297,10 +302,7 @@ func (m *Main) tally(walkers array.Proxy[Walker, int], p Params) (Totals, error)
 	}
 	var t Totals
 	for _, it := range items {
-		r, ok := it.Value.(Report)
-		if !ok {
-			return t, fmt.Errorf("element %v contributed a %T, want a Report", it.Index, it.Value)
-		}
+		r := it.Value
 		t.Elements++
 		t.Sent += r.Sent
 		t.SentSum += r.SentSum
@@ -542,7 +544,7 @@ func (w *Walker) Tally(done chare.Callback) {
 	for _, v := range w.Visited {
 		r.Visited += bits.OnesCount64(v)
 	}
-	if err := w.Contribute(r, reducer.GatherOf[int, Report](), done); err != nil {
+	if err := w.Contribute(r, reportGather, done); err != nil {
 		w.Abort(err)
 	}
 }
