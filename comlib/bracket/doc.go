@@ -1,0 +1,42 @@
+// Package bracket is the protocol of Comlib's bracketed strategies, as pure
+// state machines that take events and return effects, with no runtime
+// underneath (the way etcd's raft keeps the algorithm free of I/O).
+//
+// A bracketed strategy (an all-to-all, say) works in iterations. Each
+// source object calls BeginIteration, sends through its delegated proxy,
+// and calls EndIteration (claim C06). The strategy keeps, on every PE, the
+// list of the sources that live there (C09); when all of them have ended an
+// iteration, the PE takes part in a store-and-forward exchange over a
+// Router among the PEs that have sources (the participants): in each stage
+// it sends one combined packet to each of its stage peers and waits for
+// one from each peer that sends to it.
+//
+// The list goes stale when sources migrate. A PE notices it when more
+// sources begin an iteration than its list has (C10, the original's test)
+// or when a source it does not know begins one (C13: two sources that
+// swap PEs leave every count unchanged). The PE then enters error mode
+// for that iteration (C11): the messages it has queued go directly to
+// their destinations, new ones are held, and it tells PE 0 (a Note).
+// PE 0's Root declares the iteration in error everywhere (Enter); every
+// PE sends what it holds or receives of that iteration directly, and
+// reports (Report) the sources that have ended it. When every source has
+// been reported, the Root broadcasts the new List (C12); each PE leaves
+// error mode, releases what it held (directly), and the next iteration
+// takes the optimized path again. Step numbers discard stale reports; PEs
+// without sources are caught up by the broadcasts alone.
+//
+// The first iteration finds no list: it runs in error mode and teaches the
+// strategy where the sources are, by the same recovery.
+//
+// Every message exists in one place at a time — queued on a PE, in a
+// packet, held, or sent directly — so none is lost or duplicated whatever
+// the interleaving; the seeded simulation in the tests checks that
+// across migrations, swaps, PEs left empty and several recoveries.
+//
+// Restrictions (as in the original): every source takes part in every
+// iteration; a source begins iteration n only after it received all the
+// messages of iteration n−1 (C07; a late message for a source that has
+// moved on is reported); no source migrates between its BeginIteration and
+// its EndIteration (C08; an EndIteration or a send on a PE where the
+// source did not begin is an error).
+package bracket

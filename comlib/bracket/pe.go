@@ -1,0 +1,625 @@
+package bracket
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Key names a source across the job (its index in a form that is the
+// same in every process).
+type Key string
+
+// Router is what the exchange needs of a store-and-forward router over
+// the participants, numbered 0..n−1 (package comlib/route provides them).
+type Router interface {
+	Stages() int
+	SendTo(self, stage int) []int
+	RecvFrom(self, stage int) []int
+	NextHop(at, dest, stage int) int
+}
+
+// Msg is one message on its way to the PE Dest. Src is the source that
+// sent it and DestKey the source it is for, when the destination is itself
+// a source (empty otherwise); both serve the checks of C07.
+type Msg[T any] struct {
+	Dest    int
+	Src     Key
+	DestKey Key
+	Iter    int
+	Payload T
+}
+
+// Packet is one stage's combined message from one PE to another.
+type Packet[T any] struct {
+	From, To   int
+	Iter, Step int
+	Stage      int
+	Msgs       []Msg[T]
+}
+
+// Note tells PE 0 that a PE found its list wrong at an iteration.
+type Note struct {
+	PE, Iter int
+	Reason   string
+}
+
+// Enter is PE 0's word that an iteration is in error everywhere.
+type Enter struct{ Iter, Step int }
+
+// Progress is how far a source has come: the last iteration it began,
+// and whether it has ended it.
+type Progress struct {
+	Iter  int
+	Ended bool
+}
+
+func (p Progress) after(q Progress) bool {
+	return p.Iter > q.Iter || p.Iter == q.Iter && p.Ended && !q.Ended
+}
+
+// Report tells PE 0 which sources on a PE have ended the iteration under
+// recovery.
+type Report struct {
+	PE, Iter, Step int
+	Sources        map[Key]Progress
+}
+
+// List is where the sources are, made by PE 0 after a recovery.
+type List struct {
+	Step  int // the recovery that made it
+	Iter  int // the iteration it recovered
+	Where map[Key]int
+}
+
+// Participants returns the PEs that have sources, sorted.
+func (l *List) Participants() []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, pe := range l.Where {
+		if !seen[pe] {
+			seen[pe] = true
+			out = append(out, pe)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Effects are what the runtime must do after an event.
+type Effects[T any] struct {
+	Packets []Packet[T] // to other PEs
+	Direct  []Msg[T]    // straight to Dest, outside the exchange
+	Deliver []Msg[T]    // here (Dest is this PE)
+	Notes   []Note      // to PE 0
+	Reports []Report    // to PE 0
+	Errors  []error     // broken restrictions (C07), to report and abort
+	// Exchanges lists the iterations whose exchange started (statistics).
+	Exchanges []int
+	// Ack, if not 0, is the step of a list to acknowledge to PE 0.
+	Ack int
+}
+
+func (e *Effects[T]) merge(o Effects[T]) {
+	e.Packets = append(e.Packets, o.Packets...)
+	e.Direct = append(e.Direct, o.Direct...)
+	e.Deliver = append(e.Deliver, o.Deliver...)
+	e.Notes = append(e.Notes, o.Notes...)
+	e.Reports = append(e.Reports, o.Reports...)
+	e.Errors = append(e.Errors, o.Errors...)
+	e.Exchanges = append(e.Exchanges, o.Exchanges...)
+	e.Ack = max(e.Ack, o.Ack)
+}
+
+type status uint8
+
+const (
+	open    status = iota // optimized: queued until the exchange
+	pending               // after an iteration under recovery: waits for its list
+	suspect               // this PE found the list wrong: held, waiting for PE 0
+	direct                // in error everywhere: everything goes directly
+)
+
+var statusNames = [...]string{"open", "pending", "suspect", "direct"}
+
+func (s status) String() string { return statusNames[s] }
+
+// iter is one iteration on one PE.
+type iter[T any] struct {
+	n      int
+	status status
+	began  map[Key]bool
+	ended  int
+	queued []Msg[T] // routed once the exchange starts
+	held   []Msg[T] // sent directly once the list is back
+
+	started bool
+	step    int // the list the exchange runs with
+	rank    int
+	parts   []int
+	router  Router
+	stage   int
+	got     int         // packets of the current stage received
+	inbox   []Packet[T] // packets not consumed yet
+	have    []Msg[T]    // messages here during the exchange
+}
+
+// Options set what a PE checks.
+type Options struct {
+	// CountOnly turns off the identity check (C13), leaving the
+	// original's count check (C10) alone: for showing what it misses.
+	CountOnly bool
+}
+
+// PE is one PE's part of a bracketed instance.
+type PE[T any] struct {
+	id        int
+	opt       Options
+	newRouter func(n int) (Router, error)
+
+	list    *List
+	known   map[Key]bool // the list's sources here
+	parts   []int
+	rank    int // this PE among the participants, or −1
+	router  Router
+	errIter int // the iteration under recovery; valid while inErr
+	errStep int
+	inErr   bool
+	done    map[int]bool // iterations recovered: late packets go directly
+	iters   map[int]*iter[T]
+	elems   map[Key]Progress // sources seen here
+	// reported holds what this PE told PE 0 in the current recovery.
+	reported map[Key]Progress
+}
+
+// NewPE returns PE id's machine; newRouter makes the router over n
+// participants once a list is known.
+func NewPE[T any](id int, opt Options, newRouter func(n int) (Router, error)) *PE[T] {
+	return &PE[T]{id: id, opt: opt, newRouter: newRouter, rank: -1,
+		done: map[int]bool{}, iters: map[int]*iter[T]{}, elems: map[Key]Progress{}}
+}
+
+// InError reports whether the PE is in error mode.
+func (p *PE[T]) InError() bool {
+	for _, it := range p.iters {
+		if it.status == suspect || it.status == direct {
+			return true
+		}
+	}
+	return false
+}
+
+// Known returns the number of sources the list puts here, and whether
+// there is a list.
+func (p *PE[T]) Known() (int, bool) { return len(p.known), p.list != nil }
+
+// Local returns the sources the list puts here (C09).
+func (p *PE[T]) Local() []Key {
+	out := make([]Key, 0, len(p.known))
+	for k := range p.known {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Iterations returns the iterations still under way here.
+func (p *PE[T]) Iterations() int { return len(p.iters) }
+
+func (p *PE[T]) iter(n int) *iter[T] {
+	if it := p.iters[n]; it != nil {
+		return it
+	}
+	it := &iter[T]{n: n, began: map[Key]bool{}}
+	switch {
+	case p.done[n] || p.inErr && n == p.errIter:
+		it.status = direct
+	case p.inErr && n > p.errIter || p.suspectBelow(n):
+		it.status = pending
+	}
+	p.iters[n] = it
+	return it
+}
+
+// suspectBelow reports whether an iteration before n is in error on this
+// PE alone: a recovery is coming, so n waits for its list.
+func (p *PE[T]) suspectBelow(n int) bool {
+	for m, it := range p.iters {
+		if m < n && it.status == suspect {
+			return true
+		}
+	}
+	return false
+}
+
+// Begin is a source's BeginIteration(n).
+func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
+	var fx Effects[T]
+	if pr, ok := p.elems[k]; ok {
+		if !pr.Ended {
+			return fx, fmt.Errorf("source %s began iteration %d on PE %d while its iteration %d is not ended (call EndIteration first)", k, n, p.id, pr.Iter)
+		}
+		if n <= pr.Iter {
+			return fx, fmt.Errorf("source %s began iteration %d on PE %d after iteration %d: iterations must grow", k, n, p.id, pr.Iter)
+		}
+	}
+	p.elems[k] = Progress{Iter: n}
+	if p.done[n] {
+		return fx, fmt.Errorf("source %s began iteration %d on PE %d after that iteration was recovered without it: every source must take part in every iteration", k, n, p.id)
+	}
+	it := p.iter(n)
+	it.began[k] = true
+	if p.inErr && n > p.errIter {
+		p.report(&fx, k) // it ended the iteration under recovery somewhere
+	}
+	if it.status == open {
+		p.check(it, &fx)
+	}
+	return fx, nil
+}
+
+// check runs the tests of C10 and C13 on an open iteration.
+func (p *PE[T]) check(it *iter[T], fx *Effects[T]) {
+	reason := ""
+	switch {
+	case p.list == nil:
+		reason = "no list of sources yet (the first iteration teaches it)"
+	case len(it.began) > len(p.known):
+		reason = fmt.Sprintf("%d sources began iteration %d here, the list has %d (C10)", len(it.began), it.n, len(p.known))
+	case !p.opt.CountOnly:
+		for k := range it.began {
+			if !p.known[k] {
+				reason = fmt.Sprintf("source %s began iteration %d here, the list puts it elsewhere (C13)", k, it.n)
+				break
+			}
+		}
+	}
+	if reason != "" {
+		p.suspect(it, reason, fx)
+	}
+}
+
+// suspect puts an iteration in error mode on this PE (C11): what is
+// queued or under way goes directly, new messages are held, PE 0 hears.
+func (p *PE[T]) suspect(it *iter[T], reason string, fx *Effects[T]) {
+	it.status = suspect
+	p.flush(it, fx)
+	for n, later := range p.iters {
+		if n > it.n && later.status == open && !later.started {
+			later.status = pending
+		}
+	}
+	fx.Notes = append(fx.Notes, Note{PE: p.id, Iter: it.n, Reason: reason})
+}
+
+// flush sends directly every message of the iteration that is here.
+func (p *PE[T]) flush(it *iter[T], fx *Effects[T]) {
+	for _, m := range it.queued {
+		p.out(m, fx)
+	}
+	for _, m := range it.have {
+		p.out(m, fx)
+	}
+	for _, pk := range it.inbox {
+		for _, m := range pk.Msgs {
+			p.out(m, fx)
+		}
+	}
+	it.queued, it.have, it.inbox = nil, nil, nil
+}
+
+func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
+	if m.Dest == p.id {
+		p.deliver(m, fx)
+		return
+	}
+	fx.Direct = append(fx.Direct, m)
+}
+
+func (p *PE[T]) deliver(m Msg[T], fx *Effects[T]) {
+	if m.DestKey != "" {
+		if pr, ok := p.elems[m.DestKey]; ok && pr.Iter > m.Iter {
+			fx.Errors = append(fx.Errors, fmt.Errorf("source %s began iteration %d before a message of iteration %d from %s reached it: a source must receive every message of an iteration before beginning the next (C07)", m.DestKey, pr.Iter, m.Iter, m.Src))
+		}
+	}
+	fx.Deliver = append(fx.Deliver, m)
+}
+
+// Send is a message from source k, in its current iteration, for the PE
+// dest (where the runtime believes its destination is).
+func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error) {
+	var fx Effects[T]
+	pr, ok := p.elems[k]
+	if !ok || pr.Ended {
+		return fx, fmt.Errorf("source %s sent on PE %d outside BeginIteration/EndIteration (or it migrated inside its bracket, C08)", k, p.id)
+	}
+	it := p.iters[pr.Iter]
+	if it == nil {
+		return fx, fmt.Errorf("source %s sent in iteration %d on PE %d, which has no state for it", k, pr.Iter, p.id)
+	}
+	m := Msg[T]{Dest: dest, Src: k, DestKey: destKey, Iter: it.n, Payload: payload}
+	switch it.status {
+	case suspect, direct:
+		it.held = append(it.held, m)
+	default:
+		if p.router != nil && it.status == open && !p.participant(dest) {
+			p.out(m, &fx) // a destination without sources: not on the router
+			return fx, nil
+		}
+		if it.started { // the exchange has begun: too late to combine
+			p.out(m, &fx)
+			return fx, nil
+		}
+		it.queued = append(it.queued, m)
+	}
+	return fx, nil
+}
+
+func (p *PE[T]) participant(pe int) bool {
+	i := sort.SearchInts(p.parts, pe)
+	return i < len(p.parts) && p.parts[i] == pe
+}
+
+// End is a source's EndIteration.
+func (p *PE[T]) End(k Key) (Effects[T], error) {
+	var fx Effects[T]
+	pr, ok := p.elems[k]
+	if !ok || pr.Ended {
+		return fx, fmt.Errorf("source %s ended an iteration on PE %d without beginning it here (did it migrate inside its bracket? C08)", k, p.id)
+	}
+	p.elems[k] = Progress{Iter: pr.Iter, Ended: true}
+	it := p.iters[pr.Iter]
+	it.ended++
+	if p.inErr && pr.Iter >= p.errIter {
+		p.report(&fx, k)
+	}
+	p.maybeStart(it, &fx)
+	return fx, nil
+}
+
+// report tells PE 0 of source k, if the recovery does not know it yet.
+func (p *PE[T]) report(fx *Effects[T], k Key) {
+	pr := p.elems[k]
+	if pr.Iter < p.errIter || pr.Iter == p.errIter && !pr.Ended {
+		return // not ended the iteration under recovery yet
+	}
+	if old, ok := p.reported[k]; ok && !pr.after(old) {
+		return
+	}
+	p.reported[k] = pr
+	fx.Reports = append(fx.Reports, Report{PE: p.id, Iter: p.errIter, Step: p.errStep, Sources: map[Key]Progress{k: pr}})
+}
+
+// maybeStart starts the exchange of an open iteration once every source
+// of the list here has ended it.
+func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
+	if it.status != open || it.started || p.list == nil || it.ended < len(p.known) || len(it.began) != len(p.known) {
+		return
+	}
+	if p.rank < 0 { // sources here that the list does not know: check says so
+		return
+	}
+	it.started, it.step, it.rank, it.parts, it.router = true, p.list.Step, p.rank, p.parts, p.router
+	fx.Exchanges = append(fx.Exchanges, it.n)
+	it.have, it.queued = it.queued, nil
+	p.sendStage(it, fx)
+	p.advance(it, fx)
+}
+
+// sendStage delivers what has arrived and sends the current stage's
+// packets.
+func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
+	byPeer := map[int][]Msg[T]{}
+	keep := it.have[:0]
+	for _, m := range it.have {
+		if m.Dest == p.id {
+			p.deliver(m, fx)
+			continue
+		}
+		d := sort.SearchInts(it.parts, m.Dest)
+		if d == len(it.parts) || it.parts[d] != m.Dest { // queued under an older list
+			p.out(m, fx)
+			continue
+		}
+		hop := it.router.NextHop(it.rank, d, it.stage)
+		if hop == it.rank {
+			keep = append(keep, m)
+			continue
+		}
+		byPeer[hop] = append(byPeer[hop], m)
+	}
+	it.have = keep
+	for _, peer := range it.router.SendTo(it.rank, it.stage) {
+		fx.Packets = append(fx.Packets, Packet[T]{From: p.id, To: it.parts[peer], Iter: it.n, Step: it.step, Stage: it.stage, Msgs: byPeer[peer]})
+		delete(byPeer, peer)
+	}
+	for hop, ms := range byPeer { // a router that breaks its own contract
+		fx.Errors = append(fx.Errors, fmt.Errorf("router sent %d messages from participant %d to %d at stage %d, not one of its stage peers", len(ms), it.rank, hop, it.stage))
+		for _, m := range ms {
+			p.out(m, fx)
+		}
+	}
+}
+
+// advance consumes the packets of the current stage; when all are in, it
+// moves to the next stage, and after the last it ends the exchange.
+func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
+	for it.started && it.status == open {
+		rest := it.inbox[:0]
+		for _, pk := range it.inbox {
+			switch {
+			case pk.Step < it.step:
+				for _, m := range pk.Msgs {
+					p.out(m, fx)
+				}
+			case pk.Step == it.step && pk.Stage == it.stage:
+				it.got++
+				it.have = append(it.have, pk.Msgs...)
+			default:
+				rest = append(rest, pk)
+			}
+		}
+		it.inbox = rest
+		if it.got < len(it.router.RecvFrom(it.rank, it.stage)) {
+			return
+		}
+		it.got = 0
+		it.stage++
+		if it.stage == it.router.Stages() {
+			for _, m := range it.have {
+				p.out(m, fx) // every message should be here by now
+			}
+			it.have = nil
+			for _, pk := range it.inbox { // from a later list: not ours
+				for _, m := range pk.Msgs {
+					p.out(m, fx)
+				}
+			}
+			delete(p.iters, it.n)
+			return
+		}
+		p.sendStage(it, fx)
+	}
+}
+
+// Packet is a stage packet from another PE.
+func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
+	var fx Effects[T]
+	it := p.iters[pk.Iter]
+	if it == nil {
+		if p.done[pk.Iter] || p.list != nil && pk.Step < p.list.Step {
+			for _, m := range pk.Msgs {
+				p.out(m, &fx)
+			}
+			return fx
+		}
+		it = p.iter(pk.Iter)
+	}
+	if it.status == direct || it.status == suspect || it.started && pk.Step < it.step {
+		for _, m := range pk.Msgs {
+			p.out(m, &fx)
+		}
+		return fx
+	}
+	it.inbox = append(it.inbox, pk)
+	p.advance(it, &fx)
+	return fx
+}
+
+// Enter is PE 0's word that iteration e.Iter is in error everywhere.
+func (p *PE[T]) Enter(e Enter) Effects[T] {
+	var fx Effects[T]
+	if p.inErr && e.Step <= p.errStep || p.list != nil && e.Step <= p.list.Step {
+		return fx // stale
+	}
+	p.inErr, p.errIter, p.errStep, p.reported = true, e.Iter, e.Step, map[Key]Progress{}
+	for n, it := range p.iters {
+		switch {
+		case n == e.Iter:
+			it.status = direct
+			p.flush(it, &fx)
+		case n > e.Iter && it.status == open:
+			if it.started { // running with the list that is being replaced
+				p.suspect(it, fmt.Sprintf("iteration %d was exchanging when iteration %d went into error", n, e.Iter), &fx)
+			} else {
+				it.status = pending
+			}
+		}
+	}
+	for k := range p.elems {
+		p.report(&fx, k)
+	}
+	if len(fx.Reports) > 1 { // one report for all
+		all := Report{PE: p.id, Iter: e.Iter, Step: e.Step, Sources: map[Key]Progress{}}
+		for _, r := range fx.Reports {
+			for k, v := range r.Sources {
+				all.Sources[k] = v
+			}
+		}
+		fx.Reports = []Report{all}
+	}
+	return fx
+}
+
+// NewList is PE 0's new list after the recovery of l.Iter. The PE takes
+// it and acknowledges (Effects.Ack); it stays in error mode, holding what
+// it held, until PE 0 has every acknowledgement and says Release: a PE
+// whose sources get their held messages must already have the new list,
+// or it would start the next iteration with the old one.
+func (p *PE[T]) NewList(l *List) (Effects[T], error) {
+	var fx Effects[T]
+	if p.list != nil && l.Step <= p.list.Step {
+		return fx, nil // stale
+	}
+	p.list, p.known = l, map[Key]bool{}
+	for k, pe := range l.Where {
+		if pe == p.id {
+			p.known[k] = true
+		}
+	}
+	p.parts = l.Participants()
+	p.rank, p.router = -1, nil
+	if i := sort.SearchInts(p.parts, p.id); i < len(p.parts) && p.parts[i] == p.id {
+		p.rank = i
+	}
+	if len(p.parts) > 0 {
+		r, err := p.newRouter(len(p.parts))
+		if err != nil {
+			return fx, fmt.Errorf("router over %d PEs: %w", len(p.parts), err)
+		}
+		p.router = r
+	}
+	p.done[l.Iter] = true
+	fx.Ack = l.Step
+	return fx, nil
+}
+
+// Release is PE 0's word that every PE has the list of recovery step: the
+// PE leaves error mode, sends what it held directly, and checks the later
+// iterations against the new list.
+func (p *PE[T]) Release(step int) Effects[T] {
+	var fx Effects[T]
+	if p.list == nil || step != p.list.Step || !p.inErr || p.errStep != step {
+		return fx // stale
+	}
+	l := p.list
+	p.inErr, p.reported = false, nil
+	for k, pr := range p.elems { // forget sources that left, keep newcomers
+		if !p.known[k] && pr.Iter <= l.Iter && pr.Ended {
+			delete(p.elems, k)
+		}
+	}
+	ns := make([]int, 0, len(p.iters))
+	for n := range p.iters {
+		ns = append(ns, n)
+	}
+	sort.Ints(ns)
+	blocked := false // by an iteration still in error here
+	for _, n := range ns {
+		it := p.iters[n]
+		switch {
+		case blocked:
+		case n <= l.Iter:
+			if it.status == open && it.started {
+				continue // an earlier list's exchange, still running
+			}
+			it.status = direct
+			p.flush(it, &fx)
+			for _, m := range it.held {
+				p.out(m, &fx)
+			}
+			it.held = nil
+			delete(p.iters, n)
+		case it.status == suspect:
+			// Its messages went directly already: PE 0 must recover it.
+			blocked = true
+			fx.Notes = append(fx.Notes, Note{PE: p.id, Iter: n, Reason: fmt.Sprintf("iteration %d was in error when the list of iteration %d came", n, l.Iter)})
+		case it.status == pending || it.status == open && !it.started:
+			it.status = open
+			p.check(it, &fx)
+			if it.status == open {
+				p.maybeStart(it, &fx)
+			}
+		}
+	}
+	return fx
+}
