@@ -3,6 +3,7 @@ package route
 import (
 	"fmt"
 	"math/bits"
+	"math/rand"
 	"sort"
 	"testing"
 
@@ -368,4 +369,40 @@ func TestPartition(t *testing.T) {
 	byPeer, stay = Partition(r, 5, 0, nil)
 	require.Equal(t, map[int][]int{4: nil}, byPeer)
 	require.Empty(t, stay)
+}
+
+// Beyond 64 the routers still route: sampled pairs and sampled peer lists for a few larger
+// sizes, powers of two and their neighbours among them.
+func TestLargeSizesSampled(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for _, c := range configs {
+		for _, n := range []int{100, 127, 128, 129, 1000, 4097} {
+			if c.name == "direct" && n > 1000 {
+				continue // every Path check lists all n peers
+			}
+			r, err := New(c.name, n, c.o)
+			require.NoError(t, err)
+
+			for k := 0; k < 300; k++ {
+				src, dest := rng.Intn(n), rng.Intn(n)
+				if _, err := Path(r, src, dest); err != nil {
+					t.Fatalf("%v n=%d: %v", c, n, err)
+				}
+				i, s := rng.Intn(n), rng.Intn(max(r.Stages(), 1))
+				if len(r.SendTo(i, s)) > 64 {
+					continue // direct stages have O(n) peers each: n=1..64 checked them all
+				}
+				for _, j := range r.SendTo(i, s) {
+					if !contains(r.RecvFrom(j, s), i) {
+						t.Fatalf("%v n=%d stage %d: %d sends to %d, which does not expect it", c, n, s, i, j)
+					}
+				}
+				for _, j := range r.RecvFrom(i, s) {
+					if !contains(r.SendTo(j, s), i) {
+						t.Fatalf("%v n=%d stage %d: %d expects %d, which does not send", c, n, s, i, j)
+					}
+				}
+			}
+		}
+	}
 }
