@@ -23,10 +23,16 @@ func Split(payload []byte, size int) ([][]byte, error) {
 // DefaultMaxBytes is the Reassembler's limit when NewReassembler is given 0 or less.
 const DefaultMaxBytes = 64 << 20
 
+// ChunkOverhead is what each chunk held by a Reassembler counts against its limit on top of its
+// length, for the bookkeeping it costs; so a flood of tiny chunks is bounded as well as a few
+// large ones.
+const ChunkOverhead = 64
+
 // Reassembler puts chunked messages back together on the receiving PE. Chunks may arrive in any
 // order and messages interleaved; a message is returned whole when its last missing chunk comes.
-// The bytes it holds for incomplete messages never exceed its limit, whatever the frames say, so
-// a corrupt or hostile frame costs an error, not the process's memory. A Reassembler belongs to
+// The memory it holds for incomplete messages (their bytes plus ChunkOverhead per chunk) never
+// exceeds its limit, whatever the frames say, so a corrupt or hostile frame costs an error, not
+// the process's memory. A Reassembler belongs to
 // one PE and is not safe for concurrent use.
 type Reassembler struct {
 	max   int
@@ -37,12 +43,13 @@ type Reassembler struct {
 // partial is one incomplete message.
 type partial struct {
 	total  int
-	size   int
+	size   int            // payload bytes held
 	chunks map[int][]byte // by index; a map, so a huge claimed total costs nothing up front
 }
 
-// NewReassembler returns a Reassembler that holds at most maxBytes of incomplete messages
-// (DefaultMaxBytes if maxBytes <= 0); no message can be larger.
+// NewReassembler returns a Reassembler that holds at most maxBytes for incomplete messages
+// (DefaultMaxBytes if maxBytes <= 0), counting ChunkOverhead per chunk: a message of t chunks
+// can be at most maxBytes − t·ChunkOverhead bytes long.
 func NewReassembler(maxBytes int) *Reassembler {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBytes
@@ -64,8 +71,8 @@ func (r *Reassembler) Add(id uint64, index, total int, chunk []byte) (whole []by
 		// Split only makes an empty chunk for an empty one-chunk message; refusing others
 		// bounds the chunks held by the bytes held.
 		return nil, false, fmt.Errorf("mcast: message %#x: chunk %d of %d is empty", id, index, total)
-	case total > r.max:
-		return nil, false, fmt.Errorf("mcast: message %#x: %d chunks of at least 1 byte exceed the %d-byte limit", id, total, r.max)
+	case total > r.max/(1+ChunkOverhead):
+		return nil, false, fmt.Errorf("mcast: message %#x: %d chunks cannot fit in the %d-byte limit", id, total, r.max)
 	}
 	p := r.msgs[id]
 	if p != nil {
@@ -82,9 +89,9 @@ func (r *Reassembler) Add(id uint64, index, total int, chunk []byte) (whole []by
 		}
 		return chunk, true, nil
 	}
-	if r.bytes+len(chunk) > r.max {
-		return nil, false, fmt.Errorf("mcast: message %#x: chunk %d (%d bytes) would hold %d bytes of incomplete messages, above the %d-byte limit",
-			id, index, len(chunk), r.bytes+len(chunk), r.max)
+	if held := r.bytes + len(chunk) + ChunkOverhead; held > r.max {
+		return nil, false, fmt.Errorf("mcast: message %#x: chunk %d (%d bytes) would hold %d bytes for incomplete messages, above the %d-byte limit",
+			id, index, len(chunk), held, r.max)
 	}
 	if p == nil {
 		p = &partial{total: total, chunks: map[int][]byte{}}
@@ -92,7 +99,7 @@ func (r *Reassembler) Add(id uint64, index, total int, chunk []byte) (whole []by
 	}
 	p.chunks[index] = append([]byte(nil), chunk...)
 	p.size += len(chunk)
-	r.bytes += len(chunk)
+	r.bytes += len(chunk) + ChunkOverhead
 	if len(p.chunks) < total {
 		return nil, false, nil
 	}
@@ -100,7 +107,7 @@ func (r *Reassembler) Add(id uint64, index, total int, chunk []byte) (whole []by
 	for i := 0; i < total; i++ {
 		whole = append(whole, p.chunks[i]...)
 	}
-	r.bytes -= p.size
+	r.bytes -= p.size + total*ChunkOverhead
 	delete(r.msgs, id)
 	return whole, true, nil
 }
@@ -108,7 +115,8 @@ func (r *Reassembler) Add(id uint64, index, total int, chunk []byte) (whole []by
 // Pending is the number of incomplete messages.
 func (r *Reassembler) Pending() int { return len(r.msgs) }
 
-// Bytes is the number of bytes held for incomplete messages.
+// Bytes is what the incomplete messages count against the limit: their bytes plus
+// ChunkOverhead per chunk.
 func (r *Reassembler) Bytes() int { return r.bytes }
 
 // Discard drops the chunks of message id, for a sender known to have failed or a message
@@ -116,7 +124,7 @@ func (r *Reassembler) Bytes() int { return r.bytes }
 func (r *Reassembler) Discard(id uint64) bool {
 	p, ok := r.msgs[id]
 	if ok {
-		r.bytes -= p.size
+		r.bytes -= p.size + len(p.chunks)*ChunkOverhead
 		delete(r.msgs, id)
 	}
 	return ok

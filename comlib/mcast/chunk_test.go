@@ -73,7 +73,7 @@ func TestReassembleRoundTrip(t *testing.T) {
 	for _, c := range all {
 		left[c.id]++
 	}
-	r := NewReassembler(1 << 20)
+	r := NewReassembler(0)
 	done := map[uint64]bool{}
 	for _, c := range all {
 		whole, ok, err := r.Add(c.id, c.index, c.total, c.data)
@@ -100,7 +100,7 @@ func TestReassembleOutOfOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, ok)
 	require.Equal(t, 1, r.Pending())
-	require.Equal(t, 5, r.Bytes())
+	require.Equal(t, 5+2*ChunkOverhead, r.Bytes())
 	whole, ok, err := r.Add(9, 1, 3, []byte("def"))
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -116,7 +116,7 @@ func TestReassembleOutOfOrder(t *testing.T) {
 
 // The chunk is copied: the caller may reuse its buffer.
 func TestReassembleCopies(t *testing.T) {
-	r := NewReassembler(100)
+	r := NewReassembler(300)
 	buf := []byte("ab")
 	_, _, err := r.Add(1, 0, 2, buf)
 	require.NoError(t, err)
@@ -143,13 +143,14 @@ func TestReassembleErrors(t *testing.T) {
 		{"one chunk after many", [][3]int{{0, 3, 2}}, 0, 1, 2, "chunk 0 says 1 chunks, earlier chunks said 3"},
 		{"duplicate", [][3]int{{1, 3, 2}}, 1, 3, 2, "duplicate chunk 1 of 3"},
 		{"empty chunk", nil, 0, 2, 0, "chunk 0 of 2 is empty"},
-		{"total above limit", nil, 0, 1 << 40, 1, "1099511627776 chunks of at least 1 byte exceed the 64-byte limit"},
-		{"bytes above limit", [][3]int{{0, 3, 40}}, 1, 3, 30, "would hold 70 bytes of incomplete messages, above the 64-byte limit"},
-		{"single chunk above limit", nil, 0, 1, 65, "65 bytes, above the 64-byte limit"},
+		{"total above limit", nil, 0, 1 << 40, 1, "1099511627776 chunks cannot fit in the 300-byte limit"},
+		{"more chunks than fit", nil, 0, 5, 1, "5 chunks cannot fit in the 300-byte limit"},
+		{"bytes above limit", [][3]int{{0, 3, 150}}, 1, 3, 30, "would hold 308 bytes for incomplete messages, above the 300-byte limit"},
+		{"single chunk above limit", nil, 0, 1, 301, "301 bytes, above the 300-byte limit"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := NewReassembler(64)
+			r := NewReassembler(300)
 			for _, p := range c.prior {
 				_, _, err := r.Add(5, p[0], p[1], make([]byte, p[2]))
 				require.NoError(t, err)
@@ -165,23 +166,42 @@ func TestReassembleErrors(t *testing.T) {
 	}
 }
 
-// The limit counts all incomplete messages together, and completing or discarding one frees its
-// bytes.
+// The limit counts all incomplete messages together, and completing or discarding one frees what
+// it held.
 func TestReassembleLimitAcrossMessages(t *testing.T) {
-	r := NewReassembler(10)
+	r := NewReassembler(200)
 	_, _, err := r.Add(1, 0, 2, make([]byte, 6))
 	require.NoError(t, err)
-	_, _, err = r.Add(2, 0, 2, make([]byte, 5))
-	require.ErrorContains(t, err, "message 0x2")
+	require.Equal(t, 6+ChunkOverhead, r.Bytes())
+	_, _, err = r.Add(2, 0, 2, make([]byte, 70))
+	require.ErrorContains(t, err, "message 0x2: chunk 0 (70 bytes) would hold 204 bytes")
 	require.True(t, r.Discard(1))
 	require.False(t, r.Discard(1))
 	require.Zero(t, r.Bytes())
-	_, _, err = r.Add(2, 0, 2, make([]byte, 5))
+	require.Zero(t, r.Pending())
+	_, _, err = r.Add(2, 0, 2, make([]byte, 70))
 	require.NoError(t, err)
-	_, ok, err := r.Add(2, 1, 2, make([]byte, 5))
+	whole, ok, err := r.Add(2, 1, 2, make([]byte, 1))
 	require.NoError(t, err)
 	require.True(t, ok)
+	require.Len(t, whole, 71)
 	require.Zero(t, r.Bytes())
+}
+
+// Tiny chunks are bounded too: each counts ChunkOverhead.
+func TestReassembleTinyChunksBounded(t *testing.T) {
+	r := NewReassembler(1000)
+	for i := 0; i < 9; i++ { // 9·65 = 585
+		_, _, err := r.Add(7, i, 10, []byte{1})
+		require.NoError(t, err)
+	}
+	for i := 0; i < 6; i++ { // 15·65 = 975
+		_, _, err := r.Add(8, i, 10, []byte{1})
+		require.NoError(t, err)
+	}
+	_, _, err := r.Add(8, 6, 10, []byte{1})
+	require.ErrorContains(t, err, "would hold 1040 bytes for incomplete messages, above the 1000-byte limit")
+	require.Equal(t, 975, r.Bytes())
 }
 
 // FuzzReassembler feeds arbitrary frames: Add never panics, never holds more than its limit, and
@@ -191,7 +211,7 @@ func FuzzReassembler(f *testing.F) {
 	f.Add([]byte{0, 0, 1, 0})
 	f.Add([]byte{2, 255, 255, 4, 1, 2, 3, 4})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		const limit = 40
+		const limit = 300
 		r := NewReassembler(limit)
 		accepted := map[uint64]map[int][]byte{}
 		for len(data) >= 4 {

@@ -52,8 +52,10 @@
 //	whole, done, err := re.Add(id, i, total, chunk)
 //
 // A chunk whose index is out of range, whose total disagrees with earlier chunks, that repeats,
-// or that would take the bytes held for incomplete messages above the Reassembler's limit is
-// rejected with an error naming the message and the chunk; a rejected chunk changes nothing.
+// or that would take what is held for incomplete messages above the Reassembler's limit (each
+// chunk counts its bytes plus ChunkOverhead, so neither a huge chunk nor a flood of tiny ones
+// can exhaust memory) is rejected with an error naming the message and the chunk; a rejected
+// chunk changes nothing.
 // Discard drops a message that will never complete.
 //
 // Everything here is plain data in, data out: no I/O, no goroutines. Plans are safe for
