@@ -153,3 +153,8 @@ func BranchCopy(e Envelope, pe int) Envelope {
 	h.Kind, h.PE, h.Index, h.Section, h.Epoch, h.Hops = KindBranch, pe, nil, nil, 0, 0
 	return c
 }
+
+// IndexFromKey returns the index that IndexKey made k from, in the form
+// that envelopes carry until the destination decodes it with the
+// collection's index type.
+func IndexFromKey(k string) any { return rawIndex(k) }

@@ -148,6 +148,15 @@ type Options struct {
 	// CountOnly turns off the identity check (C13), leaving the
 	// original's count check (C10) alone: for showing what it misses.
 	CountOnly bool
+	// Name, if set, names a source in error messages (keys are bytes).
+	Name func(Key) string
+}
+
+func (p *PE[T]) nm(k Key) string {
+	if p.opt.Name != nil {
+		return p.opt.Name(k)
+	}
+	return string(k)
 }
 
 // PE is one PE's part of a bracketed instance.
@@ -236,15 +245,15 @@ func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
 	var fx Effects[T]
 	if pr, ok := p.elems[k]; ok {
 		if !pr.Ended {
-			return fx, fmt.Errorf("source %s began iteration %d on PE %d while its iteration %d is not ended (call EndIteration first)", k, n, p.id, pr.Iter)
+			return fx, fmt.Errorf("source %s began iteration %d on PE %d while its iteration %d is not ended (call EndIteration first)", p.nm(k), n, p.id, pr.Iter)
 		}
 		if n <= pr.Iter {
-			return fx, fmt.Errorf("source %s began iteration %d on PE %d after iteration %d: iterations must grow", k, n, p.id, pr.Iter)
+			return fx, fmt.Errorf("source %s began iteration %d on PE %d after iteration %d: iterations must grow", p.nm(k), n, p.id, pr.Iter)
 		}
 	}
 	p.elems[k] = Progress{Iter: n}
 	if p.done[n] {
-		return fx, fmt.Errorf("source %s began iteration %d on PE %d after that iteration was recovered without it: every source must take part in every iteration", k, n, p.id)
+		return fx, fmt.Errorf("source %s began iteration %d on PE %d after that iteration was recovered without it: every source must take part in every iteration", p.nm(k), n, p.id)
 	}
 	it := p.iter(n)
 	it.began[k] = true
@@ -268,7 +277,7 @@ func (p *PE[T]) check(it *iter[T], fx *Effects[T]) {
 	case !p.opt.CountOnly:
 		for k := range it.began {
 			if !p.known[k] {
-				reason = fmt.Sprintf("source %s began iteration %d here, the list puts it elsewhere (C13)", k, it.n)
+				reason = fmt.Sprintf("source %s began iteration %d here, the list puts it elsewhere (C13)", p.nm(k), it.n)
 				break
 			}
 		}
@@ -318,7 +327,7 @@ func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
 func (p *PE[T]) deliver(m Msg[T], fx *Effects[T]) {
 	if m.DestKey != "" {
 		if pr, ok := p.elems[m.DestKey]; ok && pr.Iter > m.Iter {
-			fx.Errors = append(fx.Errors, fmt.Errorf("source %s began iteration %d before a message of iteration %d from %s reached it: a source must receive every message of an iteration before beginning the next (C07)", m.DestKey, pr.Iter, m.Iter, m.Src))
+			fx.Errors = append(fx.Errors, fmt.Errorf("source %s began iteration %d before a message of iteration %d from %s reached it: a source must receive every message of an iteration before beginning the next (C07)", p.nm(m.DestKey), pr.Iter, m.Iter, p.nm(m.Src)))
 		}
 	}
 	fx.Deliver = append(fx.Deliver, m)
@@ -330,11 +339,11 @@ func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error
 	var fx Effects[T]
 	pr, ok := p.elems[k]
 	if !ok || pr.Ended {
-		return fx, fmt.Errorf("source %s sent on PE %d outside BeginIteration/EndIteration (or it migrated inside its bracket, C08)", k, p.id)
+		return fx, fmt.Errorf("source %s sent on PE %d outside BeginIteration/EndIteration (or it migrated inside its bracket, C08)", p.nm(k), p.id)
 	}
 	it := p.iters[pr.Iter]
 	if it == nil {
-		return fx, fmt.Errorf("source %s sent in iteration %d on PE %d, which has no state for it", k, pr.Iter, p.id)
+		return fx, fmt.Errorf("source %s sent in iteration %d on PE %d, which has no state for it", p.nm(k), pr.Iter, p.id)
 	}
 	m := Msg[T]{Dest: dest, Src: k, DestKey: destKey, Iter: it.n, Payload: payload}
 	switch it.status {
@@ -364,7 +373,7 @@ func (p *PE[T]) End(k Key) (Effects[T], error) {
 	var fx Effects[T]
 	pr, ok := p.elems[k]
 	if !ok || pr.Ended {
-		return fx, fmt.Errorf("source %s ended an iteration on PE %d without beginning it here (did it migrate inside its bracket? C08)", k, p.id)
+		return fx, fmt.Errorf("source %s ended an iteration on PE %d without beginning it here (did it migrate inside its bracket? C08)", p.nm(k), p.id)
 	}
 	p.elems[k] = Progress{Iter: pr.Iter, Ended: true}
 	it := p.iters[pr.Iter]

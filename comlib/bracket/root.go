@@ -86,3 +86,6 @@ func (r *Root) Report(rep Report) (*List, error) {
 	}
 	return r.Ready(), nil
 }
+
+// Last returns the last iteration recovered, and whether there was one.
+func (r *Root) Last() (int, bool) { return r.last, r.haveLast }

@@ -1,0 +1,289 @@
+package comlib_test
+
+import (
+	"fmt"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/comlib"
+)
+
+type tmain struct{ chare.Chare[tmain] }
+
+func init() {
+	chare.Register[tmain](chare.Threaded((*tmain).Start))
+	chare.Register[peer]()
+}
+
+func (m *tmain) Start([]string) {}
+
+// peer is an element of an all-to-all: in every iteration it sends one
+// block to every other element through a proxy delegated to an
+// EachToMany instance, and moves on once it has every block of the
+// iteration. Moves says where elements migrate before an iteration.
+type peer struct {
+	array.Element[peer, int]
+	Cfg   a2aCfg
+	Iter  int
+	Got   map[int]int // iteration → blocks received
+	Seen  map[[2]int]bool
+	Sum   int64
+	Count int64
+	Dups  int64
+}
+
+type a2aCfg struct {
+	P     array.Proxy[peer, int] // delegated
+	N     int
+	Iters int
+	Moves map[int]map[int]int // iteration → element → PE
+	Done  chare.Callback
+}
+
+type block struct {
+	From, Iter int
+	Val        int64
+}
+
+func (p *peer) Start(c a2aCfg) {
+	p.Cfg, p.Got, p.Seen = c, map[int]int{}, map[[2]int]bool{}
+	p.Iter = -1
+	p.next()
+}
+
+// next begins the next iteration, or migrates first if planned.
+func (p *peer) next() {
+	n := p.Iter + 1
+	if n == p.Cfg.Iters {
+		p.must(p.Contribute([]int64{p.Count, p.Sum, p.Dups}, reducer.SumInt64, p.Cfg.Done))
+		return
+	}
+	if pe, ok := p.Cfg.Moves[n][p.ThisIndex()]; ok && pe != p.PE() {
+		p.Migrate(pe)
+		p.must(chare.Send0(p, p.ThisProxy().At(p.ThisIndex()), (*peer).Resume)) // follows it
+		return
+	}
+	p.run(n)
+}
+
+func (p *peer) Resume() { p.run(p.Iter + 1) }
+
+func (p *peer) run(n int) {
+	p.Iter = n
+	p.must(chare.BeginIteration(p, p.Cfg.P, n))
+	for j := 0; j < p.Cfg.N; j++ {
+		if j != p.ThisIndex() {
+			p.must(chare.Send(p, p.Cfg.P.At(j), (*peer).Block, block{From: p.ThisIndex(), Iter: n, Val: val(p.ThisIndex(), j, n)}))
+		}
+	}
+	p.must(chare.EndIteration(p, p.Cfg.P))
+	p.check()
+}
+
+func val(from, to, iter int) int64 { return int64(from*1_000_003 + to*1009 + iter) }
+
+func (p *peer) Block(b block) {
+	k := [2]int{b.From, b.Iter}
+	if p.Seen[k] {
+		p.Dups++
+		return
+	}
+	if b.Val != val(b.From, p.ThisIndex(), b.Iter) {
+		p.Abort(fmt.Errorf("element %d: block from %d of iteration %d has %d", p.ThisIndex(), b.From, b.Iter, b.Val))
+		return
+	}
+	p.Seen[k] = true
+	p.Got[b.Iter]++
+	p.Count++
+	p.Sum += b.Val
+	p.check()
+}
+
+// check moves on once every block of the current iteration is in (C07).
+func (p *peer) check() {
+	if p.Iter >= 0 && p.Got[p.Iter] == p.Cfg.N-1 {
+		p.Got[p.Iter] = -1
+		p.next()
+	}
+}
+
+func (p *peer) must(err error) {
+	if err != nil {
+		p.Abort(err)
+	}
+}
+
+// a2aResult is what an all-to-all job reports.
+type a2aResult struct {
+	count, sum, dups int64
+	stats            comlib.StatsSnapshot
+	recovered        []int
+	exchanges        map[int]int
+}
+
+func wantA2A(n, iters int) (count, sum int64) {
+	for it := 0; it < iters; it++ {
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				if i != j {
+					count++
+					sum += val(i, j, it)
+				}
+			}
+		}
+	}
+	return
+}
+
+// a2a returns a job that runs an all-to-all of n elements for iters
+// iterations through the strategy, with the given moves.
+func a2a(n, iters int, opt comlib.EachToManyOptions, moves map[int]map[int]int, r *a2aResult) func(*tmain, []string) {
+	return func(m *tmain, _ []string) {
+		arr, err := array.New[peer](m, array.Dims(n))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		opt.Sources = arr
+		inst, err := comlib.New(m, comlib.EachToMany(opt))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		f := chare.NewFuture[[]int64](m)
+		if err := chare.Send(m, arr, (*peer).Start, a2aCfg{P: arr.Delegate(inst), N: n, Iters: iters, Moves: moves, Done: f.Callback()}); err != nil {
+			m.Abort(err)
+			return
+		}
+		v, err := f.Get(m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		r.count, r.sum, r.dups = v[0], v[1], v[2]
+		r.stats, r.recovered = inst.Stats(), inst.Recovered()
+		r.exchanges = map[int]int{}
+		for it := 0; it < iters; it++ {
+			r.exchanges[it] = inst.Exchanges(it)
+		}
+		m.Exit(0)
+	}
+}
+
+func runJob(t *testing.T, pes, nodes int, start func(*tmain, []string)) {
+	t.Helper()
+	cfg := chare.Config{PEs: pes, Timeout: 60 * time.Second}
+	if nodes > 1 {
+		if testing.Short() {
+			t.Skip("launches processes")
+		}
+		cfg.Nodes = nodes
+		cfg.Launch = []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}
+	}
+	code, err := chare.Run(cfg, start)
+	if chare.IsLaunchedNode() {
+		os.Exit(code)
+	}
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+}
+
+func checkA2A(t *testing.T, n, iters int, r a2aResult) {
+	t.Helper()
+	count, sum := wantA2A(n, iters)
+	require.Zero(t, r.dups, "duplicated blocks")
+	require.Equal(t, count, r.count, "blocks received (lost = %d)", count-r.count)
+	require.Equal(t, sum, r.sum)
+}
+
+// TestC06_BracketedAllToAllEveryRouter: an all-to-all in brackets through
+// each router arrives exactly once; after the first iteration (which
+// teaches the strategy where its sources are) every iteration is
+// exchanged through the router by every PE.
+func TestC06_BracketedAllToAllEveryRouter(t *testing.T) {
+	const n, iters, pes = 12, 5, 4
+	for _, rt := range comlib.Routers() {
+		t.Run(rt, func(t *testing.T) {
+			var r a2aResult
+			runJob(t, pes, 1, a2a(n, iters, comlib.EachToManyOptions{Router: rt}, nil, &r))
+			checkA2A(t, n, iters, r)
+			require.Equal(t, []int{0}, r.recovered, "only the first iteration is recovered")
+			for it := 1; it < iters; it++ {
+				require.Equal(t, pes, r.exchanges[it], "iteration %d through the router on every PE", it)
+			}
+			require.Positive(t, r.stats.Packets)
+		})
+	}
+}
+
+// TestC12_MigrationRecoversInOneIteration: an element that migrates
+// before iteration 3 puts that iteration in error mode; the next one is
+// optimized again.
+func TestC12_MigrationRecoversInOneIteration(t *testing.T) {
+	const n, iters, pes = 8, 7, 4
+	var r a2aResult
+	moves := map[int]map[int]int{3: {0: 3}}
+	runJob(t, pes, 1, a2a(n, iters, comlib.EachToManyOptions{Router: "mesh"}, moves, &r))
+	checkA2A(t, n, iters, r)
+	require.Equal(t, []int{0, 3}, r.recovered)
+	for it := 4; it < iters; it++ {
+		require.Equal(t, pes, r.exchanges[it], "iteration %d optimized again", it)
+	}
+	require.Positive(t, r.stats.ErrorTime)
+}
+
+// TestC13_SwapDetectedByIdentity: two elements swap PEs; the counts do
+// not change, so the original's test (C10, CountOnly) misses it; the
+// identity check catches it. Every block arrives once either way.
+func TestC13_SwapDetectedByIdentity(t *testing.T) {
+	const n, iters, pes = 8, 6, 4
+	for _, countOnly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("countOnly=%v", countOnly), func(t *testing.T) {
+			var r a2aResult
+			// Block map: elements 0 and 7 start on PEs 0 and 3.
+			moves := map[int]map[int]int{2: {0: 3, 7: 0}}
+			runJob(t, pes, 1, a2a(n, iters, comlib.EachToManyOptions{Router: "hypercube", CountOnly: countOnly}, moves, &r))
+			checkA2A(t, n, iters, r)
+			if countOnly {
+				require.Equal(t, []int{0}, r.recovered, "a swap leaves the counts alone")
+			} else {
+				require.Equal(t, []int{0, 2}, r.recovered, "the identity check sees the swap")
+			}
+		})
+	}
+}
+
+// TestC12_EmptyPEsAndManyMoves: elements leave PEs empty and come back,
+// several times; every block arrives once.
+func TestC12_EmptyPEsAndManyMoves(t *testing.T) {
+	const n, iters, pes = 6, 8, 4
+	var r a2aResult
+	moves := map[int]map[int]int{
+		2: {0: 1, 1: 1, 2: 1}, // PE 0 empties
+		4: {3: 0, 4: 0},
+		5: {0: 2, 5: 0},
+	}
+	runJob(t, pes, 1, a2a(n, iters, comlib.EachToManyOptions{Router: "tree", Degree: 2}, moves, &r))
+	checkA2A(t, n, iters, r)
+	require.GreaterOrEqual(t, len(r.recovered), 3)
+	require.Equal(t, 0, r.recovered[0])
+}
+
+// TestC12_AcrossProcesses: the all-to-all with migrations between
+// processes (4 PEs in 2 processes).
+func TestC12_AcrossProcesses(t *testing.T) {
+	const n, iters, pes = 8, 6, 4
+	var r a2aResult
+	moves := map[int]map[int]int{2: {0: 3}, 4: {7: 0, 1: 2}}
+	runJob(t, pes, 2, a2a(n, iters, comlib.EachToManyOptions{Router: "mesh"}, moves, &r))
+	checkA2A(t, n, iters, r)
+	require.Equal(t, 0, r.recovered[0])
+	require.Contains(t, r.recovered, 2)
+}

@@ -1,0 +1,358 @@
+package comlib
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib/mcast"
+	"github.com/charmgo/charm/comlib/route"
+)
+
+// Strategy describes a communication strategy; Direct, Streaming,
+// MeshStreaming, EachToMany and Multicast make them. A strategy is a
+// description: New turns it into an Instance that proxies are delegated to.
+type Strategy interface {
+	spec() Spec
+}
+
+// Spec is a strategy's description, as it travels in the strategy table.
+type Spec struct {
+	Kind string // "direct", "streaming", "each-to-many", "multicast"
+
+	// Streaming and MeshStreaming.
+	Period   time.Duration // flush period (0: none)
+	MaxMsgs  int           // messages per destination before a flush
+	MaxBytes int           // bytes per destination before a flush
+	Large    int           // messages of this size or more go directly
+	Idle     bool          // flush when the PE has nothing else to do
+	Mesh     bool          // two hops over a √P mesh of PEs
+
+	// EachToMany.
+	Router    string
+	Degree    int // tree router; multicast tree
+	Sources   chare.CollID
+	CountOnly bool // detect migrations by count alone (the original's C10)
+
+	// Multicast.
+	Multicast string // mcast kind name
+	Rings     int
+	Chunk     int // fragment size for large messages (0: none)
+}
+
+// Direct sends every message directly, as an undelegated proxy would: the
+// baseline every other strategy is measured against.
+func Direct() Strategy { return directSpec{} }
+
+type directSpec struct{}
+
+func (directSpec) spec() Spec { return Spec{Kind: "direct"} }
+
+// StreamOptions configure Streaming.
+type StreamOptions struct {
+	// Period flushes every buffer this often (0: no periodic flush).
+	Period time.Duration
+	// MaxMsgs and MaxBytes cap a destination's buffer (defaults 64 and
+	// 32 KiB); it leaves when it reaches either.
+	MaxMsgs, MaxBytes int
+	// Large: messages of this many bytes or more go directly (default
+	// 8 KiB). Sizes are known only for messages that leave the process,
+	// or whose type says (Sizer); others count as 64 bytes.
+	Large int
+	// NoIdleFlush keeps buffers when the PE runs out of work (by default
+	// they are flushed then).
+	NoIdleFlush bool
+}
+
+// Sizer lets a message type tell Streaming its size in bytes.
+type Sizer interface{ Size() int }
+
+// Streaming buffers short messages per destination PE and sends each
+// buffer as one message when it reaches its cap, on the flush period, or
+// when the PE runs out of work (Converse's streaming strategy). Large
+// messages go directly; so do messages sent with Urgent (PrioStreaming).
+func Streaming(o StreamOptions) Strategy { return streamSpec{o, false} }
+
+// MeshStreaming is Streaming over a √P×√P mesh of PEs: a buffer goes to
+// the PE in the sender's row and the destination's column, which combines
+// what it gets for each PE of its column: two hops, and each PE sends to
+// about 2√P others instead of P.
+func MeshStreaming(o StreamOptions) Strategy { return streamSpec{o, true} }
+
+type streamSpec struct {
+	o    StreamOptions
+	mesh bool
+}
+
+func (s streamSpec) spec() Spec {
+	o := s.o
+	if o.MaxMsgs == 0 {
+		o.MaxMsgs = 64
+	}
+	if o.MaxBytes == 0 {
+		o.MaxBytes = 32 << 10
+	}
+	if o.Large == 0 {
+		o.Large = 8 << 10
+	}
+	return Spec{Kind: "streaming", Period: o.Period, MaxMsgs: o.MaxMsgs, MaxBytes: o.MaxBytes, Large: o.Large, Idle: !o.NoIdleFlush, Mesh: s.mesh}
+}
+
+// EachToManyOptions configure EachToMany.
+type EachToManyOptions struct {
+	// Router combines the messages: "direct", "mesh" (2-D), "grid" (3-D),
+	// "hypercube", "tree" or "prefix" (see package comlib/route).
+	Router string
+	// Degree is the tree router's arity (default 4).
+	Degree int
+	// Sources is the array or group whose members call BeginIteration and
+	// EndIteration and send; any proxy of it will do.
+	Sources interface{ Route() chare.Route }
+	// CountOnly detects migrations by count alone, as the original did
+	// (C10); by default the callers' identities are checked too (C13).
+	CountOnly bool
+}
+
+// EachToMany is the all-to-all and many-to-many strategy: bracketed (each
+// source calls chare.BeginIteration and chare.EndIteration around its
+// sends), it combines the messages of an iteration through a router, and
+// re-learns where the sources are when they migrate (see package
+// comlib/bracket).
+func EachToMany(o EachToManyOptions) Strategy { return e2mSpec(o) }
+
+type e2mSpec EachToManyOptions
+
+func (s e2mSpec) spec() Spec {
+	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, CountOnly: s.CountOnly}
+	if s.Sources != nil {
+		sp.Sources = s.Sources.Route().Coll
+	}
+	return sp
+}
+
+// MulticastOptions configure Multicast.
+type MulticastOptions struct {
+	// Kind is the spanning structure: "direct", "ring", "multiring",
+	// "tree", "dim" or "node" (see package comlib/mcast).
+	Kind string
+	// Degree of the tree (default 4), Rings of multiring (default 2).
+	Degree, Rings int
+	// Chunk, if set, cuts messages larger than this many bytes into
+	// fragments of this size, pipelined along the tree and reassembled
+	// before delivery.
+	Chunk int
+}
+
+// Multicast carries section multicasts and broadcasts along a spanning
+// structure of PEs: one copy per PE that has members, forwarded by PEs.
+func Multicast(o MulticastOptions) Strategy { return mcastSpec(o) }
+
+type mcastSpec MulticastOptions
+
+func (s mcastSpec) spec() Spec {
+	return Spec{Kind: "multicast", Multicast: s.Kind, Degree: s.Degree, Rings: s.Rings, Chunk: s.Chunk}
+}
+
+var kinds = []string{"direct", "each-to-many", "multicast", "streaming"}
+
+// validate checks a spec; errors name what is wrong and list the valid
+// choices.
+func (s *Spec) validate(pes int) error {
+	switch s.Kind {
+	case "direct":
+	case "streaming":
+		if s.MaxMsgs < 1 || s.MaxBytes < 1 || s.Large < 1 || s.Period < 0 {
+			return fmt.Errorf("comlib: streaming needs positive caps (MaxMsgs %d, MaxBytes %d, Large %d) and a period ≥ 0 (%v)", s.MaxMsgs, s.MaxBytes, s.Large, s.Period)
+		}
+	case "each-to-many":
+		if s.Router == "" {
+			s.Router = "direct"
+		}
+		if _, err := route.New(s.Router, max(pes, 1), route.Options{Degree: s.Degree}); err != nil {
+			return fmt.Errorf("comlib: each-to-many: %w", err)
+		}
+		if s.Sources == 0 {
+			return errors.New("comlib: each-to-many needs Sources: the array or group whose members send")
+		}
+	case "multicast":
+		if s.Multicast == "" {
+			s.Multicast = "tree"
+		}
+		if _, err := mcast.ParseKind(s.Multicast); err != nil {
+			return fmt.Errorf("comlib: multicast: %w", err)
+		}
+		if s.Chunk < 0 {
+			return fmt.Errorf("comlib: multicast chunk size %d: must be > 0 (or 0 for none)", s.Chunk)
+		}
+		if s.Degree != 0 && s.Degree < 2 {
+			return fmt.Errorf("comlib: multicast tree degree %d: must be ≥ 2", s.Degree)
+		}
+		if s.Rings < 0 {
+			return fmt.Errorf("comlib: multicast rings %d: must be ≥ 1", s.Rings)
+		}
+	default:
+		return fmt.Errorf("comlib: unknown strategy %q (valid: %s)", s.Kind, strings.Join(kinds, ", "))
+	}
+	return nil
+}
+
+// ParseStrategy returns a strategy by name, with default options:
+// "direct", "streaming", "meshstreaming", "multicast:KIND", or
+// "each-to-many:ROUTER" (which still needs its Sources, so it is returned
+// as options to fill in). Command-line flags use it.
+func ParseStrategy(name string) (Spec, error) {
+	kind, arg, _ := strings.Cut(name, ":")
+	var s Spec
+	switch kind {
+	case "direct":
+		s = Direct().spec()
+	case "streaming":
+		s = Streaming(StreamOptions{}).spec()
+	case "meshstreaming":
+		s = MeshStreaming(StreamOptions{}).spec()
+	case "multicast":
+		s = Multicast(MulticastOptions{Kind: arg}).spec()
+	case "each-to-many":
+		s = Spec{Kind: "each-to-many", Router: arg}
+	default:
+		return Spec{}, fmt.Errorf("comlib: unknown strategy %q (valid: direct, streaming, meshstreaming, multicast:KIND, each-to-many:ROUTER)", name)
+	}
+	return s, nil
+}
+
+// Instance is a strategy at work: New returns it on PE 0, and proxies are
+// delegated to it (proxy.Delegate(inst)). It travels with the proxies it
+// delegates to other processes. Its methods implement chare.Delegate and
+// chare.Bracketed; programs call them through proxies.
+type Instance struct {
+	id  uint32
+	job *chare.Job
+	st  *Stats // shared by the PEs of this process
+}
+
+// ID returns the instance's number in the strategy table.
+func (in *Instance) ID() int { return int(in.id) }
+
+func (in *Instance) String() string { return fmt.Sprintf("comlib instance %d", in.id) }
+
+// DelegateRef implements chare.PortableDelegate.
+func (in *Instance) DelegateRef() (string, uint64) { return delegateKind, uint64(in.id) }
+
+const delegateKind = "comlib"
+
+func init() {
+	chare.RegisterDelegateKind(delegateKind, func(pe *chare.PE, id uint64) (chare.Delegate, error) {
+		return stateOf(pe).instance(uint32(id)), nil
+	})
+}
+
+// New creates a strategy instance. Call it on PE 0 (in the main chare,
+// C02); the strategy table reaches the other PEs asynchronously (C03,
+// C04), and sends made through the instance meanwhile wait (C05).
+func New(from chare.Context, s Strategy) (*Instance, error) {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return nil, chare.ErrNoContext
+	}
+	if pe.ID() != 0 {
+		return nil, fmt.Errorf("comlib: strategies are created on PE 0, in the main chare (C02); this is PE %d", pe.ID())
+	}
+	if s == nil {
+		return nil, errors.New("comlib: New needs a strategy (Direct, Streaming, EachToMany, Multicast...)")
+	}
+	sp := s.spec()
+	if err := sp.validate(pe.NumPEs()); err != nil {
+		return nil, err
+	}
+	return stateOf(pe).create(from, sp)
+}
+
+// NewSpec creates an instance from a Spec (as ParseStrategy returns).
+func NewSpec(from chare.Context, sp Spec) (*Instance, error) {
+	return New(from, specStrategy(sp))
+}
+
+type specStrategy Spec
+
+func (s specStrategy) spec() Spec { return Spec(s) }
+
+// Stats counts what an instance did in this process. Every field is
+// updated atomically; read them with Snapshot.
+type Stats struct {
+	mu        sync.Mutex
+	exchanges map[int]int // iteration → PEs that exchanged it through the router
+	recovered []int       // iterations recovered, in order (PE 0's process)
+
+	messages, packets, direct, held atomic.Int64
+	iterations, optimized           atomic.Int64
+	recoveries, errorNanos          atomic.Int64
+	dests                           atomic.Int64
+}
+
+// StatsSnapshot is a copy of an instance's counters.
+type StatsSnapshot struct {
+	Messages   int64         // sent through the instance
+	Packets    int64         // combined messages between PEs
+	Direct     int64         // messages sent directly (error mode, large, no route)
+	Held       int64         // messages held (start-up, error mode)
+	Iterations int64         // bracketed iterations ended by PEs
+	Optimized  int64         // PE iterations that took the router
+	Recoveries int64         // recoveries finished (PE 0's process)
+	ErrorTime  time.Duration // time PEs spent in error mode
+	Dests      int64         // distinct destination PEs of the exchanges
+}
+
+// Stats returns what the instance did in this process so far.
+func (in *Instance) Stats() StatsSnapshot {
+	s := in.st
+	if s == nil {
+		return StatsSnapshot{}
+	}
+	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
+		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
+		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load()}
+}
+
+func (s StatsSnapshot) String() string {
+	return fmt.Sprintf("messages=%d packets=%d direct=%d held=%d iterations=%d optimized=%d recoveries=%d errortime=%v",
+		s.Messages, s.Packets, s.Direct, s.Held, s.Iterations, s.Optimized, s.Recoveries, s.ErrorTime.Round(time.Microsecond))
+}
+
+// Exchanges returns how many PEs of this process exchanged the given
+// iteration through the router (the optimized path).
+func (in *Instance) Exchanges(iteration int) int {
+	in.st.mu.Lock()
+	defer in.st.mu.Unlock()
+	return in.st.exchanges[iteration]
+}
+
+// Recovered returns the iterations recovered so far, in order (in PE 0's
+// process; the first is the iteration that taught the strategy its list).
+func (in *Instance) Recovered() []int {
+	in.st.mu.Lock()
+	defer in.st.mu.Unlock()
+	return append([]int(nil), in.st.recovered...)
+}
+
+func (s *Stats) exchanged(iter int) {
+	s.mu.Lock()
+	if s.exchanges == nil {
+		s.exchanges = map[int]int{}
+	}
+	s.exchanges[iter]++
+	s.mu.Unlock()
+}
+
+func (s *Stats) recoveredAt(iter int) {
+	s.mu.Lock()
+	s.recovered = append(s.recovered, iter)
+	s.mu.Unlock()
+}
+
+// Routers lists the EachToMany routers.
+func Routers() []string { r := route.Names(); sort.Strings(r); return r }

@@ -1,0 +1,56 @@
+// Package comlib is Charm++'s communication library: strategies that
+// carry the sends of delegated proxies — all-to-all and many-to-many
+// exchanges through routers, streaming, multicast — beside the direct
+// path, and bracketed strategies that re-learn where array elements live
+// when they migrate.
+//
+//	// In the main chare, on PE 0 (C02):
+//	inst, err := comlib.New(m, comlib.EachToMany(comlib.EachToManyOptions{Router: "mesh", Sources: pencils}))
+//	pencils = pencils.Delegate(inst) // then hand the proxy to the elements
+//
+//	// In each element, every iteration (C06):
+//	chare.BeginIteration(p, proxy, iter)
+//	for j := range peers { chare.Send(p, proxy.At(j), (*Pencil).Block, blocks[j]) }
+//	chare.EndIteration(p, proxy)
+//
+// Strategies:
+//
+//   - Direct: every message directly; the baseline.
+//   - Streaming / MeshStreaming: short messages buffered per destination PE
+//     (or per PE of a √P mesh, two hops) and sent as one when a buffer is
+//     full, on a period, or when the PE runs out of work; large and Urgent
+//     messages go directly.
+//   - EachToMany: bracketed all-to-all / many-to-many; in each iteration the
+//     messages are combined through a router of package comlib/route
+//     (direct, mesh, grid, hypercube, tree, prefix) among the PEs that hold
+//     sources. Migrations are found at BeginIteration by count (C10) and by
+//     identity (C13); the strategy then runs in error mode for that
+//     iteration — queued messages go directly, new ones wait — and recovers
+//     at its end (C11, C12). The protocol is package comlib/bracket. The
+//     first iteration teaches the strategy where its sources are, the same
+//     way, so it goes directly.
+//   - Multicast: section multicasts and group broadcasts along a plan of
+//     package comlib/mcast (direct, ring, multiring, tree, dim, node), with
+//     large messages cut into chunks that are pipelined and reassembled.
+//
+// Start-up (C03–C05): New creates the manager group (a branch per PE) the
+// first time; its branches pass a barrier, then PE 0 broadcasts the
+// strategy table, collects acknowledgements, marks the strategies ready
+// and broadcasts a sync, which each PE acknowledges again before another
+// table may go out. Whatever is sent through an instance before it is
+// ready on the sending PE waits in one queue per instance, and leaves from
+// one place, in order. Instances travel with the proxies delegated to them
+// (chare.PortableDelegate), so the elements of an array spread over
+// several processes send through the same strategy.
+//
+// What the strategies keep: sends through one instance from one PE keep
+// their order as far as the strategy's path allows (a router combines per
+// iteration, so messages of one iteration arrive together); nothing is
+// promised between a strategy's messages and direct ones. Messages wait in
+// buffers under quiescence detection's count, so DetectQuiescence does not
+// fire while they do.
+//
+// Statistics per instance (messages, packets, direct, held, iterations,
+// optimized iterations, recoveries, time in error mode) are read with
+// Instance.Stats; -comlibdebug logs error modes and recoveries.
+package comlib

@@ -1,0 +1,397 @@
+package comlib
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib/bracket"
+	"github.com/charmgo/charm/comlib/route"
+)
+
+// EachToMany on one PE: the runtime around package bracket's machines. It
+// turns the machine's effects into messages between manager branches and
+// envelopes sent, forwarded or delivered.
+
+type wenv = chare.WireEnvelope
+
+// e2mPacket is a stage packet between branches.
+type e2mPacket struct {
+	Inst uint32
+	P    bracket.Packet[wenv]
+}
+
+// ctlMsg is the recovery protocol between the PEs and PE 0.
+type ctlMsg struct {
+	Inst    uint32
+	Note    *bracket.Note   `msgpack:",omitempty"`
+	Report  *bracket.Report `msgpack:",omitempty"`
+	Enter   *bracket.Enter  `msgpack:",omitempty"`
+	List    *bracket.List   `msgpack:",omitempty"`
+	Ack     int             `msgpack:",omitempty"`
+	Release int             `msgpack:",omitempty"`
+}
+
+type e2m struct {
+	s      *state
+	in     *Instance
+	sp     Spec
+	m      *bracket.PE[wenv]
+	root   *bracket.Root // PE 0
+	keys   map[any]bracket.Key
+	errAt  time.Time // when this PE entered error mode
+	debug  bool
+	dests  map[int]bool
+	curIt  int
+	stages int
+}
+
+func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
+	if _, err := route.New(sp.Router, 1, route.Options{Degree: sp.Degree}); err != nil {
+		return nil, err
+	}
+	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: map[int]bool{}}
+	e.m = bracket.NewPE[wenv](s.pe.ID(), bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}, func(n int) (bracket.Router, error) {
+		return route.New(sp.Router, n, route.Options{Degree: sp.Degree})
+	})
+	if s.pe.ID() == 0 {
+		e.root = bracket.NewRoot(s.pe.NumPEs())
+	}
+	_, e.debug = s.pe.Job().Flag(FlagDebug)
+	return e, nil
+}
+
+// keyName names a source by its index, for error messages.
+func (e *e2m) keyName(k bracket.Key) string {
+	if c, err := e.s.pe.Job().Collection(e.sp.Sources); err == nil && c.DecodeIndex != nil {
+		if i, err := c.DecodeIndex([]byte(k)); err == nil {
+			return fmt.Sprintf("element %v", i)
+		}
+	}
+	return fmt.Sprintf("%q", string(k))
+}
+
+// key returns a member index as a bracket key.
+func (e *e2m) key(i any) (bracket.Key, error) {
+	switch i.(type) {
+	case int, int32, int64, uint32, [2]int, [3]int, string:
+		if k, ok := e.keys[i]; ok {
+			return k, nil
+		}
+		k, err := chare.IndexKey(i)
+		e.keys[i] = bracket.Key(k)
+		return bracket.Key(k), err
+	}
+	k, err := chare.IndexKey(i)
+	return bracket.Key(k), err
+}
+
+// source returns the caller's key, or false if it is not one of the
+// strategy's sources.
+func (e *e2m) source(o op) (bracket.Key, bool, error) {
+	if !o.isObj || o.coll != e.sp.Sources {
+		return "", false, nil
+	}
+	k, err := e.key(o.index)
+	return k, err == nil, err
+}
+
+func (e *e2m) name(o op) string {
+	if o.isObj {
+		return fmt.Sprintf("%v of %v", o.index, o.coll)
+	}
+	return "a PE's own context"
+}
+
+func (e *e2m) begin(o op) error {
+	k, ok, err := e.source(o)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("comlib: %v: BeginIteration from %s, which is not one of its sources (%v)", e.in, e.name(o), e.sp.Sources)
+	}
+	fx, err := e.m.Begin(k, o.iter)
+	if err != nil {
+		return fmt.Errorf("comlib: %v: element %v: %w", e.in, o.index, err)
+	}
+	e.apply(fx)
+	return nil
+}
+
+func (e *e2m) end(o op) error {
+	k, ok, err := e.source(o)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return fmt.Errorf("comlib: %v: EndIteration from %s, which is not one of its sources (%v)", e.in, e.name(o), e.sp.Sources)
+	}
+	fx, err := e.m.End(k)
+	if err != nil {
+		err = fmt.Errorf("comlib: %v: element %v: %w", e.in, o.index, err)
+		// The PE where the element began waits for it: end the job rather
+		// than hang.
+		e.s.pe.Fail(err)
+		return err
+	}
+	e.in.st.iterations.Add(1)
+	e.apply(fx)
+	return nil
+}
+
+// destination returns the PE an envelope goes to and, for a message to
+// one of the sources, its key.
+func (e *e2m) destination(env chare.Envelope) (int, bracket.Key, error) {
+	h := env.Header()
+	switch h.Kind {
+	case chare.KindChare, chare.KindBranch:
+		if h.Index == nil {
+			return h.PE, "", nil
+		}
+	}
+	part, err := e.s.pe.Part(h.Coll)
+	if err != nil {
+		return 0, "", err
+	}
+	pe, err := part.Locate(h.Index)
+	if err != nil {
+		return 0, "", err
+	}
+	var dk bracket.Key
+	if h.Coll == e.sp.Sources {
+		if dk, err = e.key(h.Index); err != nil {
+			return 0, "", err
+		}
+	}
+	return pe, dk, nil
+}
+
+func (e *e2m) send(o op) error {
+	k, ok, err := e.source(o)
+	if err != nil {
+		return err
+	}
+	if !ok { // not a source: not bracketed, so not combined
+		e.in.st.direct.Add(1)
+		return chare.Forward(e.s.ctx(), o.env)
+	}
+	dest, dk, err := e.destination(o.env)
+	if err != nil {
+		return err
+	}
+	fx, err := e.m.Send(k, dest, dk, wenv{E: o.env})
+	if err != nil {
+		return fmt.Errorf("comlib: %v: element %v: %w", e.in, o.index, err)
+	}
+	e.s.pe.Actor().Hold(1) // in the machine until it leaves
+	e.apply(fx)
+	return nil
+}
+
+// broadcast sends one copy to every member through the exchange: a
+// group's branches each get one; an array broadcast goes directly (its
+// members' places are the location manager's business).
+func (e *e2m) broadcast(o op) error {
+	h := o.env.Header()
+	if h.Kind == chare.KindGroupAll && h.Index == nil {
+		for pe := 0; pe < e.s.pe.NumPEs(); pe++ {
+			if err := e.send(op{kind: opSend, env: chare.BranchCopy(o.env, pe), coll: o.coll, index: o.index, isObj: o.isObj}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	e.in.st.direct.Add(1)
+	return chare.Forward(e.s.ctx(), o.env)
+}
+
+// multicast sends one copy per section member through the exchange (the
+// same message to many).
+func (e *e2m) multicast(o op) error {
+	h := o.env.Header()
+	if h.Section == nil {
+		return chare.Forward(e.s.ctx(), o.env)
+	}
+	for _, idx := range h.Section.Members {
+		if err := e.send(op{kind: opSend, env: chare.ElementCopy(o.env, idx), coll: o.coll, index: o.index, isObj: o.isObj}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply carries out a machine's effects.
+func (e *e2m) apply(fx bracket.Effects[wenv]) {
+	s, ctx, st := e.s, e.s.ctx(), e.in.st
+	for i := range fx.Packets {
+		pk := fx.Packets[i]
+		s.pe.Actor().Release(len(pk.Msgs))
+		st.packets.Add(1)
+		e.dests[pk.To] = true
+		if err := chare.Send(ctx, s.g.At(pk.To), (*branch).E2M, e2mPacket{Inst: e.in.id, P: pk}); err != nil {
+			s.pe.Fail(fmt.Errorf("comlib: %v: a packet to PE %d: %w", e.in, pk.To, err))
+		}
+	}
+	for _, m := range fx.Direct {
+		s.pe.Actor().Release(1)
+		st.direct.Add(1)
+		if err := chare.Forward(ctx, m.Payload.E); err != nil {
+			s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
+		}
+	}
+	for i := range fx.Notes {
+		if e.debug {
+			slog.Info("comlib: error mode", "instance", e.in.id, "pe", s.pe.ID(), "iteration", fx.Notes[i].Iter, "reason", fx.Notes[i].Reason)
+		}
+		e.toRoot(ctlMsg{Inst: e.in.id, Note: &fx.Notes[i]})
+	}
+	for i := range fx.Reports {
+		e.toRoot(ctlMsg{Inst: e.in.id, Report: &fx.Reports[i]})
+	}
+	if fx.Ack != 0 {
+		e.toRoot(ctlMsg{Inst: e.in.id, Ack: fx.Ack})
+	}
+	for _, n := range fx.Exchanges {
+		st.optimized.Add(1)
+		st.exchanged(n)
+		st.dests.Store(int64(len(e.dests)))
+	}
+	for _, err := range fx.Errors {
+		s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
+	}
+	switch inErr := e.m.InError(); {
+	case inErr && e.errAt.IsZero():
+		e.errAt = time.Now()
+	case !inErr && !e.errAt.IsZero():
+		st.errorNanos.Add(int64(time.Since(e.errAt)))
+		e.errAt = time.Time{}
+	}
+	// Last: a delivery runs the entry method at once, which may call the
+	// strategy again.
+	for _, m := range fx.Deliver {
+		s.pe.Actor().Release(1)
+		if err := chare.Deliver(ctx, m.Payload.E); err != nil {
+			s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
+		}
+	}
+}
+
+func (e *e2m) toRoot(m ctlMsg) {
+	if err := chare.Send(e.s.ctx(), e.s.g.At(0), (*branch).Control, m); err != nil {
+		e.s.pe.Fail(fmt.Errorf("comlib: %v: to PE 0: %w", e.in, err))
+	}
+}
+
+func (e *e2m) broadcastCtl(m ctlMsg) {
+	if err := chare.Send(e.s.ctx(), e.s.g, (*branch).Control, m); err != nil {
+		e.s.pe.Fail(fmt.Errorf("comlib: %v: broadcast: %w", e.in, err))
+	}
+}
+
+// packet handles a stage packet from another PE.
+func (e *e2m) packet(pk bracket.Packet[wenv]) {
+	e.s.pe.Actor().Hold(len(pk.Msgs))
+	e.apply(e.m.Packet(pk))
+}
+
+// control handles the recovery protocol.
+func (e *e2m) control(m ctlMsg) error {
+	switch {
+	case m.Note != nil:
+		if e.root == nil {
+			return fmt.Errorf("a note reached PE %d, not PE 0", e.s.pe.ID())
+		}
+		need, err := e.sourceCount()
+		if err != nil {
+			return err
+		}
+		if en := e.root.Note(*m.Note, need); en != nil {
+			if e.debug {
+				slog.Info("comlib: recovery", "instance", e.in.id, "iteration", en.Iter, "step", en.Step, "sources", need)
+			}
+			e.broadcastCtl(ctlMsg{Inst: e.in.id, Enter: en})
+			if l := e.root.Ready(); l != nil { // no sources at all
+				e.broadcastCtl(ctlMsg{Inst: e.in.id, List: l})
+			}
+		}
+	case m.Report != nil:
+		if e.root == nil {
+			return fmt.Errorf("a report reached PE %d, not PE 0", e.s.pe.ID())
+		}
+		l, err := e.root.Report(*m.Report)
+		if err != nil {
+			return err
+		}
+		if l != nil {
+			e.broadcastCtl(ctlMsg{Inst: e.in.id, List: l})
+		}
+	case m.Ack != 0:
+		if e.root == nil {
+			return fmt.Errorf("an acknowledgement reached PE %d, not PE 0", e.s.pe.ID())
+		}
+		if step, ok := e.root.Ack(m.Ack); ok {
+			e.in.st.recoveries.Add(1)
+			it, _ := e.root.Last()
+			e.in.st.recoveredAt(it)
+			e.broadcastCtl(ctlMsg{Inst: e.in.id, Release: step})
+		}
+	case m.Enter != nil:
+		e.apply(e.m.Enter(*m.Enter))
+	case m.List != nil:
+		fx, err := e.m.NewList(m.List)
+		if err != nil {
+			return err
+		}
+		e.apply(fx)
+	case m.Release != 0:
+		e.apply(e.m.Release(m.Release))
+	}
+	return nil
+}
+
+// sourceCount is, on PE 0, how many sources there are now.
+func (e *e2m) sourceCount() (int, error) {
+	c, err := e.s.pe.Job().Collection(e.sp.Sources)
+	if err != nil {
+		return 0, fmt.Errorf("the sources %v: %w", e.sp.Sources, err)
+	}
+	if c.Count == nil {
+		return len(c.Tree), nil
+	}
+	n, ok := c.Count(e.s.pe, 1<<62)
+	if !ok {
+		return 0, fmt.Errorf("the number of sources in %v is not known on PE 0", e.sp.Sources)
+	}
+	return n, nil
+}
+
+// E2M receives a stage packet.
+func (b *branch) E2M(m e2mPacket) {
+	strat, err := b.st.strategyOf(m.Inst)
+	if err == nil {
+		if x, ok := strat.(*e2m); ok {
+			x.packet(m.P)
+			return
+		}
+		err = fmt.Errorf("comlib: a stage packet for instance %d, which is not each-to-many", m.Inst)
+	}
+	b.Abort(err)
+}
+
+// Control receives the recovery protocol's messages.
+func (b *branch) Control(m ctlMsg) {
+	strat, err := b.st.strategyOf(m.Inst)
+	if err == nil {
+		x, ok := strat.(*e2m)
+		if !ok {
+			err = fmt.Errorf("comlib: a recovery message for instance %d, which is not each-to-many", m.Inst)
+		} else if err = x.control(m); err != nil {
+			err = fmt.Errorf("comlib: instance %d on PE %d: %w", m.Inst, b.PE(), err)
+		}
+	}
+	if err != nil {
+		b.Abort(err)
+	}
+}
