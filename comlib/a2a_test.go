@@ -45,6 +45,9 @@ type a2aCfg struct {
 	Iters int
 	Moves map[int]map[int]int // iteration → element → PE
 	Done  chare.Callback
+	// Inside, if set, makes element 0 migrate inside the bracket of
+	// iteration Inside−1 (breaking C08).
+	Inside int
 }
 
 type block struct {
@@ -83,6 +86,17 @@ func (p *peer) run(n int) {
 			p.must(chare.Send(p, p.Cfg.P.At(j), (*peer).Block, block{From: p.ThisIndex(), Iter: n, Val: val(p.ThisIndex(), j, n)}))
 		}
 	}
+	if p.Cfg.Inside > 0 && n == p.Cfg.Inside-1 && p.ThisIndex() == 0 {
+		p.Migrate((p.PE() + 1) % p.NumPEs())
+		p.must(chare.Send0(p, p.ThisProxy().At(0), (*peer).EndThere))
+		return
+	}
+	p.must(chare.EndIteration(p, p.Cfg.P))
+	p.check()
+}
+
+// EndThere ends, on another PE, an iteration begun before a migration.
+func (p *peer) EndThere() {
 	p.must(chare.EndIteration(p, p.Cfg.P))
 	p.check()
 }
@@ -286,4 +300,26 @@ func TestC12_AcrossProcesses(t *testing.T) {
 	checkA2A(t, n, iters, r)
 	require.Equal(t, 0, r.recovered[0])
 	require.Contains(t, r.recovered, 2)
+}
+
+// TestC08_MigrationInsideBracket: an element that migrates between its
+// BeginIteration and EndIteration gets an error naming it and the
+// iteration; the job ends instead of hanging.
+func TestC08_MigrationInsideBracket(t *testing.T) {
+	const n, pes = 8, 4
+	code, err := chare.Run(chare.Config{PEs: pes, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		arr, _ := array.New[peer](m, array.Dims(n))
+		inst, err := comlib.New(m, comlib.EachToMany(comlib.EachToManyOptions{Router: "direct", Sources: arr}))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		f := chare.NewFuture[[]int64](m)
+		_ = chare.Send(m, arr, (*peer).Start, a2aCfg{P: arr.Delegate(inst), N: n, Iters: 5, Inside: 3, Done: f.Callback()})
+		_, _ = f.Get(m)
+		m.Exit(0)
+	})
+	require.Equal(t, 1, code)
+	require.ErrorContains(t, err, "element 0")
+	require.ErrorContains(t, err, "C08")
 }
