@@ -424,4 +424,3 @@ func TestBadInput(t *testing.T) {
 		require.ErrorContains(t, errs[i], w, "case %d", i)
 	}
 }
-
