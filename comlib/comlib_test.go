@@ -320,10 +320,41 @@ func TestStreamingAggregates(t *testing.T) {
 func TestMulticastKinds(t *testing.T) {
 	for _, kind := range []string{"direct", "ring", "multiring", "tree", "dim", "node"} {
 		for _, chunk := range []int{0, 64} {
-			t.Run(fmt.Sprintf("%s/chunk%d", kind, chunk), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%s/chunk%d", kind, chunk), func(t *testing.T) { multicastCase(t, kind, chunk, 1) })
+		}
+	}
+}
+
+// TestMulticastAcrossProcesses: node-aware and chunked tree multicasts
+// over two processes.
+func TestMulticastAcrossProcesses(t *testing.T) {
+	t.Run("node", func(t *testing.T) { multicastCase(t, "node", 0, 2) })
+	t.Run("tree-chunked", func(t *testing.T) { multicastCase(t, "tree", 64, 2) })
+}
+
+// TestStreamingAcrossProcesses: buffers cross processes msgpack-encoded.
+func TestStreamingAcrossProcesses(t *testing.T) {
+	const n = 200
+	count, sum := wantTalk(n)
+	for name, s := range map[string]comlib.Strategy{
+		"streaming": comlib.Streaming(comlib.StreamOptions{MaxMsgs: 16}),
+		"mesh":      comlib.MeshStreaming(comlib.StreamOptions{MaxMsgs: 16}),
+	} {
+		t.Run(name, func(t *testing.T) { // one job per test: the launched node runs the test again
+			var r talkResult
+			runJob(t, 4, 2, talkJob(s, talk{N: n}, &r))
+			require.Equal(t, []int64{count, sum, 0}, r.totals)
+		})
+	}
+}
+
+func multicastCase(t *testing.T, kind string, chunk, nodes int) {
+	{
+		{
+			{
 				var got []int64
 				var bcast int64
-				runJob(t, 6, 1, func(m *tmain, args []string) {
+				runJob(t, 6, nodes, func(m *tmain, args []string) {
 					sinks, _ := array.New[sink](m, array.Dims(24))
 					inst, err := comlib.New(m, comlib.Multicast(comlib.MulticastOptions{Kind: kind, Chunk: chunk}))
 					if err != nil {
@@ -368,7 +399,7 @@ func TestMulticastKinds(t *testing.T) {
 				})
 				require.Equal(t, []int64{12 * 10, 12 * 45, 0}, got, "count, sum of sequence numbers, bad")
 				require.Equal(t, int64(6), bcast, "one copy per branch")
-			})
+			}
 		}
 	}
 }
