@@ -55,12 +55,14 @@ func PackObject(obj any) ([]byte, error) {
 	return msgpack.Marshal(obj)
 }
 
-// UnpackObject unpacks a chare object's state into obj.
+// UnpackObject unpacks a chare object's state into obj. A field that does
+// not unpack (a non-nil interface value, say) is an error that names the
+// type and the field, never a panic.
 func UnpackObject(obj any, b []byte) error {
 	if p, ok := obj.(Packer); ok {
 		return p.Unpack(b)
 	}
-	return msgpack.Unmarshal(b, obj)
+	return unpackState(obj, b)
 }
 
 // Restorer is implemented by the parts of collections: a restart hands
@@ -122,6 +124,17 @@ func Checkpoint(from Context, dir string, cb Callback) error {
 			}
 		}
 		return true
+	})
+	if bad != nil {
+		return bad
+	}
+	// Every type whose state is packed must survive it. (Array element
+	// types were checked when they were registered.)
+	pe.job.colls.Range(func(_, v any) bool {
+		if c := v.(*Collection); c.Type != nil {
+			bad = c.Type.checkState("a checkpoint")
+		}
+		return bad == nil
 	})
 	if bad != nil {
 		return bad
