@@ -32,7 +32,9 @@ import (
 // PE (old PE mod PEs). Then the checkpoint's callback runs again, as it
 // ran after the checkpoint was written: the program goes on from there.
 // What is not saved: messages in flight (there are none at quiescence),
-// futures, threads, and package variables.
+// futures, threads, and package variables. Checkpoint refuses a job with an
+// object whose type has fields that would not survive packing (see
+// Transient); a restart reads only a regular file, up to its size.
 
 // CheckpointFile is the name of the file a checkpoint writes.
 const CheckpointFile = "checkpoint.charm"
@@ -102,6 +104,9 @@ type ckptFile struct {
 // Checkpoint writes the job's state to dir once the job is quiescent, then
 // sends cb (with a nil value); a restart from dir sends cb again. cb must
 // be an entry callback: futures and functions do not survive a restart.
+// It returns an error naming the type and the fields if an object of the
+// job has state that would not survive packing (unexported, interface,
+// func or channel fields not declared with Transient).
 func Checkpoint(from Context, dir string, cb Callback) error {
 	pe, err := peFrom(from)
 	if err != nil {
