@@ -2,7 +2,6 @@ package array
 
 import (
 	"fmt"
-
 	"reflect"
 
 	"github.com/charmgo/charm/chare"
@@ -11,6 +10,17 @@ import (
 // Element is embedded in array element types.
 type Element[T any, I comparable] struct {
 	chare.Base
+}
+
+// isElement marks the types that embed an Element: their objects migrate,
+// so chare.Register checks that their state survives packing.
+func (e *Element[T, I]) isElement() {}
+
+type elementType interface{ isElement() }
+
+func init() {
+	et := reflect.TypeFor[elementType]()
+	chare.RegisterMigrating(func(t reflect.Type) bool { return reflect.PointerTo(t).Implements(et) })
 }
 
 // ThisIndex returns the element's index (thisIndex).

@@ -3,7 +3,7 @@
 //
 //	type Cell struct {
 //		array.Element[Cell, [2]int]
-//		v float64
+//		V float64 // exported: it migrates with the element
 //	}
 //
 //	cells, err := array.New[Cell](self, array.Dims2(8, 8))
@@ -27,5 +27,16 @@
 // for elements in transit. Broadcasts are numbered at PE 0 and
 // reductions counted there, so that each element takes part exactly once
 // while elements move. Element state travels as msgpack of its exported
-// fields, or through its own Pack/Unpack (chare.Packer).
+// fields, or through its own Pack/Unpack (chare.Packer); chare.Register
+// refuses an element type with fields that would not survive it
+// (unexported, interface, func, channel) unless they are declared with
+// chare.Transient (see package chare). An element that cannot be unpacked
+// on the PE it migrates to stops the job with an error naming it, its
+// type and the field: its old PE let it go when it was packed, and
+// keeping a copy there to fall back on would cost every migration.
+//
+// NewWith's constructor runs on each element once the array's part
+// exists on the element's PE, so it may send to the array (to a
+// neighbour, say); the sends are delivered after every element on that
+// PE has been constructed.
 package array

@@ -314,7 +314,7 @@ func (l *part[I]) migrate(i I, to int, resume bool) error {
 	l.tab.Depart(i, to, epoch+1)
 	l.pe.MemberLeft(el.obj)
 	l.stats.MigratedOut++
-	l.pe.Actor().Send(to, &arriveMsg{target: target{Coll: l.coll.ID, idx: i}, Epoch: epoch + 1, Bcast: seen,
+	l.pe.Actor().Send(to, &arriveMsg{target: target{Coll: l.coll.ID, idx: i}, From: l.pe.ID(), Epoch: epoch + 1, Bcast: seen,
 		State: el.base.MemberState(), Data: data, Sync: el.sync, Syncs: el.syncs, Resume: resume})
 	l.checkSync()
 	return nil
@@ -333,7 +333,9 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 	obj := l.coll.Type.New()
 	obj.(binder).Bind(l.pe, l.coll, i, obj)
 	if err := unpack(obj, m.Data); err != nil {
-		l.pe.Fail(fmt.Errorf("array: unpacking element %v of %s on PE %d: %w", i, l.name, l.pe.ID(), err))
+		// Its old PE let it go when it was packed: the element exists
+		// nowhere now, and the job cannot go on without it.
+		l.pe.Fail(fmt.Errorf("array: element %v of %s, migrating from PE %d to PE %d, cannot be unpacked there and is lost: %w", i, l.name, m.From, l.pe.ID(), err))
 		return
 	}
 	b := chare.BaseOf(obj)
@@ -660,6 +662,7 @@ func (m *moveMsg) Describe() string {
 // arriveMsg carries a migrating element.
 type arriveMsg struct {
 	target
+	From   int // the PE it left
 	Epoch  uint32
 	Bcast  uint32
 	State  chare.MemberState

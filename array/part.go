@@ -35,13 +35,14 @@ type delta struct{ from, d int }
 
 type part[I comparable] struct {
 	*info[I]
-	coll  *chare.Collection
-	pe    *chare.PE
-	init  func(any)
-	tab   *location.Table[I, chare.Envelope]
-	elems map[I]*elem
-	list  []*elem // the same elements, to go through them quickly
-	ahead int     // elements with skip > 0
+	coll    *chare.Collection
+	pe      *chare.PE
+	init    func(any)
+	unbuilt []*elem // made by NewLocal, waiting for Construct to run init
+	tab     *location.Table[I, chare.Envelope]
+	elems   map[I]*elem
+	list    []*elem // the same elements, to go through them quickly
+	ahead   int     // elements with skip > 0
 
 	bseq uint32           // the last broadcast delivered here
 	hist []chare.Envelope // the last histMax (or more) broadcasts up to bseq, newest last
@@ -107,13 +108,28 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 			}
 			obj := c.Type.New()
 			obj.(binder).Bind(here, c, idx, obj)
-			if init != nil {
-				init(obj)
-			}
-			l.add(idx, &elem{obj: obj, base: chare.BaseOf(obj)})
+			el := &elem{obj: obj, base: chare.BaseOf(obj)}
+			l.add(idx, el)
 			l.tab.Arrive(idx, 0)
+			if init != nil {
+				l.unbuilt = append(l.unbuilt, el)
+			}
 		}
 		return l, nil
+	}
+}
+
+// Construct implements chare.Constructor: once the part is stored on its
+// PE, it runs the constructors of the elements NewLocal made, in index
+// order. Their sends, to this array too, go through the PE's mailbox, so
+// every element here is constructed before any message reaches one.
+func (l *part[I]) Construct() {
+	els := l.unbuilt
+	l.unbuilt = nil
+	for _, el := range els {
+		if l.elems[el.index.(I)] == el {
+			l.init(el.obj)
+		}
 	}
 }
 

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -30,7 +32,9 @@ import (
 // PE (old PE mod PEs). Then the checkpoint's callback runs again, as it
 // ran after the checkpoint was written: the program goes on from there.
 // What is not saved: messages in flight (there are none at quiescence),
-// futures, threads, and package variables.
+// futures, threads, and package variables. Checkpoint refuses a job with an
+// object whose type has fields that would not survive packing (see
+// Transient); a restart reads only a regular file, up to its size.
 
 // CheckpointFile is the name of the file a checkpoint writes.
 const CheckpointFile = "checkpoint.charm"
@@ -53,12 +57,14 @@ func PackObject(obj any) ([]byte, error) {
 	return msgpack.Marshal(obj)
 }
 
-// UnpackObject unpacks a chare object's state into obj.
+// UnpackObject unpacks a chare object's state into obj. A field that does
+// not unpack (a non-nil interface value, say) is an error that names the
+// type and the field, never a panic.
 func UnpackObject(obj any, b []byte) error {
 	if p, ok := obj.(Packer); ok {
 		return p.Unpack(b)
 	}
-	return msgpack.Unmarshal(b, obj)
+	return unpackState(obj, b)
 }
 
 // Restorer is implemented by the parts of collections: a restart hands
@@ -98,6 +104,9 @@ type ckptFile struct {
 // Checkpoint writes the job's state to dir once the job is quiescent, then
 // sends cb (with a nil value); a restart from dir sends cb again. cb must
 // be an entry callback: futures and functions do not survive a restart.
+// It returns an error naming the type and the fields if an object of the
+// job has state that would not survive packing (unexported, interface,
+// func or channel fields not declared with Transient).
 func Checkpoint(from Context, dir string, cb Callback) error {
 	pe, err := peFrom(from)
 	if err != nil {
@@ -120,6 +129,17 @@ func Checkpoint(from Context, dir string, cb Callback) error {
 			}
 		}
 		return true
+	})
+	if bad != nil {
+		return bad
+	}
+	// Every type whose state is packed must survive it. (Array element
+	// types were checked when they were registered.)
+	pe.job.colls.Range(func(_, v any) bool {
+		if c := v.(*Collection); c.Type != nil {
+			bad = c.Type.checkState("a checkpoint")
+		}
+		return bad == nil
 	})
 	if bad != nil {
 		return bad
@@ -306,9 +326,12 @@ func readCheckpoint(dir string) (*ckptFile, error) {
 		return nil, fmt.Errorf("chare: restart: %s is not a directory", dir)
 	}
 	path := filepath.Join(dir, CheckpointFile)
-	b, err := os.ReadFile(path)
-	if err != nil {
+	b, err := readRegular(path, maxCheckpointBytes)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("chare: restart: no checkpoint in %s: %w", dir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chare: restart: %w", err)
 	}
 	if len(b) < len(ckptMagic)+sha256.Size || !bytes.Equal(b[:len(ckptMagic)], ckptMagic) {
 		return nil, fmt.Errorf("chare: restart: %s is not a checkpoint of this framework, or is truncated (bad header)", path)
@@ -331,6 +354,64 @@ func readCheckpoint(dir string) (*ckptFile, error) {
 		return nil, fmt.Errorf("chare: restart: %s describes %d PEs with %d counters", path, f.PEs, len(f.Seqs))
 	}
 	return &f, nil
+}
+
+// maxCheckpointBytes bounds what a restart reads (the whole file is held
+// in memory on node 0).
+const maxCheckpointBytes = 64 << 30
+
+// readRegular reads a regular file of at most limit bytes. Anything else
+// is refused before it is read: reading a FIFO waits for a writer forever,
+// and a device such as /dev/zero never ends. A symbolic link to a regular
+// file is followed. The read stops at the size the file had when opened.
+func readRegular(path string, limit int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file (%s): a checkpoint is one", path, fileKind(st.Mode()))
+	}
+	if st.Size() > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes (%d)", path, limit, st.Size())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// The path may have changed between Stat and Open: check what was
+	// opened.
+	if st2, err := f.Stat(); err != nil {
+		return nil, err
+	} else if !os.SameFile(st, st2) || !st2.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s changed while it was opened", path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, st.Size()+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	if int64(len(b)) > st.Size() {
+		return nil, fmt.Errorf("%s grew while it was read (it had %d bytes)", path, st.Size())
+	}
+	return b, nil
+}
+
+// fileKind names the type of a file that is not a regular one.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "mode " + m.String()
 }
 
 // restartBoot rebuilds a checkpoint's collections on PE 0 and sends every

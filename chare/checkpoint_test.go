@@ -64,3 +64,16 @@ func TestReadCheckpointRefusesBadInput(t *testing.T) {
 	_, err = readCheckpoint(dir)
 	require.ErrorContains(t, err, "decoding")
 }
+
+// TestReadBoundedStopsAtTheSize: a file larger than the bound is refused
+// without being read.
+func TestReadBoundedStopsAtTheSize(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(path, []byte("0123456789"), 0o644))
+	b, err := readRegular(path, 10)
+	require.NoError(t, err)
+	require.Equal(t, "0123456789", string(b))
+	_, err = readRegular(path, 4)
+	require.ErrorContains(t, err, "larger than")
+	require.ErrorContains(t, err, path)
+}

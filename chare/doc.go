@@ -9,10 +9,10 @@
 //
 //	type Worker struct {
 //		array.Element[Worker, int]
-//		sum float64
+//		Sum float64 // exported: it travels when the element migrates
 //	}
 //
-//	func (w *Worker) Add(x float64) { w.sum += x }
+//	func (w *Worker) Add(x float64) { w.Sum += x }
 //
 //	func init() { chare.Register[Worker]() }
 //
@@ -31,6 +31,23 @@
 // run one at a time, so chare code needs no locks. Messages are handed
 // over, not copied, inside a process: do not modify a message after
 // sending it, and treat broadcast messages as read-only.
+//
+// Constructors (the init methods of NewWith, group.NewWith and
+// array.NewWith) run once the object's collection exists on its PE: they
+// may send to their own collection, to a neighbour say, like any entry
+// method.
+//
+// State: array elements migrate, and every chare is saved by a
+// checkpoint, as msgpack of its exported fields unless its type
+// implements Packer. Unexported, interface (any included), func and
+// channel fields do not survive that; a time.Time keeps its instant but
+// not its zone nor its monotonic reading. Register refuses an array
+// element type with such fields, and Checkpoint a group or chare type
+// with them, unless the type implements Packer or the fields are tagged
+// `msgpack:"-"` or declared with Transient (caches, per-PE counters). A
+// state that does not unpack is an error naming the type and the field;
+// an element that cannot be unpacked where it migrates stops the job,
+// naming it. See Transient.
 //
 // Threaded entry methods (register with Threaded) run in their own
 // goroutine and may block on futures (Future.Get, WaitAll, WaitAny) or sync

@@ -370,8 +370,9 @@ func readNodeList(path string) ([]string, error) {
 
 // single is the part of a singleton chare on its PE.
 type single struct {
-	pe  int
-	obj any
+	pe   int
+	obj  any
+	init func(any) // the constructor, until Construct runs it
 }
 
 func (s *single) Locate(any) (int, error)           { return s.pe, nil }

@@ -38,6 +38,13 @@ type ElementRouter interface {
 	SendTo(h *Header) (int, error)
 }
 
+// Constructor is implemented by the parts of collections whose members
+// have constructors: Part calls Construct once, right after NewLocal, when
+// the part is stored on its PE. NewLocal makes the members; Construct runs
+// their constructors, which may then send to their own collection (to a
+// neighbour, say) like any other entry method.
+type Constructor interface{ Construct() }
+
 // Sequencer is implemented by the parts of collections whose broadcasts
 // are numbered at one root PE (arrays, whose elements migrate).
 type Sequencer interface {
@@ -206,6 +213,11 @@ func (pe *PE) Part(id CollID) (Part, error) {
 		return nil, fmt.Errorf("chare: creating the part of %s %v on PE %d: %w", c.Type.Name, id, pe.ID(), err)
 	}
 	pe.locals[id] = l
+	if k, ok := l.(Constructor); ok {
+		// Stored first: a constructor that sends to its own collection
+		// finds this part instead of building it again.
+		k.Construct()
+	}
 	return l, nil
 }
 

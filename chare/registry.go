@@ -25,6 +25,11 @@ type Type struct {
 	rtype   reflect.Type
 	entries []*Entry
 	byName  map[string]*Entry
+
+	migrates  bool     // its objects migrate (array elements)
+	packer    bool     // it implements Packer
+	losses    []loss   // the fields packing does not carry faithfully
+	transient []string // the names given to Transient
 }
 
 // Entry describes one entry method of a chare type.
@@ -73,8 +78,9 @@ func (e *Entry) String() string { return e.Type.Name + "." + e.Name }
 type Option func(*registration)
 
 type registration struct {
-	threaded []any
-	fast     []func(*Type) error
+	threaded  []any
+	fast      []func(*Type) error
+	transient []string
 }
 
 // Fast declares an entry method whose messages from other processes are
@@ -124,6 +130,12 @@ var reg = func() *registry {
 // receiver and at most one argument become entry methods. Register types
 // in the same order in every process (in init functions or at the start of
 // main); registering a type again returns the same description.
+//
+// The state of a type whose objects migrate (array elements) must survive
+// packing: Register panics with an error naming the fields that would not
+// (unexported, interface, func and channel fields), unless the type
+// implements Packer or they are declared with Transient or tagged
+// `msgpack:"-"`. See Transient for what survives.
 func Register[T any](opts ...Option) *Type {
 	t, err := register(reflect.TypeFor[T](), opts...)
 	if err != nil {
@@ -140,11 +152,33 @@ func register(rt reflect.Type, opts ...Option) (*Type, error) {
 	for _, opt := range opts {
 		opt(&o)
 	}
+	moves := migrates(rt) // before taking the lock: it may look at registered types
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
 	t := reg.byType[rt]
+	if t != nil && len(o.transient) > 0 {
+		probe := *t
+		probe.transient = append(append([]string(nil), t.transient...), o.transient...)
+		if err := checkTransient(&probe, o.transient); err != nil {
+			return nil, err
+		}
+		t.transient = probe.transient
+	}
 	if t == nil {
-		t = &Type{ID: TypeID(len(reg.types) + 1), Name: rt.String(), rtype: rt, byName: map[string]*Entry{}}
+		// The state is checked before the type is added: a type refused
+		// leaves the registry (and so every type's ID) as it was.
+		probe := &Type{Name: rt.String(), rtype: rt, migrates: moves, transient: o.transient,
+			packer: reflect.PointerTo(rt).Implements(packerType), losses: stateLosses(rt)}
+		if err := checkTransient(probe, o.transient); err != nil {
+			return nil, err
+		}
+		if moves {
+			if err := probe.checkState("migration"); err != nil {
+				return nil, err
+			}
+		}
+		t = probe
+		t.ID, t.byName = TypeID(len(reg.types)+1), map[string]*Entry{}
 		pt := reflect.PointerTo(rt)
 		var names []string
 		for i := 0; i < pt.NumMethod(); i++ {

@@ -74,10 +74,15 @@ func buildChare(c *Collection, where int, init func(any)) {
 		}
 		obj := c.Type.New()
 		obj.(Context).base().Bind(here, c, where, obj)
-		if init != nil {
-			init(obj)
-		}
-		return &single{pe: where, obj: obj}, nil
+		return &single{pe: where, obj: obj, init: init}, nil
+	}
+}
+
+// Construct implements Constructor: it runs the chare's constructor.
+func (s *single) Construct() {
+	if init := s.init; init != nil {
+		s.init = nil
+		init(s.obj)
 	}
 }
 

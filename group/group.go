@@ -165,11 +165,17 @@ func build(c *chare.Collection, node bool, rt *actor.Runtime, init func(any)) {
 			idx = rt.NodeOf(here.ID())
 		}
 		obj.(binder).Bind(here, c, idx, obj)
-		if init != nil {
-			init(obj)
-		}
-		b.obj = obj
+		b.obj, b.init = obj, init
 		return b, nil
+	}
+}
+
+// Construct implements chare.Constructor: it runs the branch's
+// constructor once the part is stored, so that it may send to its group.
+func (b *part) Construct() {
+	if init := b.init; init != nil {
+		b.init = nil
+		init(b.obj)
 	}
 }
 
@@ -196,6 +202,7 @@ type part struct {
 	pe   int
 	node bool
 	obj  any
+	init func(any) // the constructor, until Construct runs it
 	rt   *actor.Runtime
 }
 

@@ -53,7 +53,7 @@ func (b *bin) Feed(m binFeed) {
 func (b *bin) Totals(cb chare.Callback) { _ = b.Contribute([]int{b.got, b.sum}, reducer.SumInt, cb) }
 
 func init() {
-	chare.Register[bin]()
+	chare.Register[bin](chare.Transient("got", "sum")) // the bins never move
 	tram.RegisterArray[bin, [2]int]((*bin).Put)
 }
 

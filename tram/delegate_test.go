@@ -41,7 +41,7 @@ func (c *cell) Totals(cb chare.Callback) {
 	_ = c.Contribute([]int{c.got, c.sum}, reducer.SumInt, cb)
 }
 
-func init() { chare.Register[cell]() }
+func init() { chare.Register[cell](chare.Transient("got", "sum")) } // the cells never move
 
 // chatResult is what a chat job reports.
 type chatResult struct {

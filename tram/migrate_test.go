@@ -156,7 +156,7 @@ type roverStatsMsg struct {
 }
 
 func init() {
-	chare.Register[rover]()
+	chare.Register[rover](chare.Transient("since")) // since is per PE, on purpose
 	chare.Register[roverFeeder]()
 	tram.RegisterArray[rover, int]((*rover).Take)
 }

@@ -155,7 +155,9 @@ type BlockResult struct {
 }
 
 func init() {
-	chare.Register[Main]()
+	// The result, whether Start ran and the timing mark belong to one
+	// run: a restart starts them afresh.
+	chare.Register[Main](chare.Transient("res", "began", "markIter", "markAt"))
 	chare.Register[Block]()
 }
 

@@ -182,7 +182,7 @@ func init() {
 	// process without reflection before it has sent one itself; the
 	// constructor and the broadcasts only ever come from PE 0.
 	chare.Register[Main]()
-	chare.Register[Walker](
+	chare.Register[Walker](chare.Transient("leaving"),
 		chare.Fast((*Walker).Init),
 		chare.Fast((*Walker).Round),
 		chare.Fast((*Walker).Send),

@@ -103,7 +103,9 @@ type ThroughputResult struct {
 
 func init() {
 	chare.Register[Main]()
-	chare.Register[Player]()
+	// The players never migrate: their counters of a phase are not
+	// packed (Transient), which Register would otherwise refuse.
+	chare.Register[Player](chare.Transient("rounds", "warmup", "pongs", "start", "latDone", "thrDone", "received", "disorder"))
 }
 
 func main() { os.Exit(chare.Main((*Main).Start)) }

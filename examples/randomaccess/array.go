@@ -23,10 +23,11 @@ import (
 // Block is one element of the array form's table.
 type Block struct {
 	array.Element[Block, int]
-	words     []uint64
-	blocks    uint64
-	mask      uint64
-	misrouted int64
+	// Exported, so that the table travels with an element that migrates.
+	Words     []uint64
+	Blocks    uint64
+	Mask      uint64
+	Misrouted int64
 }
 
 // BlockSetup describes the table to every element.
@@ -49,28 +50,28 @@ func init() {
 // Init fills the element's words with their global indices.
 func (b *Block) Init(s BlockSetup) {
 	size, nb, idx := int64(1)<<s.LogSize, int64(s.Blocks), int64(b.ThisIndex())
-	b.blocks, b.mask = uint64(nb), uint64(size-1)
+	b.Blocks, b.Mask = uint64(nb), uint64(size-1)
 	for i := idx; i < size; i += nb {
-		b.words = append(b.words, uint64(i))
+		b.Words = append(b.Words, uint64(i))
 	}
 }
 
 // Update applies one update to a word of this element.
 func (b *Block) Update(ran uint64) {
-	i := ran & b.mask
-	if i%b.blocks != uint64(b.ThisIndex()) {
-		b.misrouted++
+	i := ran & b.Mask
+	if i%b.Blocks != uint64(b.ThisIndex()) {
+		b.Misrouted++
 		return
 	}
-	b.words[i/b.blocks] ^= ran
+	b.Words[i/b.Blocks] ^= ran
 }
 
 // Check counts the words that differ from their initial value, and the
 // misrouted updates, over all elements.
 func (b *Block) Check(cb chare.Callback) {
-	bad := b.misrouted
-	for s, w := range b.words {
-		if w != uint64(s)*b.blocks+uint64(b.ThisIndex()) {
+	bad := b.Misrouted
+	for s, w := range b.Words {
+		if w != uint64(s)*b.Blocks+uint64(b.ThisIndex()) {
 			bad++
 		}
 	}

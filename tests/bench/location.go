@@ -43,7 +43,8 @@ import (
 func init() {
 	chare.Register[migElem](chare.Fast((*migElem).Start))
 	chare.Register[migRing](chare.Fast((*migRing).Pass), chare.Fast((*migRing).Begin), chare.Fast((*migRing).Finished))
-	chare.Register[mvElem](chare.Fast((*mvElem).Hit))
+	// got, want and done are set by Expect after the elements have moved.
+	chare.Register[mvElem](chare.Fast((*mvElem).Hit), chare.Transient("got", "want", "done"))
 	chare.Register[mvSender]()
 	register("location/migrate/1proc", func(cfg config) ([]result, error) { return benchMigrate(cfg, 1, "location/migrate/1proc") })
 	register("location/migrate/2proc", func(cfg config) ([]result, error) { return benchMigrate(cfg, 2, "location/migrate/2proc") })

@@ -19,7 +19,7 @@ import (
 func init() {
 	chare.Register[benchMain]()
 	chare.Register[m2mBranch]()
-	chare.Register[bcElem](chare.Fast((*bcElem).Hit), chare.Fast((*bcElem).Sum))
+	chare.Register[bcElem](chare.Fast((*bcElem).Hit), chare.Fast((*bcElem).Sum), chare.Transient("got")) // never moves
 	register("runtime/manytomany", benchManyToMany)
 	register("runtime/broadcast", benchBroadcast)
 	register("runtime/reduction", benchReduction)

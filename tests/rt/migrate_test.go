@@ -50,7 +50,8 @@ func (e *mover) BadMove(to int) string {
 	return err.Error()
 }
 
-func init() { chare.Register[mover]() }
+// scratch is left behind on purpose: the test checks that it arrives zero.
+func init() { chare.Register[mover](chare.Transient("scratch")) }
 
 func where(m *tmain, a array.Proxy[mover, int], i int) whereMsg {
 	f, err := chare.Call(m, a.At(i), (*mover).Where, 0)
@@ -480,7 +481,7 @@ func (e *syncer) ResumeFromSync() {
 type syncOut struct{ Idx, From, To, N int }
 
 func init() {
-	chare.Register[syncer]()
+	chare.Register[syncer](chare.Transient("cb")) // left behind on purpose
 	registerReducers(gather[int, syncOut]{})
 }
 

@@ -54,6 +54,7 @@ var acrossFour = []string{
 	"TestFutureInThreadedEntry",
 	"TestExitFromAnyPE",
 	"TestJobsInSequence",
+	"TestConstructorSendsToOwnCollection", // constructors greet members in other processes
 }
 
 // TestJobsInSequence runs several jobs in one test function and in nested
