@@ -45,7 +45,7 @@ type placeOut struct{ From, To, Resumed int }
 
 func (w *worker) Go(m goMsg) {
 	w.Start, w.Done = w.PE(), m.Done
-	w.SetLoad(float64(w.Units) * 1e-3)
+	inJob.NoError(w.SetLoad(float64(w.Units) * 1e-3))
 	if m.AtSync {
 		w.AtSync()
 		return

@@ -686,7 +686,10 @@ func (w *Worker) advance() {
 		}
 		if w.P.LBEvery > 0 && w.Iter%w.P.LBEvery == 0 {
 			if w.P.SetLoad {
-				w.SetLoad(w.Weight * w.P.Work.Seconds() * float64(w.Since))
+				if err := w.SetLoad(w.Weight * w.P.Work.Seconds() * float64(w.Since)); err != nil {
+					w.Abort(err)
+					return
+				}
 			}
 			w.Syncing = true
 			w.AtSync() // ResumeFromSync goes on, wherever the element then is
