@@ -24,7 +24,17 @@ func (jobT) FailNow()                          { panic("check failed") }
 
 var inJob = require.New(jobT{})
 
-type lbMain struct{ chare.Chare[lbMain] }
+type lbMain struct {
+	chare.Chare[lbMain]
+	noted []chare.Future[lb.Report] // Noted sends its k-th report to noted[k]
+	seen  int
+}
+
+// Noted is a typed report target (lb.NotifyEntry).
+func (m *lbMain) Noted(r lb.Report) {
+	inJob.NoError(m.noted[m.seen].Send(m, r))
+	m.seen++
+}
 
 // worker is an element with a load it sets itself (or burns), that
 // takes part in AtSync steps.
@@ -338,6 +348,38 @@ func TestPeriodicStepsLeaveAtSyncElements(t *testing.T) {
 			for i, o := range out {
 				inJob.Equal(round, o.Resumed, "element %d resumed once per AtSync step", i)
 			}
+		}
+	})
+}
+
+// TestNotifyEntryAndFuncAreTyped: NotifyEntry and NotifyFunc deliver each
+// step's lb.Report to a method or function typed for it.
+func TestNotifyEntryAndFuncAreTyped(t *testing.T) {
+	const steps = 2
+	runLB(t, 4, map[string]string{lb.FlagBalancer: "dummy,greedy"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(16), (*worker).Init, 1)
+		inJob.NoError(err)
+		var byFunc []chare.Future[lb.Report]
+		for range steps {
+			m.noted = append(m.noted, chare.NewFuture[lb.Report](m))
+			byFunc = append(byFunc, chare.NewFuture[lb.Report](m))
+		}
+		inJob.NoError(lb.NotifyEntry(m, m.ThisProxy(), (*lbMain).Noted))
+		calls := 0
+		inJob.NoError(lb.NotifyFunc(m, func(ctx chare.Context, r lb.Report) {
+			inJob.Equal(0, chare.PEOf(ctx).ID(), "NotifyFunc runs on PE 0")
+			inJob.NoError(byFunc[calls].Send(ctx, r))
+			calls++
+		}))
+		for range steps {
+			placed(m, a, true)
+		}
+		for k, want := range []string{"dummy", "greedy"} {
+			e, f := get(m, m.noted[k]), get(m, byFunc[k])
+			inJob.Equal(k, e.Step)
+			inJob.Equal(want, e.Strategy)
+			inJob.Equal(16, e.Objects)
+			inJob.Equal(e.LogLine(), f.LogLine(), "step %d: both targets get the same report", k)
 		}
 	})
 }

@@ -270,7 +270,7 @@ func (m *Main) Start(args []string) {
 	}
 	_, m.periodic = job.Flag(lb.FlagPeriod)
 	if m.balancer != "none" {
-		if err := lb.Notify(m, chare.EntryCallback(m.ThisProxy(), (*Main).Report)); err != nil {
+		if err := lb.NotifyEntry(m, m.ThisProxy(), (*Main).Report); err != nil {
 			m.fail(1, "asking for the reports: %v", err)
 			return
 		}
