@@ -260,6 +260,13 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-v               log to standard error
+//
+// and the flags that imported packages register (RegisterFlag). Other
+// arguments go to the program, except flags that look like the runtime's:
+// a flag of a package of this module that the program does not import
+// (-balancer without package lb) or a near miss of a runtime flag
+// (-balncer) is an error naming the flag and what it needs, unless the
+// program declared it with ProgramFlags.
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
 	var nodelist, token, cert, key string
@@ -332,6 +339,9 @@ func ParseArgs(args []string) (Config, error) {
 		case "v":
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		default:
+			if err := checkProgramFlag(a, name); err != nil {
+				return cfg, err
+			}
 			cfg.Args = append(cfg.Args, a)
 		}
 	}

@@ -203,6 +203,17 @@ func TestBadFlags(t *testing.T) {
 	require.Equal(t, []string{"x"}, cfg.Args)
 }
 
+// TestFlagsKnownToChare: every flag lb registers is one that chare
+// names lb's when lb is not imported (chare.FlagPackage), and with lb
+// imported a misspelt one is refused without the import hint.
+func TestFlagsKnownToChare(t *testing.T) {
+	for _, f := range []string{lb.FlagBalancer, lb.FlagPeriod, lb.FlagDebug, lb.FlagCSV, lb.FlagSVG, lb.FlagComm} {
+		require.Equal(t, "github.com/charmgo/charm/lb", chare.FlagPackage(f), "flag -%s", f)
+	}
+	_, err := chare.ParseArgs([]string{"-balncer", "greedy"})
+	require.ErrorContains(t, err, "did you mean -balancer?")
+}
+
 // broken returns a placement of the wrong length.
 type broken struct{}
 
