@@ -292,6 +292,7 @@ const (
 
 func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
 	creds := insecure.NewCredentials()
+	srvCreds := insecure.NewCredentials()
 	var srv []grpc.ServerOption
 	if nc.TLS != nil {
 		cert, err := tls.LoadX509KeyPair(nc.TLS.Cert, nc.TLS.Key)
@@ -303,8 +304,9 @@ func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
 			return nil, err
 		}
 		creds = credentials.NewTLS(cfg)
-		srv = append(srv, grpc.Creds(credentials.NewTLS(cfg)))
+		srvCreds = credentials.NewTLS(cfg)
 	}
+	srv = append(srv, grpc.Creds(guardCreds{srvCreds}))
 	tok := tokenAuth{secure: nc.TLS != nil}
 	srv = append(srv, grpc.MaxRecvMsgSize(maxMsg), grpc.StreamInterceptor(tok.checkStream), grpc.UnaryInterceptor(tok.checkUnary))
 	return []remote.ConfigOption{
