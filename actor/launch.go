@@ -87,6 +87,7 @@ func (rt *Runtime) launch(argv []string, nc NodeConfig, addr string) error {
 			ch.errs[n-1] = err
 			ch.mu.Unlock()
 			close(done)
+			rt.node.markLost(n)
 			if !rt.Stopped() {
 				lo, hi := PERange(n, nc.Nodes, rt.cfg.PEs)
 				rt.Abort(fmt.Errorf("actor: lost node %d (PEs %d..%d, process %d): it exited before the job ended (%v)", n, lo, hi-1, cmd.Process.Pid, err))
@@ -97,11 +98,22 @@ func (rt *Runtime) launch(argv []string, nc NodeConfig, addr string) error {
 }
 
 // reap waits for the launched nodes to end after the job did, and kills
-// those that do not within the grace period.
-func (ch *children) reap(grace time.Duration) {
+// those that do not within the grace period. A node found lost (silent:
+// frozen, say) is killed at once: waiting for it would only delay the end
+// of the job by the whole grace period.
+func (ch *children) reap(grace time.Duration, lost func(node int) bool) {
 	ch.mu.Lock()
 	dones, cmds := ch.done, ch.cmds
 	ch.mu.Unlock()
+	for i, d := range dones {
+		if lost(i + 1) {
+			select {
+			case <-d:
+			default:
+				_ = cmds[i].Process.Kill()
+			}
+		}
+	}
 	deadline := time.After(grace)
 	for i, d := range dones {
 		select {

@@ -76,9 +76,11 @@ type nodeState struct {
 	hellos     map[int]helloInfo
 	readies    map[int]bool
 	seen       []atomic.Int64 // unix nanos of the last frame from each node
+	lost       []atomic.Bool  // nodes found lost (silent, disconnected, exited)
 	exiting    atomic.Bool
-	exitSent   atomic.Int32 // exit frames this node sent (it ended the job)
-	exitAcks   chan int     // their acknowledgements
+	exitTo     []int         // nodes this one sent an exit frame (it ended the job); under mu
+	gone       map[int]bool  // nodes that know the job ended (they acknowledged our exit frame or sent theirs, or their connection closed); under mu
+	goneSig    chan struct{} // signalled when gone or lost changes
 	sub        *eventstream.Subscription
 
 	Rejected atomic.Int64 // frames rejected (corrupt, wrong token)
@@ -100,6 +102,9 @@ type exitInfo struct {
 	// Panic is set for a job that a panic aborted, so that every node
 	// returns a *PanicError (with the panic's value as text).
 	Panic *wirePanic `msgpack:",omitempty"`
+	// Lost lists the nodes the origin found lost: the receivers do not
+	// wait for them either (and node 0 kills those it launched at once).
+	Lost []int `msgpack:",omitempty"`
 }
 
 type wirePanic struct {
@@ -159,8 +164,9 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 	if nc.FailAfter == 0 {
 		nc.FailAfter = 3 * time.Second
 	}
-	ns := &nodeState{cfg: nc, joined: make(chan error, 1), exitAcks: make(chan int, nc.Nodes), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
-		seen: make([]atomic.Int64, nc.Nodes), links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
+	ns := &nodeState{cfg: nc, joined: make(chan error, 1), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
+		seen: make([]atomic.Int64, nc.Nodes), lost: make([]atomic.Bool, nc.Nodes), gone: map[int]bool{}, goneSig: make(chan struct{}, 1),
+		links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
 	ns.nodeOf = make([]int, rt.cfg.PEs)
 	for n := 0; n < nc.Nodes; n++ {
 		lo, hi := PERange(n, nc.Nodes, rt.cfg.PEs)
@@ -191,9 +197,8 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 		default:
 			// After the job, a peer that went away has our exit frame or
 			// never will: either way, stop waiting for its acknowledgement.
-			select {
-			case ns.exitAcks <- -1:
-			default:
+			if n := ns.nodeAt(t.Address); n >= 0 {
+				ns.knowsEnd(n)
 			}
 		}
 	})
@@ -287,6 +292,7 @@ const (
 
 func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
 	creds := insecure.NewCredentials()
+	srvCreds := insecure.NewCredentials()
 	var srv []grpc.ServerOption
 	if nc.TLS != nil {
 		cert, err := tls.LoadX509KeyPair(nc.TLS.Cert, nc.TLS.Key)
@@ -298,8 +304,9 @@ func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
 			return nil, err
 		}
 		creds = credentials.NewTLS(cfg)
-		srv = append(srv, grpc.Creds(credentials.NewTLS(cfg)))
+		srvCreds = credentials.NewTLS(cfg)
 	}
+	srv = append(srv, grpc.Creds(guardCreds{srvCreds}))
 	tok := tokenAuth{secure: nc.TLS != nil}
 	srv = append(srv, grpc.MaxRecvMsgSize(maxMsg), grpc.StreamInterceptor(tok.checkStream), grpc.UnaryInterceptor(tok.checkUnary))
 	return []remote.ConfigOption{
@@ -393,10 +400,7 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		rt.onTable(f)
 	case wire.KindReady:
 		if rt.Stopped() { // after the job: an acknowledgement of our exit frame
-			select {
-			case ns.exitAcks <- f.From:
-			default:
-			}
+			ns.knowsEnd(f.From)
 			return
 		}
 		rt.onReady(f.From)
@@ -413,8 +417,16 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		if p := e.Panic; p != nil {
 			reason = &PanicError{PE: p.PE, What: p.What, Value: p.Value, Stack: p.Stack}
 		}
+		for _, n := range e.Lost {
+			if n >= 0 && n < ns.cfg.Nodes && n != ns.cfg.Node {
+				ns.markLost(n)
+			}
+		}
 		ns.exiting.Store(true) // the origin told everyone: do not repeat it
 		rt.finish(f.Code, reason)
+		// If this node ended the job too, its own exit frame to f.From
+		// needs no acknowledgement now: f.From knows the job ended.
+		ns.knowsEnd(f.From)
 		rt.sendFrame(f.From, &wire.Frame{Kind: wire.KindReady}) // acknowledge
 	default:
 		ns.Rejected.Add(1)
@@ -502,12 +514,15 @@ func (rt *Runtime) onReady(from int) {
 }
 
 // heartbeat tells the other nodes this one is alive and watches that they
-// are: a node silent for FailAfter is lost, and the job aborts.
+// are: a node silent for FailAfter is lost, and the job aborts. Silence is
+// checked several times per beat, so that a loss is found within a small
+// fraction of a beat after FailAfter, not up to a whole beat later.
 func (rt *Runtime) heartbeat() {
 	ns := rt.node
-	tick := time.NewTicker(ns.cfg.Beat)
+	const checksPerBeat = 4
+	tick := time.NewTicker(max(ns.cfg.Beat/checksPerBeat, time.Millisecond))
 	defer tick.Stop()
-	for {
+	for i := 0; ; i++ {
 		select {
 		case <-rt.done:
 			return
@@ -518,7 +533,9 @@ func (rt *Runtime) heartbeat() {
 			if n == ns.cfg.Node {
 				continue
 			}
-			rt.sendFrame(n, &wire.Frame{Kind: wire.KindBeat})
+			if i%checksPerBeat == 0 {
+				rt.sendFrame(n, &wire.Frame{Kind: wire.KindBeat})
+			}
 			if last := time.Unix(0, ns.seen[n].Load()); now.Sub(last) > ns.cfg.FailAfter {
 				rt.lostNode(n, fmt.Sprintf("no frame for %v", now.Sub(last).Round(time.Millisecond)))
 				return
@@ -528,22 +545,63 @@ func (rt *Runtime) heartbeat() {
 }
 
 func (rt *Runtime) lostAddress(addr string) {
-	ns := rt.node
-	ns.mu.Lock()
-	lost := -1
-	for n, a := range ns.addrs {
-		if a == addr && n != ns.cfg.Node {
-			lost = n
-		}
-	}
-	ns.mu.Unlock()
-	if lost >= 0 {
+	if lost := rt.node.nodeAt(addr); lost >= 0 {
 		rt.lostNode(lost, "its connection closed")
 	}
 }
 
+// nodeAt returns the other node listening on addr, or -1.
+func (ns *nodeState) nodeAt(addr string) int {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	for n, a := range ns.addrs {
+		if a == addr && n != ns.cfg.Node {
+			return n
+		}
+	}
+	return -1
+}
+
+// knowsEnd records that node n knows the job ended: this node need not
+// wait for it to acknowledge an exit frame.
+func (ns *nodeState) knowsEnd(n int) {
+	ns.mu.Lock()
+	ns.gone[n] = true
+	ns.mu.Unlock()
+	ns.signal()
+}
+
+// markLost records that node n is lost: nothing more is awaited from it,
+// and a node this process launched is killed when the job ends.
+func (ns *nodeState) markLost(n int) {
+	ns.lost[n].Store(true)
+	ns.signal()
+}
+
+func (ns *nodeState) signal() {
+	select {
+	case ns.goneSig <- struct{}{}:
+	default:
+	}
+}
+
+// awaited returns the nodes that were sent this node's exit frame and
+// may not know yet that the job ended.
+func (ns *nodeState) awaited() []int {
+	ns.mu.Lock()
+	defer ns.mu.Unlock()
+	var out []int
+	for _, n := range ns.exitTo {
+		if !ns.gone[n] && !ns.lost[n].Load() {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // lostNode aborts the job because node n is gone.
 func (rt *Runtime) lostNode(n int, why string) {
+	rt.node.markLost(n)
 	if rt.Stopped() {
 		return
 	}
@@ -561,6 +619,11 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 		return
 	}
 	e := exitInfo{Origin: ns.cfg.Node}
+	for n := range ns.lost {
+		if ns.lost[n].Load() {
+			e.Lost = append(e.Lost, n)
+		}
+	}
 	if err != nil {
 		e.Reason = err.Error()
 	}
@@ -574,8 +637,12 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 		known := ns.links[n] != nil
 		ns.mu.Unlock()
 		if n != ns.cfg.Node && known {
+			// A lost node gets the frame too (a frozen one may wake up
+			// and should stop then), but nobody waits for its answer.
 			rt.sendFrame(n, &wire.Frame{Kind: wire.KindExit, Code: code, Body: body})
-			ns.exitSent.Add(1)
+			ns.mu.Lock()
+			ns.exitTo = append(ns.exitTo, n)
+			ns.mu.Unlock()
 		}
 	}
 }

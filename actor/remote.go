@@ -231,14 +231,17 @@ func (rt *Runtime) nodeShutdown() {
 	ns := rt.node
 	// If this node ended the job, wait until the others have its exit frame
 	// (or a grace period): the process may end as soon as Wait returns, and
-	// with it the connections.
-	deadline := time.After(2 * time.Second)
-	sent := int(ns.exitSent.Load())
-	for got := 0; got < sent; got++ {
+	// with it the connections. Lost nodes are not waited for: a frozen
+	// node would hold this one for the whole grace period.
+	deadline := time.NewTimer(exitGrace)
+	defer deadline.Stop()
+wait:
+	for len(ns.awaited()) > 0 {
 		select {
-		case <-ns.exitAcks:
-		case <-deadline:
-			got = sent
+		case <-ns.goneSig:
+		case <-deadline.C:
+			rt.log.Warn("exit frames not acknowledged", "node", ns.cfg.Node, "nodes", ns.awaited(), "after", exitGrace)
+			break wait
 		}
 	}
 	if ns.sub != nil {
@@ -249,6 +252,10 @@ func (rt *Runtime) nodeShutdown() {
 	}
 	removeToken(ns.cfg.Token)
 }
+
+// exitGrace bounds the wait for the other nodes to acknowledge an exit
+// frame.
+const exitGrace = 2 * time.Second
 
 // Scratch returns a buffer of n bytes that stays valid until the next call
 // on this PE: decoders use it for fixed-size fields.

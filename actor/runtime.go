@@ -173,6 +173,18 @@ func (rt *Runtime) Logger() *slog.Logger { return rt.log }
 // Done is closed when the job ends.
 func (rt *Runtime) Done() <-chan struct{} { return rt.done }
 
+// Result returns the job's exit code and, for an aborted job, the reason,
+// once Done is closed (zero and nil before): what Wait returns, known
+// before the PEs are stopped and the other nodes waited for.
+func (rt *Runtime) Result() (int, error) {
+	select {
+	case <-rt.done:
+		return rt.exitCode, rt.exitErr
+	default:
+		return 0, nil
+	}
+}
+
 // Stopped reports whether the job has ended.
 func (rt *Runtime) Stopped() bool { return rt.stopped.Load() }
 
@@ -220,7 +232,14 @@ func (rt *Runtime) shutdown() {
 		rt.sys.Shutdown()
 	}
 	if rt.kids != nil {
-		rt.kids.reap(10 * time.Second)
+		// The others were told the job ended (exit frames): after a
+		// normal end they may still be finishing their output; after an
+		// abort there is nothing left for them to do.
+		grace := 10 * time.Second
+		if rt.exitCode != 0 {
+			grace = 2 * time.Second
+		}
+		rt.kids.reap(grace, func(n int) bool { return rt.node.lost[n].Load() })
 	}
 }
 

@@ -41,6 +41,7 @@ var (
 func sharedEndpoint(nc NodeConfig, log *slog.Logger) (*procEndpoint, error) {
 	procMu.Lock()
 	defer procMu.Unlock()
+	guard.setLogger(log)
 	var tlsf TLSFiles
 	if nc.TLS != nil {
 		tlsf = *nc.TLS

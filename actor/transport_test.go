@@ -1,7 +1,15 @@
 package actor
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -11,6 +19,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -292,4 +301,135 @@ func TestLostNodeAbortsTheOthers(t *testing.T) {
 	require.ErrorContains(t, err, "lost node 1 (PEs 2..3")
 	require.Less(t, time.Since(lost), 10*time.Second)
 	_, _ = rt1.Wait()
+}
+
+// syncBuf is a log destination that gRPC's goroutines may share.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestRefusedCallsAndForeignConnectionsAreCountedAndLogged: a gRPC call
+// without the job's token and a connection that does not speak gRPC are
+// counted, and logged (with a logger, as -v gives) with the peer's
+// address, at most once a second for each kind.
+func TestRefusedCallsAndForeignConnectionsAreCountedAndLogged(t *testing.T) {
+	var logs syncBuf
+	prev := guard.log.Load()
+	t.Cleanup(func() { guard.log.Store(prev) })
+	// What Start does with Config.Logger (the endpoint is shared).
+	_, err := sharedEndpoint(NodeConfig{Listen: "127.0.0.1:0"}, slog.New(slog.NewTextHandler(&logs, nil)))
+	require.NoError(t, err)
+	gate := make(chan struct{})
+	two := startTwo(t, 2, NewToken(), nil, func(pe *PE) {
+		go func() {
+			<-gate
+			pe.Runtime().PE(0).PostControl(funcMsg(func(pe *PE) { pe.Runtime().Exit(0) }))
+		}()
+	})
+	before := two.rt1.Refusals()
+	began := time.Now()
+
+	var local string
+	conn, err := grpc.Dial(two.rt1.Address(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+			if err == nil {
+				local = c.LocalAddr().String()
+			}
+			return c, err
+		}))
+	require.NoError(t, err)
+	defer conn.Close()
+	const calls = 5
+	for i := 0; i < calls; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		stream, err := remote.NewRemotingClient(conn).Receive(ctx)
+		if err == nil {
+			_, err = stream.Recv()
+		}
+		cancel()
+		require.Equal(t, codes.Unauthenticated, status.Code(err), "%v", err)
+	}
+
+	raw, err := net.Dial("tcp", two.rt1.Address())
+	require.NoError(t, err)
+	rawLocal := raw.LocalAddr().String()
+	require.NoError(t, raw.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = raw.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	require.NoError(t, err)
+	_, err = io.Copy(io.Discard, raw) // until the server hangs up (EOF or a reset)
+	var ne net.Error
+	require.False(t, errors.As(err, &ne) && ne.Timeout(), "the server must close a connection that does not speak gRPC: %v", err)
+	raw.Close()
+	elapsed := time.Since(began)
+
+	after := two.rt1.Refusals()
+	require.Equal(t, int64(calls), after.Calls-before.Calls)
+	require.Equal(t, int64(1), after.Connections-before.Connections)
+	out := logs.String()
+	require.Contains(t, out, "refused a gRPC call without the job's token")
+	require.Contains(t, out, "peer="+local)
+	require.Contains(t, out, "refused a connection from outside the job")
+	require.Contains(t, out, "peer="+rawLocal)
+	require.Contains(t, out, "not gRPC")
+	lines := strings.Count(out, "refused a gRPC call")
+	require.LessOrEqual(t, lines, 1+int(elapsed/logEvery), "rate limit: %d lines in %v:\n%s", lines, elapsed, out)
+
+	close(gate)
+	_, errs := two.wait(t)
+	require.NoError(t, errs[0])
+}
+
+// TestFailedHandshakeIsAForeignConnection: a TLS server's handshake with
+// a client that sends garbage fails, and is counted.
+func TestFailedHandshakeIsAForeignConnection(t *testing.T) {
+	before := guard.conns.Load()
+	client, server := net.Pipe()
+	go func() {
+		_, _ = client.Write([]byte("this is not a TLS client hello, not at all"))
+		_, _ = io.Copy(io.Discard, client)
+	}()
+	c := guardCreds{credentials.NewTLS(&tls.Config{})}
+	_, _, err := c.ServerHandshake(server)
+	require.Error(t, err)
+	server.Close()
+	client.Close()
+	require.Equal(t, before+1, guard.conns.Load())
+}
+
+// TestLogLimit: one line a second, and the next line says how many were
+// held back.
+func TestLogLimit(t *testing.T) {
+	var l logLimit
+	t0 := time.Unix(1000, 0)
+	for _, c := range []struct {
+		at      time.Duration
+		ok      bool
+		skipped int
+	}{
+		{0, true, 0},
+		{100 * time.Millisecond, false, 0},
+		{900 * time.Millisecond, false, 0},
+		{time.Second, true, 2},
+		{1500 * time.Millisecond, false, 0},
+		{5 * time.Second, true, 1},
+		{6 * time.Second, true, 0},
+	} {
+		ok, skipped := l.allow(t0.Add(c.at))
+		require.Equal(t, c.ok, ok, "at %v", c.at)
+		require.Equal(t, c.skipped, skipped, "at %v", c.at)
+	}
 }

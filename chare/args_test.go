@@ -34,3 +34,46 @@ func TestParseArgs(t *testing.T) {
 		require.Equal(t, c.args, cfg.Args, "%q", c.in)
 	}
 }
+
+// TestParseArgsRefusesStrayRuntimeFlags: a flag of a package the program
+// does not import, or a near miss of a runtime flag, is an error naming
+// it (and the import), not an argument passed on in silence; a program
+// that takes such a flag itself declares it.
+func TestParseArgsRefusesStrayRuntimeFlags(t *testing.T) {
+	// This package's tests do not import lb: its flags are not registered.
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"-p", "2", "-balancer", "greedy"}, `flag -balancer belongs to package github.com/charmgo/charm/lb, which this program does not import: add import _ "github.com/charmgo/charm/lb"`},
+		{[]string{"--lbdebug"}, `flag -lbdebug belongs to package github.com/charmgo/charm/lb`},
+		{[]string{"-lbperiod=20ms"}, `flag -lbperiod belongs to package github.com/charmgo/charm/lb`},
+		{[]string{"-balncer", "greedy"}, `flag -balncer is not a runtime flag: did you mean -balancer, which needs import _ "github.com/charmgo/charm/lb"?`},
+		{[]string{"-lbperoid", "1s"}, `did you mean -lbperiod`},
+		{[]string{"-noeds", "2"}, `flag -noeds is not a runtime flag: did you mean -nodes?`},
+		{[]string{"-restrat", "dir"}, `did you mean -restart?`},
+		{[]string{"-nodelsit", "f"}, `did you mean -nodelist?`},
+	} {
+		_, err := ParseArgs(c.in)
+		require.Error(t, err, "%q", c.in)
+		require.Contains(t, err.Error(), c.want, "%q", c.in)
+	}
+	// What programs take for themselves passes: the examples' flags, short
+	// flags, values, and anything after "--".
+	ok := [][]string{
+		{"-grid", "256", "-blocks", "8", "-lbevery", "50", "-load", "hotspot", "-comm", "ring", "-list", "x"},
+		{"-n", "5", "-m", "3", "-csv", "f", "-size", "8", "-work", "1ms", "-setload", "-checkpoint", "d", "-checkpoint-at", "10"},
+		{"-iters", "3", "-flush", "1ms", "-client", "array", "-dims", "2x2", "-tol", "1e-3", "-scale", "2", "-rounds", "3", "-msgs", "4"},
+		{"-warmup", "1", "-reps", "5", "-logsize", "20", "-migrate", "-buffer", "64", "-barrier", "-run", "x", "-imbalance", "6", "-cpuprofile", "f"},
+		{"-x", "--", "-balancer", "greedy", "-balncer"},
+	}
+	for _, in := range ok {
+		cfg, err := ParseArgs(in)
+		require.NoError(t, err, "%q", in)
+		require.NotEmpty(t, cfg.Args)
+	}
+	ProgramFlags("balncer", "-lbdebug")
+	cfg, err := ParseArgs([]string{"-balncer", "x", "-lbdebug"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"-balncer", "x", "-lbdebug"}, cfg.Args)
+}

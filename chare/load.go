@@ -1,6 +1,8 @@
 package chare
 
 import (
+	"fmt"
+	"math"
 	"runtime"
 	"time"
 )
@@ -37,8 +39,35 @@ func (l ObjLoad) Seconds() float64 {
 }
 
 // SetLoad sets the object's load for the current load-balancing period,
-// in seconds, instead of the measured one (Charm++'s setObjTime).
-func (b *Base) SetLoad(seconds float64) { b.load.User, b.load.HasUser = seconds, true }
+// in seconds, instead of the measured one (Charm++'s setObjTime). A load
+// that is negative, NaN or infinite is refused with an error naming the
+// object, and the load stays as it was: one such value would make every
+// PE load and imbalance figure of the step NaN.
+func (b *Base) SetLoad(seconds float64) error {
+	if math.IsNaN(seconds) || math.IsInf(seconds, 0) || seconds < 0 {
+		return fmt.Errorf("chare: SetLoad(%g) on %s: a load is a finite number of seconds, at least 0", seconds, b.describe())
+	}
+	b.load.User, b.load.HasUser = seconds, true
+	return nil
+}
+
+// describe names the object for an error message.
+func (b *Base) describe() string {
+	if b.coll == nil {
+		return "an object that is not bound to a collection"
+	}
+	typ := "a chare type"
+	if b.coll.Type != nil {
+		typ = b.coll.Type.Name
+	}
+	switch b.coll.Kind {
+	case KindElement:
+		return fmt.Sprintf("element %v of %s (collection %d)", b.index, typ, b.coll.ID)
+	case KindBranch:
+		return fmt.Sprintf("branch %v of %s (collection %d)", b.index, typ, b.coll.ID)
+	}
+	return fmt.Sprintf("chare %s (collection %d)", typ, b.coll.ID)
+}
 
 // Load returns the object's load since the last reset.
 func (b *Base) Load() ObjLoad { return b.load }

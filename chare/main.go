@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmgo/charm/actor"
@@ -38,6 +39,12 @@ type Config struct {
 	// Flags holds the values of flags that other packages registered
 	// with RegisterFlag (lb: -balancer, -lbperiod...), by name.
 	Flags map[string]string
+	// OnEnd, if set, is called once, as soon as the job ends, with what
+	// Run will return: before Run stops the PEs and waits for the other
+	// nodes (which takes up to a few seconds when a node is lost). Main
+	// prints an abort's reason with it, so that a lost node is named at
+	// once.
+	OnEnd func(code int, err error)
 }
 
 // flagDef is a runtime flag that another package registered.
@@ -161,6 +168,15 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		})
 		defer t.Stop()
 	}
+	if cfg.OnEnd != nil {
+		ended := make(chan struct{})
+		go func() {
+			defer close(ended)
+			<-rt.Done()
+			cfg.OnEnd(rt.Result())
+		}()
+		defer func() { <-ended }() // OnEnd has run when Run returns
+	}
 	return rt.Wait()
 }
 
@@ -216,8 +232,15 @@ func Main[T any](start func(main *T, args []string)) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	var told atomic.Bool
+	cfg.OnEnd = func(_ int, err error) {
+		if err != nil {
+			fmt.Fprintln(os.Stderr, os.Args[0]+":", err)
+			told.Store(true)
+		}
+	}
 	code, err := Run(cfg, start)
-	if err != nil {
+	if err != nil && !told.Load() { // the job did not start
 		fmt.Fprintln(os.Stderr, os.Args[0]+":", err)
 	}
 	return code
@@ -237,6 +260,13 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-v               log to standard error
+//
+// and the flags that imported packages register (RegisterFlag). Other
+// arguments go to the program, except flags that look like the runtime's:
+// a flag of a package of this module that the program does not import
+// (-balancer without package lb) or a near miss of a runtime flag
+// (-balncer) is an error naming the flag and what it needs, unless the
+// program declared it with ProgramFlags.
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
 	var nodelist, token, cert, key string
@@ -309,6 +339,9 @@ func ParseArgs(args []string) (Config, error) {
 		case "v":
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		default:
+			if err := checkProgramFlag(a, name); err != nil {
+				return cfg, err
+			}
 			cfg.Args = append(cfg.Args, a)
 		}
 	}

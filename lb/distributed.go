@@ -107,6 +107,9 @@ func (d Distributed) nextThreshold(g DistGlobal, t, oldMax, newMax float64) floa
 
 // Place runs a distributed step as a simulation over the snapshot.
 func (d Distributed) Place(s *Snapshot) (Placement, error) {
+	if s == nil {
+		return nil, errNilSnapshot
+	}
 	return withPlan(s, d.withDefaults(len(s.PEs)).place)
 }
 

@@ -189,7 +189,12 @@ func Reports(from chare.Context) ([]Report, error) {
 }
 
 // Notify asks for each step's Report, sent to cb on PE 0 once the step's
-// moves are decided (examples print them; tests check them).
+// moves are decided (examples print them; tests check them). The value cb
+// receives is an lb.Report (the struct, not a pointer), once per step:
+// an entry method taking an lb.Report (NotifyEntry checks its type when
+// the program compiles), a Go function on PE 0 (NotifyFunc), or a
+// chare.Future[lb.Report] — which takes one value, so it suits a job
+// with a single step: the second report for it aborts the job.
 func Notify(from chare.Context, cb chare.Callback) error {
 	pe := chare.PEOf(from)
 	if pe == nil {
@@ -197,6 +202,35 @@ func Notify(from chare.Context, cb chare.Callback) error {
 	}
 	pe.Actor().Send(0, &notifyMsg{CB: cb})
 	return nil
+}
+
+// NotifyEntry is Notify to an entry method that takes a Report, of a
+// chare, group branch or array element (through a group or array proxy,
+// each report is broadcast):
+//
+//	lb.NotifyEntry(m, m.ThisProxy(), (*Main).Report) // func (m *Main) Report(r lb.Report)
+func NotifyEntry[T any](from chare.Context, to chare.Target[T], method func(*T, Report)) error {
+	return Notify(from, chare.EntryCallback(to, method))
+}
+
+// NotifyFunc is Notify to a Go function, which runs on PE 0 with each
+// step's Report. The function lives in this process, so the caller must
+// be in PE 0's (node 0 of a job of several processes).
+func NotifyFunc(from chare.Context, fn func(ctx chare.Context, r Report)) error {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	if rt := pe.Job().Runtime(); !rt.IsLocal(0) {
+		return fmt.Errorf("lb: NotifyFunc from PE %d: a Go function runs only in its own process, and PE 0 is on node 0, not on node %d", pe.ID(), rt.NodeOf(pe.ID()))
+	}
+	return Notify(from, chare.FuncCallback(0, func(ctx chare.Context, v any) {
+		r, ok := v.(Report)
+		if !ok { // only record sends here, always a Report
+			panic(fmt.Sprintf("lb: NotifyFunc got a %T, not an lb.Report", v))
+		}
+		fn(ctx, r)
+	}))
 }
 
 type notifyMsg struct{ CB chare.Callback }

@@ -24,7 +24,17 @@ func (jobT) FailNow()                          { panic("check failed") }
 
 var inJob = require.New(jobT{})
 
-type lbMain struct{ chare.Chare[lbMain] }
+type lbMain struct {
+	chare.Chare[lbMain]
+	noted []chare.Future[lb.Report] // Noted sends its k-th report to noted[k]
+	seen  int
+}
+
+// Noted is a typed report target (lb.NotifyEntry).
+func (m *lbMain) Noted(r lb.Report) {
+	inJob.NoError(m.noted[m.seen].Send(m, r))
+	m.seen++
+}
 
 // worker is an element with a load it sets itself (or burns), that
 // takes part in AtSync steps.
@@ -47,7 +57,7 @@ var placeGather = reducer.GatherOf[int, placeOut]()
 
 func (w *worker) Go(m goMsg) {
 	w.Start, w.Done = w.PE(), m.Done
-	w.SetLoad(float64(w.Units) * 1e-3)
+	inJob.NoError(w.SetLoad(float64(w.Units) * 1e-3))
 	if m.AtSync {
 		w.AtSync()
 		return
@@ -195,6 +205,17 @@ func TestBadFlags(t *testing.T) {
 	require.Equal(t, []string{"x"}, cfg.Args)
 }
 
+// TestFlagsKnownToChare: every flag lb registers is one that chare
+// names lb's when lb is not imported (chare.FlagPackage), and with lb
+// imported a misspelt one is refused without the import hint.
+func TestFlagsKnownToChare(t *testing.T) {
+	for _, f := range []string{lb.FlagBalancer, lb.FlagPeriod, lb.FlagDebug, lb.FlagCSV, lb.FlagSVG, lb.FlagComm} {
+		require.Equal(t, "github.com/charmgo/charm/lb", chare.FlagPackage(f), "flag -%s", f)
+	}
+	_, err := chare.ParseArgs([]string{"-balncer", "greedy"})
+	require.ErrorContains(t, err, "did you mean -balancer?")
+}
+
 // broken returns a placement of the wrong length.
 type broken struct{}
 
@@ -340,6 +361,38 @@ func TestPeriodicStepsLeaveAtSyncElements(t *testing.T) {
 			for i, o := range out {
 				inJob.Equal(round, o.Resumed, "element %d resumed once per AtSync step", i)
 			}
+		}
+	})
+}
+
+// TestNotifyEntryAndFuncAreTyped: NotifyEntry and NotifyFunc deliver each
+// step's lb.Report to a method or function typed for it.
+func TestNotifyEntryAndFuncAreTyped(t *testing.T) {
+	const steps = 2
+	runLB(t, 4, map[string]string{lb.FlagBalancer: "dummy,greedy"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(16), (*worker).Init, 1)
+		inJob.NoError(err)
+		var byFunc []chare.Future[lb.Report]
+		for range steps {
+			m.noted = append(m.noted, chare.NewFuture[lb.Report](m))
+			byFunc = append(byFunc, chare.NewFuture[lb.Report](m))
+		}
+		inJob.NoError(lb.NotifyEntry(m, m.ThisProxy(), (*lbMain).Noted))
+		calls := 0
+		inJob.NoError(lb.NotifyFunc(m, func(ctx chare.Context, r lb.Report) {
+			inJob.Equal(0, chare.PEOf(ctx).ID(), "NotifyFunc runs on PE 0")
+			inJob.NoError(byFunc[calls].Send(ctx, r))
+			calls++
+		}))
+		for range steps {
+			placed(m, a, true)
+		}
+		for k, want := range []string{"dummy", "greedy"} {
+			e, f := get(m, m.noted[k]), get(m, byFunc[k])
+			inJob.Equal(k, e.Step)
+			inJob.Equal(want, e.Strategy)
+			inJob.Equal(16, e.Objects)
+			inJob.Equal(e.LogLine(), f.LogLine(), "step %d: both targets get the same report", k)
 		}
 	})
 }

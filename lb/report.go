@@ -66,8 +66,12 @@ type Report struct {
 // NewReport computes the report of a step that moves the objects of s to
 // p (nil: leave them where they are) with the named strategy, which took
 // the given time to decide. p must fit s (Validate accepts it): like
-// Snapshot.PELoads, NewReport indexes the PEs by p.
+// Snapshot.PELoads, NewReport indexes the PEs by p. A nil s gives an
+// empty report whose Error says so.
 func NewReport(s *Snapshot, p Placement, strategy string, took time.Duration) Report {
+	if s == nil {
+		return Report{Strategy: strategy, StrategyTime: took, Error: errNilSnapshot.Error()}
+	}
 	r := Report{
 		Step:         s.Step,
 		Strategy:     strategy,

@@ -3,6 +3,7 @@ package lb
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 )
@@ -33,8 +34,9 @@ type PEStats struct {
 	// work, non-migratable chares), in seconds; Idle its idle time.
 	Background float64
 	Idle       float64
-	// Speed is the PE's relative speed (1 by default); a strategy divides
-	// loads by it.
+	// Speed is the PE's relative speed, a finite number above 0 (give 1
+	// for a PE like the others); a strategy divides loads by it. Check
+	// refuses a snapshot with another speed, 0 included.
 	Speed float64
 	// Available is false for a PE that must not receive objects.
 	Available bool
@@ -74,6 +76,9 @@ type Strategy interface {
 // an existing and available PE for each, non-migratable objects where
 // they are.
 func Validate(s *Snapshot, p Placement) error {
+	if s == nil {
+		return errNilSnapshot
+	}
 	if len(p) != len(s.Objects) {
 		return fmt.Errorf("lb: the placement has %d entries for %d objects", len(p), len(s.Objects))
 	}
@@ -92,20 +97,43 @@ func Validate(s *Snapshot, p Placement) error {
 	return nil
 }
 
-// Check verifies a snapshot: object IDs match positions, PEs exist.
+var errNilSnapshot = errors.New("lb: a nil snapshot")
+
+// Check verifies a snapshot: object IDs match positions, PEs exist, every
+// load and time is a finite number of seconds, at least 0, and every PE's
+// speed a finite number above 0. One NaN or infinite figure would make
+// every PE load and the imbalance NaN, and the placement meaningless, so
+// the error names the object or PE that has it.
 func (s *Snapshot) Check() error {
+	if s == nil {
+		return errNilSnapshot
+	}
 	if len(s.PEs) == 0 {
 		return errors.New("lb: a snapshot without PEs")
+	}
+	for i, pe := range s.PEs {
+		if err := seconds(pe.Background); err != nil {
+			return fmt.Errorf("lb: PE %d has a background load of %w", i, err)
+		}
+		if err := seconds(pe.Idle); err != nil {
+			return fmt.Errorf("lb: PE %d has an idle time of %w", i, err)
+		}
+		if math.IsNaN(pe.Speed) || math.IsInf(pe.Speed, 0) || pe.Speed <= 0 {
+			return fmt.Errorf("lb: PE %d has speed %g: a speed is a finite number above 0 (1 for a PE like the others)", i, pe.Speed)
+		}
 	}
 	for i, o := range s.Objects {
 		if o.ID != i {
 			return fmt.Errorf("lb: object at position %d has ID %d", i, o.ID)
 		}
 		if o.PE < 0 || o.PE >= len(s.PEs) {
-			return fmt.Errorf("lb: object %d is on PE %d, which does not exist", i, o.PE)
+			return fmt.Errorf("lb: object %d%s is on PE %d, which does not exist", i, o.name(), o.PE)
 		}
-		if o.Load < 0 {
-			return fmt.Errorf("lb: object %d has a negative load %g", i, o.Load)
+		if err := seconds(o.Load); err != nil {
+			return fmt.Errorf("lb: object %d%s on PE %d has a load of %w", i, o.name(), o.PE, err)
+		}
+		if err := seconds(o.CPU); err != nil {
+			return fmt.Errorf("lb: object %d%s on PE %d has a CPU time of %w", i, o.name(), o.PE, err)
 		}
 	}
 	for _, e := range s.Comm {
@@ -116,9 +144,29 @@ func (s *Snapshot) Check() error {
 	return nil
 }
 
+// seconds checks a load or a time.
+func seconds(v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return fmt.Errorf("%g: want a finite number of seconds, at least 0", v)
+	}
+	return nil
+}
+
+// name is the object's runtime name, if the snapshot gives one, for an
+// error message.
+func (o Object) name() string {
+	if o.Index == "" && o.Coll == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (index %s of collection %d)", o.Index, o.Coll)
+}
+
 // PELoads returns each PE's load under a placement (nil: the current one):
 // its objects' loads plus its background load, divided by its speed.
 func (s *Snapshot) PELoads(p Placement) []float64 {
+	if s == nil {
+		return nil
+	}
 	loads := make([]float64, len(s.PEs))
 	for i, pe := range s.PEs {
 		loads[i] = pe.Background
@@ -154,6 +202,9 @@ func MaxOverAvg(loads []float64) float64 {
 
 // Migrations counts the objects a placement moves.
 func (s *Snapshot) Migrations(p Placement) int {
+	if s == nil {
+		return 0
+	}
 	n := 0
 	for i, o := range s.Objects {
 		if p[i] != o.PE {

@@ -10,8 +10,9 @@ import (
 // function of a Snapshot. What they share:
 //
 //   - A PE's load is its work (background plus its objects' loads)
-//     divided by its speed (a speed of 0 or less counts as 1), as in
-//     Snapshot.PELoads.
+//     divided by its speed, as in Snapshot.PELoads. Snapshot.Check, which
+//     every strategy runs first, refuses loads that are negative, NaN or
+//     infinite and speeds that are not above 0.
 //   - Non-migratable objects and background load stay where they are.
 //   - No object moves to an unavailable PE. Every strategy but Dummy
 //     moves the migratable objects of unavailable PEs away (they are being

@@ -446,9 +446,11 @@ func randomSnapshotN(r *rand.Rand, maxObjs int) *lb.Snapshot {
 		switch speedMode {
 		case 0:
 			pe.Speed = 1
+		case 1:
+			pe.Speed = float64(1 + r.IntN(2))
 		case 2:
 			pe.Speed = 0.5 + 2.5*r.Float64()
-		} // case 1: no speed given
+		}
 		if bgMode == 1 {
 			pe.Background = 5 * r.Float64()
 		}

@@ -270,7 +270,7 @@ func (m *Main) Start(args []string) {
 	}
 	_, m.periodic = job.Flag(lb.FlagPeriod)
 	if m.balancer != "none" {
-		if err := lb.Notify(m, chare.EntryCallback(m.ThisProxy(), (*Main).Report)); err != nil {
+		if err := lb.NotifyEntry(m, m.ThisProxy(), (*Main).Report); err != nil {
 			m.fail(1, "asking for the reports: %v", err)
 			return
 		}
@@ -690,7 +690,10 @@ func (w *Worker) advance() {
 		}
 		if w.P.LBEvery > 0 && w.Iter%w.P.LBEvery == 0 {
 			if w.P.SetLoad {
-				w.SetLoad(w.Weight * w.P.Work.Seconds() * float64(w.Since))
+				if err := w.SetLoad(w.Weight * w.P.Work.Seconds() * float64(w.Since)); err != nil {
+					w.Abort(err)
+					return
+				}
 			}
 			w.Syncing = true
 			w.AtSync() // ResumeFromSync goes on, wherever the element then is

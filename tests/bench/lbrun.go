@@ -80,7 +80,10 @@ func (e *lbrunElem) Init(s lbrunSetup) { e.Done = s.Done }
 
 // Begin sets the element's load for the period and waits at AtSync.
 func (e *lbrunElem) Begin() {
-	e.SetLoad(float64(e.ThisIndex()+1) * lbrunLoadUnit)
+	if err := e.SetLoad(float64(e.ThisIndex()+1) * lbrunLoadUnit); err != nil {
+		e.Abort(err)
+		return
+	}
 	e.AtSync()
 }
 
