@@ -71,7 +71,9 @@ func (m Mode) String() string {
 // needsFlushing says whether a step can strand items without periodic
 // flushing (T25): a quiescence step always can (deliveries may submit
 // items), a completion step when items pass intermediate PEs, whose
-// buffers Done does not empty; a staged step never.
+// buffers Done does not empty; a staged step never. On a 1-D grid a
+// completion step sends what deliveries insert at the end of each
+// delivered run (see Recv), so chains of items need no period there.
 func needsFlushing(m Mode, t *Topology) bool {
 	switch m {
 	case Quiescence:
@@ -104,11 +106,14 @@ type Step struct {
 // to a group client C (T09). It is a value; copy it freely.
 type Streamer[C, T any] struct {
 	G group.Proxy[branch[C, T]]
+	// Dims and Period are the grid and the flush period, set by New; they
+	// travel with the streamer so that Start refuses a step that needs
+	// flushing in every process alike (T25).
+	Dims   []int
+	Period time.Duration
 	// local holds each PE's branch, so that Insert needs no lookup; only
 	// the process that made the streamer has it (it does not travel).
-	local  *[]*branch[C, T]
-	topo   *Topology // in the creating process only, for Start's checks
-	period time.Duration
+	local *[]*branch[C, T]
 }
 
 // sinks hold, per process method (by entry ID), how a branch delivers
@@ -199,7 +204,7 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	// here, so it reaches each branch first.
 	local := make([]*branch[C, X], rt.NumPEs())
 	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, Cutoff: o.Cutoff, local: &local})
-	return Streamer[C, X]{G: g, local: &local, topo: topo, period: o.FlushPeriod}, err
+	return Streamer[C, X]{G: g, Dims: topo.Dims(), Period: o.FlushPeriod, local: &local}, err
 }
 
 // methods are the branch's entry methods, bound by name: inside generic
@@ -260,7 +265,12 @@ type branch[C, T any] struct {
 	done     bool // this PE's producers are done (Completion, Staged)
 	produced int  // items produced, not yet told to the detector
 	inserts  int  // insertions, for Options.Yield
-	stg      staged
+	// delivering counts nested deliveries to the client; strand says that
+	// one of them inserted items in a completion step without a flush
+	// period, which leave at the end of the delivered run.
+	delivering int
+	strand     bool
+	stg        staged
 }
 
 // Init builds the branch's aggregator.
@@ -309,8 +319,12 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 		return errors.New("tram: Start needs a context on a PE of the job")
 	}
 	m := beginMsg{Step: b.step + 1, Mode: st.Mode, Started: st.Started}
-	if s.topo != nil && s.period <= 0 && needsFlushing(st.Mode, s.topo) {
-		return fmt.Errorf("tram: a %s step on a %v grid needs periodic flushing (Options.FlushPeriod, claim T25): items would wait in buffers forever", st.Mode, s.topo)
+	topo, err := NewTopology(s.Dims, b.NumPEs())
+	if err != nil {
+		return fmt.Errorf("tram: Start: %w", err)
+	}
+	if s.Period <= 0 && needsFlushing(st.Mode, topo) {
+		return fmt.Errorf("tram: a %s step on a %v grid needs periodic flushing (Options.FlushPeriod, claim T25): items would wait in buffers forever", st.Mode, topo)
 	}
 	switch st.Mode {
 	case Staged:
@@ -447,6 +461,12 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 		b.produced++ // told to the detector before the item can be consumed
 	}
 	b.idle.busy = true
+	if b.delivering > 0 && b.mode == Completion && b.setup.Period <= 0 {
+		// A delivery inserts after its PE's Done may have flushed for the
+		// last time: on a 1-D grid (the only one such a step may use, T25)
+		// nothing else would ever send it.
+		b.strand = true
+	}
 	if !out.Empty() {
 		b.handle(out)
 	}
@@ -482,6 +502,10 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 		b.det = m.Det // items may come before this PE's Begin
 	}
 	b.handle(out)
+	if b.strand {
+		b.strand = false
+		b.flush()
+	}
 	if b.mode == Staged {
 		b.stg.received(m.From)
 		b.advance()
@@ -521,7 +545,10 @@ func (b *branch[C, T]) deliver(item T) {
 		}
 		b.give = give
 	}
+	b.delivering++
 	b.give(item)
+	b.delivering--
+	b.syncProduced() // what the delivery inserted, before it counts as consumed
 	b.Here().Actor().Release(1)
 	if b.det.ID != 0 {
 		_ = b.det.Consume(b, 1)
