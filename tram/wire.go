@@ -44,11 +44,17 @@ func fixedSize(t reflect.Type) bool {
 	return false
 }
 
+var (
+	customEncoder = reflect.TypeFor[msgpack.CustomEncoder]()
+	marshaler     = reflect.TypeFor[msgpack.Marshaler]()
+)
+
 // blockItem is the size of an item in a block, or 0 if T travels item by
-// item.
+// item: a type that encodes itself for msgpack keeps doing so.
 func blockItem[T any]() int {
 	t := reflect.TypeFor[T]()
-	if !fixedSize(t) || t.Size() == 0 {
+	pt := reflect.PointerTo(t)
+	if !fixedSize(t) || t.Size() == 0 || pt.Implements(customEncoder) || pt.Implements(marshaler) {
 		return 0
 	}
 	return int(t.Size())

@@ -17,6 +17,16 @@ type pair struct {
 
 type named struct{ Name string }
 
+// own is fixed-size but encodes itself: it must keep doing so.
+type own struct{ V int64 }
+
+func (o own) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeInt(o.V + 1) }
+func (o *own) DecodeMsgpack(dec *msgpack.Decoder) error {
+	v, err := dec.DecodeInt64()
+	o.V = v - 1
+	return err
+}
+
 func roundTrip[T any](t *testing.T, m batch[T]) batch[T] {
 	t.Helper()
 	var buf bytes.Buffer
@@ -37,11 +47,14 @@ func TestBatchWire(t *testing.T) {
 	require.Zero(t, blockItem[named]())
 	require.Zero(t, blockItem[bool]())
 	require.Zero(t, blockItem[[]int]())
+	require.Zero(t, blockItem[own]())
 
 	b := batch[pair]{Items: []Envelope[pair]{{Dest: 3, Item: pair{-1, [3]uint16{1, 2, 65535}}}, {Dest: 70000, Item: pair{A: 7}}}, Det: chare.Detector{ID: 1 << 45}, From: 2}
 	require.Equal(t, b, roundTrip(t, b))
 	n := batch[named]{Items: []Envelope[named]{{Dest: 1, Item: named{"x"}}}, From: 5}
 	require.Equal(t, n, roundTrip(t, n))
+	o := batch[own]{Items: []Envelope[own]{{Dest: 2, Item: own{41}}}}
+	require.Equal(t, o, roundTrip(t, o))
 	e := batch[[8]byte]{Items: []Envelope[[8]byte]{}, From: 1}
 	require.Empty(t, roundTrip(t, e).Items)
 }
