@@ -12,7 +12,10 @@ import (
 // msg references: in one process the message is handed over, not copied.
 // A broadcast or multicast hands the same message to every receiver, which
 // must treat it as read-only.
-func Send[T, M any](from Context, to Target[T], method func(*T, M), msg M) error {
+//
+// The target is a type parameter, not an interface parameter, so that a
+// proxy is passed as it is instead of being boxed on the heap per send.
+func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) error {
 	env := &env1[T, M]{fn: method, msg: msg}
 	return sendEnv(from, to.proxy(), method, env)
 }
@@ -52,7 +55,7 @@ func (pe *PE) entry(method any, env Envelope) (*Entry, error) {
 }
 
 // Send0 invokes an entry method that takes no message.
-func Send0[T any](from Context, to Target[T], method func(*T)) error {
+func Send0[T any, P Target[T]](from Context, to P, method func(*T)) error {
 	return sendEnv(from, to.proxy(), method, &env0[T]{fn: method})
 }
 

@@ -3,6 +3,8 @@ package tram
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"sync"
 )
 
 // Envelope is a data item together with its final destination PE. Envelopes are what TRAM
@@ -85,13 +87,39 @@ type Config[T any] struct {
 // Aggregator is the aggregation state of one PE: one buffer per peer (claim T05). It does no I/O
 // and starts no goroutines; it is not safe for concurrent use, since it belongs to its PE.
 type Aggregator[T any] struct {
-	cfg      Config[T]
-	sizing   Sizing
-	peers    *PeerIndex
-	bufs     [][]Envelope[T]
-	buffered int
-	bytes    int
-	stats    Stats
+	cfg       Config[T]
+	sizing    Sizing
+	peers     *PeerIndex
+	hop       []int32 // dest → slot of its next hop, -1 for this PE; nil on very large grids
+	bufs      [][]Envelope[T]
+	slotBytes []int // bytes buffered per slot, by Config.Size
+	buffered  int
+	bytes     int
+	stats     Stats
+	pool      *sync.Pool // of *[]Envelope[T]: emptied buffers, see Recycle
+}
+
+// maxHopTable bounds the grids for which an Aggregator keeps a table of
+// next-hop slots (4 bytes per PE of the job); larger ones compute it per
+// item.
+const maxHopTable = 1 << 16
+
+// firstCap bounds the capacity a new buffer starts with: a buffer of many
+// thousand items grows as it fills instead of being allocated whole.
+const firstCap = 1024
+
+// pools holds one pool of emptied buffers per item type, shared by the
+// Aggregators of a process: a batch received from a peer in this process
+// is a buffer the peer allocated.
+var pools sync.Map // reflect.Type of Envelope[T] → *sync.Pool
+
+func poolOf[T any]() *sync.Pool {
+	key := reflect.TypeFor[Envelope[T]]()
+	if p, ok := pools.Load(key); ok {
+		return p.(*sync.Pool)
+	}
+	p, _ := pools.LoadOrStore(key, &sync.Pool{})
+	return p.(*sync.Pool)
 }
 
 // Stats counts an Aggregator's work, for reports on buffer memory and message counts.
@@ -122,12 +150,58 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 		return nil, fmt.Errorf("tram: direct-send cutoff %d is negative", cfg.DirectCutoff)
 	}
 	peers := cfg.Topology.PeerIndex(cfg.PE)
-	return &Aggregator[T]{
-		cfg:    cfg,
-		sizing: cfg.Sizing.resolve(peers.Len()),
-		peers:  peers,
-		bufs:   make([][]Envelope[T], peers.Len()),
-	}, nil
+	a := &Aggregator[T]{
+		cfg:       cfg,
+		sizing:    cfg.Sizing.resolve(peers.Len()),
+		peers:     peers,
+		bufs:      make([][]Envelope[T], peers.Len()),
+		slotBytes: make([]int, peers.Len()),
+		pool:      poolOf[T](),
+	}
+	if n := cfg.Topology.NumPEs(); n <= maxHopTable {
+		a.hop = make([]int32, n)
+		for dest := range a.hop {
+			a.hop[dest] = int32(a.slotFor(dest))
+		}
+	}
+	return a, nil
+}
+
+// slotFor computes the buffer slot of dest's next hop, -1 for this PE.
+func (a *Aggregator[T]) slotFor(dest int) int {
+	if dest == a.cfg.PE {
+		return -1
+	}
+	slot, _ := a.peers.Slot(a.cfg.Topology.NextHop(a.cfg.PE, dest)) // always a peer
+	return slot
+}
+
+// Recycle hands back the item slice of a message received from a peer
+// once its items were routed, for later buffers to reuse. The caller
+// must not use items afterwards.
+func (a *Aggregator[T]) Recycle(items []Envelope[T]) {
+	if cap(items) < min(a.sizing.BufferItems, firstCap) {
+		return
+	}
+	clear(items) // no item outlives its delivery through the pool
+	items = items[:0]
+	a.pool.Put(&items)
+}
+
+// newBuffer returns an empty buffer, recycled if one is at hand.
+func (a *Aggregator[T]) newBuffer() []Envelope[T] {
+	want := min(a.sizing.BufferItems, firstCap)
+	if p, ok := a.pool.Get().(*[]Envelope[T]); ok && cap(*p) >= want {
+		return *p
+	}
+	return make([]Envelope[T], 0, want)
+}
+
+// InsertLocal counts an item that the caller delivers on this PE itself,
+// without going through Insert: the fast path of local items.
+func (a *Aggregator[T]) InsertLocal() {
+	a.stats.Inserted++
+	a.stats.Local++
 }
 
 // PE returns the PE this state belongs to.
@@ -173,6 +247,19 @@ func (a *Aggregator[T]) Insert(item T, dest int) (Output[T], error) {
 // are dropped, and the error names the first; the others are still routed.
 func (a *Aggregator[T]) Route(items []Envelope[T]) (Output[T], error) {
 	var out Output[T]
+	err := a.RouteEach(items, func(e Envelope[T]) {
+		if out.Local == nil {
+			out.Local = make([]Envelope[T], 0, len(items))
+		}
+		out.Local = append(out.Local, e)
+	}, &out)
+	return out, err
+}
+
+// RouteEach is Route for a caller that delivers the items for this PE at
+// once: it calls local for each of them, in order, and adds the messages
+// to send and the direct items to out. local may insert further items.
+func (a *Aggregator[T]) RouteEach(items []Envelope[T], local func(Envelope[T]), out *Output[T]) error {
 	var err error
 	for _, e := range items {
 		if !a.cfg.Topology.Contains(e.Dest) {
@@ -182,9 +269,14 @@ func (a *Aggregator[T]) Route(items []Envelope[T]) (Output[T], error) {
 			continue
 		}
 		a.stats.Routed++
-		a.add(e, &out)
+		if e.Dest == a.cfg.PE {
+			a.stats.Local++
+			local(e)
+			continue
+		}
+		a.add(e, out)
 	}
-	return out, err
+	return err
 }
 
 func (a *Aggregator[T]) size(item T) int {
@@ -208,13 +300,19 @@ func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
 		out.Direct = append(out.Direct, e)
 		return
 	}
-	slot, _ := a.peers.Slot(a.cfg.Topology.NextHop(a.cfg.PE, e.Dest)) // always a peer
+	var slot int
+	if a.hop != nil {
+		slot = int(a.hop[e.Dest])
+	} else {
+		slot = a.slotFor(e.Dest)
+	}
 	if a.bufs[slot] == nil {
-		a.bufs[slot] = make([]Envelope[T], 0, a.sizing.BufferItems)
+		a.bufs[slot] = a.newBuffer()
 	}
 	a.bufs[slot] = append(a.bufs[slot], e)
 	a.buffered++
 	a.bytes += n
+	a.slotBytes[slot] += n
 	switch {
 	case len(a.bufs[slot]) >= a.sizing.BufferItems:
 		a.stats.FullFlushes++
@@ -242,11 +340,8 @@ func (a *Aggregator[T]) take(slot int) Flush[T] {
 	items := a.bufs[slot]
 	a.bufs[slot] = nil
 	a.buffered -= len(items)
-	if a.cfg.Size != nil {
-		for _, e := range items {
-			a.bytes -= a.cfg.Size(e.Item)
-		}
-	}
+	a.bytes -= a.slotBytes[slot]
+	a.slotBytes[slot] = 0
 	a.stats.Flushes++
 	return Flush[T]{To: a.peers.Peer(slot), Items: items}
 }

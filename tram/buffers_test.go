@@ -188,3 +188,27 @@ func TestAggregatorBadInput(t *testing.T) {
 	require.Len(t, out.Local, 1)
 	require.Equal(t, 1, a.Stats().Routed)
 }
+
+// TestNextHopTableAndComputedAgree: an Aggregator looks an item's buffer
+// up in a table of next hops, or on grids too large for one computes it;
+// both send every item to its next hop (T03), and the byte counts and the
+// recycled buffers keep the counters right.
+func TestNextHopTableAndComputedAgree(t *testing.T) {
+	for _, dims := range [][]int{{3, 4, 5}, {512, 256}} { // 60 PEs: a table; 131,072: computed
+		topo := mustTopology(t, dims...)
+		pe := topo.NumPEs() / 3
+		a := newAgg(t, topo, pe, Sizing{BufferItems: 2})
+		require.Equal(t, topo.NumPEs() <= maxHopTable, a.hop != nil, "%v", dims)
+		for _, dest := range []int{0, 1, topo.NumPEs() - 1, pe + 1, pe - 1, pe + dims[len(dims)-1]} {
+			require.True(t, insert(t, a, dest, dest).Empty(), "first item for %d", dest)
+			require.Equal(t, 8, a.Stats().BufferedBytes)
+			out := insert(t, a, dest, dest)
+			require.Len(t, out.Flushes, 1, "second item for %d fills its buffer", dest)
+			f := out.Flushes[0]
+			require.Equal(t, topo.NextHop(pe, dest), f.To, "next hop of %d", dest)
+			require.Equal(t, []Envelope[int]{{dest, dest}, {dest, dest}}, f.Items)
+			require.Zero(t, a.Stats().BufferedBytes)
+			a.Recycle(f.Items)
+		}
+	}
+}

@@ -58,9 +58,12 @@
 // PE's producers (T19, T20), and Start again begins the next step (T27).
 // Items waiting in buffers count as work for quiescence (T23), and
 // Options.FlushPeriod flushes a PE that was idle for a period (T24), which
-// dependent items need (T25). A Delegate carries the element sends of a
-// delegated proxy over TRAM, so that existing send code is aggregated
-// unchanged (T28). Staged completion (Staged: local producers, T13)
+// dependent items need (T25): Start refuses, in every process alike, a
+// step that could strand items without it. A completion step on a 1-D
+// grid needs none, even for chains of items, because what deliveries
+// insert is sent at the end of each delivered run. A Delegate carries
+// the element sends of a delegated proxy over TRAM, so that existing send
+// code is aggregated unchanged (T28). Staged completion (Staged: local producers, T13)
 // finishes the grid dimension by dimension with per-peer message counts
 // and needs neither a detector nor periodic flushing (T21); it serves
 // group clients, whose locations are exact (T22).
@@ -80,7 +83,19 @@
 // through an undelegated proxy then travels over the delegate (the second
 // form of T28, via chare.MarkEntry).
 //
-// Items cross processes msgpack-encoded in TRAM's batches, for streamers
-// and, through chare.WireEnvelope, for delegates (whose delegation stays
-// in the process that made it).
+// Items cross processes in TRAM's batches: items of a fixed-size type
+// (numbers, and arrays and structs of them) as one binary block of
+// destinations and item bytes, other items msgpack-encoded one by one,
+// for streamers and, through chare.WireEnvelope, for delegates (whose
+// delegation stays in the process that made it).
+//
+// # Cost per item
+//
+// An item for the inserting PE is delivered at once, without buffering or
+// counting. Other items cost an append to a recycled buffer whose slot
+// comes from a table of next hops; a received batch is counted once for
+// the completion detector and quiescence detection, however many items it
+// delivers. A streamer that travels in a message finds its process's
+// branches through a table, so Insert looks nothing up per item in any
+// process.
 package tram

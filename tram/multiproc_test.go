@@ -1,6 +1,7 @@
 package tram_test
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"testing"
@@ -65,4 +66,56 @@ func TestDelegateAcrossProcesses(t *testing.T) {
 	require.Equal(t, wantChat(n), r.totals)
 	// The 32 elements of node 0 (block map: PEs 0 and 1) used the delegate.
 	require.EqualValues(t, 32*n, r.stats.Items)
+}
+
+type tryStartMsg struct {
+	S      tram.Streamer[table, uint64]
+	Mode   tram.Mode
+	Result chare.Callback // gets the error's text, "" if Start accepted the step
+}
+
+// TryStart starts a step of m.S from this PE and reports what Start said.
+func (t *table) TryStart(m tryStartMsg) {
+	res := ""
+	if err := m.S.Start(t, tram.Step{Mode: m.Mode, Producers: t.NumPEs()}); err != nil {
+		res = err.Error()
+	}
+	_ = m.Result.Send(t, res)
+}
+
+// TestT25_EveryProcessRefusesAStepThatNeedsFlushing: a step that needs
+// periodic flushing on a streamer without it is refused in a process that
+// did not create the streamer as in the one that did (issue 14, item 4).
+func TestT25_EveryProcessRefusesAStepThatNeedsFlushing(t *testing.T) {
+	var said []string
+	code, err := twoProcesses(t, func(m *tmain, _ []string) {
+		g, _ := group.New[table](m)
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2, 2}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		for _, mode := range []tram.Mode{tram.Completion, tram.Quiescence} {
+			for _, pe := range []int{0, 3} { // node 0, node 1
+				f := chare.NewFuture[string](m)
+				if err := chare.Send(m, g.At(pe), (*table).TryStart, tryStartMsg{S: s, Mode: mode, Result: f.Callback()}); err != nil {
+					m.Abort(err)
+					return
+				}
+				r, err := f.Get(m)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				said = append(said, fmt.Sprintf("%v on PE %d: %s", mode, pe, r))
+			}
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Len(t, said, 4)
+	for _, s := range said {
+		require.Contains(t, s, "needs periodic flushing (Options.FlushPeriod, claim T25)")
+	}
 }

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"sync/atomic"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
@@ -71,7 +74,9 @@ func (m Mode) String() string {
 // needsFlushing says whether a step can strand items without periodic
 // flushing (T25): a quiescence step always can (deliveries may submit
 // items), a completion step when items pass intermediate PEs, whose
-// buffers Done does not empty; a staged step never.
+// buffers Done does not empty; a staged step never. On a 1-D grid a
+// completion step sends what deliveries insert at the end of each
+// delivered run (see Recv), so chains of items need no period there.
 func needsFlushing(m Mode, t *Topology) bool {
 	switch m {
 	case Quiescence:
@@ -104,11 +109,83 @@ type Step struct {
 // to a group client C (T09). It is a value; copy it freely.
 type Streamer[C, T any] struct {
 	G group.Proxy[branch[C, T]]
-	// local holds each PE's branch, so that Insert needs no lookup; only
-	// the process that made the streamer has it (it does not travel).
-	local  *[]*branch[C, T]
-	topo   *Topology // in the creating process only, for Start's checks
-	period time.Duration
+	// Dims and Period are the grid and the flush period, set by New; they
+	// travel with the streamer so that Start refuses a step that needs
+	// flushing in every process alike (T25).
+	Dims   []int
+	Period time.Duration
+	// local holds the branches of this process by PE, so that Insert
+	// needs no lookup; it does not travel, but a streamer decoded from a
+	// message finds its process's table (see DecodeMsgpack).
+	local *branchTable[C, T]
+}
+
+// branchTable holds a streamer's branches in one process, by PE. Each
+// branch stores itself in its PE's slot when it is set up; slots are
+// atomic because jobs that run one after the other in a process (tests)
+// reuse tables, and a reader checks that a branch belongs to its own PE.
+type branchTable[C, T any] struct {
+	slots []atomic.Pointer[branch[C, T]]
+}
+
+type tableKey struct {
+	t    reflect.Type // branch[C, T]
+	coll chare.CollID
+}
+
+// tables holds the branch tables of this process by streamer group.
+var tables sync.Map // tableKey → *branchTable[C, T]
+
+// tableFor returns the table of the streamer group coll for a job of n
+// PEs, replacing one of another size left by an earlier job.
+func tableFor[C, T any](coll chare.CollID, n int) *branchTable[C, T] {
+	key := tableKey{reflect.TypeFor[branch[C, T]](), coll}
+	for {
+		old, ok := tables.Load(key)
+		if ok && len(old.(*branchTable[C, T]).slots) == n {
+			return old.(*branchTable[C, T])
+		}
+		fresh := &branchTable[C, T]{slots: make([]atomic.Pointer[branch[C, T]], n)}
+		if !ok {
+			if got, loaded := tables.LoadOrStore(key, fresh); loaded {
+				if t := got.(*branchTable[C, T]); len(t.slots) == n {
+					return t
+				}
+				continue
+			}
+			return fresh
+		}
+		if tables.CompareAndSwap(key, old, fresh) {
+			return fresh
+		}
+	}
+}
+
+// streamerWire is a streamer as it travels.
+type streamerWire[C, T any] struct {
+	G      group.Proxy[branch[C, T]]
+	Dims   []int
+	Period time.Duration
+}
+
+// EncodeMsgpack lets a streamer travel in a message.
+func (s Streamer[C, T]) EncodeMsgpack(enc *msgpack.Encoder) error {
+	return enc.Encode(streamerWire[C, T]{G: s.G, Dims: s.Dims, Period: s.Period})
+}
+
+// DecodeMsgpack reads a streamer from a message and finds the table of
+// its branches in this process, if they are set up already (else Insert
+// looks its branch up each time).
+func (s *Streamer[C, T]) DecodeMsgpack(dec *msgpack.Decoder) error {
+	var w streamerWire[C, T]
+	if err := dec.Decode(&w); err != nil {
+		return err
+	}
+	*s = Streamer[C, T]{G: w.G, Dims: w.Dims, Period: w.Period}
+	if t, ok := tables.Load(tableKey{reflect.TypeFor[branch[C, T]](), w.G.Route().Coll}); ok {
+		s.local, _ = t.(*branchTable[C, T])
+	}
+	return nil
 }
 
 // sinks hold, per process method (by entry ID), how a branch delivers
@@ -197,9 +274,9 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	}
 	// The set-up goes down the same tree as every later broadcast from
 	// here, so it reaches each branch first.
-	local := make([]*branch[C, X], rt.NumPEs())
-	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, Cutoff: o.Cutoff, local: &local})
-	return Streamer[C, X]{G: g, local: &local, topo: topo, period: o.FlushPeriod}, err
+	local := tableFor[C, X](g.Route().Coll, rt.NumPEs())
+	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, Cutoff: o.Cutoff})
+	return Streamer[C, X]{G: g, Dims: topo.Dims(), Period: o.FlushPeriod, local: local}, err
 }
 
 // methods are the branch's entry methods, bound by name: inside generic
@@ -241,7 +318,6 @@ type Setup[C any] struct {
 	Period time.Duration
 	Yield  int
 	Cutoff int
-	local  any // *[]*branch[C, T], in the creating process only
 }
 
 // branch is a streamer's part on one PE.
@@ -260,7 +336,12 @@ type branch[C, T any] struct {
 	done     bool // this PE's producers are done (Completion, Staged)
 	produced int  // items produced, not yet told to the detector
 	inserts  int  // insertions, for Options.Yield
-	stg      staged
+	// delivering counts nested deliveries to the client; strand says that
+	// one of them inserted items in a completion step without a flush
+	// period, which leave at the end of the delivered run.
+	delivering int
+	strand     bool
+	stg        staged
 }
 
 // Init builds the branch's aggregator.
@@ -285,9 +366,7 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 		b.Abort(fmt.Errorf("tram: process method #%d was registered for other types", s.Entry))
 		return
 	}
-	if l, ok := s.local.(*[]*branch[C, T]); ok {
-		(*l)[b.PE()] = b // this PE's slot: only this PE writes or reads it
-	}
+	tableFor[C, T](b.ThisProxy().Route().Coll, b.NumPEs()).slots[b.PE()].Store(b)
 }
 
 // beginMsg starts step Step on every branch.
@@ -309,8 +388,12 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 		return errors.New("tram: Start needs a context on a PE of the job")
 	}
 	m := beginMsg{Step: b.step + 1, Mode: st.Mode, Started: st.Started}
-	if s.topo != nil && s.period <= 0 && needsFlushing(st.Mode, s.topo) {
-		return fmt.Errorf("tram: a %s step on a %v grid needs periodic flushing (Options.FlushPeriod, claim T25): items would wait in buffers forever", st.Mode, s.topo)
+	topo, err := NewTopology(s.Dims, b.NumPEs())
+	if err != nil {
+		return fmt.Errorf("tram: Start: %w", err)
+	}
+	if s.Period <= 0 && needsFlushing(st.Mode, topo) {
+		return fmt.Errorf("tram: a %s step on a %v grid needs periodic flushing (Options.FlushPeriod, claim T25): items would wait in buffers forever", st.Mode, topo)
 	}
 	switch st.Mode {
 	case Staged:
@@ -421,7 +504,11 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {
 	var b *branch[C, T]
 	if pe := chare.PEOf(from); pe != nil && s.local != nil {
-		b = (*s.local)[pe.ID()]
+		if id := pe.ID(); id < len(s.local.slots) {
+			if b = s.local.slots[id].Load(); b != nil && b.Here() != pe {
+				b = nil // a branch of an earlier job
+			}
+		}
 	}
 	if b == nil {
 		b = group.LocalBranch(from, s.G)
@@ -438,6 +525,19 @@ func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {
 }
 
 func (b *branch[C, T]) insert(item T, dest int) error {
+	if dest == b.PE() {
+		// The local fast path: produced and consumed at once, so neither
+		// the detector nor quiescence detection needs to hear of it.
+		if b.give == nil && !b.makeGive() {
+			return fmt.Errorf("tram: no client to deliver to on PE %d", dest)
+		}
+		b.agg.InsertLocal()
+		b.idle.busy = true
+		b.delivering++
+		b.give(item)
+		b.delivering--
+		return nil
+	}
 	out, err := b.agg.Insert(item, dest)
 	if err != nil {
 		return err
@@ -447,6 +547,12 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 		b.produced++ // told to the detector before the item can be consumed
 	}
 	b.idle.busy = true
+	if b.delivering > 0 && b.mode == Completion && b.setup.Period <= 0 {
+		// A delivery inserts after its PE's Done may have flushed for the
+		// last time: on a 1-D grid (the only one such a step may use, T25)
+		// nothing else would ever send it.
+		b.strand = true
+	}
 	if !out.Empty() {
 		b.handle(out)
 	}
@@ -470,18 +576,41 @@ type batch[T any] struct {
 	From  int
 }
 
-// Recv routes a message from a peer (T08).
+// Recv routes a message from a peer (T08). The items for this PE are
+// delivered as they come, and counted once for the whole run: one
+// Release, one Consume and so at most one poke of the detector's root per
+// message instead of one per item.
 func (b *branch[C, T]) Recv(m batch[T]) {
-	out, err := b.agg.Route(m.Items)
-	if err != nil {
-		b.Abort(err)
-		return
-	}
 	b.idle.busy = true
 	if m.Det.ID != 0 {
 		b.det = m.Det // items may come before this PE's Begin
 	}
+	var out Output[T]
+	n := 0
+	b.delivering++
+	err := b.agg.RouteEach(m.Items, func(e Envelope[T]) {
+		// The client's branch is found on the first delivery: a PE that
+		// only passes items on may not have one yet.
+		if b.give == nil && !b.makeGive() {
+			return
+		}
+		n++
+		b.give(e.Item)
+	}, &out)
+	b.delivering--
+	b.agg.Recycle(m.Items)
+	if err != nil {
+		b.Abort(err)
+		return
+	}
+	if n > 0 {
+		b.consumed(n)
+	}
 	b.handle(out)
+	if b.strand {
+		b.strand = false
+		b.flush()
+	}
 	if b.mode == Staged {
 		b.stg.received(m.From)
 		b.advance()
@@ -512,19 +641,34 @@ func (b *branch[C, T]) send(to int, items []Envelope[T]) {
 
 // deliver hands one item to the client's local branch (T10).
 func (b *branch[C, T]) deliver(item T) {
-	b.syncProduced()
-	if b.give == nil {
-		give, err := b.sink(b, b.setup.Client)
-		if err != nil {
-			b.Abort(err)
-			return
-		}
-		b.give = give
+	if b.give == nil && !b.makeGive() {
+		return
 	}
+	b.delivering++
 	b.give(item)
-	b.Here().Actor().Release(1)
+	b.delivering--
+	b.consumed(1)
+}
+
+// makeGive finds the client's branch on this PE, on first use.
+func (b *branch[C, T]) makeGive() bool {
+	give, err := b.sink(b, b.setup.Client)
+	if err != nil {
+		b.Abort(err)
+		return false
+	}
+	b.give = give
+	return true
+}
+
+// consumed counts n items delivered: what their deliveries inserted is
+// told to the detector first, so that it never sees them consumed before
+// what they caused was produced.
+func (b *branch[C, T]) consumed(n int) {
+	b.syncProduced()
+	b.Here().Actor().Release(n)
 	if b.det.ID != 0 {
-		_ = b.det.Consume(b, 1)
+		_ = b.det.Consume(b, n)
 	}
 }
 

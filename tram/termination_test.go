@@ -123,3 +123,60 @@ func TestT23_QuiescenceWaitsForEveryItem(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4*50*21, n)
 }
+
+// GoDone submits n chains like Go, then says this PE's producer is done:
+// the chains go on in deliveries after Done.
+func (r *relay) GoDone(m relayStart) {
+	r.Go(m)
+	if err := r.s.Done(r, 1); err != nil {
+		r.Abort(err)
+	}
+}
+
+// TestCompletionChainsOn1DGridWithoutFlushing: on a 1-D grid every item
+// goes straight to its destination, so a completion step needs no
+// periodic flushing even when deliveries insert further items after their
+// PE's Done (a chain A→B→C): what a delivered run inserts leaves at its
+// end, and the step finishes only after the last link (issue 14, item 3).
+func TestCompletionChainsOn1DGridWithoutFlushing(t *testing.T) {
+	const pes, chains, length = 4, 50, 20
+	delivered := -1
+	code, err := chare.Run(chare.Config{PEs: pes, Timeout: 20 * time.Second}, func(m *tmain, _ []string) {
+		g, err := group.New[relay](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		// Buffers larger than the traffic (at most 200 items are on
+		// their way at once), no flush period.
+		s, err := tram.New(m, g, (*relay).Hop, tram.Options{Dims: []int{pes}, Sizing: tram.Sizing{BufferItems: 1000}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+		if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: pes, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+			m.Abort(err)
+			return
+		}
+		if _, err := started.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		_ = chare.Send(m, g, (*relay).GoDone, relayStart{S: s, Chains: chains, Length: length})
+		if _, err := finished.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		n := chare.NewFuture[int](m)
+		_ = chare.Send(m, g, (*relay).Count, n.Callback())
+		if delivered, err = n.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, pes*chains*(length+1), delivered, "deliveries counted when the step finished")
+}

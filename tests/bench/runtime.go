@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	goruntime "runtime"
 	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
@@ -20,7 +21,13 @@ func init() {
 	chare.Register[benchMain]()
 	chare.Register[m2mBranch]()
 	chare.Register[bcElem](chare.Fast((*bcElem).Hit), chare.Fast((*bcElem).Sum), chare.Transient("got")) // never moves
-	register("runtime/manytomany", benchManyToMany)
+	registerPaired("runtime/manytomany", func(cfg config) ([]figure, error) {
+		return benchManyToMany(cfg, "runtime/manytomany", cfg.pes)
+	})
+	for _, p := range []int{16, 64} {
+		name := fmt.Sprintf("runtime/manytomany/%dpe", p)
+		registerPaired(name, func(cfg config) ([]figure, error) { return benchManyToMany(cfg, name, p) })
+	}
 	register("runtime/broadcast", benchBroadcast)
 	register("runtime/reduction", benchReduction)
 	register("runtime/qd", benchQD)
@@ -110,40 +117,53 @@ func (b *m2mBranch) check() {
 	}
 }
 
-func benchManyToMany(cfg config) ([]result, error) {
-	p := cfg.pes
+// benchManyToMany measures p PEs each sending k small messages to every
+// other PE, against the same sends between p raw protoactor-go actors, in
+// interleaved pairs. The baseline posts one mailbox message per message; a
+// PE posts one batch per destination per entry method (see actor/pe.go).
+// The total is 800,000 messages whatever p, so k shrinks as p grows. A
+// .../mem line gives the peak bytes of live heap objects during a run.
+func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 	if p < 2 {
-		return nil, errors.New("runtime/manytomany needs at least 2 PEs")
+		return nil, fmt.Errorf("%s needs at least 2 PEs", name)
 	}
-	k := int(200_000 * cfg.scale / float64(p-1))
+	k := max(1, int(800_000*cfg.scale/float64(p*(p-1))))
 	total := float64(p * k * (p - 1))
-	var rate float64
+	rate := figure{name: name, unit: "msgs/s"}
+	mem := figure{name: name + "/mem", unit: "bytes"}
 	err := runJob(p, func(m *benchMain) error {
 		g, err := group.New[m2mBranch](m)
 		if err != nil {
 			return err
 		}
-		rate, err = best(cfg.reps, true, func() (float64, error) {
+		for i := 0; i < pairsOf(cfg); i++ {
+			goruntime.GC()
+			peak := startPeak()
 			f := chare.NewFuture[any](m)
 			t0 := time.Now()
 			if err := chare.Send(m, g, (*m2mBranch).Start, m2mStart{K: k, Done: f.Callback()}); err != nil {
-				return 0, err
+				return err
 			}
 			if _, err := f.Get(m); err != nil {
-				return 0, err
+				return err
 			}
-			return total / time.Since(t0).Seconds(), nil
-		})
-		return err
+			rate.value = append(rate.value, total/time.Since(t0).Seconds())
+			mem.value = append(mem.value, peak.stop())
+			goruntime.GC()
+			peak = startPeak()
+			base, err := rawManyToMany(p, k)
+			if err != nil {
+				return err
+			}
+			rate.baseline = append(rate.baseline, base)
+			mem.baseline = append(mem.baseline, peak.stop())
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	base, err := best(cfg.reps, true, func() (float64, error) { return rawManyToMany(p, k) })
-	if err != nil {
-		return nil, err
-	}
-	return []result{{"runtime/manytomany", rate, "msgs/s", base}}, nil
+	return []figure{rate, mem}, nil
 }
 
 type rawStart struct{}

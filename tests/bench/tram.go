@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand"
+	goruntime "runtime"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -19,9 +21,17 @@ import (
 // items delivered through a TRAM streamer in a completion step; the
 // baseline is the same items, from the same generators, sent as one
 // entry-method message each (chare.Send to the owner's branch), in the
-// same job. 1proc runs on 4 PEs in one process with 1-, 2- and 3-D grids
-// ([4], [2,2] and [2,2,1]: with 4 PEs the third dimension can only be 1);
-// 2proc runs on 2 processes × 2 PEs with the default grid, [2,2].
+// same job, interleaved with the TRAM runs (direct, TRAM on each grid,
+// direct, …; see paired.go). 1proc runs on 4 PEs in one process with 1-,
+// 2- and 3-D grids ([4], [2,2] and [2,2,1]: with 4 PEs the third dimension
+// can only be 1); 2proc runs on 2 processes × 2 PEs with the default grid,
+// [2,2]; 8B/1proc/64pe runs on 64 PEs in one process, [64] and [8,8], with
+// as many items in all as on 4 PEs.
+//
+// A .../limit line per grid in one process compares TRAM with the plain-Go
+// limit measured in the same pairs: the same items from the same
+// generators, one goroutine per PE producing and one consuming, batches of
+// 256 items per destination over channels, no framework (histLimit).
 //
 // A .../mem line per grid gives the buffer memory a PE reserves: peers ×
 // items per peer × the size of an envelope. Its baseline is the flat 1-D
@@ -46,10 +56,15 @@ func init() {
 	tram.Register((*histTable).Add32)
 	tram.Register((*histTable).Add64)
 	for _, size := range histSizes {
-		register(fmt.Sprintf("tram/histogram/%dB/1proc", size), func(cfg config) ([]result, error) { return benchHist1(cfg, size) })
+		registerPaired(fmt.Sprintf("tram/histogram/%dB/1proc", size), func(cfg config) ([]figure, error) {
+			return benchHist1(cfg, size, histPEs, "", histGrids4)
+		})
 		name := fmt.Sprintf("tram/histogram/%dB/2proc", size)
-		register(name, func(cfg config) ([]result, error) { return benchHist2(cfg, size, name) })
+		registerPaired(name, func(cfg config) ([]figure, error) { return benchHist2(cfg, size, name) })
 	}
+	registerPaired("tram/histogram/8B/1proc/64pe", func(cfg config) ([]figure, error) {
+		return benchHist1(cfg, 8, 64, "/64pe", []histGrid{{"1d", []int{64}}, {"2d", []int{8, 8}}})
+	})
 }
 
 // histTable is the distributed table, one branch per PE.
@@ -59,6 +74,7 @@ type histTable struct {
 	n         int64 // items counted since the last Total
 	got, want int   // direct sends: items received and expected
 	done      chare.Callback
+	ready     chare.Callback
 }
 
 func (t *histTable) Add8(it [8]byte)   { t.add(it[:]) }
@@ -67,6 +83,9 @@ func (t *histTable) Add32(it [32]byte) { t.add(it[:]) }
 func (t *histTable) Add64(it [64]byte) { t.add(it[:]) }
 
 func (t *histTable) add(b []byte) {
+	if t.counts == nil {
+		t.ensure() // items may come before this branch's Feed or Expect
+	}
 	p := uint64(t.NumPEs())
 	t.counts[histKey(b)/p%uint64(len(t.counts))]++
 	t.n++
@@ -96,8 +115,9 @@ type histFeed struct {
 // histGen returns the generator of PE pe's items.
 func histGen(seed int64, pe int) *rand.Rand { return rand.New(rand.NewSource(seed + int64(pe)*7919)) }
 
-// histExpect prepares a branch for a direct run: it replays every feeder
-// to learn how many items it will receive.
+// histExpect prepares a branch for a direct run: every branch counts its
+// own items per destination, and a sum reduction tells each how many it
+// will receive (one pass over N items per PE, whatever the number of PEs).
 type histExpect struct {
 	Feed  histFeed
 	Ready chare.Callback // a barrier: every branch knows its count
@@ -106,23 +126,24 @@ type histExpect struct {
 
 func (t *histTable) Expect(m histExpect) {
 	t.ensure()
-	p, me := uint64(t.NumPEs()), uint64(t.PE())
+	p := uint64(t.NumPEs())
 	b := make([]byte, m.Feed.Size)
-	want := 0
-	for pe := 0; pe < t.NumPEs(); pe++ {
-		r := histGen(m.Feed.Seed, pe)
-		for i := 0; i < m.Feed.N; i++ {
-			r.Read(b)
-			if histKey(b)%p == me {
-				want++
-			}
-		}
+	counts := make([]int64, t.NumPEs())
+	r := histGen(m.Feed.Seed, t.PE())
+	for i := 0; i < m.Feed.N; i++ {
+		r.Read(b)
+		counts[histKey(b)%p]++
 	}
-	t.got, t.done = 0, m.Done
-	if t.want = want; want == 0 {
+	t.got, t.done, t.ready = 0, m.Done, m.Ready
+	_ = t.Contribute(counts, reducer.SumInt64, chare.EntryCallback(t.ThisProxy(), (*histTable).Want))
+}
+
+// Want receives the items every branch will receive in a direct run.
+func (t *histTable) Want(counts []int64) {
+	if t.want = int(counts[t.PE()]); t.want == 0 {
 		_ = t.Contribute(nil, reducer.Nop, t.done)
 	}
-	_ = t.Contribute(nil, reducer.Nop, m.Ready)
+	_ = t.Contribute(nil, reducer.Nop, t.ready)
 }
 
 func (t *histTable) ensure() {
@@ -298,36 +319,62 @@ func bufferBytes(size int, dims []int, pes int) (float64, error) {
 	return float64(topo.NumPeers(0) * histBuffer * env), nil
 }
 
-func newHistJob(m *benchMain, cfg config, size int) (*histJob, error) {
+func newHistJob(m *benchMain, cfg config, size, items int) (*histJob, error) {
 	g, err := group.New[histTable](m)
 	if err != nil {
 		return nil, err
 	}
-	return &histJob{m: m, g: g, size: size, n: max(1, int(histItems*cfg.scale))}, nil
+	return &histJob{m: m, g: g, size: size, n: max(1, int(float64(items)*cfg.scale))}, nil
 }
 
-func benchHist1(cfg config, size int) ([]result, error) {
-	grids := []struct {
-		name string
-		dims []int
-	}{{"1d", []int{4}}, {"2d", []int{2, 2}}, {"3d", []int{2, 2, 1}}}
-	rates := make([]float64, len(grids))
-	var base float64
-	err := runJob(histPEs, func(m *benchMain) error {
-		h, err := newHistJob(m, cfg, size)
+type histGrid struct {
+	name string
+	dims []int
+}
+
+var histGrids4 = []histGrid{{"1d", []int{4}}, {"2d", []int{2, 2}}, {"3d", []int{2, 2, 1}}}
+
+// benchHist1 measures, in each of the pairs, the direct sends, TRAM on
+// every grid, and the plain-Go limit, on pes PEs in one process.
+func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]figure, error) {
+	prefix := fmt.Sprintf("tram/histogram/%dB/1proc%s", size, suffix)
+	figs := make([]figure, len(grids))
+	limits := make([]figure, len(grids))
+	for i, gr := range grids {
+		figs[i] = figure{name: prefix + "/" + gr.name, unit: "items/s"}
+		limits[i] = figure{name: prefix + "/" + gr.name + "/limit", unit: "items/s"}
+	}
+	items := histItems * histPEs / pes // per PE: as many in all as on 4 PEs
+	err := runJob(pes, func(m *benchMain) error {
+		h, err := newHistJob(m, cfg, size, items)
 		if err != nil {
 			return err
 		}
-		if base, err = best(cfg.reps, true, h.direct); err != nil {
-			return err
-		}
+		feeds := make([]histFeed, len(grids))
 		for i, gr := range grids {
-			feed, err := h.streamer(gr.dims)
+			if feeds[i], err = h.streamer(gr.dims); err != nil {
+				return err
+			}
+		}
+		for r := 0; r < pairsOf(cfg); r++ {
+			goruntime.GC()
+			base, err := h.direct()
 			if err != nil {
 				return err
 			}
-			if rates[i], err = best(cfg.reps, true, func() (float64, error) { return h.viaTRAM(feed) }); err != nil {
-				return fmt.Errorf("%v: %w", gr.dims, err)
+			goruntime.GC()
+			limit, err := histLimit(size, pes, h.n, h.seed)
+			if err != nil {
+				return err
+			}
+			for i, gr := range grids {
+				goruntime.GC()
+				rate, err := h.viaTRAM(feeds[i])
+				if err != nil {
+					return fmt.Errorf("%v: %w", gr.dims, err)
+				}
+				figs[i].value, figs[i].baseline = append(figs[i].value, rate), append(figs[i].baseline, base)
+				limits[i].value, limits[i].baseline = append(limits[i].value, rate), append(limits[i].baseline, limit)
 			}
 		}
 		return nil
@@ -335,41 +382,134 @@ func benchHist1(cfg config, size int) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	flat, err := bufferBytes(size, []int{histPEs}, histPEs)
+	flat, err := bufferBytes(size, []int{pes}, pes)
 	if err != nil {
 		return nil, err
 	}
-	var rs []result
+	var fs []figure
 	for i, gr := range grids {
-		name := fmt.Sprintf("tram/histogram/%dB/1proc/%s", size, gr.name)
-		mem, err := bufferBytes(size, gr.dims, histPEs)
+		mem, err := bufferBytes(size, gr.dims, pes)
 		if err != nil {
 			return nil, err
 		}
-		rs = append(rs, result{name, rates[i], "items/s", base}, result{name + "/mem", mem, "bytes", flat})
+		fs = append(fs, figs[i], limits[i], figure{name: figs[i].name + "/mem", unit: "bytes", value: []float64{mem}, baseline: []float64{flat}})
 	}
-	return rs, nil
+	return fs, nil
 }
 
-func benchHist2(cfg config, size int, name string) ([]result, error) {
-	var rate, base float64
+func benchHist2(cfg config, size int, name string) ([]figure, error) {
+	fig := figure{name: name, unit: "items/s"}
 	err := runNodes(histPEs, 2, name, func(m *benchMain) error {
-		h, err := newHistJob(m, cfg, size)
+		h, err := newHistJob(m, cfg, size, histItems)
 		if err != nil {
-			return err
-		}
-		if base, err = best(cfg.reps, true, h.direct); err != nil {
 			return err
 		}
 		feed, err := h.streamer(nil) // the default grid: [2 nodes, 2 PEs]
 		if err != nil {
 			return err
 		}
-		rate, err = best(cfg.reps, true, func() (float64, error) { return h.viaTRAM(feed) })
-		return err
+		for r := 0; r < pairsOf(cfg); r++ {
+			goruntime.GC()
+			base, err := h.direct()
+			if err != nil {
+				return err
+			}
+			goruntime.GC()
+			rate, err := h.viaTRAM(feed)
+			if err != nil {
+				return err
+			}
+			fig.value, fig.baseline = append(fig.value, rate), append(fig.baseline, base)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return []result{{name, rate, "items/s", base}}, nil
+	return []figure{fig}, nil
+}
+
+// histLimit is the plain-Go limit: pes producer goroutines generate the
+// same items as the PEs (seed as in the direct run just measured) and send
+// them in batches of histBuffer per destination over channels to pes
+// consumer goroutines, which count them into their tables.
+func histLimit(size, pes, n int, seed int64) (float64, error) {
+	switch size {
+	case 8:
+		return histLimitOf[[8]byte](pes, n, seed)
+	case 16:
+		return histLimitOf[[16]byte](pes, n, seed)
+	case 32:
+		return histLimitOf[[32]byte](pes, n, seed)
+	case 64:
+		return histLimitOf[[64]byte](pes, n, seed)
+	}
+	return 0, fmt.Errorf("no histogram items of %d bytes", size)
+}
+
+func histLimitOf[T ~[8]byte | ~[16]byte | ~[32]byte | ~[64]byte](pes, n int, seed int64) (float64, error) {
+	chans := make([]chan []T, pes)
+	for i := range chans {
+		chans[i] = make(chan []T, 64)
+	}
+	counted := make([]int64, pes)
+	var prod, cons sync.WaitGroup
+	t0 := time.Now()
+	for c := 0; c < pes; c++ {
+		cons.Add(1)
+		go func() {
+			defer cons.Done()
+			table := make([]uint64, histSlots)
+			p := uint64(pes)
+			for batch := range chans[c] {
+				for i := range batch {
+					b := unsafe.Slice((*byte)(unsafe.Pointer(&batch[i])), unsafe.Sizeof(batch[i]))
+					table[histKey(b)/p%histSlots]++
+				}
+				counted[c] += int64(len(batch))
+			}
+		}()
+	}
+	for pe := 0; pe < pes; pe++ {
+		prod.Add(1)
+		go func() {
+			defer prod.Done()
+			r := histGen(seed, pe)
+			p := uint64(pes)
+			bufs := make([][]T, pes)
+			var it T
+			for i := 0; i < n; i++ {
+				b := unsafe.Slice((*byte)(unsafe.Pointer(&it)), unsafe.Sizeof(it))
+				r.Read(b)
+				d := histKey(b) % p
+				if bufs[d] == nil {
+					bufs[d] = make([]T, 0, histBuffer)
+				}
+				bufs[d] = append(bufs[d], it)
+				if len(bufs[d]) == histBuffer {
+					chans[d] <- bufs[d]
+					bufs[d] = nil
+				}
+			}
+			for d, b := range bufs {
+				if len(b) > 0 {
+					chans[d] <- b
+				}
+			}
+		}()
+	}
+	prod.Wait()
+	for _, c := range chans {
+		close(c)
+	}
+	cons.Wait()
+	el := time.Since(t0)
+	var total int64
+	for _, c := range counted {
+		total += c
+	}
+	if want := int64(pes) * int64(n); total != want {
+		return 0, fmt.Errorf("plain-Go histogram counted %d items, want %d", total, want)
+	}
+	return float64(total) / el.Seconds(), nil
 }
