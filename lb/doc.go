@@ -3,7 +3,7 @@
 // strategies, and reports.
 //
 // Importing it adds the runtime flags -balancer, -lbperiod, -lbdebug,
-// -lbcsv, -lbsvg and -lbcomm (chare.RegisterFlag) and turns measurement on
+// -lbcsv, -lbsvg, -lbcomm and -lbobjonly (chare.RegisterFlag) and turns measurement on
 // in jobs that name a balancer. See manager.go for how a step runs, and
 // distrun.go for the distributed strategy, which runs between the PEs
 // without gathering the objects anywhere.

@@ -44,6 +44,11 @@ const (
 	FlagCSV      = "lbcsv"    // -lbcsv FILE: the reports as CSV
 	FlagSVG      = "lbsvg"    // -lbsvg FILE: a chart of the PE loads
 	FlagComm     = "lbcomm"   // -lbcomm: count messages between elements for the graph
+	// -lbobjonly: the strategies see the objects' loads alone, each PE's
+	// background load as 0 (Charm++'s +LBObjOnly). For loads given with
+	// SetLoad in model units, or a machine whose other work would swamp
+	// small measured loads.
+	FlagObjOnly = "lbobjonly"
 )
 
 func parsePeriod(v string) (time.Duration, error) {
@@ -61,6 +66,7 @@ func init() {
 	chare.RegisterFlag(FlagCSV, true, nil)
 	chare.RegisterFlag(FlagSVG, true, nil)
 	chare.RegisterFlag(FlagComm, false, nil)
+	chare.RegisterFlag(FlagObjOnly, false, nil)
 	chare.OnPEStart(setup)
 	chare.OnBoot(boot)
 	array.SetSyncHook(onSync)
@@ -85,6 +91,7 @@ type peState struct {
 	strategies []Strategy
 	period     time.Duration
 	debug      bool
+	objOnly    bool // -lbobjonly: report no background load
 	csv, svg   string
 	last       time.Time // the last step here
 	syncs      map[chare.CollID]*array.Sync
@@ -129,6 +136,7 @@ func setup(pe *chare.PE) {
 		st.period, _ = parsePeriod(v)
 	}
 	_, st.debug = job.Flag(FlagDebug)
+	_, st.objOnly = job.Flag(FlagObjOnly)
 	st.csv, _ = job.Flag(FlagCSV)
 	st.svg, _ = job.Flag(FlagSVG)
 	if pe.ID() == 0 {
@@ -336,7 +344,9 @@ func (m *stepCollect) Deliver(ap *actor.PE) {
 		}
 	}
 	busy := ap.Busy().Seconds()
-	rep.Background = max(0, busy-wall)
+	if !st.objOnly {
+		rep.Background = max(0, busy-wall)
+	}
 	rep.Idle = max(0, now.Sub(st.last).Seconds()-busy)
 	st.last = now
 	if m.Dist {

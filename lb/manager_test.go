@@ -348,6 +348,34 @@ func TestBackgroundLoad(t *testing.T) {
 	require.Greater(t, r.Before[1], r.Before[0]+0.002, "PE 1 burnt two units of work outside any element: %v", r.Before)
 }
 
+// TestObjOnlyIgnoresBackground: with -lbobjonly the strategy sees each
+// PE's load as the sum of its elements' loads alone, exactly, though PE 1
+// burnt work outside any element.
+func TestObjOnlyIgnoresBackground(t *testing.T) {
+	var r lb.Report
+	var where map[int]placeOut
+	runLB(t, 2, map[string]string{lb.FlagBalancer: "dummy", lb.FlagObjOnly: "true"}, func(m *lbMain) {
+		g, err := group.New[busyBranch](m)
+		inJob.NoError(err)
+		a, err := array.NewWith(m, array.Dims(4), (*worker).Init, 0)
+		inJob.NoError(err)
+		f := chare.NewFuture[any](m)
+		inJob.NoError(chare.Send(m, g, (*busyBranch).Burn, f.Callback()))
+		get(m, f)
+		notes := chare.NewFuture[lb.Report](m)
+		inJob.NoError(lb.Notify(m, notes.Callback()))
+		where = placed(m, a, true)
+		r = get(m, notes)
+	})
+	want := make([]float64, 2)
+	for i, p := range where {
+		want[p.From] += float64(i) * 1e-3 // worker i set its load to i units
+	}
+	require.Len(t, r.Before, 2)
+	require.InDeltaSlice(t, want, r.Before, 1e-12, "no background load: %v", r.Before)
+	require.Positive(t, want[1], "PE 1 has elements with a load")
+}
+
 // TestPeriodicStepsLeaveAtSyncElements: periodic steps run while elements
 // wait in AtSync; they do not move the waiting ones (their AtSync step
 // does), so every AtSync step still counts each element once.

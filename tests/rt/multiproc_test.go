@@ -105,29 +105,59 @@ func TestSuiteAcrossProcesses(t *testing.T) {
 		skip = append(skip, regexp.QuoteMeta(s.test))
 	}
 	t.Run("2nodes", func(t *testing.T) {
-		out := runSuite(t, 2, "-test.skip=^("+strings.Join(skip, "|")+")$")
+		out := runSuite(t, 2, share2Nodes, "-test.skip=^("+strings.Join(skip, "|")+")$")
 		for _, s := range acrossSkip {
 			mustPass(t, !strings.Contains(out, "=== RUN   "+s.test+"\n"), out, "%s ran across processes", s.test)
 		}
 	})
 	t.Run("4nodes", func(t *testing.T) {
-		out := runSuite(t, 4, "-test.run=^("+strings.Join(acrossFour, "|")+")$")
+		out := runSuite(t, 4, share4Nodes, "-test.run=^("+strings.Join(acrossFour, "|")+")$")
 		for _, name := range acrossFour {
 			mustPass(t, strings.Contains(out, "--- PASS: "+name+" "), out, "%s did not run as 4 processes", name)
 		}
 	})
 }
 
-// runSuite runs this test binary with every job split between nodes
-// processes, requires it to pass, and returns its output (printed if it
-// fails).
-func runSuite(t *testing.T, nodes int, args ...string) string {
-	t.Helper()
-	limit := 5 * time.Minute
-	if d, ok := t.Deadline(); ok && time.Until(d)-10*time.Second < limit {
-		limit = time.Until(d) - 10*time.Second
+// The time a run across processes may take is a share of what is left of
+// this test binary's (-timeout; CI gives 15m, go test 10m by default):
+// unloaded, the suite takes 2–3 minutes as 2 processes and about a third
+// of that as 4 (every job launches its processes), and more than twice as
+// long when other work keeps the cores busy. A fixed limit either fails a
+// busy machine or waits long for a hang; a share of the deadline lets a
+// slow run finish while a hung one still ends in time to dump its
+// goroutines and to leave the tests after this one their turn.
+const (
+	share2Nodes   = 0.6              // of what is left, for the 2-process run (the 4-process one follows)
+	share4Nodes   = 0.8              // of what is left then, for the 4-process run
+	suiteReserve  = 30 * time.Second // kept back for the dump and the later tests
+	minSuiteLimit = time.Minute      // less than this cannot run the suite
+	noDeadline    = 30 * time.Minute // the limit under -timeout 0 (no deadline)
+)
+
+// suiteLimit is the time a run across processes may take: share of left,
+// the time to the deadline (if hasDeadline), after suiteReserve. It is an
+// error if that is less than minSuiteLimit.
+func suiteLimit(left time.Duration, hasDeadline bool, share float64) (time.Duration, error) {
+	if !hasDeadline {
+		return noDeadline, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit+5*time.Second)
+	limit := time.Duration(float64(left-suiteReserve) * share)
+	if limit < minSuiteLimit {
+		return 0, fmt.Errorf("%v left before the test deadline gives the run %v, less than %v: raise -timeout",
+			left.Round(time.Second), max(0, limit).Round(time.Second), minSuiteLimit)
+	}
+	return limit, nil
+}
+
+// runSuite runs this test binary with every job split between nodes
+// processes, within share of the time left (suiteLimit), requires it to
+// pass, and returns its output (printed if it fails).
+func runSuite(t *testing.T, nodes int, share float64, args ...string) string {
+	t.Helper()
+	d, ok := t.Deadline()
+	limit, err := suiteLimit(time.Until(d), ok, share)
+	require.NoError(t, err, "the suite as %d processes", nodes)
+	ctx, cancel := context.WithTimeout(context.Background(), limit+10*time.Second)
 	defer cancel()
 	// -test.timeout makes a hang dump the goroutines before the context
 	// kills the run.
@@ -141,8 +171,8 @@ func runSuite(t *testing.T, nodes int, args ...string) string {
 	// The launched nodes are not tests: a race that one of them finds
 	// shows only in the output.
 	mustPass(t, !strings.Contains(out, "WARNING: DATA RACE"), out, "a data race as %d processes", nodes)
-	t.Logf("as %d processes: %d tests and subtests passed, %d skipped, in %v", nodes,
-		strings.Count(out, "--- PASS: "), strings.Count(out, "--- SKIP: "), time.Since(start).Round(time.Millisecond))
+	t.Logf("as %d processes: %d tests and subtests passed, %d skipped, in %v (limit %v)", nodes,
+		strings.Count(out, "--- PASS: "), strings.Count(out, "--- SKIP: "), time.Since(start).Round(time.Millisecond), limit.Round(time.Second))
 	return out
 }
 
@@ -151,5 +181,33 @@ func mustPass(t *testing.T, ok bool, out, format string, args ...any) {
 	t.Helper()
 	if !ok {
 		t.Fatalf("%s\n--- output ---\n%s", fmt.Sprintf(format, args...), out)
+	}
+}
+
+func TestSuiteLimit(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		left        time.Duration
+		hasDeadline bool
+		share       float64
+		want        time.Duration
+		err         string
+	}{
+		{"no deadline", 0, false, share2Nodes, noDeadline, ""},
+		{"CI's 15m, 2 processes", 15 * time.Minute, true, 0.6, time.Duration(0.6 * float64(14*time.Minute+30*time.Second)), ""},
+		{"4 processes after", 6*time.Minute + 30*time.Second, true, 0.8, time.Duration(0.8 * float64(6*time.Minute)), ""},
+		{"just enough", time.Minute + suiteReserve, true, 1, time.Minute, ""},
+		{"too little", 90 * time.Second, true, 0.6, 0, "1m30s left before the test deadline gives the run 36s, less than 1m0s: raise -timeout"},
+		{"past the deadline", -time.Second, true, 0.6, 0, "gives the run 0s"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := suiteLimit(c.left, c.hasDeadline, c.share)
+			if c.err != "" {
+				require.ErrorContains(t, err, c.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, c.want, got)
+		})
 	}
 }
