@@ -335,6 +335,9 @@ func (e *e2m) control(m ctlMsg) error {
 			e.in.st.recoveries.Add(1)
 			it, _ := e.root.Last()
 			e.in.st.recoveredAt(it)
+			if e.debug {
+				slog.Info("comlib: recovered", "instance", e.in.id, "iteration", it, "stats", e.in.Stats().String())
+			}
 			e.broadcastCtl(ctlMsg{Inst: e.in.id, Release: step})
 		}
 	case m.Enter != nil:
