@@ -35,4 +35,3 @@ func Example() {
 	fmt.Println(code, err, "received", got[0], "out of order", got[2])
 	// Output: 0 <nil> received 800 out of order 0
 }
-
