@@ -136,3 +136,15 @@ func TestTransposeTwoProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestTransposeOnePencil: a lone pencil has nothing to exchange and runs
+// ahead of the strategy's lists while it moves; nothing is lost and the
+// result is still the sequential one.
+func TestTransposeOnePencil(t *testing.T) {
+	m, code, output := run(t, 2, "-pencils", "1", "-grid", "8", "-iters", "9", "-migrate-every", "2", "-router", "hypercube")
+	require.Equal(t, 0, code, output)
+	mt := lastOK(t, output)
+	require.Equal(t, "0", mt[6], "no blocks between pencils")
+	require.Equal(t, "4", mt[7])
+	require.Equal(t, 0, m.res.Recovered[0])
+}
