@@ -1,0 +1,150 @@
+package main
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/examples/internal/extest"
+)
+
+// run runs the program in-process with a deadline that fails the test
+// loudly, and returns its main chare, exit code and output.
+var run = extest.Runner("transpose", &out, (*Main).Start, 60*time.Second)
+
+var okLine = regexp.MustCompile(`^transpose: ok pes=(\d+) grid=(\d+) pencils=(\d+) router=(\S+) iters=(\d+) blocks=(\d+) lost=0 duplicated=0 bad=0 maxdiff=0 migrations=(\d+) recoveries=(\d+) learning=1 optimized=(\d+) ms_per_iter=\S+$`)
+
+// lastOK checks that the output ends with the ok line and returns its
+// fields.
+func lastOK(t *testing.T, output string) []string {
+	t.Helper()
+	lines := strings.Split(strings.TrimSpace(output), "\n")
+	mt := okLine.FindStringSubmatch(lines[len(lines)-1])
+	require.NotNil(t, mt, "last line of:\n%s", output)
+	return mt
+}
+
+// TestSequentialMatchesValue: the reference transposes agree with the
+// closed form the pencils check their blocks against.
+func TestSequentialMatchesValue(t *testing.T) {
+	const g = 6
+	for iters := 0; iters < 4; iters++ {
+		a := Sequential(g, iters)
+		for r := 0; r < g; r++ {
+			for c := 0; c < g; c++ {
+				require.Equal(t, Value(g, iters, r, c), a[r*g+c], "iters %d, (%d, %d)", iters, r, c)
+			}
+		}
+	}
+}
+
+// TestPlan: every planned event moves one pencil and swaps two on
+// different PEs, so a PE's count changes by the one move only.
+func TestPlan(t *testing.T) {
+	loc := []int64{0, 0, 1, 1, 2, 2, 3, 3}
+	moves := Plan(loc, 4, 12, 3)
+	require.Len(t, moves, 3)
+	cur := map[int]int{}
+	for i, pe := range loc {
+		cur[i] = int(pe)
+	}
+	for k, it := range []int{3, 6, 9} {
+		mv := moves[it]
+		require.Len(t, mv, 3, "iteration %d: a move and a swap", it)
+		a := k % len(loc)
+		require.Equal(t, (cur[a]+1)%4, mv[a], "pencil %d goes to the next PE", a)
+		var pair []int
+		for i := range mv {
+			if i != a {
+				pair = append(pair, i)
+			}
+		}
+		require.Len(t, pair, 2)
+		b, c := pair[0], pair[1]
+		require.NotEqual(t, cur[b], cur[c], "the swapped pencils were on different PEs")
+		require.Equal(t, cur[b], mv[c])
+		require.Equal(t, cur[c], mv[b])
+		for i, pe := range mv {
+			cur[i] = pe
+		}
+	}
+	require.Empty(t, Plan(loc, 1, 12, 3), "one PE: nowhere to go")
+	require.Empty(t, Plan(loc, 4, 12, 0), "-migrate-every 0")
+}
+
+// TestTranspose runs the transposes through every router, with
+// migrations and swaps, and checks that each migration's iteration was
+// recovered and that only those and the first were.
+func TestTranspose(t *testing.T) {
+	for _, rt := range comlib.Routers() {
+		t.Run(rt, func(t *testing.T) {
+			m, code, output := run(t, 4, "-router", rt, "-grid", "32", "-pencils", "8", "-iters", "10", "-migrate-every", "3")
+			require.Equal(t, 0, code, output)
+			mt := lastOK(t, output)
+			require.Equal(t, []string{"4", "32", "8", rt, "10", fmt.Sprint(10 * 8 * 7)}, mt[1:7])
+			require.Equal(t, "9", mt[7], "3 events of a move and a swap")
+			require.Equal(t, "3", mt[8])
+			require.Equal(t, append([]int{0}, m.res.MoveIters...), m.res.Recovered)
+			require.Equal(t, []int{3, 6, 9}, m.res.MoveIters)
+			require.Positive(t, m.res.Stats.Optimized)
+		})
+	}
+}
+
+func TestTransposeOnePEAndUnevenPEs(t *testing.T) {
+	for _, pes := range []int{1, 3} {
+		m, code, output := run(t, pes, "-grid", "24", "-pencils", "6", "-iters", "7", "-migrate-every", "2", "-router", "tree")
+		require.Equal(t, 0, code, output)
+		mt := lastOK(t, output)
+		if pes == 1 {
+			require.Equal(t, "0", mt[7], "nowhere to migrate")
+			require.Equal(t, []int{0}, m.res.Recovered)
+		} else {
+			require.Equal(t, []int{0, 2, 4, 6}, m.res.Recovered)
+		}
+	}
+}
+
+func TestTransposeBadArguments(t *testing.T) {
+	for _, args := range [][]string{{"-router", "bogus"}, {"-grid", "10", "-pencils", "3"}, {"-iters", "0"}, {"-migrate-every", "-1"}, {"extra"}} {
+		_, code, output := run(t, 2, args...)
+		require.NotEqual(t, 0, code, "%v", args)
+		require.True(t, strings.HasPrefix(output, "transpose: FAILED bad arguments: "), "%v: %q", args, output)
+	}
+	_, _, output := run(t, 2, "-router", "bogus")
+	for _, r := range comlib.Routers() {
+		require.Contains(t, output, r, "the error lists the routers")
+	}
+}
+
+// TestTransposeTwoProcesses runs the transposes as two processes
+// (-nodes 2), so that pencils migrate between processes, with two routers.
+func TestTransposeTwoProcesses(t *testing.T) {
+	for _, rt := range []string{"mesh", "hypercube"} {
+		t.Run(rt, func(t *testing.T) {
+			code, output := extest.RunProcesses(t, &out, (*Main).Start, chare.Config{PEs: 4, Nodes: 2,
+				Args: []string{"-router", rt, "-grid", "32", "-pencils", "8", "-iters", "10", "-migrate-every", "3"}, Timeout: 60 * time.Second})
+			require.Equal(t, 0, code, output)
+			mt := lastOK(t, output)
+			require.Equal(t, []string{rt, "10", "560", "9", "3"}, []string{mt[4], mt[5], mt[6], mt[7], mt[8]})
+		})
+	}
+}
+
+// TestTransposeOnePencil: a lone pencil has nothing to exchange and runs
+// ahead of the strategy's lists while it moves; nothing is lost and the
+// result is still the sequential one.
+func TestTransposeOnePencil(t *testing.T) {
+	m, code, output := run(t, 2, "-pencils", "1", "-grid", "8", "-iters", "9", "-migrate-every", "2", "-router", "hypercube")
+	require.Equal(t, 0, code, output)
+	mt := lastOK(t, output)
+	require.Equal(t, "0", mt[6], "no blocks between pencils")
+	require.Equal(t, "4", mt[7])
+	require.Equal(t, 0, m.res.Recovered[0])
+}
