@@ -7,6 +7,12 @@
 // raw protoactor-go sends for the runtime. For rates (unit ending in /s) a
 // higher ratio is better; for times (unit us) a lower one is.
 //
+// Paired benchmarks (runtime/manytomany, tram/histogram) run the figure and
+// its baseline interleaved, A B A B …, at least five pairs (-reps), and
+// print the median and the minimum of each and of the pairs' ratios:
+//
+//	bench <name> value=<median> unit=<unit> baseline=<median> ratio=<median of value/baseline per pair> min=<min> baseline_min=<min> ratio_min=<min> pairs=<n>
+//
 //	go run ./tests/bench              # everything
 //	go run ./tests/bench -run runtime/ -p 4
 package main
@@ -32,8 +38,9 @@ type result struct {
 }
 
 type benchmark struct {
-	name string
-	run  func(cfg config) ([]result, error)
+	name   string
+	run    func(cfg config) ([]result, error)
+	paired func(cfg config) ([]figure, error)
 }
 
 type config struct {
@@ -49,7 +56,12 @@ var benchmarks []benchmark
 var benchReps = 3
 
 func register(name string, run func(cfg config) ([]result, error)) {
-	benchmarks = append(benchmarks, benchmark{name, run})
+	benchmarks = append(benchmarks, benchmark{name: name, run: run})
+}
+
+// registerPaired adds a benchmark whose figures are measured in pairs.
+func registerPaired(name string, run func(cfg config) ([]figure, error)) {
+	benchmarks = append(benchmarks, benchmark{name: name, paired: run})
 }
 
 func main() {
@@ -60,7 +72,7 @@ func main() {
 	pattern := flag.String("run", ".", "run the benchmarks whose names match this regular expression")
 	pes := flag.Int("p", 4, "PEs (and raw actors for the baselines)")
 	scale := flag.Float64("scale", 1, "multiply the amount of work by this")
-	reps := flag.Int("reps", 3, "repetitions of each measurement; the best is kept")
+	reps := flag.Int("reps", 3, "repetitions of each measurement; the best is kept (paired benchmarks: pairs, at least 5)")
 	list := flag.Bool("list", false, "list the benchmarks and exit")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	flag.Parse()
@@ -100,7 +112,20 @@ func main() {
 			continue
 		}
 		ran++
-		rs, err := b.run(config{pes: *pes, scale: *scale, reps: max(*reps, 1)})
+		cfg := config{pes: *pes, scale: *scale, reps: max(*reps, 1)}
+		if b.paired != nil {
+			fs, err := b.paired(cfg)
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "bench %s: FAILED: %v\n", b.name, err)
+				failed = true
+				continue
+			}
+			for _, f := range fs {
+				fmt.Println(f)
+			}
+			continue
+		}
+		rs, err := b.run(cfg)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: FAILED: %v\n", b.name, err)
 			failed = true

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+	"runtime/metrics"
+	"slices"
+	"sync"
+	"time"
+)
+
+// minPairs is the fewest interleaved pairs a paired benchmark measures: two
+// separate runs on a shared 2-core machine disagree by more than the
+// effects measured, so figure and baseline alternate in one run.
+const minPairs = 5
+
+// pairsOf is the number of pairs to measure under cfg.
+func pairsOf(cfg config) int { return max(cfg.reps, minPairs) }
+
+// figure is one paired line: the samples of a figure and of its baseline,
+// sample i of each measured next to the other.
+type figure struct {
+	name     string
+	unit     string
+	value    []float64
+	baseline []float64
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func (f figure) ratios() []float64 {
+	r := make([]float64, len(f.value))
+	for i := range r {
+		r[i] = f.value[i] / f.baseline[i]
+	}
+	return r
+}
+
+// String formats the line: medians, the pairs' median ratio, and minima.
+func (f figure) String() string {
+	r := f.ratios()
+	if len(r) == 1 { // a computed figure, such as buffer memory
+		return fmt.Sprintf("bench %s value=%.4g unit=%s baseline=%.4g ratio=%.3f", f.name, f.value[0], f.unit, f.baseline[0], r[0])
+	}
+	return fmt.Sprintf("bench %s value=%.4g unit=%s baseline=%.4g ratio=%.3f min=%.4g baseline_min=%.4g ratio_min=%.3f pairs=%d",
+		f.name, median(f.value), f.unit, median(f.baseline), median(r), slices.Min(f.value), slices.Min(f.baseline), slices.Min(r), len(r))
+}
+
+// peakHeap samples the bytes of live heap objects every millisecond until
+// stop, and returns the highest: the memory of messages in flight, among
+// the rest.
+type peakHeap struct {
+	stopc chan struct{}
+	wg    sync.WaitGroup
+	peak  uint64
+}
+
+func startPeak() *peakHeap {
+	p := &peakHeap{stopc: make(chan struct{})}
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	read := func() {
+		metrics.Read(s)
+		if s[0].Value.Kind() == metrics.KindUint64 {
+			p.peak = max(p.peak, s[0].Value.Uint64())
+		}
+	}
+	read()
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-p.stopc:
+				read()
+				return
+			case <-t.C:
+				read()
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakHeap) stop() float64 {
+	close(p.stopc)
+	p.wg.Wait()
+	return float64(p.peak)
+}
