@@ -43,8 +43,7 @@ type e2m struct {
 	errAt  time.Time // when this PE entered error mode
 	debug  bool
 	dests  map[int]bool
-	curIt  int
-	stages int
+	ctl    bool // applying the effects of a control message
 }
 
 func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
@@ -261,6 +260,11 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 	for _, err := range fx.Errors {
 		s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
 	}
+	// Error mode starts with a note (this PE found it) or an Enter, and
+	// ends with a Release: walk the machine's iterations only then.
+	if len(fx.Notes) == 0 && e.errAt.IsZero() && !e.ctl {
+		goto deliver
+	}
 	switch inErr := e.m.InError(); {
 	case inErr && e.errAt.IsZero():
 		e.errAt = time.Now()
@@ -268,6 +272,7 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 		st.errorNanos.Add(int64(time.Since(e.errAt)))
 		e.errAt = time.Time{}
 	}
+deliver:
 	// Last: a delivery runs the entry method at once, which may call the
 	// strategy again.
 	for _, m := range fx.Deliver {
@@ -341,7 +346,9 @@ func (e *e2m) control(m ctlMsg) error {
 			e.broadcastCtl(ctlMsg{Inst: e.in.id, Release: step})
 		}
 	case m.Enter != nil:
+		e.ctl = true
 		e.apply(e.m.Enter(*m.Enter))
+		e.ctl = false
 	case m.List != nil:
 		fx, err := e.m.NewList(m.List)
 		if err != nil {
@@ -349,7 +356,9 @@ func (e *e2m) control(m ctlMsg) error {
 		}
 		e.apply(fx)
 	case m.Release != 0:
+		e.ctl = true
 		e.apply(e.m.Release(m.Release))
+		e.ctl = false
 	}
 	return nil
 }
