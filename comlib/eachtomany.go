@@ -34,16 +34,16 @@ type ctlMsg struct {
 }
 
 type e2m struct {
-	s      *state
-	in     *Instance
-	sp     Spec
-	m      *bracket.PE[wenv]
-	root   *bracket.Root // PE 0
-	keys   map[any]bracket.Key
-	errAt  time.Time // when this PE entered error mode
-	debug  bool
-	dests  map[int]bool
-	ctl    bool // applying the effects of a control message
+	s     *state
+	in    *Instance
+	sp    Spec
+	m     *bracket.PE[wenv]
+	root  *bracket.Root // PE 0
+	keys  map[any]bracket.Key
+	errAt time.Time // when this PE entered error mode
+	debug bool
+	dests map[int]bool
+	ctl   bool // applying the effects of a control message
 }
 
 func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
