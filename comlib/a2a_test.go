@@ -13,6 +13,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/group"
 )
 
 type tmain struct{ chare.Chare[tmain] }
@@ -322,4 +323,145 @@ func TestC08_MigrationInsideBracket(t *testing.T) {
 	require.Equal(t, 1, code)
 	require.ErrorContains(t, err, "element 0")
 	require.ErrorContains(t, err, "C08")
+}
+
+// TestC12_SeveralInstancesAtOnce: two arrays, each with its own
+// EachToMany instance (different routers), exchange at the same time
+// while elements of both migrate; each instance recovers on its own.
+func TestC12_SeveralInstancesAtOnce(t *testing.T) {
+	const n, iters, pes = 8, 6, 4
+	var r1, r2 a2aResult
+	runJob(t, pes, 1, func(m *tmain, _ []string) {
+		type run struct {
+			arr  array.Proxy[peer, int]
+			inst *comlib.Instance
+			f    chare.Future[[]int64]
+			r    *a2aResult
+		}
+		var runs []run
+		for k, rt := range []string{"mesh", "hypercube"} {
+			arr, _ := array.New[peer](m, array.Dims(n))
+			inst, err := comlib.New(m, comlib.EachToMany(comlib.EachToManyOptions{Router: rt, Sources: arr}))
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			moves := map[int]map[int]int{2 + k: {k: 3}}
+			f := chare.NewFuture[[]int64](m)
+			_ = chare.Send(m, arr, (*peer).Start, a2aCfg{P: arr.Delegate(inst), N: n, Iters: iters, Moves: moves, Done: f.Callback()})
+			runs = append(runs, run{arr, inst, f, []*a2aResult{&r1, &r2}[k]})
+		}
+		for _, rn := range runs {
+			v, err := rn.f.Get(m)
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			rn.r.count, rn.r.sum, rn.r.dups = v[0], v[1], v[2]
+			rn.r.recovered = rn.inst.Recovered()
+		}
+		m.Exit(0)
+	})
+	checkA2A(t, n, iters, r1)
+	checkA2A(t, n, iters, r2)
+	require.Equal(t, []int{0, 2}, r1.recovered)
+	require.Equal(t, []int{0, 3}, r2.recovered)
+}
+
+// gpeer is a group branch in an all-to-all among the branches.
+type gpeer struct {
+	group.Branch[gpeer]
+	Cfg  gcfg
+	Iter int
+	Got  map[int]int
+	Sum  int64
+}
+
+type gcfg struct {
+	P     group.Proxy[gpeer]
+	Iters int
+	Done  chare.Callback
+}
+
+func (g *gpeer) Start(c gcfg) {
+	g.Cfg, g.Got, g.Iter = c, map[int]int{}, -1
+	g.next()
+}
+
+func (g *gpeer) next() {
+	n := g.Iter + 1
+	if n == g.Cfg.Iters {
+		if err := g.Contribute(g.Sum, reducer.SumInt64, g.Cfg.Done); err != nil {
+			g.Abort(err)
+		}
+		return
+	}
+	g.Iter = n
+	must := func(err error) {
+		if err != nil {
+			g.Abort(err)
+		}
+	}
+	must(chare.BeginIteration(g, g.Cfg.P, n))
+	for pe := 0; pe < g.NumPEs(); pe++ {
+		if pe != g.PE() {
+			must(chare.Send(g, g.Cfg.P.At(pe), (*gpeer).Block, block{From: g.PE(), Iter: n, Val: val(g.PE(), pe, n)}))
+		}
+	}
+	must(chare.EndIteration(g, g.Cfg.P))
+	g.check()
+}
+
+func (g *gpeer) Block(b block) {
+	g.Got[b.Iter]++
+	g.Sum += b.Val
+	g.check()
+}
+
+func (g *gpeer) check() {
+	if g.Iter >= 0 && g.Got[g.Iter] == g.NumPEs()-1 {
+		g.Got[g.Iter] = -1
+		g.next()
+	}
+}
+
+func init() { chare.Register[gpeer]() }
+
+// TestC06_GroupBranchesAsSources: the branches of a group exchange
+// all-to-all through EachToMany; after the first iteration every one
+// goes through the router.
+func TestC06_GroupBranchesAsSources(t *testing.T) {
+	const pes, iters = 5, 4
+	var sum int64
+	var rec []int
+	var ex []int
+	runJob(t, pes, 1, func(m *tmain, _ []string) {
+		g, _ := group.New[gpeer](m)
+		inst, err := comlib.New(m, comlib.EachToMany(comlib.EachToManyOptions{Router: "hypercube", Sources: g}))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		f := chare.NewFuture[int64](m)
+		_ = chare.Send(m, g, (*gpeer).Start, gcfg{P: g.Delegate(inst), Iters: iters, Done: f.Callback()})
+		sum, _ = f.Get(m)
+		rec = inst.Recovered()
+		for it := 0; it < iters; it++ {
+			ex = append(ex, inst.Exchanges(it))
+		}
+		m.Exit(0)
+	})
+	var want int64
+	for it := 0; it < iters; it++ {
+		for i := 0; i < pes; i++ {
+			for j := 0; j < pes; j++ {
+				if i != j {
+					want += val(i, j, it)
+				}
+			}
+		}
+	}
+	require.Equal(t, want, sum)
+	require.Equal(t, []int{0}, rec)
+	require.Equal(t, []int{0, pes, pes, pes}, ex)
 }
