@@ -759,8 +759,15 @@ func (l *part[I]) migrateLocal(index any, to int) error {
 	if err != nil {
 		return err
 	}
-	if l.elems[i] == nil {
+	el := l.elems[i]
+	if el == nil {
 		return nil // it left meanwhile
+	}
+	if el.sync {
+		// It called AtSync after the load balancer looked: this PE may
+		// have counted it as waiting already, and its AtSync step places
+		// it. Moving it now would have its new PE count it again.
+		return nil
 	}
 	return l.migrate(i, to, false)
 }
@@ -781,7 +788,8 @@ func LocalElements(pe *chare.PE, coll chare.CollID) []LocalElement {
 
 // MigrateLocal moves element index of array coll, which lives on the PE
 // the code runs on, to PE to now (the load balancer's anytime migration).
-// An element that has left meanwhile is left alone.
+// An element that has left meanwhile, or that waits in AtSync (only its
+// AtSync step moves it), is left alone.
 func MigrateLocal(pe *chare.PE, coll chare.CollID, index any, to int) error {
 	p, err := pe.Part(coll)
 	if err != nil {

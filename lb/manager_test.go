@@ -72,6 +72,9 @@ func (w *worker) ResumeFromSync() {
 
 func (w *worker) Init(units int) { w.Units = units + w.ThisIndex() }
 
+// Where returns the PE the element is on.
+func (w *worker) Where(int) int { return w.PE() }
+
 func init() {
 	chare.Register[lbMain](chare.Threaded((*lbMain).Start))
 	chare.Register[worker]()
@@ -388,6 +391,65 @@ func TestPeriodicStepsLeaveAtSyncElements(t *testing.T) {
 			inJob.Len(out, 12)
 			for i, o := range out {
 				inJob.Equal(round, o.Resumed, "element %d resumed once per AtSync step", i)
+			}
+		}
+	})
+}
+
+// TestPeriodicOrdersLeaveElementsThatSyncedSinceCollect forces the
+// interleaving behind a rare hang of TestPeriodicStepsLeaveAtSyncElements:
+// a periodic step takes PE 0's snapshot while element 0 still runs; the
+// element then calls AtSync, and PE 0 tells PE 0's manager it waits; only
+// then do the step's orders, which move element 0, arrive. Moving it would
+// have its new PE count it as waiting a second time, so that its array's
+// next AtSync step starts before every element has called AtSync, and the
+// late ones never resume. The orders leave it where it waits instead.
+func TestPeriodicOrdersLeaveElementsThatSyncedSinceCollect(t *testing.T) {
+	runLB(t, 2, map[string]string{lb.FlagBalancer: "rotate"}, func(m *lbMain) {
+		a, err := array.NewWith(m, array.Dims(2), (*worker).Init, 1)
+		inJob.NoError(err)
+		pe := chare.PEOf(m)
+		inJob.Equal(0, pe.ID())
+		at := func(i int) int {
+			f, err := chare.Call(m, a.At(i), (*worker).Where, 0)
+			inJob.NoError(err)
+			return get(m, f)
+		}
+		inJob.Equal(0, at(0), "element 0 starts on PE 0")
+
+		lb.CollectHere(m) // element 0 runs: the snapshot has it movable
+		f := chare.NewFutureFor(m, placeGather)
+		inJob.NoError(chare.Send(m, a.At(0), (*worker).Go, goMsg{Done: f.Callback(), AtSync: true}))
+		at(0) // after its AtSync: PE 0 handles messages in order
+		waiting := func() bool {
+			for _, e := range array.LocalElements(pe, a.Route().Coll) {
+				if e.Index == 0 {
+					return e.Waiting
+				}
+			}
+			return false
+		}
+		inJob.True(waiting(), "element 0 waits in AtSync on PE 0 before the orders come")
+		inJob.NoError(lb.MoveHere(m, a.Route().Coll, 0, 1))
+		inJob.True(waiting(), "the periodic step's orders left element 0 waiting on PE 0")
+
+		// The AtSync step counts element 0 once: it runs when element 1
+		// joins, and every later one too.
+		inJob.NoError(chare.Send(m, a.At(1), (*worker).Go, goMsg{Done: f.Callback(), AtSync: true}))
+		for round := 1; round <= 2; round++ {
+			var out map[int]placeOut
+			if round == 1 {
+				out = map[int]placeOut{}
+				for _, it := range get(m, f) {
+					out[it.Index] = it.Value
+				}
+			} else {
+				out = placed(m, a, true)
+			}
+			inJob.Len(out, 2)
+			for i, o := range out {
+				inJob.Equal(round, o.Resumed, "element %d resumed once per AtSync step", i)
+				inJob.Equal((o.From+1)%2, o.To, "element %d: its AtSync step rotated it", i)
 			}
 		}
 	})
