@@ -13,7 +13,7 @@ type Options struct {
 	// Min is the lower bound of the domain (inclusive); the paper's p is
 	// bounded by 0 (E08). Default 0.
 	Min float64
-	// Start is the first value evaluated. Default Min.
+	// Start is the first value evaluated. Zero means Min.
 	Start float64
 	// Step is the length of the first exploration vector, which always
 	// points right (E08). Default 1.
