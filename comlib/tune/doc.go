@@ -1,0 +1,64 @@
+// Package tune finds, while a program runs, a good value for one real
+// parameter whose cost can only be measured, noisily: the number of local
+// computations between communication tests of an overlap loop, a buffer
+// size, a flush period, a fan-out. It is pure — no clocks, no goroutines, no
+// I/O — so the runtime drives it and tests replay it exactly.
+//
+// # The search
+//
+// A Tuner holds a point (the best value known, its anchor) and an
+// exploration vector. It tries anchor + vector. A try that is better than
+// the anchor becomes the anchor and the vector grows (×Grow, 2); a try that
+// is worse leaves the anchor where it is, and the vector reverses and
+// shrinks (×Shrink, ½) (E06). So from p = 0 the tries run 1, 3, 7, 15, …
+// until one is worse, then close in from both sides.
+//
+//   - Each value is scored by the mean of Evals evaluations, 4 by default,
+//     because a single measured time says little (E07).
+//   - The domain is [Min, ∞); the first vector points right; a try that
+//     would cross Min gets a shorter vector, and at Min the vector turns
+//     right (E08).
+//   - The vector never gets shorter than MinStep, so the search keeps
+//     probing and follows a changing optimum (E09). When two tries in a row
+//     at that length are worse, the anchor is scored again: its old score
+//     may be stale (the environment changed) or lucky (noise). If one of
+//     those two tries beats the new score, the search moves there at once.
+//
+// The driving loop is three calls:
+//
+//	t, err := tune.New(tune.Options{Start: 0, Step: 1, MinStep: 1, Evals: 4})
+//	for iteration := range steps {
+//		p := t.Value()          // use p for this evaluation
+//		elapsed := runStep(p)   // measure its cost, e.g. seconds
+//		err = t.Observe(elapsed)
+//	}
+//	tune.WriteCSV(w, t.Trajectory()) // value and cost per evaluation
+//
+// # Non-integer values
+//
+// The tuned value is real even when what it sets is a count. A Spread
+// realises it as an average (E10): call i gives ⌊p·i⌋ − ⌊p·(i−1)⌋, so p =
+// 2.5 gives 2, 3, 2, 3, … The seed reads "p local computations" this way
+// inside one run of the loop; a runtime may equally spread an integer
+// parameter over evaluations.
+//
+// # The overlap loop
+//
+// Decide is the loop's priority (E04): treat an arrived datum, else push
+// data into every non-full outgoing buffer, else do local computations. A
+// Loop adds how many: p on average between two tests (E05), or, built with
+// NewFastLoop, a p that halves after a test that found communication and
+// grows by a step after one that found none (E11); the step is then the
+// value to tune.
+//
+// # What the tests measure
+//
+// On a synthetic time a/(p+1) + b·p + c with 5 % noise per evaluation and
+// the paper's setting (p from 0, n = 4), over 100 seeded runs: the values
+// used in evaluations 21–40 are 23.6 % faster than p = 1 (median; the
+// optimum is 25.2 %; the paper reports about 18 % after about 20
+// evaluations), and from evaluation 61 the anchor stays within 2.2 % of the
+// optimum in 90 % of runs (E12). When the optimum moves from 6 to 19 the
+// anchor is back within 10 % of the new optimum after a median of 19
+// evaluations, 27 in 90 % of runs (E09).
+package tune

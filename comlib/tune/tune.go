@@ -1,0 +1,244 @@
+package tune
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+)
+
+// Options configure a Tuner. Zero fields take the defaults given beside them.
+type Options struct {
+	// Min is the lower bound of the domain (inclusive); the paper's p is
+	// bounded by 0 (E08). Default 0.
+	Min float64
+	// Start is the first value evaluated. Zero means Min.
+	Start float64
+	// Step is the length of the first exploration vector, which always
+	// points right (E08). Default 1.
+	Step float64
+	// MinStep is the shortest the vector may get (E09). Default Step/2.
+	MinStep float64
+	// Grow multiplies the vector's length after a better try (E06). Default 2.
+	Grow float64
+	// Shrink multiplies the vector's length when a try is worse and the
+	// direction reverses (E06). Default 0.5.
+	Shrink float64
+	// Evals is n, the number of evaluations averaged into one score
+	// (E07). Default 4.
+	Evals int
+}
+
+func (o Options) withDefaults() Options {
+	if o.Start == 0 {
+		o.Start = o.Min
+	}
+	if o.Step == 0 {
+		o.Step = 1
+	}
+	if o.MinStep == 0 {
+		o.MinStep = o.Step / 2
+	}
+	if o.Grow == 0 {
+		o.Grow = 2
+	}
+	if o.Shrink == 0 {
+		o.Shrink = 0.5
+	}
+	if o.Evals == 0 {
+		o.Evals = 4
+	}
+	return o
+}
+
+func (o Options) validate() error {
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Min", o.Min}, {"Start", o.Start}, {"Step", o.Step}, {"MinStep", o.MinStep}, {"Grow", o.Grow}, {"Shrink", o.Shrink}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("tune: Options.%s is %v, want a finite number", f.name, f.v)
+		}
+	}
+	switch {
+	case o.Start < o.Min:
+		return fmt.Errorf("tune: Options.Start %v is below Options.Min %v", o.Start, o.Min)
+	case o.Step < 0:
+		return fmt.Errorf("tune: Options.Step %v is negative; the first vector always points right", o.Step)
+	case o.MinStep <= 0 || o.MinStep > o.Step:
+		return fmt.Errorf("tune: Options.MinStep %v is outside (0, Step=%v]", o.MinStep, o.Step)
+	case o.Grow <= 1:
+		return fmt.Errorf("tune: Options.Grow %v must exceed 1", o.Grow)
+	case o.Shrink <= 0 || o.Shrink >= 1:
+		return fmt.Errorf("tune: Options.Shrink %v is outside (0, 1)", o.Shrink)
+	case o.Evals < 1:
+		return fmt.Errorf("tune: Options.Evals %d must be at least 1", o.Evals)
+	}
+	return nil
+}
+
+// Point is one evaluation: the value used and the cost observed for it.
+type Point struct {
+	Eval  int     // 1-based index of the evaluation
+	Value float64 // parameter value in force
+	Cost  float64 // cost reported to Observe
+}
+
+// Tuner is the explorative exponential search as a state machine. It does
+// no I/O and no timing: the caller runs an evaluation with Value, reports
+// its cost with Observe, and repeats. A Tuner is not safe for concurrent
+// use; it belongs to one PE.
+type Tuner struct {
+	o Options
+
+	x, s       float64 // anchor: the best point known and its score
+	haveAnchor bool
+	v          float64 // signed exploration vector
+
+	cur      float64 // value under evaluation
+	sum      float64
+	k        int
+	rejects  int      // consecutive worse tries
+	refresh  bool     // cur is the anchor being re-scored
+	tried    [2]Point // the last two worse tries (Value, Cost=score), newest first
+	updates  int
+	traj     []Point
+	lastTryV float64 // |v| of the last try, for the refresh rule
+}
+
+// New returns a Tuner whose first value is o.Start, or an error that names
+// the option that is out of range.
+func New(o Options) (*Tuner, error) {
+	o = o.withDefaults()
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	return &Tuner{o: o, cur: o.Start, v: o.Step}, nil
+}
+
+// Value is the parameter value to use for the next evaluation.
+func (t *Tuner) Value() float64 { return t.cur }
+
+// Best is the anchor — the best value found so far — and its score (the
+// mean cost of its last n evaluations). ok is false until the first score.
+func (t *Tuner) Best() (value, score float64, ok bool) { return t.x, t.s, t.haveAnchor }
+
+// Vector is the signed exploration vector the next try will be made with.
+func (t *Tuner) Vector() float64 { return t.v }
+
+// Updates counts how many times the value has changed.
+func (t *Tuner) Updates() int { return t.updates }
+
+// Trajectory returns a copy of every evaluation observed, in order.
+func (t *Tuner) Trajectory() []Point { return append([]Point(nil), t.traj...) }
+
+// Observe reports the cost of one evaluation made with Value. Every n-th
+// call scores the value and moves the search. A cost that is NaN, infinite
+// or negative is refused with an error and changes nothing.
+func (t *Tuner) Observe(cost float64) error {
+	if math.IsNaN(cost) || math.IsInf(cost, 0) || cost < 0 {
+		return fmt.Errorf("tune: cost %v of value %v is not a finite non-negative number", cost, t.cur)
+	}
+	t.traj = append(t.traj, Point{Eval: len(t.traj) + 1, Value: t.cur, Cost: cost})
+	t.sum += cost
+	t.k++
+	if t.k < t.o.Evals {
+		return nil
+	}
+	score := t.sum / float64(t.k) // E07: the mean of n evaluations
+	t.sum, t.k = 0, 0
+	switch {
+	case !t.haveAnchor:
+		t.x, t.s, t.haveAnchor = t.cur, score, true
+	case t.refresh:
+		// Re-scoring replaces the old score: the environment may have
+		// changed, and an old lucky score would hold the search still.
+		t.s, t.refresh = score, false
+		t.rejects = 0
+		// The two tries that boxed the anchor in were measured just before;
+		// if one beats the fresh score, the ground has moved: go there and
+		// keep exploring that way rather than spend a try to find out.
+		// (Keeping the fresh score as the bar instead re-converges a little
+		// faster but wanders more under noise: measured, not guessed.)
+		b := t.tried[0]
+		if t.tried[1].Cost < b.Cost {
+			b = t.tried[1]
+		}
+		if b.Cost < t.s {
+			d := math.Copysign(1, b.Value-t.x)
+			t.x, t.s = b.Value, b.Cost
+			t.v = d * math.Abs(t.v) * t.o.Grow
+		}
+	case score < t.s: // better than the point it was tried from (Remark 4)
+		t.x, t.s = t.cur, score
+		t.v *= t.o.Grow
+		t.rejects = 0
+	default: // worse: reverse and shrink (E06), never below MinStep (E09)
+		t.v = -t.v * t.o.Shrink
+		if math.Abs(t.v) < t.o.MinStep {
+			t.v = math.Copysign(t.o.MinStep, t.v)
+		}
+		t.rejects++
+		t.tried[1], t.tried[0] = t.tried[0], Point{Value: t.cur, Cost: score}
+	}
+	t.next()
+	return nil
+}
+
+// next picks the value of the next n evaluations.
+func (t *Tuner) next() {
+	prev := t.cur
+	// Two worse tries in a row at the shortest vector mean the anchor is
+	// boxed in — or its score is stale or was lucky. Score it again, so a
+	// change of environment is noticed (E09) and noise cannot pin the search.
+	if t.rejects >= 2 && t.lastTryV <= t.o.MinStep {
+		t.cur, t.refresh = t.x, true
+	} else {
+		t.bound()
+		t.lastTryV = math.Abs(t.v)
+		t.cur = t.x + t.v
+	}
+	if t.cur != prev {
+		t.updates++
+	}
+}
+
+// bound keeps the next try inside [Min, ∞) (E08): a vector that would cross
+// the bound is halved until it fits; with no room for even MinStep on the
+// left, it turns right.
+func (t *Tuner) bound() {
+	if t.x+t.v >= t.o.Min {
+		return
+	}
+	room := t.x - t.o.Min
+	if room < t.o.MinStep {
+		t.v = math.Abs(t.v)
+		return
+	}
+	l := -t.v
+	for l > room {
+		l *= t.o.Shrink
+	}
+	t.v = -math.Max(l, t.o.MinStep)
+}
+
+// WriteCSV writes a trajectory as CSV with the header eval,value,cost, for
+// plotting parameter and cost per evaluation.
+func WriteCSV(w io.Writer, pts []Point) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"eval", "value", "cost"}); err != nil {
+		return fmt.Errorf("tune: writing CSV header: %w", err)
+	}
+	for _, p := range pts {
+		rec := []string{strconv.Itoa(p.Eval), strconv.FormatFloat(p.Value, 'g', -1, 64), strconv.FormatFloat(p.Cost, 'g', -1, 64)}
+		if err := cw.Write(rec); err != nil {
+			return fmt.Errorf("tune: writing CSV row %d: %w", p.Eval, err)
+		}
+	}
+	cw.Flush()
+	if err := cw.Error(); err != nil {
+		return fmt.Errorf("tune: writing CSV: %w", err)
+	}
+	return nil
+}
