@@ -3,6 +3,7 @@ package schedule
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -110,7 +111,8 @@ func row(s Sample) [10]float64 {
 	return r
 }
 
-// Fit estimates a Model from measured timings by linear least squares. Each parameter has a
+// Fit estimates a Model from measured timings by linear least squares on relative residuals
+// (each sample weighted by 1/Time). Each parameter has a
 // base and a per-byte part, so the samples must cover at least two sizes, and enough kinds to
 // tell the parameters apart: Send, Receive and Handle pin O_s, O_r and U_r; OneWay samples with
 // at least two Counts pin g; then OneWay or PingPong pin L. (Only g and T_w enter the
@@ -134,8 +136,14 @@ func Fit(samples []Sample) (Model, error) {
 		case s.Time < 0:
 			return Model{}, fmt.Errorf("schedule: fit: sample %d (%v): negative time %v", i, s.Kind, s.Time)
 		}
+		// Weighted by 1/time: timing noise grows with the time measured, so relative residuals
+		// are the ones to minimise, and a long burst must not drown the short overheads.
+		w := 1 / max(float64(s.Time), 1)
 		rows[i] = row(s)
-		y[i] = float64(s.Time)
+		for j := range rows[i] {
+			rows[i][j] *= w
+		}
+		y[i] = float64(s.Time) * w
 	}
 	// Modified Gram–Schmidt QR on the scaled columns: A·D = Q·R.
 	m := len(samples)
@@ -165,7 +173,7 @@ func Fit(samples []Sample) (Model, error) {
 		r[j][j] = norm(q[j])
 		// The scaled column had norm 1; what remains is its part the earlier ones do not explain.
 		if r[j][j] < 1e-9 {
-			return Model{}, undetermined(j)
+			return Model{}, confounded(j, &r)
 		}
 		for t := range q[j] {
 			q[j][t] /= r[j][j]
@@ -188,24 +196,53 @@ func Fit(samples []Sample) (Model, error) {
 	return Model{Os: lin(0), Or: lin(1), Ur: lin(2), G: lin(3), L: lin(4)}, nil
 }
 
+// direct says which samples pin an unknown on its own.
+var direct = [5]string{"Send samples", "Receive samples", "Handle samples", "OneWay samples with two or more different Counts", "OneWay or PingPong samples"}
+
 func undetermined(j int) error {
-	hint := "add samples of more sizes"
-	switch j / 2 {
-	case 0:
-		hint = "add Send samples"
-	case 1:
-		hint = "add Receive samples"
-	case 2:
-		hint = "add Handle samples"
-	case 3:
-		hint = "add OneWay samples with two or more different Counts"
-	case 4:
-		hint = "add OneWay or PingPong samples"
-	}
+	hint := "add " + direct[j/2]
 	if j%2 == 1 {
 		hint += " at two or more sizes"
 	}
 	return fmt.Errorf("schedule: fit: the samples do not determine %s: %s", unknowns[j], hint)
+}
+
+// confounded reports column j, which the earlier columns explain: it names the earlier
+// unknowns it moves together with, found by solving R[:j,:j]·c = R[:j,j].
+func confounded(j int, r *[10][10]float64) error {
+	c := make([]float64, j)
+	for i := j - 1; i >= 0; i-- {
+		v := r[i][j]
+		for t := i + 1; t < j; t++ {
+			v -= r[i][t] * c[t]
+		}
+		c[i] = v / r[i][i]
+	}
+	var with []string
+	hints := map[string]bool{}
+	var hint []string
+	add := func(u int) {
+		h := direct[u/2]
+		if u%2 == 1 {
+			h += " at two or more sizes"
+		}
+		if !hints[h] {
+			hints[h] = true
+			hint = append(hint, h)
+		}
+	}
+	add(j)
+	for i := j - 1; i >= 0; i-- {
+		if math.Abs(c[i]) > 1e-6 {
+			with = append(with, unknowns[i])
+			add(i)
+		}
+	}
+	if len(with) == 0 {
+		return undetermined(j)
+	}
+	return fmt.Errorf("schedule: fit: the samples do not determine %s apart from %s: add %s",
+		unknowns[j], strings.Join(with, ", "), strings.Join(hint, " or "))
 }
 
 func dot(a, b []float64) float64 {
