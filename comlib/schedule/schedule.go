@@ -111,32 +111,34 @@ func (s *Schedule) Verify() error {
 		for j, step := range round {
 			stamp++
 			for _, t := range step {
-				where := fmt.Sprintf("schedule %s: round %d step %d: %d→%d block %d→%d packet %d",
-					s.Name, r, j, t.From, t.To, t.Block.Src, t.Block.Dst, t.Packet)
+				where := func() string {
+					return fmt.Sprintf("schedule %s: round %d step %d: %d→%d block %d→%d packet %d",
+						s.Name, r, j, t.From, t.To, t.Block.Src, t.Block.Dst, t.Packet)
+				}
 				if t.From < 0 || t.From >= p || t.To < 0 || t.To >= p ||
 					t.Block.Src < 0 || t.Block.Src >= p || t.Block.Dst < 0 || t.Block.Dst >= p {
-					return fmt.Errorf("%s: participant out of range 0..%d", where, p-1)
+					return fmt.Errorf("%s: participant out of range 0..%d", where(), p-1)
 				}
 				if t.Packet < 0 || t.Packet >= k {
-					return fmt.Errorf("%s: packet out of range 0..%d", where, k-1)
+					return fmt.Errorf("%s: packet out of range 0..%d", where(), k-1)
 				}
 				if t.Block.Src == t.Block.Dst {
-					return fmt.Errorf("%s: a participant's own block is never sent", where)
+					return fmt.Errorf("%s: a participant's own block is never sent", where())
 				}
 				if t.From != t.Block.Src || t.To != t.Block.Dst {
-					return fmt.Errorf("%s: detour, the packet is not sent directly from its source to its destination", where)
+					return fmt.Errorf("%s: detour, the packet is not sent directly from its source to its destination", where())
 				}
 				i := (t.Block.Src*p+t.Block.Dst)*k + t.Packet
 				if seen[i] {
-					return fmt.Errorf("%s: packet sent twice", where)
+					return fmt.Errorf("%s: packet sent twice", where())
 				}
 				seen[i] = true
 				if sends[t.From] == stamp {
-					return fmt.Errorf("%s: %d sends twice in one step", where, t.From)
+					return fmt.Errorf("%s: %d sends twice in one step", where(), t.From)
 				}
 				sends[t.From] = stamp
 				if recvs[t.To] == stamp {
-					return fmt.Errorf("%s: %d receives twice in one step", where, t.To)
+					return fmt.Errorf("%s: %d receives twice in one step", where(), t.To)
 				}
 				recvs[t.To] = stamp
 			}

@@ -18,29 +18,28 @@ type Shape struct {
 // Inspect derives s's shape from its transfers.
 func Inspect(s *Schedule) Shape {
 	sh := Shape{Idle: make([]int, s.P)}
-	busy := make([]int, s.P) // last round (+1) in which i sent or received
+	p := s.P
+	busy := make([]int, p)   // last round (+1) in which i sent or received
+	sent := make([]int, p*p) // last round (+1) in which i sent to j, at i*p+j
+	fan := make([]int, p)    // distinct destinations of i in the current round
 	for r, round := range s.Rounds {
 		if len(round) == 0 {
 			continue
 		}
 		sh.Rounds++
 		sh.Steps += len(round)
-		dests := make(map[int]map[int]bool)
+		clear(fan)
 		for _, st := range round {
 			for _, t := range st {
-				if t.From >= 0 && t.From < s.P {
-					busy[t.From] = r + 1
+				if t.From < 0 || t.From >= p || t.To < 0 || t.To >= p {
+					continue // Verify reports these
 				}
-				if t.To >= 0 && t.To < s.P {
-					busy[t.To] = r + 1
+				busy[t.From], busy[t.To] = r+1, r+1
+				if sent[t.From*p+t.To] != r+1 {
+					sent[t.From*p+t.To] = r + 1
+					fan[t.From]++
+					sh.FanOut = max(sh.FanOut, fan[t.From])
 				}
-				d := dests[t.From]
-				if d == nil {
-					d = make(map[int]bool)
-					dests[t.From] = d
-				}
-				d[t.To] = true
-				sh.FanOut = max(sh.FanOut, len(d))
 			}
 		}
 		for i := range busy {
