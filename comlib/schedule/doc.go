@@ -41,11 +41,11 @@
 //
 // Inspect finds a schedule's fan-out, rounds and stalls (Table 5.1, X07) from its transfers:
 //
-//	           fan-out  rounds        stalls
-//	sync       p−1      1             0
-//	group      ω        ⌈(p−1)/ω⌉     ⌈(p−1)/ω⌉−1
-//	pairwise   1        p−1 (p odd: p) p−2 (p odd: p−1)
-//	shift, xor 1        p−1           p−2
+//	            fan-out  rounds          stalls
+//	sync        p−1      1               0
+//	group       ω        ⌈(p−1)/ω⌉       ⌈(p−1)/ω⌉−1
+//	shift, xor  1        p−1             p−2
+//	pairwise    1        p−1 (odd p: p)  p−2 (odd p: p−1)
 //
 // # Cost model
 //
@@ -57,6 +57,7 @@
 // closed form for a named schedule, which Predict matches:
 //
 //	shift, xor, pairwise (even p)  kg(p−1) + (p−1)T_w
+//	pairwise (odd p)               kgp + pT_w
 //	sync                           k(p−1)g + T_w = T_ata
 //	group                          kg(p−1) + ⌈(p−1)/ω⌉T_w
 //
