@@ -8,11 +8,11 @@ import (
 
 // The kinds of load errors; an *Error wraps one of them, so errors.Is tells them apart.
 var (
-	ErrSyntax      = errors.New("not a selection tree")       // bad JSON, a value that is not an object, too deep
+	ErrSyntax      = errors.New("not a selection tree") // bad JSON, a value that is not an object, too deep
 	ErrUnknown     = errors.New("unknown operator or container")
-	ErrNumber      = errors.New("bad operator value")         // a number that does not parse, a value the operator lacks
+	ErrNumber      = errors.New("bad operator value")          // a number that does not parse, a value the operator lacks
 	ErrMixed       = errors.New("siblings of different types") // S04
-	ErrIncomplete  = errors.New("incomplete subtree")         // S07
+	ErrIncomplete  = errors.New("incomplete subtree")          // S07
 	ErrUnreachable = errors.New("branch never taken")
 	ErrEmpty       = errors.New("subtree without a container") // S01: every leaf is a container
 	ErrDuplicate   = errors.New("duplicate key")
