@@ -12,7 +12,7 @@ import (
 type Container struct {
 	Key    string
 	Value  string
-	Params []Param // in file order; names are unique
+	Params []Param // in file order; names are unique; shared with the tree, so read-only
 }
 
 // Param is one parameter of a container, written as the key "NAME=VALUE" with the value {}.
