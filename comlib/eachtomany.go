@@ -143,21 +143,11 @@ func (e *e2m) end(o op) error {
 // destination returns the PE an envelope goes to and, for a message to
 // one of the sources, its key.
 func (e *e2m) destination(env chare.Envelope) (int, bracket.Key, error) {
+	pe, err := destinationPE(e.s, env)
+	if err != nil {
+		return 0, "", err
+	}
 	h := env.Header()
-	switch h.Kind {
-	case chare.KindChare, chare.KindBranch:
-		if h.Index == nil {
-			return h.PE, "", nil
-		}
-	}
-	part, err := e.s.pe.Part(h.Coll)
-	if err != nil {
-		return 0, "", err
-	}
-	pe, err := part.Locate(h.Index)
-	if err != nil {
-		return 0, "", err
-	}
 	var dk bracket.Key
 	if h.Coll == e.sp.Sources {
 		if dk, err = e.key(h.Index); err != nil {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
@@ -158,14 +157,10 @@ func (b *branch) Unpack([]byte) error   { return nil }
 func (b *branch) Init(setup) {
 	s := stateOf(b.Here())
 	s.b, s.g, b.st = b, b.ThisProxy(), s
-	// Contribute once Init has returned: the branch is not stored in its
-	// group's part until then.
-	b.Here().Actor().After(0, func(*actor.PE) {
-		cb := chare.EntryCallback0(b.ThisProxy().At(0), (*branch).SetupDone)
-		if err := b.Contribute(nil, reducer.Nop, cb); err != nil {
-			b.Abort(fmt.Errorf("comlib: set-up barrier: %w", err))
-		}
-	})
+	cb := chare.EntryCallback0(b.ThisProxy().At(0), (*branch).SetupDone)
+	if err := b.Contribute(nil, reducer.Nop, cb); err != nil {
+		b.Abort(fmt.Errorf("comlib: set-up barrier: %w", err))
+	}
 }
 
 // SetupDone runs on PE 0 once every branch exists (C03).
