@@ -51,6 +51,8 @@ type PE struct {
 	routEnc []*itemEncoder // the buffers of their bodies, per node
 	rnodes  []int          // nodes with encoded sends
 
+	credit creditState // the back-pressure of local sends (credit.go)
+
 	measureBusy bool
 	busy        time.Duration // time spent handling messages, while measured
 
@@ -99,7 +101,7 @@ func (pe *PE) Send(dest int, m Message) {
 
 // PostControl puts a control message in pe's mailbox from any goroutine
 // (a timer, say).
-func (pe *PE) PostControl(m Message) { pe.post(controlMsg{m}) }
+func (pe *PE) PostControl(m Message) { pe.post(extMsg{m}) }
 
 // SendControl sends m to PE dest without counting it for quiescence. It
 // must be called by code running on pe.
@@ -160,17 +162,20 @@ func (pe *PE) flushTo(dest int) {
 		pe.out[dest] = q[:0]
 		return
 	}
-	switch len(q) {
-	case 0:
+	if len(q) == 0 {
 		return
-	case 1:
-		pe.rt.pes[dest].post(q[0])
+	}
+	d := pe.rt.pes[dest]
+	pe.awaitCredit(d)
+	d.credit.backlog.Add(int64(len(q)))
+	if len(q) == 1 {
+		d.post(q[0])
 		q[0] = nil
 		pe.out[dest] = q[:0] // the slice stays here: reuse it
-	default:
-		pe.rt.pes[dest].post(&batch{q})
-		pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
+		return
 	}
+	d.post(&batch{q})
+	pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
 }
 
 // post puts m (a Message or a *batch) in pe's mailbox; any goroutine may
@@ -182,6 +187,12 @@ func (pe *PE) post(m any) {
 type controlMsg struct{ Message }
 
 func (controlMsg) system() {}
+
+// extMsg is a control message posted from outside the PEs' sends (a timer,
+// the boot): it is not in its receiver's backlog.
+type extMsg struct{ Message }
+
+func (extMsg) system() {}
 
 // Receive implements protoactor-go's Actor.
 func (pe *PE) Receive(ctx pa.Context) {
@@ -203,8 +214,12 @@ func (pe *PE) Receive(ctx pa.Context) {
 				return
 			}
 		}
+		pe.consumed(len(m.msgs))
+	case extMsg:
+		pe.deliver(m)
 	case Message:
 		pe.deliver(m)
+		pe.consumed(1)
 	default:
 		return // protoactor-go's own lifecycle messages
 	}

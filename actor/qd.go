@@ -107,12 +107,12 @@ func backoff(n int) time.Duration {
 // for 0), unless the job ended meanwhile. Any goroutine may call it.
 func (pe *PE) After(d time.Duration, fn func(pe *PE)) {
 	if d == 0 {
-		pe.post(controlMsg{funcMsg(fn)})
+		pe.post(extMsg{funcMsg(fn)})
 		return
 	}
 	time.AfterFunc(d, func() {
 		if !pe.rt.Stopped() {
-			pe.post(controlMsg{funcMsg(fn)})
+			pe.post(extMsg{funcMsg(fn)})
 		}
 	})
 }

@@ -23,6 +23,13 @@ type Config struct {
 	// Setup, if set, runs for every local PE before any message is
 	// delivered; upper layers attach their per-PE state there.
 	Setup func(pe *PE)
+	// MaxInFlight bounds, in messages, the backlog of each PE's mailbox
+	// that other PEs of this process may build: a sender that finds its
+	// receiver's backlog at the bound waits until it has halved (see
+	// credit.go). 0 means DefaultMaxInFlight; a negative value, no bound.
+	// The memory of messages in flight inside a process is then at most
+	// about PEs × (MaxInFlight + PEs × 256) envelopes.
+	MaxInFlight int
 	// Node, if set, makes this process one node of a job of several; the
 	// PEs are split between the nodes. Nil means one process.
 	Node *NodeConfig
@@ -41,6 +48,7 @@ type Runtime struct {
 	exitCode int
 	exitErr  error
 	stopped  atomic.Bool
+	bound    int64 // of a mailbox's backlog; 0 for none
 
 	node   *nodeState // nil in a single-process job
 	prefix string     // names this job's actors in a shared actor system
@@ -77,6 +85,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 		done:   make(chan struct{}),
 		ownSys: cfg.Node == nil,
 	}
+	rt.bound = rt.inFlightBound()
 	if cfg.Node == nil {
 		rt.sys = pa.NewActorSystem(pa.WithLoggerFactory(quiet))
 	} else {
@@ -120,7 +129,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 		}
 	}
 	if lo == 0 {
-		rt.pes[0].post(controlMsg{funcMsg(boot)})
+		rt.pes[0].post(extMsg{funcMsg(boot)})
 	}
 	return rt, nil
 }

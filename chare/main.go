@@ -45,6 +45,12 @@ type Config struct {
 	// prints an abort's reason with it, so that a lost node is named at
 	// once.
 	OnEnd func(code int, err error)
+	// MaxInFlight bounds the backlog of messages that the PEs of this
+	// process may post to one PE's mailbox: a sender that finds it full
+	// waits (its PE processes nothing meanwhile) until half of it has been
+	// processed; no message is dropped. 0 means actor.DefaultMaxInFlight,
+	// a negative value no bound. See actor.Config.MaxInFlight.
+	MaxInFlight int
 }
 
 // flagDef is a runtime flag that another package registered.
@@ -118,9 +124,10 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		}
 	}
 	rt, err := actor.Start(actor.Config{
-		PEs:    pes,
-		Logger: cfg.Logger,
-		Node:   nc,
+		PEs:         pes,
+		Logger:      cfg.Logger,
+		Node:        nc,
+		MaxInFlight: cfg.MaxInFlight,
 		// Set job.rt here, before any PE runs: boot may run on PE 0
 		// before Start returns.
 		Setup: func(ap *actor.PE) {

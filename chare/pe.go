@@ -96,6 +96,10 @@ type PE struct {
 	lastPC    uintptr // the entry cache of Send
 	lastEntry *Entry
 
+	slabs         map[*Entry]any // *envSlab per entry method sent from here
+	lastSlab      any            // the cache of slabs
+	lastSlabEntry *Entry
+
 	futures  map[uint64]*futureSlot
 	pending  map[CollID][]heldWork // work waiting for a collection's announcement
 	reds     map[redKey]*redAcc

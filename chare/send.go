@@ -16,8 +16,57 @@ import (
 // The target is a type parameter, not an interface parameter, so that a
 // proxy is passed as it is instead of being boxed on the heap per send.
 func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) error {
-	env := &env1[T, M]{fn: method, msg: msg}
-	return sendEnv(from, to.proxy(), method, env)
+	pe, err := peFrom(from)
+	if err != nil {
+		return err
+	}
+	var e *Entry
+	if pc := reflect.ValueOf(method).Pointer(); pc == pe.lastPC && pc != 0 {
+		e = pe.lastEntry
+	} else if e, err = pe.entry(method, &env1[T, M]{fn: method}); err != nil {
+		return err
+	}
+	env := nextEnv1[T, M](pe, e)
+	env.fn, env.msg, env.h.Entry = method, msg, e
+	p := to.proxy()
+	return pe.post(p.route, p.del, from, env)
+}
+
+// slabMax is the most envelopes one slab holds.
+const slabMax = 64
+
+// envSlab hands out the envelopes of one entry method's sends from a PE,
+// carved from arrays instead of allocated one by one: a loop of sends
+// makes one allocation per slab. The garbage collector still decides when
+// a slab goes: it lives while any of its envelopes is referenced (held
+// for a collection's announcement, buffered by a delegate, ...), so an
+// envelope kept for long keeps at most slabMax-1 others' memory with it.
+// Nothing is reused, so nobody has to say when an envelope is done.
+type envSlab[T, M any] struct {
+	free []env1[T, M]
+	n    int // the size of the next array: 4, doubling up to slabMax
+}
+
+// nextEnv1 returns a zeroed envelope for entry e from pe's slab for it.
+func nextEnv1[T, M any](pe *PE, e *Entry) *env1[T, M] {
+	s, ok := pe.lastSlab.(*envSlab[T, M])
+	if !ok || pe.lastSlabEntry != e {
+		if pe.slabs == nil {
+			pe.slabs = map[*Entry]any{}
+		}
+		if s, ok = pe.slabs[e].(*envSlab[T, M]); !ok {
+			s = &envSlab[T, M]{n: 4}
+			pe.slabs[e] = s
+		}
+		pe.lastSlab, pe.lastSlabEntry = s, e
+	}
+	if len(s.free) == 0 {
+		s.free = make([]env1[T, M], s.n)
+		s.n = min(2*s.n, slabMax)
+	}
+	env := &s.free[0]
+	s.free = s.free[1:]
+	return env
 }
 
 // sendEnv fills in the envelope's entry method and posts it.
@@ -358,8 +407,8 @@ func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error {
 	if b.e == nil {
 		return errors.New("chare: Send through an unbound method")
 	}
-	env := &env1[T, M]{fn: b.fn, msg: msg}
-	env.h.Entry = b.e
+	env := nextEnv1[T, M](pe, b.e)
+	env.fn, env.msg, env.h.Entry = b.fn, msg, b.e
 	p := to.proxy()
 	return pe.post(p.route, p.del, from, env)
 }

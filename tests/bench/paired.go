@@ -98,3 +98,11 @@ func (p *peakHeap) stop() float64 {
 	p.wg.Wait()
 	return float64(p.peak)
 }
+
+// heapObjects returns how many heap objects the process has allocated so
+// far.
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}

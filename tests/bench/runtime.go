@@ -122,7 +122,9 @@ func (b *m2mBranch) check() {
 // interleaved pairs. The baseline posts one mailbox message per message; a
 // PE posts one batch per destination per entry method (see actor/pe.go).
 // The total is 800,000 messages whatever p, so k shrinks as p grows. A
-// .../mem line gives the peak bytes of live heap objects during a run.
+// .../mem line gives the peak bytes of live heap objects during a run, and
+// an .../allocs line the heap objects allocated per message (by the whole
+// process, so the rest of the job's work is in it too).
 func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 	if p < 2 {
 		return nil, fmt.Errorf("%s needs at least 2 PEs", name)
@@ -131,6 +133,7 @@ func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 	total := float64(p * k * (p - 1))
 	rate := figure{name: name, unit: "msgs/s"}
 	mem := figure{name: name + "/mem", unit: "bytes"}
+	allocs := figure{name: name + "/allocs", unit: "objects/msg"}
 	err := runJob(p, func(m *benchMain) error {
 		g, err := group.New[m2mBranch](m)
 		if err != nil {
@@ -139,6 +142,7 @@ func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 		for i := 0; i < pairsOf(cfg); i++ {
 			goruntime.GC()
 			peak := startPeak()
+			a0 := heapObjects()
 			f := chare.NewFuture[any](m)
 			t0 := time.Now()
 			if err := chare.Send(m, g, (*m2mBranch).Start, m2mStart{K: k, Done: f.Callback()}); err != nil {
@@ -148,14 +152,17 @@ func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 				return err
 			}
 			rate.value = append(rate.value, total/time.Since(t0).Seconds())
+			allocs.value = append(allocs.value, float64(heapObjects()-a0)/total)
 			mem.value = append(mem.value, peak.stop())
 			goruntime.GC()
 			peak = startPeak()
+			a0 = heapObjects()
 			base, err := rawManyToMany(p, k)
 			if err != nil {
 				return err
 			}
 			rate.baseline = append(rate.baseline, base)
+			allocs.baseline = append(allocs.baseline, float64(heapObjects()-a0)/total)
 			mem.baseline = append(mem.baseline, peak.stop())
 		}
 		return nil
@@ -163,7 +170,7 @@ func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []figure{rate, mem}, nil
+	return []figure{rate, mem, allocs}, nil
 }
 
 type rawStart struct{}

@@ -1,0 +1,135 @@
+package actor
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Back-pressure between the PEs of one process.
+//
+// A PE that sends faster than its receivers run would otherwise fill their
+// mailboxes until the process runs out of memory. Each PE counts the
+// messages posted to its mailbox by local PEs and not yet processed (its
+// backlog). A PE about to post a batch to a PE whose backlog has reached
+// Config.MaxInFlight waits — its goroutine parks, so the PE processes
+// nothing meanwhile — until that backlog falls below half the bound.
+// Nothing is dropped: the sender resumes and posts what it holds.
+//
+// Waiting must not deadlock: two PEs that send to each other could both
+// wait for the other to run. So a PE marks itself waiting before it looks
+// at its receiver, and it does not wait for a receiver that is waiting
+// itself; it posts anyway and goes on. Of the PEs in any cycle of waits the
+// last to mark itself sees the one it sends to marked, so no cycle forms;
+// the bound is exceeded by what such a PE sends while its receiver waits.
+// A PE never waits for itself, nor for a PE of another process (messages to
+// other nodes are not bounded here), and waiting ends when the job does.
+
+// DefaultMaxInFlight is the backlog, in messages, at which a local sender
+// waits for its receiver when Config.MaxInFlight is 0.
+const DefaultMaxInFlight = 1 << 14
+
+// creditState is a PE's side of the back-pressure: its backlog and the
+// senders waiting for it to shrink.
+type creditState struct {
+	backlog atomic.Int64 // messages posted here by local PEs, not yet processed
+	waiting atomic.Bool  // this PE is parked in awaitCredit
+
+	mu      sync.Mutex
+	wake    chan struct{} // closed when the backlog falls below the low mark
+	parked  atomic.Bool   // someone waits on wake
+	waits   atomic.Int64  // times a sender parked for this PE (for tests and benchmarks)
+	overrun atomic.Int64  // batches posted over the bound because this PE's receiver was waiting
+}
+
+// inFlightBound returns the bound, or 0 if there is none.
+func (rt *Runtime) inFlightBound() int64 {
+	switch n := rt.cfg.MaxInFlight; {
+	case n < 0:
+		return 0
+	case n == 0:
+		return DefaultMaxInFlight
+	default:
+		return int64(n)
+	}
+}
+
+// recheck is how often a parked sender looks again without being woken:
+// its receiver may have started waiting itself meanwhile, which wakes
+// nobody.
+const recheck = 2 * time.Millisecond
+
+// awaitCredit parks the calling PE while d's backlog is at or over the
+// bound, as described above.
+func (pe *PE) awaitCredit(d *PE) {
+	limit := pe.rt.bound
+	if limit == 0 || d == pe || d.credit.backlog.Load() < limit {
+		return
+	}
+	low := limit / 2
+	pe.credit.waiting.Store(true)
+	defer pe.credit.waiting.Store(false)
+	var t *time.Timer
+	for {
+		if d.credit.waiting.Load() {
+			pe.credit.overrun.Add(1)
+			return
+		}
+		if d.credit.backlog.Load() < low || pe.rt.stopped.Load() {
+			return
+		}
+		d.credit.mu.Lock()
+		if d.credit.wake == nil {
+			d.credit.wake = make(chan struct{})
+		}
+		ch := d.credit.wake
+		d.credit.parked.Store(true)
+		d.credit.mu.Unlock()
+		// Looked at again after parked is set: d's wake-up cannot be lost
+		// between the first look and the wait.
+		if d.credit.backlog.Load() < low || d.credit.waiting.Load() {
+			continue
+		}
+		d.credit.waits.Add(1)
+		if t == nil {
+			t = time.NewTimer(recheck)
+			defer t.Stop()
+		} else {
+			t.Reset(recheck)
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+		case <-pe.rt.done:
+			return
+		}
+	}
+}
+
+// consumed lowers pe's backlog by n processed messages and wakes the
+// senders parked for it once it is below the low mark.
+func (pe *PE) consumed(n int) {
+	b := pe.credit.backlog.Add(-int64(n))
+	if b >= pe.rt.bound/2 || !pe.credit.parked.Load() {
+		return
+	}
+	pe.credit.mu.Lock()
+	if pe.credit.wake != nil {
+		close(pe.credit.wake)
+		pe.credit.wake = nil
+	}
+	pe.credit.parked.Store(false)
+	pe.credit.mu.Unlock()
+}
+
+// CreditStats reports, for PE i of this process, how many times a sender
+// parked because of its backlog and how many batches were posted to it over
+// the bound because their sender's own receiver was waiting (see
+// Config.MaxInFlight), and its backlog now.
+func (rt *Runtime) CreditStats(i int) (parked, overruns, backlog int64) {
+	pe := rt.PE(i)
+	if pe == nil {
+		return 0, 0, 0
+	}
+	return pe.credit.waits.Load(), pe.credit.overrun.Load(), pe.credit.backlog.Load()
+}
