@@ -31,9 +31,28 @@ type WireMessage interface {
 // WireDecoder reads a message of one kind on the destination PE.
 type WireDecoder func(pe *PE, dec *msgpack.Decoder) (Message, error)
 
+// WireRunner is a WireMessage whose encoding splits in two: a head that
+// consecutive messages of its kind for one PE have in common (for a chare
+// envelope: collection, entry method, route), and a tail of its own.
+// Such messages travel as runs (wire.Item with Tails): the head once, then
+// the tails, so a burst of sends to one entry method on one PE does not
+// repeat its header per message. The kind must be registered with
+// RegisterWireRun.
+type WireRunner interface {
+	WireMessage
+	AppendWireHead(b []byte) []byte
+	AppendWireTail(b []byte) ([]byte, error)
+}
+
+// RunDecoder reads a run's head once, on the destination PE, and returns
+// the function that decodes each of the run's tails into a message. The
+// tail is only valid during the call.
+type RunDecoder func(pe *PE, head []byte) (func(tail []byte) (Message, error), error)
+
 type wireKind struct {
 	name   string
 	decode WireDecoder
+	run    RunDecoder
 }
 
 var (
@@ -59,46 +78,118 @@ func RegisterWire(kind uint16, name string, decode WireDecoder) {
 	if old := wireKinds[kind]; old.decode != nil && old.name != name {
 		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
 	}
-	wireKinds[kind] = wireKind{name, decode}
+	wireKinds[kind].name, wireKinds[kind].decode = name, decode
+}
+
+// RegisterWireRun registers the run decoder of a kind whose messages are
+// WireRunners (see RegisterWire for the rules). A kind may have both
+// decoders: runs use this one.
+func RegisterWireRun(kind uint16, name string, decode RunDecoder) {
+	if kind == 0 || kind >= controlBit {
+		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
+	}
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	if old := wireKinds[kind]; old.name != "" && old.name != name {
+		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
+	}
+	wireKinds[kind].name, wireKinds[kind].run = name, decode
 }
 
 // itemEncoder writes the messages for one node into one buffer; the items
 // point into it until their frames are built, then it is reused. Structs
 // are written as arrays (no field names): smaller and faster, and msgpack
-// decodes either form.
+// decodes either form. It is the msgpack encoder's writer, so that
+// WireRunners and msgpack-encoded messages append to the same bytes.
 type itemEncoder struct {
-	buf bytes.Buffer
+	b   []byte
 	enc *msgpack.Encoder
+	// The open run: the item it is (-1 for none), and where its head and
+	// tails are in b.
+	run                   int
+	headStart, tailsStart int
 }
 
 func newItemEncoder() *itemEncoder {
-	ie := &itemEncoder{}
-	ie.enc = msgpack.NewEncoder(&ie.buf)
+	ie := &itemEncoder{run: -1}
+	ie.enc = msgpack.NewEncoder(ie)
 	ie.enc.UseArrayEncodedStructs(true)
 	return ie
 }
 
-// encodeItem turns one message for PE dest into a wire item whose body
-// points into ie's buffer.
-func (ie *itemEncoder) encodeItem(dest int, m Message) (wire.Item, error) {
+func (ie *itemEncoder) Write(p []byte) (int, error) { ie.b = append(ie.b, p...); return len(p), nil }
+func (ie *itemEncoder) WriteByte(c byte) error      { ie.b = append(ie.b, c); return nil }
+func (ie *itemEncoder) WriteString(s string) (int, error) {
+	ie.b = append(ie.b, s...)
+	return len(s), nil
+}
+
+func (ie *itemEncoder) reset() { ie.b, ie.run = ie.b[:0], -1 }
+
+// maxRun caps the tails of one run, so that frames can be cut between runs
+// well under their size limit.
+const maxRun = 32 << 10
+
+// add encodes one message for PE dest and appends it to items: to the open
+// run if it continues it, else as a new item. The items' bodies point into
+// ie's buffer.
+func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item, error) {
 	var flag uint16
 	if c, ok := m.(controlMsg); ok {
 		m, flag = c.Message, controlBit
 	}
 	wm, ok := m.(WireMessage)
 	if !ok {
-		return wire.Item{}, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
+		return items, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
 	}
 	if _, sys := m.(control); sys {
 		flag = controlBit
 	}
-	start := ie.buf.Len()
-	if err := wm.EncodeWire(ie.enc); err != nil {
-		ie.buf.Truncate(start)
-		return wire.Item{}, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+	kind := wm.WireKind() | flag
+	if r, ok := wm.(WireRunner); ok {
+		return ie.addToRun(items, dest, kind, r)
 	}
-	b := ie.buf.Bytes()
-	return wire.Item{PE: int32(dest), Kind: wm.WireKind() | flag, Body: b[start:len(b):len(b)]}, nil
+	start := len(ie.b)
+	if err := wm.EncodeWire(ie.enc); err != nil {
+		ie.b = ie.b[:start]
+		return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+	}
+	return append(items, wire.Item{PE: int32(dest), Kind: kind, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
+}
+
+func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r WireRunner) ([]wire.Item, error) {
+	hs := len(ie.b)
+	ie.b = r.AppendWireHead(ie.b)
+	he := len(ie.b)
+	continues := false
+	if ie.run >= 0 && ie.run == len(items)-1 && hs-ie.tailsStart < maxRun {
+		open := &items[ie.run]
+		continues = open.PE == int32(dest) && open.Kind == kind && bytes.Equal(ie.b[ie.headStart:ie.tailsStart], ie.b[hs:he])
+	}
+	if continues {
+		ie.b = ie.b[:hs] // the run has this head already
+	} else {
+		items = append(items, wire.Item{PE: int32(dest), Kind: kind})
+		ie.run, ie.headStart, ie.tailsStart = len(items)-1, hs, he
+	}
+	before := len(ie.b)
+	b, mark := wire.BeginTail(ie.b)
+	b, err := r.AppendWireTail(b)
+	if err != nil {
+		if continues {
+			ie.b = ie.b[:before]
+		} else {
+			ie.b, items, ie.run = ie.b[:hs], items[:len(items)-1], -1
+		}
+		return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", r, dest, err)
+	}
+	ie.b = wire.EndTail(b, mark)
+	// The buffer may have moved: point the run at where it is now.
+	it := &items[ie.run]
+	it.Tails++
+	it.Head = ie.b[ie.headStart:ie.tailsStart:ie.tailsStart]
+	it.Body = ie.b[ie.tailsStart:len(ie.b):len(ie.b)]
+	return items, nil
 }
 
 // flushRemote encodes the messages buffered for a PE of another node into
@@ -114,20 +205,22 @@ func (pe *PE) flushRemote(dest int, q []Message) {
 		ie = newItemEncoder()
 		pe.routEnc[n] = ie
 	}
+	if len(pe.rout[n]) == 0 && len(q) > 0 {
+		pe.rnodes = append(pe.rnodes, n)
+	}
+	items := pe.rout[n]
 	for _, m := range q {
-		it, err := ie.encodeItem(dest, m)
-		if err != nil {
+		var err error
+		if items, err = ie.add(items, dest, m); err != nil {
+			pe.rout[n] = items
 			pe.rt.Abort(err)
 			return
 		}
-		if len(pe.rout[n]) == 0 {
-			pe.rnodes = append(pe.rnodes, n)
-		}
-		pe.rout[n] = append(pe.rout[n], it)
 	}
+	pe.rout[n] = items
 	// A long burst (a loop of sends in one entry method) leaves in frames
 	// as it goes, so that the other node starts working at once.
-	if ie.buf.Len() >= eagerFrame {
+	if len(ie.b) >= eagerFrame {
 		pe.sendFramesTo(n)
 	}
 }
@@ -143,7 +236,7 @@ func (pe *PE) sendFramesTo(n int) {
 	}
 	clear(items)
 	pe.rout[n] = items[:0]
-	pe.routEnc[n].buf.Reset() // the frames hold copies of the bodies
+	pe.routEnc[n].reset() // the frames hold copies of the bodies
 }
 
 // sendFrames sends the pending items of every node, split into frames
@@ -183,6 +276,16 @@ func (rt *Runtime) deliverRemote(f *wire.Frame) {
 // receiveRemote decodes and delivers the items of a remote batch.
 func (pe *PE) receiveRemote(b *remoteBatch) {
 	for _, it := range b.items {
+		if it.Tails > 0 {
+			if err := pe.receiveRun(it); err != nil {
+				pe.rt.Abort(err)
+				return
+			}
+			if pe.rt.stopped.Load() {
+				return
+			}
+			continue
+		}
 		m, err := pe.decodeItem(it)
 		if err != nil {
 			pe.rt.Abort(err)
@@ -195,10 +298,54 @@ func (pe *PE) receiveRemote(b *remoteBatch) {
 	}
 }
 
+// receiveRun decodes a run's head once, then each tail, and delivers the
+// messages as they come.
+func (pe *PE) receiveRun(it wire.Item) (err error) {
+	kind := it.Kind &^ controlBit
+	k := wireKinds[kind]
+	if k.run == nil {
+		return fmt.Errorf("actor: PE %d received a run of %d messages of kind %d, which has no run decoder", pe.id, it.Tails, kind)
+	}
+	defer func() { // a decoder must not take the process down
+		if r := recover(); r != nil {
+			err = fmt.Errorf("actor: decoding a %s on PE %d: %v", k.name, pe.id, r)
+		}
+	}()
+	next, err := k.run(pe, it.Head)
+	if err != nil {
+		return fmt.Errorf("actor: decoding the head of a run of %s on PE %d: %w", k.name, pe.id, err)
+	}
+	rest := it.Body
+	for i := range it.Tails {
+		tail, r, ok := wire.NextTail(rest)
+		if !ok {
+			return fmt.Errorf("actor: a run of %s on PE %d ends after %d of %d messages", k.name, pe.id, i, it.Tails)
+		}
+		rest = r
+		m, err := next(tail)
+		if err != nil {
+			return fmt.Errorf("actor: decoding a %s on PE %d: %w", k.name, pe.id, err)
+		}
+		if it.Kind&controlBit != 0 {
+			if _, sys := m.(control); !sys {
+				m = controlMsg{m}
+			}
+		}
+		pe.deliver(m)
+		if pe.rt.stopped.Load() {
+			return nil
+		}
+	}
+	return nil
+}
+
 func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 	kind := it.Kind &^ controlBit
 	k := wireKinds[kind]
 	if k.decode == nil {
+		if k.run != nil {
+			return nil, fmt.Errorf("actor: PE %d received a %s outside a run", pe.id, k.name)
+		}
 		return nil, fmt.Errorf("actor: PE %d received a message of unknown kind %d", pe.id, kind)
 	}
 	defer func() { // a decoder must not take the process down

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime/debug"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/actor/codec"
 	"github.com/charmgo/charm/chare/reducer"
 )
 
@@ -93,7 +95,7 @@ func InitOf[T, M any](from Context, s *Spec, init func(*T, M), msg M) (func(obj 
 		return nil, err
 	}
 	if pe.job.rt.NumNodes() > 1 {
-		b, err := msgpack.Marshal(msg)
+		b, err := codec.Append(codec.For[M](), nil, &msg)
 		if err != nil {
 			return nil, fmt.Errorf("chare: encoding the constructor message of %s: %w", e, err)
 		}
@@ -142,7 +144,7 @@ func decodeMsg(e *Entry, b []byte) (any, error) {
 		return nil, nil
 	}
 	v := reflect.New(e.Msg)
-	if err := msgpack.Unmarshal(b, v.Interface()); err != nil {
+	if err := codec.Of(e.Msg).DecodeValue(b, v); err != nil {
 		return nil, fmt.Errorf("decoding the message of %s: %w", e, err)
 	}
 	return v.Elem().Interface(), nil
@@ -261,180 +263,328 @@ func encodeIndex(i any) ([]byte, error) {
 	return msgpack.Marshal(i)
 }
 
-// An envelope on the wire is a msgpack array of three, written by hand
-// (the message path: no reflection on the header):
+// An envelope on the wire is an actor.WireRunner: consecutive envelopes
+// for one PE with the same head travel as one run (wire.Item), the head
+// once. The head has a fixed layout (little-endian): route kind (1 byte),
+// collection (8), route PE, source PE, broadcast root and entry (4 each).
+// The tail holds the rest:
 //
-//	[header, index, message]
+//	flags (1 byte), then as the flags say:
+//	  reply future: PE (zig-zag varint), ID (uvarint)
+//	  epoch (uvarint), hops (1 byte)
+//	  index: length (uvarint) and its msgpack bytes, or, on a multicast
+//	  hop, the number of members (uvarint) and each member so
+//	then the message to the end, in its type's codec (actor/codec:
+//	generated, the type's MarshalMsg, or msgpack by reflection).
 //
-// header is a msgpack bin of fixed layout (little-endian): route kind (1
-// byte), collection (8), PE, source PE, broadcast root (4 each), entry
-// (4), reply future's PE (4) and ID (8), epoch (4), hops (1). index is nil, the index's
-// msgpack bytes, or for a multicast hop an array of them; message is the
-// entry's message inline (nil for none).
-const headerLen = 1 + 8 + 4*4 + 4 + 8 + 4 + 1
+// Inside another message (WireEnvelope) an envelope is one msgpack binary
+// holding the head and the tail.
+const envHeadLen = 1 + 8 + 4*4
 
-func encodeEnvelope(enc *msgpack.Encoder, h *Header, msg any, reply futureRef) error {
+const (
+	tailReply   = 1 << iota // a reply future follows
+	tailEpoch               // epoch and hops follow
+	tailIndex               // an index follows
+	tailMembers             // a multicast hop's members follow
+)
+
+func appendEnvHead(b []byte, h *Header) []byte {
 	var entry EntryID
 	if h.Entry != nil {
 		entry = h.Entry.ID
 	}
-	var hb [headerLen]byte
-	hb[0] = uint8(h.Kind)
 	le := binary.LittleEndian
-	le.PutUint64(hb[1:], uint64(h.Coll))
-	le.PutUint32(hb[9:], uint32(int32(h.PE)))
-	le.PutUint32(hb[13:], uint32(int32(h.Src)))
-	le.PutUint32(hb[17:], uint32(int32(h.Root)))
-	le.PutUint32(hb[21:], uint32(entry))
-	le.PutUint32(hb[25:], uint32(int32(reply.PE)))
-	le.PutUint64(hb[29:], reply.ID)
-	le.PutUint32(hb[37:], h.Epoch)
-	hb[41] = h.Hops
-	if err := errors.Join(enc.EncodeArrayLen(3), enc.EncodeBytes(hb[:])); err != nil {
-		return err
-	}
-	if h.Kind == KindSection {
-		ms := h.Members()
-		if err := enc.EncodeArrayLen(len(ms)); err != nil {
-			return err
-		}
-		for _, m := range ms {
-			b, err := encodeIndex(m)
-			if err != nil {
-				return fmt.Errorf("encoding section member %v: %w", m, err)
-			}
-			if err := enc.EncodeBytes(b); err != nil {
-				return err
-			}
-		}
-	} else {
-		b, err := encodeIndex(h.Index)
-		if err != nil {
-			return fmt.Errorf("encoding index %v: %w", h.Index, err)
-		}
-		if err := enc.EncodeBytes(b); err != nil {
-			return err
-		}
-	}
-	if h.Entry == nil || h.Entry.Msg == nil {
-		return enc.EncodeNil()
-	}
-	if err := enc.Encode(msg); err != nil {
-		return fmt.Errorf("encoding the message of %s: %w", h.Entry, err)
-	}
-	return nil
+	b = append(b, uint8(h.Kind))
+	b = le.AppendUint64(b, uint64(h.Coll))
+	b = le.AppendUint32(b, uint32(int32(h.PE)))
+	b = le.AppendUint32(b, uint32(int32(h.Src)))
+	b = le.AppendUint32(b, uint32(int32(h.Root)))
+	return le.AppendUint32(b, uint32(entry))
 }
 
-func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-	n, err := dec.DecodeArrayLen()
-	if err != nil {
-		return nil, err
+// appendEnvTail appends the tail up to the message.
+func appendEnvTail(b []byte, h *Header, reply futureRef) ([]byte, error) {
+	var flags byte
+	if reply != (futureRef{}) {
+		flags |= tailReply
 	}
-	if n != 3 {
-		return nil, fmt.Errorf("an envelope of %d fields, not 3", n)
+	if h.Epoch != 0 || h.Hops != 0 {
+		flags |= tailEpoch
 	}
-	hl, err := dec.DecodeBytesLen()
-	if err != nil {
-		return nil, err
+	if h.Kind == KindSection {
+		flags |= tailMembers
+	} else if h.Index != nil {
+		flags |= tailIndex
 	}
-	if hl != headerLen {
-		return nil, fmt.Errorf("an envelope header of %d bytes, not %d", hl, headerLen)
+	b = append(b, flags)
+	if flags&tailReply != 0 {
+		b = binary.AppendVarint(b, int64(reply.PE))
+		b = binary.AppendUvarint(b, reply.ID)
 	}
-	var hb []byte
-	if ap != nil {
-		hb = ap.Scratch(headerLen)
-	} else {
-		hb = make([]byte, headerLen)
+	if flags&tailEpoch != 0 {
+		b = binary.AppendUvarint(b, uint64(h.Epoch))
+		b = append(b, h.Hops)
 	}
-	if err := dec.ReadFull(hb); err != nil {
-		return nil, err
-	}
-	le := binary.LittleEndian
-	kind := Kind(hb[0])
-	if kind == KindNone || kind > KindSection {
-		return nil, fmt.Errorf("an envelope of route kind %d", kind)
-	}
-	e, err := EntryByID(EntryID(le.Uint32(hb[21:])))
-	if err != nil {
-		return nil, err
-	}
-	reply := futureRef{int(int32(le.Uint32(hb[25:]))), le.Uint64(hb[29:])}
-	h := Header{Route: Route{Kind: kind, Coll: CollID(le.Uint64(hb[1:])), PE: int(int32(le.Uint32(hb[9:])))},
-		Entry: e, Src: int(int32(le.Uint32(hb[13:]))), Root: int(int32(le.Uint32(hb[17:]))),
-		Epoch: le.Uint32(hb[37:]), Hops: hb[41]}
-	if kind == KindSection {
-		m, err := dec.DecodeArrayLen()
-		if err != nil {
-			return nil, err
+	var err error
+	switch {
+	case flags&tailMembers != 0:
+		ms := h.Members()
+		b = binary.AppendUvarint(b, uint64(len(ms)))
+		for _, m := range ms {
+			if b, err = appendIndex(b, m); err != nil {
+				return b, fmt.Errorf("encoding section member %v: %w", m, err)
+			}
 		}
-		if br, ok := dec.Buffered().(interface{ Len() int }); m < 0 || ok && m > br.Len() {
-			return nil, fmt.Errorf("a multicast hop of %d members", m)
+	case flags&tailIndex != 0:
+		if b, err = appendIndex(b, h.Index); err != nil {
+			return b, fmt.Errorf("encoding index %v: %w", h.Index, err)
+		}
+	}
+	return b, nil
+}
+
+func appendIndex(b []byte, i any) ([]byte, error) {
+	r, err := encodeIndex(i)
+	if err != nil {
+		return b, err
+	}
+	return append(binary.AppendUvarint(b, uint64(len(r))), r...), nil
+}
+
+// tailReader reads a tail strictly: it comes from another process.
+type tailReader struct {
+	b   []byte
+	off int
+}
+
+func (r *tailReader) uvarint(what string) (uint64, error) {
+	v, n := binary.Uvarint(r.b[r.off:])
+	if n <= 0 {
+		return 0, fmt.Errorf("an envelope's %s is truncated or overflows (at byte %d of its tail)", what, r.off)
+	}
+	r.off += n
+	return v, nil
+}
+
+func (r *tailReader) bytes(what string) ([]byte, error) {
+	n, err := r.uvarint(what + "'s length")
+	if err != nil {
+		return nil, err
+	}
+	if n > uint64(len(r.b)-r.off) {
+		return nil, fmt.Errorf("an envelope's %s of %d bytes, but %d are left", what, n, len(r.b)-r.off)
+	}
+	// A copy: the tail aliases a whole frame, which an index kept in a
+	// cache would pin.
+	p := append([]byte(nil), r.b[r.off:r.off+int(n)]...)
+	r.off += int(n)
+	return p, nil
+}
+
+// decodeEnvTail completes h from a tail and returns the reply future and
+// the message's bytes (aliasing tail).
+func decodeEnvTail(h *Header, tail []byte) (futureRef, []byte, error) {
+	var reply futureRef
+	if len(tail) == 0 {
+		return reply, nil, errors.New("an envelope without a tail")
+	}
+	flags := tail[0]
+	if flags&^(tailReply|tailEpoch|tailIndex|tailMembers) != 0 || flags&tailIndex != 0 && flags&tailMembers != 0 {
+		return reply, nil, fmt.Errorf("an envelope with tail flags %#x", flags)
+	}
+	if (flags&tailMembers != 0) != (h.Kind == KindSection) {
+		return reply, nil, fmt.Errorf("an envelope of route kind %d with tail flags %#x", h.Kind, flags)
+	}
+	r := tailReader{b: tail, off: 1}
+	if flags&tailReply != 0 {
+		pe, n := binary.Varint(r.b[r.off:])
+		if n <= 0 || pe < math.MinInt32 || pe > math.MaxInt32 {
+			return reply, nil, errors.New("an envelope's reply future PE is truncated or out of range")
+		}
+		r.off += n
+		id, err := r.uvarint("reply future")
+		if err != nil {
+			return reply, nil, err
+		}
+		reply = futureRef{int(pe), id}
+	}
+	if flags&tailEpoch != 0 {
+		ep, err := r.uvarint("epoch")
+		if err != nil {
+			return reply, nil, err
+		}
+		if ep > math.MaxUint32 || r.off >= len(r.b) {
+			return reply, nil, errors.New("an envelope's epoch is out of range or its hops are missing")
+		}
+		h.Epoch, h.Hops = uint32(ep), r.b[r.off]
+		r.off++
+	}
+	switch {
+	case flags&tailIndex != 0:
+		b, err := r.bytes("index")
+		if err != nil {
+			return reply, nil, err
+		}
+		h.Index = rawIndex(b)
+	case flags&tailMembers != 0:
+		m, err := r.uvarint("member count")
+		if err != nil {
+			return reply, nil, err
+		}
+		if m > uint64(len(r.b)-r.off) { // each member takes a byte at least
+			return reply, nil, fmt.Errorf("a multicast hop of %d members", m)
 		}
 		ms := make([]any, m)
 		for i := range ms {
-			b, err := dec.DecodeBytes()
+			b, err := r.bytes("member")
 			if err != nil {
-				return nil, err
+				return reply, nil, err
 			}
 			ms[i] = rawIndex(b)
 		}
 		h.Index = ms
-	} else {
-		b, err := dec.DecodeBytes()
+	}
+	return reply, r.b[r.off:], nil
+}
+
+// decodeEnvHead reads a run's head and returns the decoder of its tails:
+// the entry and its typed decoder are looked up once per run.
+func decodeEnvHead(_ *actor.PE, head []byte) (func(tail []byte) (actor.Message, error), error) {
+	if len(head) != envHeadLen {
+		return nil, fmt.Errorf("an envelope head of %d bytes, not %d", len(head), envHeadLen)
+	}
+	le := binary.LittleEndian
+	kind := Kind(head[0])
+	if kind == KindNone || kind > KindSection {
+		return nil, fmt.Errorf("an envelope of route kind %d", kind)
+	}
+	e, err := EntryByID(EntryID(le.Uint32(head[21:])))
+	if err != nil {
+		return nil, err
+	}
+	base := Header{Route: Route{Kind: kind, Coll: CollID(le.Uint64(head[1:])), PE: int(int32(le.Uint32(head[9:])))},
+		Entry: e, Src: int(int32(le.Uint32(head[13:]))), Root: int(int32(le.Uint32(head[17:])))}
+	typed := e.wireEnv.Load()
+	return func(tail []byte) (actor.Message, error) {
+		h := base
+		reply, msg, err := decodeEnvTail(&h, tail)
 		if err != nil {
 			return nil, err
 		}
-		if b != nil {
-			h.Index = rawIndex(b)
+		if typed != nil {
+			return (*typed)(h, reply, msg)
 		}
-	}
-	if f := e.wireEnv.Load(); f != nil {
-		return (*f)(h, reply, dec)
-	}
+		return decodeDyn(h, reply, msg)
+	}, nil
+}
+
+// decodeDyn decodes an envelope whose entry has no typed decoder in this
+// process: the message by its type's codec, the call by reflection.
+func decodeDyn(h Header, reply futureRef, msg []byte) (actor.Message, error) {
 	env := &envDyn{reply: reply}
 	env.h = h
+	e := h.Entry
 	if e.Msg == nil {
-		return env, dec.Skip()
+		return env, noMessage(e, msg)
 	}
 	v := reflect.New(e.Msg)
-	if err := dec.Decode(v.Interface()); err != nil {
+	if err := codec.Of(e.Msg).DecodeValue(msg, v); err != nil {
 		return nil, fmt.Errorf("decoding the message of %s: %w", e, err)
 	}
 	env.msg = v.Elem().Interface()
 	return env, nil
 }
 
-func (e *env1[T, M]) WireKind() uint16 { return kindEnvelope }
-func (e *env1[T, M]) EncodeWire(enc *msgpack.Encoder) error {
-	return encodeEnvelope(enc, &e.h, e.msg, futureRef{})
-}
-func (e *env0[T]) WireKind() uint16 { return kindEnvelope }
-func (e *env0[T]) EncodeWire(enc *msgpack.Encoder) error {
-	return encodeEnvelope(enc, &e.h, nil, futureRef{})
-}
-func (e *envCall[T, M, R]) WireKind() uint16 { return kindEnvelope }
-func (e *envCall[T, M, R]) EncodeWire(enc *msgpack.Encoder) error {
-	return encodeEnvelope(enc, &e.h, e.msg, e.reply)
-}
-func (e *envCall0[T, R]) WireKind() uint16 { return kindEnvelope }
-func (e *envCall0[T, R]) EncodeWire(enc *msgpack.Encoder) error {
-	return encodeEnvelope(enc, &e.h, nil, e.reply)
-}
-func (e *envDyn) WireKind() uint16 { return kindEnvelope }
-func (e *envDyn) EncodeWire(enc *msgpack.Encoder) error {
-	msg := e.msg
-	if e.h.Entry != nil && e.h.Entry.Msg != nil {
-		// The message came in an any (a callback's value): check and
-		// convert it here as the entry method would when it runs, so that
-		// a mistake gets the same error as in one process rather than a
-		// decoding error in the other.
-		v, err := convertArg(e.h.Entry, msg)
-		if err != nil {
-			return err
-		}
-		msg = v.Interface()
+func noMessage(e *Entry, msg []byte) error {
+	if len(msg) != 0 {
+		return fmt.Errorf("%d bytes of message for %s, which takes none", len(msg), e)
 	}
-	return encodeEnvelope(enc, &e.h, msg, e.reply)
+	return nil
+}
+
+// encodeWhole writes an envelope as one msgpack binary, for WireEnvelope.
+func encodeWhole(enc *msgpack.Encoder, r actor.WireRunner) error {
+	b, err := r.AppendWireTail(r.AppendWireHead(nil))
+	if err != nil {
+		return err
+	}
+	return enc.EncodeBytes(b)
+}
+
+// decodeEnvelope reads an envelope written by encodeWhole.
+func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	b, err := dec.DecodeBytes()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) < envHeadLen {
+		return nil, fmt.Errorf("an envelope of %d bytes", len(b))
+	}
+	next, err := decodeEnvHead(ap, b[:envHeadLen])
+	if err != nil {
+		return nil, err
+	}
+	return next(b[envHeadLen:])
+}
+
+func (e *envHead) AppendWireHead(b []byte) []byte { return appendEnvHead(b, &e.h) }
+
+func (e *env1[T, M]) WireKind() uint16                      { return kindEnvelope }
+func (e *env1[T, M]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
+func (e *env1[T, M]) AppendWireTail(b []byte) ([]byte, error) {
+	b, err := appendEnvTail(b, &e.h, futureRef{})
+	if err != nil {
+		return b, err
+	}
+	return appendMsg(b, e.h.Entry, &e.msg)
+}
+func (e *env0[T]) WireKind() uint16                      { return kindEnvelope }
+func (e *env0[T]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
+func (e *env0[T]) AppendWireTail(b []byte) ([]byte, error) {
+	return appendEnvTail(b, &e.h, futureRef{})
+}
+func (e *envCall[T, M, R]) WireKind() uint16                      { return kindEnvelope }
+func (e *envCall[T, M, R]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
+func (e *envCall[T, M, R]) AppendWireTail(b []byte) ([]byte, error) {
+	b, err := appendEnvTail(b, &e.h, e.reply)
+	if err != nil {
+		return b, err
+	}
+	return appendMsg(b, e.h.Entry, &e.msg)
+}
+func (e *envCall0[T, R]) WireKind() uint16                      { return kindEnvelope }
+func (e *envCall0[T, R]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
+func (e *envCall0[T, R]) AppendWireTail(b []byte) ([]byte, error) {
+	return appendEnvTail(b, &e.h, e.reply)
+}
+func (e *envDyn) WireKind() uint16                      { return kindEnvelope }
+func (e *envDyn) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
+func (e *envDyn) AppendWireTail(b []byte) ([]byte, error) {
+	b, err := appendEnvTail(b, &e.h, e.reply)
+	if err != nil || e.h.Entry == nil || e.h.Entry.Msg == nil {
+		return b, err
+	}
+	// The message came in an any (a callback's value): check and convert
+	// it here as the entry method would when it runs, so that a mistake
+	// gets the same error as in one process rather than a decoding error
+	// in the other.
+	v, err := convertArg(e.h.Entry, e.msg)
+	if err != nil {
+		return b, err
+	}
+	if b, err = codec.Of(e.h.Entry.Msg).AppendValue(b, v); err != nil {
+		return b, fmt.Errorf("encoding the message of %s: %w", e.h.Entry, err)
+	}
+	return b, nil
+}
+
+// appendMsg appends a typed envelope's message with its type's codec.
+func appendMsg[M any](b []byte, e *Entry, msg *M) ([]byte, error) {
+	b, err := codec.Append(codec.For[M](), b, msg)
+	if err != nil {
+		return b, fmt.Errorf("encoding the message of %s: %w", e, err)
+	}
+	return b, nil
 }
 
 // resolve turns a raw index into the collection's index type.
@@ -576,6 +726,7 @@ func decodeReduction(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 
 func init() {
 	actor.RegisterWire(kindEnvelope, "chare envelope", decodeEnvelope)
+	actor.RegisterWireRun(kindEnvelope, "chare envelope", decodeEnvHead)
 	actor.RegisterWire(kindCreate, "collection creation", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		var c CollID
 		err := dec.Decode(&c)
@@ -718,8 +869,9 @@ func Fingerprint() string {
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
-// wireDecoder reads the message of a typed envelope from another process.
-type wireDecoder func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error)
+// wireDecoder builds a typed envelope from another process: its header,
+// reply future and message bytes (in the message type's codec).
+type wireDecoder func(h Header, reply futureRef, msg []byte) (actor.Message, error)
 
 // wireInstaller is implemented by the typed envelopes: they install, once
 // per entry method, the decoder that rebuilds them.
@@ -728,14 +880,14 @@ type wireInstaller interface {
 }
 
 func (e *env1[T, M]) installWire(en *Entry) {
-	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+	fn, c := e.fn, codec.For[M]()
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
 		if reply.ID != 0 {
 			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
 		}
 		out := &env1[T, M]{fn: fn}
 		out.h = h
-		if err := dec.Decode(&out.msg); err != nil {
+		if err := codec.Decode(c, msg, &out.msg); err != nil {
 			return nil, fmt.Errorf("decoding the message of %s: %w", h.Entry, err)
 		}
 		return out, nil
@@ -745,13 +897,13 @@ func (e *env1[T, M]) installWire(en *Entry) {
 
 func (e *env0[T]) installWire(en *Entry) {
 	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
 		if reply.ID != 0 {
 			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
 		}
 		out := &env0[T]{fn: fn}
 		out.h = h
-		return out, dec.Skip()
+		return out, noMessage(h.Entry, msg)
 	})
 	en.wireEnv.CompareAndSwap(nil, &f)
 }
@@ -760,11 +912,11 @@ func (e *env0[T]) installWire(en *Entry) {
 // for a sync call (a reply future in the header) and for SendR (none).
 
 func (e *envCall[T, M, R]) installWire(en *Entry) {
-	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+	fn, c := e.fn, codec.For[M]()
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
 		out := &envCall[T, M, R]{fn: fn, reply: reply}
 		out.h = h
-		if err := dec.Decode(&out.msg); err != nil {
+		if err := codec.Decode(c, msg, &out.msg); err != nil {
 			return nil, fmt.Errorf("decoding the message of %s: %w", h.Entry, err)
 		}
 		return out, nil
@@ -774,10 +926,10 @@ func (e *envCall[T, M, R]) installWire(en *Entry) {
 
 func (e *envCall0[T, R]) installWire(en *Entry) {
 	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, dec *msgpack.Decoder) (actor.Message, error) {
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
 		out := &envCall0[T, R]{fn: fn, reply: reply}
 		out.h = h
-		return out, dec.Skip()
+		return out, noMessage(h.Entry, msg)
 	})
 	en.wireEnv.CompareAndSwap(nil, &f)
 }

@@ -56,6 +56,11 @@ func TestWireCallEnvelopes(t *testing.T) {
 		{name: "a reply on a method without a result", env: &envDyn{envHead: head(ping), reply: reply},
 			err: "a reply future on a call of chare.wireCallWorker.Ping, which returns nothing"},
 	}
+	var _ actor.WireRunner = (*env1[wireCallWorker, int])(nil)
+	var _ actor.WireRunner = (*env0[wireCallWorker])(nil)
+	var _ actor.WireRunner = (*envCall[wireCallWorker, int, int])(nil)
+	var _ actor.WireRunner = (*envCall0[wireCallWorker, int])(nil)
+	var _ actor.WireRunner = (*envDyn)(nil)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer

@@ -49,7 +49,9 @@ const (
 
 const (
 	itemFieldCount = 3
+	runFieldCount  = 4
 	minItemSize    = 4  // fixarray(3), PE, kind, nil body: one byte each
+	minTailSize    = 2  // bin8 of length 0
 	noItem         = -1 // decoder.item outside the items
 )
 
@@ -136,15 +138,19 @@ func (d *decoder) items() ([]Item, error) {
 	for i := range items {
 		d.item = i
 		it := &items[i]
+		m := itemFieldCount
 		if d.off < len(d.b) && d.b[d.off] == codeFixArrLo+itemFieldCount {
-			d.off++ // the usual header, read fast
+			d.off++ // the usual headers, read fast
+		} else if d.off < len(d.b) && d.b[d.off] == codeFixArrLo+runFieldCount {
+			d.off++
+			m = runFieldCount
 		} else {
-			m, _, err := d.arrayHeader("item")
-			if err != nil {
+			var err error
+			if m, _, err = d.arrayHeader("item"); err != nil {
 				return nil, err
 			}
-			if m != itemFieldCount {
-				return nil, d.fail("item", "%d fields, want %d", m, itemFieldCount)
+			if m != itemFieldCount && m != runFieldCount {
+				return nil, d.fail("item", "%d fields, want %d (a message) or %d (a run)", m, itemFieldCount, runFieldCount)
 			}
 		}
 		pe, err := d.int("PE", 0, math.MaxInt32)
@@ -157,12 +163,51 @@ func (d *decoder) items() ([]Item, error) {
 			return nil, err
 		}
 		it.Kind = uint16(k)
-		if it.Body, err = d.bin("body"); err != nil {
+		if m == itemFieldCount {
+			if it.Body, err = d.bin("body"); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if it.Head, err = d.bin("head"); err != nil {
 			return nil, err
 		}
+		n, isNil, err := d.arrayHeader("tails")
+		if err != nil {
+			return nil, err
+		}
+		if isNil || n == 0 {
+			return nil, d.fail("tails", "a run without tails")
+		}
+		if left := len(d.b) - d.off; n > left/minTailSize {
+			return nil, d.fail("tails", "%d tails declared, but only %d bytes left", n, left)
+		}
+		start := d.off
+		if err := d.tails(n); err != nil {
+			return nil, err
+		}
+		it.Tails, it.Body = n, d.b[start:d.off:d.off]
 	}
 	d.item = noItem
 	return items, nil
+}
+
+// tails checks n tails, each a msgpack binary (not nil).
+func (d *decoder) tails(n int) error {
+	for range n {
+		if _, err := d.tail(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (d *decoder) tail() ([]byte, error) {
+	if d.off < len(d.b) && d.b[d.off] == codeNil {
+		d.start = d.off
+		return nil, d.fail("tail", "want binary, found nil")
+	}
+	return d.bin("tail")
 }
 
 // decoder reads msgpack values from b strictly: each field must have the

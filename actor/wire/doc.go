@@ -24,15 +24,24 @@
 //
 //	[Version, Kind, Token, From, Seq, Code, Body, Items]
 //
-//	Version  integer, always 1 in this format ([Version])
+//	Version  integer, always 2 in this format ([Version])
 //	Kind     integer, a [FrameKind]
 //	Token    string, the job's token
 //	From     integer >= 0, the sending node
 //	Seq      integer >= 0 (uint64)
 //	Code     integer (exit code)
 //	Body     binary, or nil
-//	Items    array of items, or nil; each item an array of 3 elements:
+//	Items    array of items, or nil; each item either one message, an
+//	         array of 3 elements:
 //	         [PE (integer >= 0, int32), Kind (integer, uint16), Body (binary or nil)]
+//	         or a run of messages of one kind for one PE, an array of 4:
+//	         [PE, Kind, Head (binary or nil), Tails (array of at least one binary)]
+//
+// A run carries what its messages share once (for chare envelopes the
+// collection, entry method and route, 25 bytes), and per message only its
+// tail (flags, index, message): a burst of 16-byte sends to one entry
+// method costs about 10 bytes a message instead of about 60. Version 1
+// had no runs.
 //
 // Fields are positional: no names travel, and the version, read first,
 // says how to read the rest. Integers take msgpack's shortest form, so a

@@ -56,10 +56,19 @@ func AppendFrame(dst []byte, f *Frame) ([]byte, error) {
 		_ = enc.EncodeArrayLen(len(f.Items))
 		for i := range f.Items {
 			it := &f.Items[i]
-			_ = enc.EncodeArrayLen(itemFieldCount)
+			if it.Tails == 0 {
+				_ = enc.EncodeArrayLen(itemFieldCount)
+				_ = enc.EncodeInt(int64(it.PE))
+				_ = enc.EncodeUint(uint64(it.Kind))
+				_ = enc.EncodeBytes(it.Body)
+				continue
+			}
+			_ = enc.EncodeArrayLen(runFieldCount)
 			_ = enc.EncodeInt(int64(it.PE))
 			_ = enc.EncodeUint(uint64(it.Kind))
-			_ = enc.EncodeBytes(it.Body)
+			_ = enc.EncodeBytes(it.Head)
+			_ = enc.EncodeArrayLen(it.Tails)
+			_, _ = e.buf.Write(it.Body) // the tails, already binaries
 		}
 	}
 	dst = append(dst, e.buf.Bytes()...)
@@ -86,8 +95,17 @@ func check(f *Frame) error {
 		if it.PE < 0 {
 			return fmt.Errorf("wire: cannot encode frame: item %d: PE %d is negative", i, it.PE)
 		}
-		if tooLong(len(it.Body)) {
+		if tooLong(len(it.Body)) || tooLong(len(it.Head)) || tooLong(it.Tails) {
 			return fmt.Errorf("wire: cannot encode frame: item %d: body is longer than 4 GiB", i)
+		}
+		if it.Tails < 0 {
+			return fmt.Errorf("wire: cannot encode frame: item %d: %d tails", i, it.Tails)
+		}
+		if it.Tails > 0 {
+			d := decoder{b: it.Body, item: i}
+			if err := d.tails(it.Tails); err != nil || d.off != len(it.Body) {
+				return fmt.Errorf("wire: cannot encode frame: item %d: its body is not %d tails", i, it.Tails)
+			}
 		}
 	}
 	return nil
@@ -110,11 +128,16 @@ func Size(f *Frame) int {
 	return n
 }
 
-// Size returns the length of the item's encoding inside a frame. A data
+// Size returns the length of the item's encoding inside a frame (a run's
+// whole encoding). A data
 // frame's Items field takes the sum of its items' sizes plus an array
 // header of 1, 3 or 5 bytes.
 func (it Item) Size() int {
-	return 1 + intSize(int64(it.PE)) + uintSize(uint64(it.Kind)) + binSize(it.Body)
+	n := 1 + intSize(int64(it.PE)) + uintSize(uint64(it.Kind))
+	if it.Tails == 0 {
+		return n + binSize(it.Body)
+	}
+	return n + binSize(it.Head) + arrayHeaderSize(it.Tails) + len(it.Body)
 }
 
 // The sizes below follow the msgpack encoder's choices: the shortest form.

@@ -2,13 +2,14 @@ package wire
 
 import (
 	"errors"
+	"math"
 	"strconv"
 )
 
 // Version is the frame format this program speaks. It is the first field of
 // every frame, so a node running a different build is told so plainly
 // instead of having its frames misread.
-const Version = 1
+const Version = 2
 
 // MaxFrame is the largest frame the runtime sends: gRPC's default 4 MB
 // receive limit, minus headroom for the protobuf wrapper and for the remote
@@ -59,11 +60,20 @@ type Frame struct {
 	Items []Item // KindData: the messages
 }
 
-// Item is one message for one PE.
+// Item is one message for one PE, or a run of messages of one kind for one
+// PE that share a head.
+//
+// A run carries what its messages have in common (for a chare envelope:
+// the collection, the entry method, the route) once, in Head, and each
+// message's own part (its index, its message) as a tail: Body then holds
+// Tails msgpack binaries, one after another ([AppendTail] writes one,
+// [NextTail] reads them back).
 type Item struct {
-	PE   int32  // destination PE
-	Kind uint16 // the message's registered kind, opaque here
-	Body []byte // the message, encoded by its kind's codec, opaque here
+	PE    int32  // destination PE
+	Kind  uint16 // the message's registered kind, opaque here
+	Tails int    // 0: Body is one message; n > 0: a run of n tails
+	Head  []byte // a run's shared head, opaque here
+	Body  []byte // the message, or a run's tails, encoded by its kind's codec
 }
 
 // ErrCorrupt is wrapped by every error [DecodeFrame] returns, so that a
@@ -76,3 +86,53 @@ type corruptError struct{ msg string }
 
 func (e *corruptError) Error() string { return e.msg }
 func (e *corruptError) Unwrap() error { return ErrCorrupt }
+
+// AppendTail appends tail to a run's Body as one msgpack binary.
+func AppendTail(body, tail []byte) []byte {
+	return append(appendBinHeader(body, len(tail)), tail...)
+}
+
+// BeginTail starts a tail that the caller appends to body in place; pass
+// the returned mark to [EndTail] when it is written. This saves encoding a
+// tail elsewhere and copying it.
+func BeginTail(body []byte) ([]byte, int) {
+	return append(body, codeBin8, 0), len(body)
+}
+
+// EndTail completes the tail begun at mark: it writes the tail's length
+// into its header, moving the tail if the length needs a longer header.
+func EndTail(body []byte, mark int) []byte {
+	n := len(body) - mark - 2
+	if n <= math.MaxUint8 {
+		body[mark+1] = byte(n)
+		return body
+	}
+	hdr := appendBinHeader(nil, n)
+	extra := len(hdr) - 2
+	body = append(body, make([]byte, extra)...)
+	copy(body[mark+len(hdr):], body[mark+2:mark+2+n])
+	copy(body[mark:], hdr)
+	return body
+}
+
+// NextTail returns the first tail of a run's body and the rest; ok is false
+// when body holds no complete tail. A decoded frame's runs are checked, so
+// their tails always read.
+func NextTail(body []byte) (tail, rest []byte, ok bool) {
+	d := decoder{b: body, item: noItem}
+	t, err := d.tail()
+	if err != nil {
+		return nil, body, false
+	}
+	return t, body[d.off:], true
+}
+
+func appendBinHeader(b []byte, n int) []byte {
+	switch {
+	case n <= math.MaxUint8:
+		return append(b, codeBin8, byte(n))
+	case n <= math.MaxUint16:
+		return append(b, codeBin16, byte(n>>8), byte(n))
+	}
+	return append(b, codeBin32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}

@@ -26,10 +26,20 @@ func sampleFrames() []struct {
 		}
 		return its
 	}
+	run := func(pe int32, head string, tails ...string) Item {
+		it := Item{PE: pe, Kind: 100, Head: []byte(head), Tails: len(tails)}
+		for _, tl := range tails {
+			it.Body = AppendTail(it.Body, []byte(tl))
+		}
+		return it
+	}
 	return []struct {
 		name string
 		f    Frame
 	}{
+		{"data/runs", Frame{Kind: KindData, Token: "job-1", From: 1, Items: []Item{
+			run(3, "head", "a", "", "ccc"), {PE: 3, Kind: 7, Body: []byte("lone")}, run(4, "", "x"), run(0, "h", strings.Repeat("y", 300))}}},
+		{"data/long run", Frame{Kind: KindData, Token: "t", Items: []Item{run(1, "h", strings.Split(strings.Repeat("tail,", 70000), ",")...)}}},
 		{"data", Frame{Kind: KindData, Token: "job-1", From: 1, Seq: 42, Items: items(5, 32)}},
 		{"data/empty items", Frame{Kind: KindData, Token: "t", From: 0, Seq: 1, Items: []Item{}}},
 		{"data/nil items", Frame{Kind: KindData, Token: "t"}},
@@ -69,6 +79,67 @@ func TestRoundTrip(t *testing.T) {
 			require.Equal(t, &tc.f, got)
 		})
 	}
+}
+
+// Tails written in place (BeginTail, EndTail) read back with NextTail,
+// whatever their length class.
+func TestTails(t *testing.T) {
+	var body []byte
+	want := [][]byte{{}, []byte("a"), bytes.Repeat([]byte{7}, 255), bytes.Repeat([]byte{8}, 256), bytes.Repeat([]byte{9}, 70000)}
+	for i, tl := range want {
+		if i%2 == 0 {
+			var mark int
+			body, mark = BeginTail(body)
+			body = append(body, tl...)
+			body = EndTail(body, mark)
+		} else {
+			body = AppendTail(body, tl)
+		}
+	}
+	rest := body
+	for i := range want {
+		tl, r, ok := NextTail(rest)
+		require.True(t, ok, "tail %d", i)
+		require.Equal(t, want[i], tl, "tail %d", i)
+		rest = r
+	}
+	require.Empty(t, rest)
+	_, _, ok := NextTail(rest)
+	require.False(t, ok)
+	_, _, ok = NextTail([]byte{0xc4, 5, 1})
+	require.False(t, ok, "a truncated tail")
+
+	f := &Frame{Kind: KindData, Token: "t", Items: []Item{{PE: 1, Kind: 2, Head: []byte("h"), Tails: len(want), Body: body}}}
+	got, err := DecodeFrame(encode(t, f))
+	require.NoError(t, err)
+	require.Equal(t, f, got)
+
+	_, err = AppendFrame(nil, &Frame{Kind: KindData, Token: "t", Items: []Item{{PE: 1, Tails: 2, Body: AppendTail(nil, nil)}}})
+	require.ErrorContains(t, err, "item 0: its body is not 2 tails")
+}
+
+// A run carries its head once: 100 messages for one PE and entry cost
+// their tails plus one header.
+func TestRunIsCompact(t *testing.T) {
+	head := bytes.Repeat([]byte{1}, 30)
+	lone := &Frame{Kind: KindData, Token: "t"}
+	run := &Frame{Kind: KindData, Token: "t", Items: []Item{{PE: 1, Kind: 100, Head: head, Tails: 100}}}
+	for i := range 100 {
+		tail := []byte{byte(i), 2, 3}
+		lone.Items = append(lone.Items, Item{PE: 1, Kind: 100, Body: append(append([]byte{}, head...), tail...)})
+		run.Items[0].Body = AppendTail(run.Items[0].Body, tail)
+	}
+	require.Less(t, Size(run)*5, Size(lone), "a run is at least 5 times smaller here")
+	b := encode(t, run)
+	require.Zero(t, testing.AllocsPerRun(10, func() {
+		it := run.Items[0]
+		rest := it.Body
+		for range it.Tails {
+			_, rest, _ = NextTail(rest)
+		}
+	}), "reading a run's tails allocates nothing")
+	var perFrame float64 = testing.AllocsPerRun(10, func() { _, _ = DecodeFrame(b) })
+	require.LessOrEqual(t, perFrame, 3.0, "decoding a run of 100 allocates per frame, not per message")
 }
 
 func TestAppendFrameAppends(t *testing.T) {
@@ -168,7 +239,7 @@ func TestInteropWithMsgpackLibrary(t *testing.T) {
 	require.Equal(t, []byte{1, 2}, item[2])
 
 	// msgpack.Marshal writes Go ints as 9-byte int64s and uint16 as uint16.
-	b, err := msgpack.Marshal([]any{1, uint8(KindExit), "tok", 2, uint64(300), -1, []byte("why"),
+	b, err := msgpack.Marshal([]any{2, uint8(KindExit), "tok", 2, uint64(300), -1, []byte("why"),
 		[]any{[]any{int32(5), uint16(9), []byte{1, 2}}}})
 	require.NoError(t, err)
 	got, err := DecodeFrame(b)

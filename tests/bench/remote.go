@@ -28,7 +28,7 @@ import (
 
 func init() {
 	chare.Register[sink](chare.Fast((*sink).Take))
-	register("remote/oneway", benchRemoteOneway)
+	registerPaired("remote/oneway", benchRemoteOneway)
 	register("remote/pingpong", benchRemotePingpong)
 	register("remote/broadcast", benchRemoteBroadcast)
 	register("remote/reduction", benchRemoteReduction)
@@ -59,48 +59,74 @@ func (s *sink) Take(m m2mMsg) {
 // Ping returns its argument: a sync entry method, for round trips.
 func (s *sink) Ping(n int64) int64 { return n }
 
-func benchRemoteOneway(cfg config) ([]result, error) {
+// benchRemoteOneway streams messages from PE 0 to PE 1 (node 1) and, in
+// the same run, the same number through raw protoactor-go remote to a peer
+// process, alternating: A B A B ...
+func benchRemoteOneway(cfg config) ([]figure, error) {
 	n := int(500_000 * cfg.scale)
-	var rate float64
+	fig := figure{name: "remote/oneway", unit: "msgs/s"}
+	var p *peer
+	defer func() {
+		if p != nil {
+			p.stop()
+		}
+	}()
 	err := runNodes(2, 2, "remote/oneway", func(m *benchMain) error {
 		g, err := group.New[sink](m)
 		if err != nil {
 			return err
 		}
-		rate, err = best(cfg.reps, true, func() (float64, error) {
-			f := chare.NewFuture[int](m)
-			if err := chare.Send(m, g.At(1), (*sink).Expect, sinkStart{N: n, Done: f.Callback()}); err != nil {
-				return 0, err
-			}
-			// A round trip first, so that Expect has run before the stream.
-			ping, err := chare.Call(m, g.At(1), (*sink).Ping, int64(0))
-			if err == nil {
-				_, err = ping.Get(m)
-			}
+		if p, err = startPeer(); err != nil { // only node 0 runs this
+			return err
+		}
+		for range pairsOf(cfg) {
+			v, err := onewayRun(m, g, n)
 			if err != nil {
-				return 0, err
+				return err
 			}
-			t0 := time.Now()
-			for i := 0; i < n; i++ {
-				if err := chare.Send(m, g.At(1), (*sink).Take, m2mMsg{From: 0, Seq: int64(i)}); err != nil {
-					return 0, err
-				}
-			}
-			got, err := f.Get(m)
+			b, err := p.oneway(n)
 			if err != nil {
-				return 0, err
+				return err
 			}
-			if got != n {
-				return 0, fmt.Errorf("node 1 counted %d of %d messages", got, n)
-			}
-			return float64(n) / time.Since(t0).Seconds(), nil
-		})
-		return err
+			fig.value, fig.baseline = append(fig.value, v), append(fig.baseline, b)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return againstPeer(cfg, result{"remote/oneway", rate, "msgs/s", 0}, true, func(p *peer) (float64, error) { return p.oneway(n) })
+	return []figure{fig}, nil
+}
+
+// onewayRun sends n messages from PE 0 to the sink on PE 1 and returns the
+// rate at which node 1 counted them.
+func onewayRun(m *benchMain, g group.Proxy[sink], n int) (float64, error) {
+	f := chare.NewFuture[int](m)
+	if err := chare.Send(m, g.At(1), (*sink).Expect, sinkStart{N: n, Done: f.Callback()}); err != nil {
+		return 0, err
+	}
+	// A round trip first, so that Expect has run before the stream.
+	ping, err := chare.Call(m, g.At(1), (*sink).Ping, int64(0))
+	if err == nil {
+		_, err = ping.Get(m)
+	}
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		if err := chare.Send(m, g.At(1), (*sink).Take, m2mMsg{From: 0, Seq: int64(i)}); err != nil {
+			return 0, err
+		}
+	}
+	got, err := f.Get(m)
+	if err != nil {
+		return 0, err
+	}
+	if got != n {
+		return 0, fmt.Errorf("node 1 counted %d of %d messages", got, n)
+	}
+	return float64(n) / time.Since(t0).Seconds(), nil
 }
 
 // againstPeer measures a raw protoactor-go baseline against a fresh peer

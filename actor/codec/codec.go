@@ -1,0 +1,294 @@
+package codec
+
+import (
+	"bytes"
+	"encoding"
+	"fmt"
+	"reflect"
+	"sync"
+	"unsafe"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// How says which way a codec encodes its type.
+type How uint8
+
+const (
+	Reflection How = iota // msgpack/v5, reflecting on every value
+	Generated             // compiled once from the type's layout
+	Marshaler             // the type's own MarshalMsg and UnmarshalMsg
+)
+
+func (h How) String() string {
+	switch h {
+	case Generated:
+		return "generated"
+	case Marshaler:
+		return "marshaler"
+	}
+	return "reflection"
+}
+
+// MsgMarshaler and MsgUnmarshaler are the msgp convention: MarshalMsg
+// appends the value's encoding to b; UnmarshalMsg decodes one value from
+// the start of b and returns the bytes after it.
+type (
+	MsgMarshaler interface {
+		MarshalMsg(b []byte) ([]byte, error)
+	}
+	MsgUnmarshaler interface {
+		UnmarshalMsg(b []byte) ([]byte, error)
+	}
+)
+
+// Codec encodes and decodes the values of one type. It is safe for
+// concurrent use.
+type Codec struct {
+	typ reflect.Type
+	how How
+	enc encFn // Generated
+	dec decFn // Generated
+}
+
+var (
+	cache   sync.Map // reflect.Type → *Codec
+	readers = sync.Pool{New: func() any { return new(reader) }}
+)
+
+// For returns the codec of T, built on first use and cached.
+func For[T any]() *Codec { return Of(reflect.TypeFor[T]()) }
+
+// Of returns the codec of t, built on first use and cached.
+func Of(t reflect.Type) *Codec {
+	if c, ok := cache.Load(t); ok {
+		return c.(*Codec)
+	}
+	c := &Codec{typ: t}
+	pt := reflect.PointerTo(t)
+	switch {
+	case pt.Implements(msgMarshalerType) && pt.Implements(msgUnmarshalerType):
+		c.how = Marshaler
+	default:
+		if enc, dec, ok := compile(t, map[reflect.Type]bool{}); ok {
+			c.how, c.enc, c.dec = Generated, enc, dec
+		}
+	}
+	got, _ := cache.LoadOrStore(t, c)
+	return got.(*Codec)
+}
+
+// How says how the codec works.
+func (c *Codec) How() How { return c.how }
+
+// Type is the type the codec encodes.
+func (c *Codec) Type() reflect.Type { return c.typ }
+
+var (
+	msgMarshalerType   = reflect.TypeFor[MsgMarshaler]()
+	msgUnmarshalerType = reflect.TypeFor[MsgUnmarshaler]()
+	// A type that has any of these encodes itself: never generate a codec
+	// that would bypass it.
+	selfEncoding = []reflect.Type{
+		reflect.TypeFor[msgpack.CustomEncoder](), reflect.TypeFor[msgpack.CustomDecoder](),
+		reflect.TypeFor[msgpack.Marshaler](), reflect.TypeFor[msgpack.Unmarshaler](),
+		reflect.TypeFor[encoding.BinaryMarshaler](), reflect.TypeFor[encoding.BinaryUnmarshaler](),
+		reflect.TypeFor[encoding.TextMarshaler](), reflect.TypeFor[encoding.TextUnmarshaler](),
+		msgMarshalerType, msgUnmarshalerType,
+	}
+)
+
+// Append appends the encoding of *v to b. c must be the codec of T.
+func Append[T any](c *Codec, b []byte, v *T) ([]byte, error) {
+	switch c.how {
+	case Generated:
+		return c.enc(b, unsafe.Pointer(v)), nil
+	case Marshaler:
+		return c.marshal(b, any(v))
+	}
+	return c.reflectAppend(b, v)
+}
+
+// Decode decodes b, which must hold exactly one value, into *v. c must be
+// the codec of T.
+func Decode[T any](c *Codec, b []byte, v *T) error {
+	switch c.how {
+	case Generated:
+		return c.decode(b, unsafe.Pointer(v))
+	case Marshaler:
+		return c.unmarshal(b, any(v))
+	}
+	return c.reflectDecode(b, v)
+}
+
+// AppendValue is Append for a value known only by reflection: v must hold
+// a value of the codec's type.
+func (c *Codec) AppendValue(b []byte, v reflect.Value) ([]byte, error) {
+	if v.Type() != c.typ {
+		return b, fmt.Errorf("codec: %v is not a %v", v.Type(), c.typ)
+	}
+	if !v.CanAddr() {
+		p := reflect.New(c.typ)
+		p.Elem().Set(v)
+		v = p.Elem()
+	}
+	switch c.how {
+	case Generated:
+		return c.enc(b, v.Addr().UnsafePointer()), nil
+	case Marshaler:
+		return c.marshal(b, v.Addr().Interface())
+	}
+	return c.reflectAppend(b, v.Addr().Interface())
+}
+
+// DecodeValue is Decode for a value known only by reflection: p must be a
+// pointer to the codec's type.
+func (c *Codec) DecodeValue(b []byte, p reflect.Value) error {
+	if p.Kind() != reflect.Pointer || p.Type().Elem() != c.typ || p.IsNil() {
+		return fmt.Errorf("codec: decoding %v needs a non-nil *%v", c.typ, c.typ)
+	}
+	switch c.how {
+	case Generated:
+		return c.decode(b, p.UnsafePointer())
+	case Marshaler:
+		return c.unmarshal(b, p.Interface())
+	}
+	return c.reflectDecode(b, p.Interface())
+}
+
+func (c *Codec) decode(b []byte, p unsafe.Pointer) error {
+	// A reader on the stack would escape through the indirect call: an
+	// allocation per message. Pooled readers cost none.
+	r := readers.Get().(*reader)
+	*r = reader{b: b}
+	err := c.dec(r, p)
+	off := r.off
+	*r = reader{}
+	readers.Put(r)
+	if err != nil {
+		return c.wrap(err)
+	}
+	if off != len(b) {
+		return c.wrap(&decErr{off: off, msg: fmt.Sprintf("%d trailing bytes", len(b)-off)})
+	}
+	return nil
+}
+
+// Error is a decoding error: it names the type and, for a generated codec,
+// the field and the byte offset.
+type Error struct {
+	Type  reflect.Type
+	Field string // "Seq", "Inner.Vals[3]"; empty for the whole value
+	Off   int    // -1 if unknown
+	Msg   string
+}
+
+func (e *Error) Error() string {
+	s := "codec: decoding " + e.Type.String() + ": "
+	if e.Field != "" {
+		s += "field " + e.Field + ": "
+	}
+	s += e.Msg
+	if e.Off >= 0 {
+		s += fmt.Sprintf(" (at byte %d)", e.Off)
+	}
+	return s
+}
+
+func (c *Codec) wrap(err error) error {
+	if d, ok := err.(*decErr); ok {
+		return &Error{Type: c.typ, Field: d.path, Off: d.off, Msg: d.msg}
+	}
+	return &Error{Type: c.typ, Off: -1, Msg: err.Error()}
+}
+
+func (c *Codec) marshal(b []byte, v any) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = b, fmt.Errorf("codec: %v.MarshalMsg panicked: %v", c.typ, r)
+		}
+	}()
+	out, err = v.(MsgMarshaler).MarshalMsg(b)
+	if err != nil {
+		return b, fmt.Errorf("codec: encoding %v: %w", c.typ, err)
+	}
+	return out, nil
+}
+
+func (c *Codec) unmarshal(b []byte, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Type: c.typ, Off: -1, Msg: fmt.Sprintf("UnmarshalMsg panicked: %v", r)}
+		}
+	}()
+	rest, err := v.(MsgUnmarshaler).UnmarshalMsg(b)
+	if err != nil {
+		return &Error{Type: c.typ, Off: -1, Msg: err.Error()}
+	}
+	if len(rest) != 0 {
+		return &Error{Type: c.typ, Off: len(b) - len(rest), Msg: fmt.Sprintf("%d trailing bytes", len(rest))}
+	}
+	return nil
+}
+
+// The reflection path: pooled msgpack/v5 encoders and decoders, structs
+// as arrays, as the runtime has always written them.
+
+type reflEnc struct {
+	buf bytes.Buffer
+	enc *msgpack.Encoder
+}
+
+var reflEncs = sync.Pool{New: func() any {
+	e := &reflEnc{}
+	e.enc = msgpack.NewEncoder(&e.buf)
+	e.enc.UseArrayEncodedStructs(true)
+	e.enc.UseCompactInts(true)
+	return e
+}}
+
+type reflDec struct {
+	r   bytes.Reader
+	dec *msgpack.Decoder
+}
+
+var reflDecs = sync.Pool{New: func() any {
+	d := &reflDec{}
+	d.dec = msgpack.NewDecoder(&d.r)
+	return d
+}}
+
+func (c *Codec) reflectAppend(b []byte, v any) (out []byte, err error) {
+	e := reflEncs.Get().(*reflEnc)
+	defer func() {
+		if r := recover(); r != nil { // msgpack/v5 panics on uintptr, say
+			out, err = b, fmt.Errorf("codec: encoding %v: %v", c.typ, r)
+		}
+		e.buf.Reset()
+		reflEncs.Put(e)
+	}()
+	if err := e.enc.Encode(v); err != nil {
+		return b, fmt.Errorf("codec: encoding %v: %w", c.typ, err)
+	}
+	return append(b, e.buf.Bytes()...), nil
+}
+
+func (c *Codec) reflectDecode(b []byte, v any) (err error) {
+	d := reflDecs.Get().(*reflDec)
+	d.r.Reset(b)
+	d.dec.Reset(&d.r)
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Type: c.typ, Off: -1, Msg: fmt.Sprint(r)}
+		}
+		d.r.Reset(nil)
+		reflDecs.Put(d)
+	}()
+	if err := d.dec.Decode(v); err != nil {
+		return &Error{Type: c.typ, Off: -1, Msg: err.Error()}
+	}
+	if n := d.r.Len(); n != 0 {
+		return &Error{Type: c.typ, Off: len(b) - n, Msg: fmt.Sprintf("%d trailing bytes", n)}
+	}
+	return nil
+}

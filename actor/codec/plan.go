@@ -1,0 +1,397 @@
+package codec
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"unsafe"
+)
+
+// A generated codec is a tree of these, one per field, built once per
+// type: they read and write the field at p.
+type (
+	encFn func(b []byte, p unsafe.Pointer) []byte
+	decFn func(r *reader, p unsafe.Pointer) error
+)
+
+// compile builds the encoder and decoder of t, or reports that t needs
+// reflection. busy holds the types being compiled (a recursive type is left
+// to reflection).
+func compile(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool) {
+	if busy[t] {
+		return nil, nil, false
+	}
+	for _, i := range selfEncoding {
+		if t.Implements(i) || reflect.PointerTo(t).Implements(i) {
+			return nil, nil, false
+		}
+	}
+	busy[t] = true
+	defer delete(busy, t)
+	switch t.Kind() {
+	case reflect.Bool:
+		return encBool, decBool, true
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return intCodec(t.Kind())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return uintCodec(t.Kind())
+	case reflect.Float32:
+		return encFloat32, decFloat32, true
+	case reflect.Float64:
+		return encFloat64, decFloat64, true
+	case reflect.String:
+		return encString, decString, true
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return encBytes, decBytes, true
+		}
+		return sliceCodec(t, busy)
+	case reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return byteArrayCodec(t.Len())
+		}
+		return arrayCodec(t, busy)
+	case reflect.Struct:
+		return structCodec(t, busy)
+	}
+	return nil, nil, false
+}
+
+type field struct {
+	name string
+	off  uintptr
+	enc  encFn
+	dec  decFn
+}
+
+func structCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool) {
+	var fs []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if f.Anonymous {
+			return nil, nil, false // msgpack inlines embedded structs: leave it to msgpack
+		}
+		if !f.IsExported() {
+			continue // msgpack skips them too
+		}
+		if _, tagged := f.Tag.Lookup("msgpack"); tagged {
+			return nil, nil, false // renamed, omitted, as_array...: msgpack's business
+		}
+		enc, dec, ok := compile(f.Type, busy)
+		if !ok {
+			return nil, nil, false
+		}
+		fs = append(fs, field{f.Name, f.Offset, enc, dec})
+	}
+	n := len(fs)
+	enc := func(b []byte, p unsafe.Pointer) []byte {
+		b = appendArrayLen(b, n)
+		for i := range fs {
+			b = fs[i].enc(b, unsafe.Add(p, fs[i].off))
+		}
+		return b
+	}
+	dec := func(r *reader, p unsafe.Pointer) error {
+		m, isNil, err := r.arrayLen()
+		if err != nil {
+			return err
+		}
+		if isNil || m != n {
+			return r.failAt(r.start, "want an array of %d fields, found %s", n, r.found(isNil, m))
+		}
+		for i := range fs {
+			if err := fs[i].dec(r, unsafe.Add(p, fs[i].off)); err != nil {
+				return within(err, fs[i].name)
+			}
+		}
+		return nil
+	}
+	return enc, dec, true
+}
+
+func arrayCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool) {
+	ee, ed, ok := compile(t.Elem(), busy)
+	if !ok {
+		return nil, nil, false
+	}
+	n, size := t.Len(), t.Elem().Size()
+	enc := func(b []byte, p unsafe.Pointer) []byte {
+		b = appendArrayLen(b, n)
+		for i := range n {
+			b = ee(b, unsafe.Add(p, uintptr(i)*size))
+		}
+		return b
+	}
+	dec := func(r *reader, p unsafe.Pointer) error {
+		m, isNil, err := r.arrayLen()
+		if err != nil {
+			return err
+		}
+		if isNil || m != n {
+			return r.failAt(r.start, "want an array of %d elements, found %s", n, r.found(isNil, m))
+		}
+		for i := range n {
+			if err := ed(r, unsafe.Add(p, uintptr(i)*size)); err != nil {
+				return within(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+		return nil
+	}
+	return enc, dec, true
+}
+
+func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool) {
+	ee, ed, ok := compile(t.Elem(), busy)
+	if !ok {
+		return nil, nil, false
+	}
+	size := t.Elem().Size()
+	enc := func(b []byte, p unsafe.Pointer) []byte {
+		s := (*sliceHeader)(p)
+		if s.data == nil {
+			return append(b, codeNil)
+		}
+		b = appendArrayLen(b, s.len)
+		for i := range s.len {
+			b = ee(b, unsafe.Add(s.data, uintptr(i)*size))
+		}
+		return b
+	}
+	dec := func(r *reader, p unsafe.Pointer) error {
+		m, isNil, err := r.arrayLen()
+		if err != nil {
+			return err
+		}
+		if isNil {
+			*(*sliceHeader)(p) = sliceHeader{}
+			return nil
+		}
+		// Every element takes at least one byte: a count that the rest
+		// cannot hold is refused before anything is allocated.
+		if left := len(r.b) - r.off; m > left {
+			return r.failAt(r.start, "%d elements declared, but only %d bytes left", m, left)
+		}
+		v := reflect.MakeSlice(t, m, m)
+		reflect.NewAt(t, p).Elem().Set(v)
+		data := (*sliceHeader)(p).data
+		for i := range m {
+			if err := ed(r, unsafe.Add(data, uintptr(i)*size)); err != nil {
+				return within(err, "["+strconv.Itoa(i)+"]")
+			}
+		}
+		return nil
+	}
+	return enc, dec, true
+}
+
+// sliceHeader is the layout of every Go slice.
+type sliceHeader struct {
+	data     unsafe.Pointer
+	len, cap int
+}
+
+func byteArrayCodec(n int) (encFn, decFn, bool) {
+	enc := func(b []byte, p unsafe.Pointer) []byte {
+		b = appendBinLen(b, n)
+		return append(b, unsafe.Slice((*byte)(p), n)...)
+	}
+	dec := func(r *reader, p unsafe.Pointer) error {
+		s, isNil, err := r.bytes()
+		if err != nil {
+			return err
+		}
+		if isNil || len(s) != n {
+			return r.failAt(r.start, "want %d bytes, found %s", n, foundBytes(isNil, len(s)))
+		}
+		copy(unsafe.Slice((*byte)(p), n), s)
+		return nil
+	}
+	return enc, dec, true
+}
+
+func encBool(b []byte, p unsafe.Pointer) []byte {
+	if *(*bool)(p) {
+		return append(b, codeTrue)
+	}
+	return append(b, codeFalse)
+}
+
+func decBool(r *reader, p unsafe.Pointer) error {
+	c, err := r.code()
+	if err != nil {
+		return err
+	}
+	switch c {
+	case codeTrue:
+		*(*bool)(p) = true
+	case codeFalse:
+		*(*bool)(p) = false
+	default:
+		return r.failAt(r.start, "want a bool, found %s", describe(c))
+	}
+	return nil
+}
+
+func intCodec(k reflect.Kind) (encFn, decFn, bool) {
+	switch k {
+	case reflect.Int8:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int8)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.int(math.MinInt8, math.MaxInt8)
+				*(*int8)(p) = int8(v)
+				return err
+			}, true
+	case reflect.Int16:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int16)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.int(math.MinInt16, math.MaxInt16)
+				*(*int16)(p) = int16(v)
+				return err
+			}, true
+	case reflect.Int32:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int32)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.int(math.MinInt32, math.MaxInt32)
+				*(*int32)(p) = int32(v)
+				return err
+			}, true
+	case reflect.Int:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.int(math.MinInt, math.MaxInt)
+				*(*int)(p) = int(v)
+				return err
+			}, true
+	}
+	return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, *(*int64)(p)) },
+		func(r *reader, p unsafe.Pointer) error {
+			v, err := r.int(math.MinInt64, math.MaxInt64)
+			*(*int64)(p) = v
+			return err
+		}, true
+}
+
+func uintCodec(k reflect.Kind) (encFn, decFn, bool) {
+	switch k {
+	case reflect.Uint8:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint8)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.uint(math.MaxUint8)
+				*(*uint8)(p) = uint8(v)
+				return err
+			}, true
+	case reflect.Uint16:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint16)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.uint(math.MaxUint16)
+				*(*uint16)(p) = uint16(v)
+				return err
+			}, true
+	case reflect.Uint32:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint32)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.uint(math.MaxUint32)
+				*(*uint32)(p) = uint32(v)
+				return err
+			}, true
+	case reflect.Uint:
+		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint)(p))) },
+			func(r *reader, p unsafe.Pointer) error {
+				v, err := r.uint(math.MaxUint)
+				*(*uint)(p) = uint(v)
+				return err
+			}, true
+	}
+	return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, *(*uint64)(p)) },
+		func(r *reader, p unsafe.Pointer) error {
+			v, err := r.uint(math.MaxUint64)
+			*(*uint64)(p) = v
+			return err
+		}, true
+}
+
+func encFloat32(b []byte, p unsafe.Pointer) []byte {
+	return binary.BigEndian.AppendUint32(append(b, codeFloat), math.Float32bits(*(*float32)(p)))
+}
+
+func encFloat64(b []byte, p unsafe.Pointer) []byte {
+	return binary.BigEndian.AppendUint64(append(b, codeDouble), math.Float64bits(*(*float64)(p)))
+}
+
+func decFloat32(r *reader, p unsafe.Pointer) error {
+	v, err := r.float()
+	*(*float32)(p) = float32(v)
+	return err
+}
+
+func decFloat64(r *reader, p unsafe.Pointer) error {
+	v, err := r.float()
+	*(*float64)(p) = v
+	return err
+}
+
+func encString(b []byte, p unsafe.Pointer) []byte {
+	s := *(*string)(p)
+	return append(appendStrLen(b, len(s)), s...)
+}
+
+func decString(r *reader, p unsafe.Pointer) error {
+	s, isNil, err := r.bytes()
+	if err != nil {
+		return err
+	}
+	if isNil {
+		return r.failAt(r.start, "want a string, found nil")
+	}
+	*(*string)(p) = string(s)
+	return nil
+}
+
+func encBytes(b []byte, p unsafe.Pointer) []byte {
+	s := *(*[]byte)(p)
+	if s == nil {
+		return append(b, codeNil)
+	}
+	return append(appendBinLen(b, len(s)), s...)
+}
+
+func decBytes(r *reader, p unsafe.Pointer) error {
+	s, isNil, err := r.bytes()
+	if err != nil {
+		return err
+	}
+	if isNil {
+		*(*[]byte)(p) = nil
+		return nil
+	}
+	*(*[]byte)(p) = append(make([]byte, 0, len(s)), s...) // the input is not ours to keep
+	return nil
+}
+
+// within prefixes a decoding error's field path with name.
+func within(err error, name string) error {
+	d, ok := err.(*decErr)
+	if !ok {
+		return err
+	}
+	switch {
+	case d.path == "":
+		d.path = name
+	case d.path[0] == '[':
+		d.path = name + d.path
+	default:
+		d.path = name + "." + d.path
+	}
+	return d
+}
+
+// decErr is a decoding error on its way up: its path grows at each level.
+type decErr struct {
+	off  int
+	path string
+	msg  string
+}
+
+func (e *decErr) Error() string { return fmt.Sprintf("%s: %s (at byte %d)", e.path, e.msg, e.off) }

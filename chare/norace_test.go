@@ -1,0 +1,5 @@
+//go:build !race
+
+package chare
+
+const raceEnabled = false

@@ -1,0 +1,188 @@
+package chare
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/actor/wire"
+)
+
+// Envelopes on the wire as runs: the head once, a tail per message; every
+// field of the header survives, and damaged tails are errors, never
+// panics.
+
+type runWorker struct {
+	Chare[runWorker]
+	got []runMsg
+}
+
+type runMsg struct {
+	A int32
+	B [4]byte
+}
+
+func (w *runWorker) Take(m runMsg) { w.got = append(w.got, m) }
+
+func runEntry(t *testing.T) *Entry {
+	t.Helper()
+	Register[runWorker]()
+	e, err := lookupEntry((*runWorker).Take)
+	require.NoError(t, err)
+	(&env1[runWorker, runMsg]{fn: (*runWorker).Take}).installWire(e)
+	return e
+}
+
+// encodeRun encodes envs as the transport does and returns the run item.
+func encodeRun(t *testing.T, envs ...actor.WireRunner) wire.Item {
+	t.Helper()
+	it := wire.Item{Head: envs[0].AppendWireHead(nil)}
+	for _, e := range envs {
+		require.Equal(t, it.Head, e.AppendWireHead(nil), "one run shares one head")
+		var mark int
+		var err error
+		it.Body, mark = wire.BeginTail(it.Body)
+		it.Body, err = e.AppendWireTail(it.Body)
+		require.NoError(t, err)
+		it.Body = wire.EndTail(it.Body, mark)
+		it.Tails++
+	}
+	return it
+}
+
+func decodeRun(it wire.Item) ([]actor.Message, error) {
+	next, err := decodeEnvHead(nil, it.Head)
+	if err != nil {
+		return nil, err
+	}
+	var out []actor.Message
+	rest := it.Body
+	for range it.Tails {
+		tail, r, _ := wire.NextTail(rest)
+		rest = r
+		m, err := next(tail)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+func TestEnvelopeRun(t *testing.T) {
+	e := runEntry(t)
+	route := Route{Kind: KindElement, Coll: 1<<32 | 5, PE: 2}
+	var envs []actor.WireRunner
+	for i := range 5 {
+		env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i - 2), B: [4]byte{byte(i)}}}
+		env.h = Header{Route: route, Entry: e, Src: 3, Root: 1, Epoch: uint32(i * 1000), Hops: uint8(i)}
+		env.h.Index = rawIndex{0x01, byte(i)} // different elements, one run
+		envs = append(envs, env)
+	}
+	it := encodeRun(t, envs...)
+	require.Less(t, len(it.Body)+len(it.Head), 5*envHeadLen, "five envelopes take less than five heads")
+	ms, err := decodeRun(it)
+	require.NoError(t, err)
+	require.Len(t, ms, 5)
+	for i, m := range ms {
+		want := envs[i].(*env1[runWorker, runMsg])
+		got, ok := m.(*env1[runWorker, runMsg])
+		require.True(t, ok, "decoded by the typed decoder: %T", m)
+		require.Equal(t, want.h, got.h)
+		require.Equal(t, want.msg, got.msg)
+	}
+
+	// A multicast hop's members, from an envelope of the dynamic kind.
+	sec := &envDyn{msg: runMsg{A: 7}}
+	sec.h = Header{Route: Route{Kind: KindSection, Coll: 9, PE: 1, Index: []any{rawIndex{1}, rawIndex{2, 3}}}, Entry: e}
+	it = encodeRun(t, sec)
+	ms, err = decodeRun(it)
+	require.NoError(t, err)
+	got := ms[0].(Envelope)
+	require.Equal(t, sec.h, *got.Header())
+	require.Equal(t, runMsg{A: 7}, got.Payload())
+}
+
+func TestEnvelopeRunRejects(t *testing.T) {
+	e := runEntry(t)
+	env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: 1}}
+	env.h = Header{Route: Route{Kind: KindBranch, Coll: 3, PE: 1}, Entry: e, Epoch: 5}
+	it := encodeRun(t, env)
+	tail, _, ok := wire.NextTail(it.Body)
+	require.True(t, ok)
+	bad := func(mutate func(head, tail []byte) ([]byte, []byte)) error {
+		h, tl := mutate(append([]byte{}, it.Head...), append([]byte{}, tail...))
+		next, err := decodeEnvHead(nil, h)
+		if err != nil {
+			return err
+		}
+		_, err = next(tl)
+		return err
+	}
+	tests := []struct {
+		name   string
+		mutate func(head, tail []byte) ([]byte, []byte)
+		want   string
+	}{
+		{"short head", func(h, tl []byte) ([]byte, []byte) { return h[:10], tl }, "an envelope head of 10 bytes, not 25"},
+		{"route kind 0", func(h, tl []byte) ([]byte, []byte) { h[0] = 0; return h, tl }, "an envelope of route kind 0"},
+		{"unknown entry", func(h, tl []byte) ([]byte, []byte) { h[21], h[22] = 0xff, 0xff; return h, tl }, "has no entry method"},
+		{"empty tail", func(h, tl []byte) ([]byte, []byte) { return h, nil }, "an envelope without a tail"},
+		{"unknown flags", func(h, tl []byte) ([]byte, []byte) { tl[0] |= 0x40; return h, tl }, "tail flags 0x42"},
+		{"members on a branch", func(h, tl []byte) ([]byte, []byte) { tl[0] |= tailMembers; return h, tl }, "route kind 2 with tail flags"},
+		{"truncated epoch", func(h, tl []byte) ([]byte, []byte) { return h, tl[:1] }, "epoch is truncated"},
+		{"short message", func(h, tl []byte) ([]byte, []byte) { return h, tl[:len(tl)-1] }, "decoding the message of chare.runWorker.Take: codec: decoding chare.runMsg: field B"},
+		{"trailing byte", func(h, tl []byte) ([]byte, []byte) { return h, append(tl, 0) }, "chare.runMsg: 1 trailing bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.ErrorContains(t, bad(tc.mutate), tc.want)
+		})
+	}
+
+	// Random damage: an error or an envelope, never a panic.
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 3000 {
+		_ = bad(func(h, tl []byte) ([]byte, []byte) {
+			for range 1 + r.IntN(3) {
+				if r.IntN(4) == 0 {
+					h[r.IntN(len(h))] = byte(r.Uint32())
+				} else {
+					tl[r.IntN(len(tl))] = byte(r.Uint32())
+				}
+			}
+			return h, tl[:r.IntN(len(tl)+1)]
+		})
+	}
+}
+
+// Decoding a run allocates the envelopes it delivers and nothing else per
+// message.
+func TestEnvelopeRunAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under -race are not the program's")
+	}
+	e := runEntry(t)
+	var envs []actor.WireRunner
+	for i := range 100 {
+		env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i)}}
+		env.h = Header{Route: Route{Kind: KindBranch, Coll: 3, PE: 1}, Entry: e}
+		envs = append(envs, env)
+	}
+	it := encodeRun(t, envs...)
+	next, err := decodeEnvHead(nil, it.Head)
+	require.NoError(t, err)
+	allocs := testing.AllocsPerRun(20, func() {
+		rest := it.Body
+		for range it.Tails {
+			tail, r, _ := wire.NextTail(rest)
+			rest = r
+			if _, err := next(tail); err != nil {
+				panic(err)
+			}
+		}
+	})
+	require.LessOrEqual(t, allocs/100, 1.0, "one allocation per message: the envelope")
+}
