@@ -24,7 +24,9 @@ func (c *Cell) Fill(done chare.Callback) {
 func (c *Cell) Move(to int) { _ = c.Migrate(to) }
 
 // Where says where the element lives now and what it holds.
-func (c *Cell) Where() string { return fmt.Sprintf("cell %d on PE %d holds %d", c.ThisIndex(), c.PE(), c.Value) }
+func (c *Cell) Where() string {
+	return fmt.Sprintf("cell %d on PE %d holds %d", c.ThisIndex(), c.PE(), c.Value)
+}
 
 type arrayMain struct{ chare.Chare[arrayMain] }
 
