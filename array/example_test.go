@@ -96,3 +96,41 @@ func Example_migration() {
 	// cell 1 on PE 0 holds 10
 	// <nil>
 }
+
+// sectionMsg carries the section a member reduces over.
+type sectionMsg struct {
+	Sec  *chare.Section
+	Done chare.Callback
+}
+
+// Count contributes 1 to a reduction over the section that multicast it.
+func (c *Cell) Count(m sectionMsg) { _ = c.ContributeTo(m.Sec, c.ThisIndex(), reducer.Sum[int](), m.Done) }
+
+// A section multicast: a message to some elements of an array, and a
+// reduction over just those.
+func Example_section() {
+	_, err := chare.Run(chare.Config{PEs: 2}, func(m *arrayMain, _ []string) {
+		defer m.Exit(0)
+		a, err := array.New[Cell](m, array.Dims(6))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		sec, err := a.Section(m, []int{1, 3, 4})
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		f := chare.NewFuture[int](m)
+		if err := chare.Send(m, sec, (*Cell).Count, sectionMsg{Sec: sec.Info(), Done: f.Callback()}); err != nil {
+			fmt.Println(err)
+			return
+		}
+		sum, err := f.Get(m)
+		fmt.Println("sum of the members' indices:", sum, err)
+	})
+	fmt.Println(err)
+	// Output:
+	// sum of the members' indices: 8 <nil>
+	// <nil>
+}
