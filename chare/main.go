@@ -280,6 +280,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	                 (or set CHARMGO_TOKEN)
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
+//	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
+//	                 package trace)
 //	-v               log to standard error
 //
 // and the flags that imported packages register (RegisterFlag). Other
