@@ -104,7 +104,9 @@ type sectionMsg struct {
 }
 
 // Count contributes 1 to a reduction over the section that multicast it.
-func (c *Cell) Count(m sectionMsg) { _ = c.ContributeTo(m.Sec, c.ThisIndex(), reducer.Sum[int](), m.Done) }
+func (c *Cell) Count(m sectionMsg) {
+	_ = c.ContributeTo(m.Sec, c.ThisIndex(), reducer.Sum[int](), m.Done)
+}
 
 // A section multicast: a message to some elements of an array, and a
 // reduction over just those.
