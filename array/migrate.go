@@ -314,6 +314,9 @@ func (l *part[I]) migrate(i I, to int, resume bool) error {
 	l.tab.Depart(i, to, epoch+1)
 	l.pe.MemberLeft(el.obj)
 	l.stats.MigratedOut++
+	if l.pe.Tracing() {
+		l.pe.TraceInstant("migration", "migrate", "array", l.name, "index", fmt.Sprint(i), "from", l.pe.ID(), "to", to)
+	}
 	l.pe.Actor().Send(to, &arriveMsg{target: target{Coll: l.coll.ID, idx: i}, From: l.pe.ID(), Epoch: epoch + 1, Bcast: seen,
 		State: el.base.MemberState(), Data: data, Sync: el.sync, Syncs: el.syncs, Resume: resume})
 	l.checkSync()

@@ -261,6 +261,7 @@ func (m *ckptPart) Deliver(ap *actor.PE) {
 		pe.fail(err)
 		return
 	}
+	pe.TraceInstant("checkpoint", "checkpoint written", "dir", run.dir)
 	if err := run.cb.Send(pe.Context(), nil); err != nil {
 		pe.fail(fmt.Errorf("chare: the checkpoint's callback: %w", err))
 	}

@@ -59,6 +59,7 @@ func (b *Base) Abort(err error) { b.pe.job.rt.Abort(err) }
 func (b *Base) DetectQuiescence(cb Callback) {
 	pe := b.pe
 	pe.ap.DetectQuiescence(func(*actor.PE) {
+		pe.TraceInstant("quiescence", "quiescence")
 		if err := cb.Send(pe.Context(), nil); err != nil {
 			pe.fail(fmt.Errorf("chare: quiescence callback: %w", err))
 		}

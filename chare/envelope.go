@@ -20,6 +20,9 @@ type Header struct {
 	// Hops counts how many times a message to an array element has been
 	// forwarded.
 	Hops uint8
+	// Flow numbers the message's arrow in a trace (0: none); it does not
+	// travel to other processes.
+	Flow uint16
 }
 
 // Members returns the section members on the destination PE of a

@@ -36,6 +36,10 @@ type Config struct {
 	// directory (see Checkpoint) instead of creating the main chare and
 	// running start.
 	Restart string
+	// Trace, if set, writes the run as a timeline to this file (the
+	// runtime flag -trace FILE sets Flags["trace"], which has the same
+	// effect); see package trace.
+	Trace string
 	// Flags holds the values of flags that other packages registered
 	// with RegisterFlag (lb: -balancer, -lbperiod...), by name.
 	Flags map[string]string
@@ -117,6 +121,18 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 	if err != nil {
 		return 1, err
 	}
+	if path := cfg.Trace; path != "" || cfg.Flags["trace"] != "" {
+		if path == "" {
+			path = cfg.Flags["trace"]
+		}
+		node, nodes := 0, 1
+		if nc != nil {
+			node, nodes = nc.Node, nc.Nodes
+		}
+		if job.trace, err = openTrace(path, node, nodes); err != nil {
+			return 1, err
+		}
+	}
 	var ckpt *ckptFile
 	if cfg.Restart != "" && (nc == nil || nc.Node == 0) {
 		if ckpt, err = readCheckpoint(cfg.Restart); err != nil {
@@ -133,6 +149,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		Setup: func(ap *actor.PE) {
 			job.rt = ap.Runtime()
 			pe := newPE(ap, job)
+			pe.setupTrace()
 			for _, fn := range peSetups {
 				fn(pe)
 			}
@@ -184,7 +201,11 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		}()
 		defer func() { <-ended }() // OnEnd has run when Run returns
 	}
-	return rt.Wait()
+	code, err := rt.Wait()
+	if terr := job.closeTrace(); terr != nil && err == nil {
+		return max(code, 1), terr
+	}
+	return code, err
 }
 
 // nodeConfig works out whether this process is one node of several: a
@@ -266,6 +287,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	                 (or set CHARMGO_TOKEN)
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
+//	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
+//	                 package trace)
 //	-v               log to standard error
 //
 // and the flags that imported packages register (RegisterFlag). Other

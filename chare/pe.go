@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/trace"
 )
 
 // Job is the chare layer's state of one running program in this process.
@@ -13,6 +14,7 @@ type Job struct {
 	colls sync.Map // CollID → *Collection
 	args  []string
 	flags map[string]string
+	trace *jobTrace // nil unless the job is traced
 }
 
 // Runtime returns the job's runtime.
@@ -121,6 +123,9 @@ type PE struct {
 	restart *restartRun // on PE 0, a restart under way
 	redNext map[redStream]*redOrder
 	ctx     Base // the PE itself as a Context
+
+	tr     *trace.Buffer // nil unless the job is traced (trace.go)
+	labels map[*Entry]*trace.Label
 }
 
 func peOf(ap *actor.PE) *PE { return ap.Ext.(*PE) }
@@ -236,6 +241,14 @@ func (pe *PE) Fail(err error) { pe.fail(err) }
 // Invoke runs an envelope's entry method on obj, in a thread if the entry
 // is threaded.
 func (pe *PE) Invoke(obj any, e Envelope) {
+	if pe.tr != nil {
+		pe.invokeTraced(obj, e)
+		return
+	}
+	pe.invoke(obj, e)
+}
+
+func (pe *PE) invoke(obj any, e Envelope) {
 	if en := e.Header().Entry; en != nil && en.Threaded {
 		var describe func() string
 		if d, ok := e.(actor.Describer); ok {

@@ -222,6 +222,9 @@ func Deliver(from Context, e Envelope) error {
 
 func (pe *PE) send(env Envelope) error {
 	h := env.Header()
+	if pe.tr != nil {
+		pe.traceSend(h)
+	}
 	if h.Kind == KindNone || h.Kind > KindSection {
 		return fmt.Errorf("chare: cannot send through a %s proxy (was it created?)", h.Kind)
 	}

@@ -258,9 +258,11 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 	switch inErr := e.m.InError(); {
 	case inErr && e.errAt.IsZero():
 		e.errAt = time.Now()
+		s.pe.TraceInstant("comlib", "comlib error mode", "instance", fmt.Sprint(e.in))
 	case !inErr && !e.errAt.IsZero():
 		st.errorNanos.Add(int64(time.Since(e.errAt)))
 		e.errAt = time.Time{}
+		s.pe.TraceInstant("comlib", "comlib error mode ends", "instance", fmt.Sprint(e.in))
 	}
 deliver:
 	// Last: a delivery runs the entry method at once, which may call the

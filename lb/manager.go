@@ -471,6 +471,7 @@ func (st *peState) decide() {
 func (st *peState) record(rep Report) {
 	r := st.root
 	r.history = append(r.history, rep)
+	st.pe.TraceInstant("lb", "load-balancing step", "step", rep.Step, "strategy", rep.Strategy, "migrations", rep.Migrations)
 	if st.debug {
 		fmt.Println(rep.LogLine())
 	}

@@ -673,7 +673,11 @@ func (b *branch[C, T]) consumed(n int) {
 }
 
 func (b *branch[C, T]) flush() {
-	for _, f := range b.agg.FlushAll() {
+	fs := b.agg.FlushAll()
+	if pe := b.Here(); len(fs) > 0 && pe.Tracing() {
+		pe.TraceInstant("tram", "tram flush", "buffers", len(fs))
+	}
+	for _, f := range fs {
 		b.send(f.To, f.Items)
 	}
 }

@@ -48,12 +48,14 @@ import (
 	"io"
 	"math"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/progress"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/examples/internal/exutil"
 	_ "github.com/charmgo/charm/lb" // -balancer, -lbperiod, -lbdebug...
@@ -61,6 +63,9 @@ import (
 
 // out is where the program prints; the test replaces it.
 var out io.Writer = os.Stdout
+
+// bar shows the iterations on a terminal (stderr; off otherwise).
+var bar atomic.Pointer[progress.Bar]
 
 // Params are the problem's parameters.
 type Params struct {
@@ -172,6 +177,7 @@ func (m *Main) Start(args []string) {
 		return
 	}
 	m.P, m.began = p, true
+	bar.Store(progress.New("jacobi2d", p.Iters, "iterations"))
 	// The final gather goes to an entry method, not a future: a
 	// checkpoint (and a restart from it) keeps callbacks to entry methods.
 	done := chare.EntryCallbackFor(m.ThisProxy(), resultGather, (*Main).Finish)
@@ -254,6 +260,9 @@ func parseFlags(args []string) (Params, error) {
 // finish reassembles the grid, compares it with the sequential solution
 // and ends the job.
 func (m *Main) finish(p Params, items []reducer.Pair[[2]int, BlockResult]) {
+	if bb := bar.Load(); bb != nil {
+		bb.Done()
+	}
 	if len(items) != p.Blocks*p.Blocks {
 		m.fail(1, "gathered %d blocks, want %d", len(items), p.Blocks*p.Blocks)
 		return
@@ -466,6 +475,9 @@ func (b *Block) compute() {
 	}
 	b.u, b.next = b.next, b.u
 	b.iter++
+	if bb := bar.Load(); bb != nil && b.ThisIndex() == [2]int{} {
+		bb.Set(b.iter) // block [0,0] speaks for all, when it lives in main's process
+	}
 	b.exchanged = false
 	// The array proxy as the callback's target: the result is broadcast
 	// to every block.

@@ -1,0 +1,123 @@
+package chare
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/charmgo/charm/trace"
+)
+
+// Tracing: -trace FILE (or Config.Trace) records the run as a timeline in
+// the Chrome trace-event format (see package trace). Each PE records into
+// its own buffer; when tracing is off the message path pays one nil check
+// in Invoke and one in send.
+
+func init() {
+	RegisterFlag("trace", true, func(v string) error {
+		if v == "" {
+			return fmt.Errorf("needs a file name")
+		}
+		return nil
+	})
+}
+
+// jobTrace is a job's trace in this process.
+type jobTrace struct {
+	mu sync.Mutex
+	w  *trace.Writer
+}
+
+// openTrace creates the trace file, so that a path that cannot be written
+// stops the job before it starts.
+func openTrace(path string, node, nodes int) (*jobTrace, error) {
+	w, err := trace.Open(path, node, nodes)
+	if err != nil {
+		return nil, fmt.Errorf("chare: -trace: %w", err)
+	}
+	return &jobTrace{w: w}, nil
+}
+
+// setupTrace gives a PE its buffer.
+func (pe *PE) setupTrace() {
+	jt := pe.job.trace
+	if jt == nil {
+		return
+	}
+	rt, local := pe.job.rt, 0
+	for p := range pe.NumPEs() {
+		if rt.NodeOf(p) == rt.NodeOf(pe.ID()) {
+			local++
+		}
+	}
+	jt.mu.Lock()
+	pe.tr = jt.w.Buffer(pe.ID(), local)
+	jt.mu.Unlock()
+	pe.labels = map[*Entry]*trace.Label{}
+}
+
+// Tracing reports whether this PE records a trace: packages that record
+// instants with TraceInstant check it first when their arguments cost
+// something to build.
+func (pe *PE) Tracing() bool { return pe.tr != nil }
+
+// TraceInstant records a point event on this PE's track if the job is
+// traced (cat is its category: "migration", "lb", "tram", "comlib",
+// "quiescence", "checkpoint"); args holds key, value pairs.
+func (pe *PE) TraceInstant(cat, name string, args ...any) {
+	if pe.tr == nil {
+		return
+	}
+	pe.tr.Instant(cat, name, args...)
+}
+
+// invokeTraced is Invoke recorded as a slice, with the end of the
+// message's flow arrow if it has one.
+func (pe *PE) invokeTraced(obj any, e Envelope) {
+	h := e.Header()
+	t0 := pe.tr.Now()
+	if h.Flow != 0 {
+		pe.tr.FlowTo(h.Src, h.Flow, t0)
+	}
+	pe.invoke(obj, e)
+	var index any
+	if c, ok := obj.(Context); ok {
+		if b := c.base(); b.coll != nil && b.coll.Kind != KindChare {
+			index = b.index
+		}
+	}
+	pe.tr.Slice(pe.label(h.Entry), index, t0, pe.tr.Now())
+}
+
+// label returns the trace label of an entry method, made once per PE.
+func (pe *PE) label(e *Entry) *trace.Label {
+	if l := pe.labels[e]; l != nil {
+		return l
+	}
+	l := &trace.Label{Name: "entry method", Cat: "entry"}
+	if e != nil {
+		l.Name, l.Type, l.Entry = e.String(), e.Type.Name, e.Name
+	}
+	pe.labels[e] = l
+	return l
+}
+
+// traceSend draws a flow arrow for a message to one chare, branch or
+// element, if the PE's sampler takes it.
+func (pe *PE) traceSend(h *Header) {
+	h.Flow = 0
+	switch h.Kind {
+	case KindChare, KindBranch, KindElement:
+		h.Flow = pe.tr.FlowFrom()
+	}
+}
+
+// closeTrace writes the trace file when the job has ended.
+func (j *Job) closeTrace() error {
+	if j.trace == nil {
+		return nil
+	}
+	if err := j.trace.w.Close(); err != nil {
+		return fmt.Errorf("chare: -trace: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package rt_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/trace"
+)
+
+// -trace: the file a small job writes is trace-event JSON with a track per
+// PE, slices for entry methods, flow arrows and instants.
+
+// tracee passes a token around a ring of elements and moves on request.
+type tracee struct {
+	array.Element[tracee, int]
+	Seen int
+}
+
+type passMsg struct{ Left, N int }
+
+func (e *tracee) Pass(m passMsg) {
+	e.Seen++
+	if m.Left > 0 {
+		inJob.NoError(chare.Send(e, e.ThisProxy().At((e.ThisIndex()+1)%m.N), (*tracee).Pass, passMsg{m.Left - 1, m.N}))
+	}
+}
+
+func (e *tracee) Move(to int) { inJob.NoError(e.Migrate(to)) }
+
+func init() { chare.Register[tracee]() }
+
+// traceDir is where the nodes of a traced job write: the same directory in
+// every process of the job (launched nodes inherit the variable).
+func traceDir(t *testing.T) string {
+	const env = "CHARMGO_TEST_TRACE_DIR"
+	if d := os.Getenv(env); d != "" {
+		return d
+	}
+	d := t.TempDir()
+	t.Setenv(env, d)
+	return d
+}
+
+func TestTraceWritesTimeline(t *testing.T) {
+	const pes, n = 4, 8
+	path := filepath.Join(traceDir(t), "run.json")
+	cfg := jobConfig(t, pes)
+	cfg.Trace = path
+	code, err := runConfig(t, cfg, func(m *tmain, _ []string) {
+		a, err := array.New[tracee](m, array.Dims(n))
+		inJob.NoError(err)
+		inJob.NoError(chare.Send(m, a.At(0), (*tracee).Pass, passMsg{Left: 3 * n, N: n}))
+		quiesce(m)
+		inJob.NoError(chare.Send(m, a.At(1), (*tracee).Move, 2))
+		quiesce(m)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var generic map[string]any
+	require.NoError(t, json.Unmarshal(raw, &generic), "the trace is JSON")
+	f, err := trace.ReadFile(path)
+	require.NoError(t, err)
+	require.Empty(t, f.OtherData.Missing, "every node's events are merged")
+
+	typ, err := chare.TypeOf[tracee]()
+	require.NoError(t, err)
+	named := map[int]bool{}     // PEs with a thread_name
+	slices := map[int]int{}     // Pass slices per PE
+	starts := map[uint64]bool{} // flow starts
+	var flowPairs, migrations, quiescences int
+	for _, e := range f.TraceEvents {
+		switch {
+		case e.Ph == "M" && e.Name == "thread_name":
+			named[e.TID] = true
+			require.Equal(t, e.TID*testNodes/pes, e.PID, "PE %d is grouped under its node", e.TID)
+		case e.Ph == "X" && e.Name == typ.Name+".Pass":
+			slices[e.TID]++
+			require.Equal(t, typ.Name, e.Args["type"])
+			require.Equal(t, "Pass", e.Args["entry"])
+			require.NotEmpty(t, e.Args["index"], "a slice names its element")
+			require.NotNil(t, e.Dur)
+		case e.Ph == "s":
+			starts[e.ID] = true
+		case e.Ph == "i" && e.Name == "migrate":
+			migrations++
+			require.Equal(t, "migration", e.Cat)
+			require.Equal(t, "1", e.Args["index"])
+			require.EqualValues(t, 2, e.Args["to"])
+		case e.Ph == "i" && e.Name == "quiescence":
+			quiescences++
+		}
+	}
+	for _, e := range f.TraceEvents {
+		if e.Ph == "f" && starts[e.ID] {
+			flowPairs++
+		}
+	}
+	total := 0
+	for p := range pes {
+		require.True(t, named[p], "PE %d has a named track", p)
+		require.Positive(t, slices[p], "PE %d has Pass slices (%v)", p, slices)
+		total += slices[p]
+	}
+	require.Equal(t, 3*n+1, total, "one slice per Pass that ran")
+	require.Positive(t, flowPairs, "at least one send is joined to its delivery")
+	require.Equal(t, 1, migrations)
+	require.Equal(t, 2, quiescences)
+	for n := 1; n < testNodes; n++ {
+		require.NoFileExists(t, trace.NodePath(path, n), "node 0 removed the node files it merged")
+	}
+}
+
+func TestTraceFileThatCannotBeWritten(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no-such-dir", "run.json")
+	started := false
+	code, err := chare.Run(chare.Config{PEs: 2, Trace: path, Timeout: jobDeadline}, func(m *tmain, _ []string) {
+		started = true
+		m.Exit(0)
+	})
+	require.Error(t, err)
+	require.Equal(t, 1, code)
+	require.Contains(t, err.Error(), path)
+	require.False(t, started, "the job does not start")
+}
+
+func TestTraceFlagNeedsAFile(t *testing.T) {
+	cfg, err := chare.ParseArgs([]string{"-trace", "out.json", "-p", "2"})
+	require.NoError(t, err)
+	require.Equal(t, "out.json", cfg.Flags["trace"])
+	_, err = chare.ParseArgs([]string{"-trace"})
+	require.ErrorContains(t, err, "-trace")
+}

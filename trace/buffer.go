@@ -1,0 +1,155 @@
+package trace
+
+import (
+	"sync"
+	"time"
+)
+
+// Kind is the kind of an event.
+type Kind uint8
+
+const (
+	Slice     Kind = iota + 1 // an entry method that ran: TS, Dur
+	FlowStart                 // a sampled send: TS, ID
+	FlowEnd                   // its delivery: TS (the start of the slice that runs it), ID
+	Instant                   // a point event: TS, Label, Args
+)
+
+// Label names a slice or an instant. The runtime makes one per entry
+// method and keeps it, so that recording a slice allocates nothing.
+type Label struct {
+	Name  string // what the viewer shows: Type.Entry, or the instant's name
+	Cat   string // the category: "entry", "migration", "lb", ...
+	Type  string // the chare type, for slices
+	Entry string // the entry method, for slices
+}
+
+// Event is one recorded event. Times are nanoseconds since the Buffer's
+// start.
+type Event struct {
+	Kind    Kind
+	TS, Dur int64
+	ID      uint64 // a flow's number
+	Label   *Label
+	Index   any            // a slice's element index or branch PE, if any
+	Args    map[string]any // an instant's arguments
+}
+
+// FlowWindow and FlowsPerWindow bound the flow arrows a PE draws: at most
+// FlowsPerWindow sends in each FlowWindow get one (about 16,000 a second
+// per PE); the rest are sent without.
+const (
+	FlowWindow     = time.Millisecond
+	FlowsPerWindow = 16
+)
+
+// Sampler decides which sends get a flow arrow: all of them while a PE
+// sends fewer than Per in a window of Window nanoseconds, the first Per of
+// each window above that rate.
+type Sampler struct {
+	Window int64 // nanoseconds
+	Per    int
+	start  int64 // of the current window
+	n      int   // arrows taken in it
+}
+
+// Take reports whether a send at time now (nanoseconds, not decreasing)
+// gets an arrow.
+func (s *Sampler) Take(now int64) bool {
+	if now-s.start >= s.Window || now < s.start {
+		s.start, s.n = now, 0
+	}
+	if s.n >= s.Per {
+		return false
+	}
+	s.n++
+	return true
+}
+
+// Buffer holds the events of one PE. Only that PE records into it; it is
+// read once the job has ended.
+type Buffer struct {
+	// mu guards the events: a PE may still finish an entry method after
+	// the job ended, while the buffer is written out.
+	mu      sync.Mutex
+	closed  bool
+	PE      int
+	Events  []Event
+	Limit   int // the most events kept; 0 means no limit
+	Dropped int // events not kept because of Limit
+	start   time.Time
+	sampler Sampler
+	flow    uint16 // the last flow number drawn
+}
+
+// NewBuffer returns an empty buffer for a PE whose times count from start.
+func NewBuffer(pe int, start time.Time, limit int) *Buffer {
+	return &Buffer{PE: pe, Limit: limit, start: start, sampler: Sampler{Window: int64(FlowWindow), Per: FlowsPerWindow}}
+}
+
+// Now returns the current time in the buffer's clock.
+func (b *Buffer) Now() int64 { return int64(time.Since(b.start)) }
+
+func (b *Buffer) add(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	if b.Limit > 0 && len(b.Events) >= b.Limit {
+		b.Dropped++
+		return
+	}
+	b.Events = append(b.Events, e)
+}
+
+// Slice records an entry method that ran from t0 to t1 (Now's clock).
+func (b *Buffer) Slice(l *Label, index any, t0, t1 int64) {
+	b.add(Event{Kind: Slice, TS: t0, Dur: t1 - t0, Label: l, Index: index})
+}
+
+// FlowFrom records, if the sampler takes it, the start of a flow at the
+// send happening now, and returns its number (never 0), or 0 for a send
+// without an arrow. The number is unique per PE until it wraps at 65535:
+// the receiver joins it with the sending PE to find the flow (FlowID).
+func (b *Buffer) FlowFrom() uint16 {
+	now := b.Now()
+	if !b.sampler.Take(now) {
+		return 0
+	}
+	b.flow++
+	if b.flow == 0 {
+		b.flow = 1
+	}
+	b.add(Event{Kind: FlowStart, TS: now, ID: FlowID(b.PE, b.flow)})
+	return b.flow
+}
+
+// FlowTo records the end of flow n from PE src at ts, the start of the
+// slice that runs the message.
+func (b *Buffer) FlowTo(src int, n uint16, ts int64) {
+	b.add(Event{Kind: FlowEnd, TS: ts, ID: FlowID(src, n)})
+}
+
+// FlowID is the job-wide number of flow n drawn on PE src.
+func FlowID(src int, n uint16) uint64 { return uint64(src)<<16 | uint64(n) }
+
+// Instant records a point event now. args holds key, value pairs.
+func (b *Buffer) Instant(cat, name string, args ...any) {
+	var m map[string]any
+	if len(args) > 0 {
+		m = make(map[string]any, len(args)/2)
+		for i := 0; i+1 < len(args); i += 2 {
+			k, _ := args[i].(string)
+			m[k] = args[i+1]
+		}
+	}
+	b.add(Event{Kind: Instant, TS: b.Now(), Label: &Label{Name: name, Cat: cat}, Args: m})
+}
+
+// close stops the recording: what a PE records afterwards is not kept.
+func (b *Buffer) close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+}

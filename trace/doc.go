@@ -1,0 +1,36 @@
+// Package trace records a run as a timeline in the Chrome trace-event JSON
+// format, which Perfetto (ui.perfetto.dev) and chrome://tracing open.
+//
+// A program gets it with the runtime flag -trace FILE (or chare.Config's
+// Trace). The runtime keeps one Buffer per PE, written only by that PE,
+// and writes them out when the job ends:
+//
+//   - one process per node (pid = node) and one thread per PE (tid = PE),
+//     named "node N" and "PE i" by metadata events;
+//   - a complete slice ("X") per entry method, named Type.Entry, with the
+//     chare type, the entry and the element index (or branch PE) in args;
+//   - flow arrows ("s" to "f") from a send to the slice that runs it,
+//     sampled: each PE draws at most FlowsPerWindow arrows per
+//     FlowWindow, so that a run of millions of messages still gives a
+//     file that the viewers open;
+//   - instant events ("i") for migrations, load-balancing steps, TRAM
+//     flushes, Comlib's error mode, quiescence and checkpoints.
+//
+// A process keeps at most a fixed number of events (EventLimit, split
+// between its PEs); what does not fit is counted, and the file says how
+// many were dropped (otherData.dropped_events) instead of growing without
+// bound.
+//
+// A job of several processes: node N > 0 writes FILE.nodeN when the job
+// ends; node 0 writes FILE with its own events and merges the node files
+// it finds (a local launch, -nodes M, waits for the others to exit, so it
+// finds them all), shifting each node's timestamps by the difference of
+// the wall clocks at which the nodes started. It removes the node files it
+// merged, and names the ones it did not find in otherData.missing_nodes
+// (the nodes of a job across hosts write theirs on their own host: merge
+// them with Merge). Clocks of different hosts are only as close as NTP
+// keeps them.
+//
+// Flows are drawn between PEs of one process; a message to another process
+// carries no flow number on the wire.
+package trace

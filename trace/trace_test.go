@@ -1,0 +1,133 @@
+package trace
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSamplerKeepsAllBelowTheRateAndCapsAbove(t *testing.T) {
+	cases := []struct {
+		name  string
+		times []int64
+		want  int
+	}{
+		{"slow sends all get arrows", []int64{0, 100, 200, 300}, 4},
+		{"a burst is capped per window", []int64{0, 1, 2, 3, 4, 5}, 3},
+		{"a new window starts over", []int64{0, 1, 2, 3, 100, 101, 102, 103}, 6},
+		{"a clock going back restarts the window", []int64{150, 151, 152, 153, 10}, 4},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := Sampler{Window: 100, Per: 3}
+			got := 0
+			for _, now := range c.times {
+				if s.Take(now) {
+					got++
+				}
+			}
+			require.Equal(t, c.want, got)
+		})
+	}
+}
+
+func TestBufferLimitCountsWhatItDrops(t *testing.T) {
+	b := NewBuffer(3, time.Now(), 2)
+	l := &Label{Name: "T.M", Cat: "entry", Type: "T", Entry: "M"}
+	for range 5 {
+		b.Slice(l, 7, 0, 1)
+	}
+	require.Len(t, b.Events, 2)
+	require.Equal(t, 3, b.Dropped)
+}
+
+func TestFlowNumbersSkipZeroWhenTheyWrap(t *testing.T) {
+	b := NewBuffer(1, time.Now(), 0)
+	b.sampler.Per = 1 << 20
+	b.flow = 65534
+	require.Equal(t, uint16(65535), b.FlowFrom())
+	require.Equal(t, uint16(1), b.FlowFrom())
+	require.Equal(t, FlowID(1, 1), b.Events[1].ID)
+	require.NotEqual(t, FlowID(1, 1), FlowID(2, 1), "flows of different PEs differ")
+}
+
+func TestEventsAndWrite(t *testing.T) {
+	b := NewBuffer(2, time.Now(), 0)
+	l := &Label{Name: "W.Step", Cat: "entry", Type: "W", Entry: "Step"}
+	b.Slice(l, 5, 1000, 3500)
+	b.FlowTo(1, 9, 1000)
+	b.Instant("migration", "migrate", "index", "5", "to", 3)
+	var out bytes.Buffer
+	require.NoError(t, Write(&out, Events(1, []*Buffer{b}), OtherData{Node: 1, StartUnixNano: 42}))
+	var f File
+	require.NoError(t, json.Unmarshal(out.Bytes(), &f), "%s", out.String())
+	require.Equal(t, int64(42), f.OtherData.StartUnixNano)
+	byPh := map[string][]JSONEvent{}
+	for _, e := range f.TraceEvents {
+		require.Equal(t, 1, e.PID)
+		byPh[e.Ph] = append(byPh[e.Ph], e)
+	}
+	require.Len(t, byPh["M"], 4) // process name and order, thread name and order
+	x := byPh["X"][0]
+	require.Equal(t, 1.0, x.TS)
+	require.Equal(t, 2.5, *x.Dur)
+	require.Equal(t, map[string]any{"type": "W", "entry": "Step", "index": "5"}, x.Args)
+	fl := byPh["f"][0]
+	require.Equal(t, FlowID(1, 9), fl.ID)
+	require.Equal(t, "e", fl.BP)
+	in := byPh["i"][0]
+	require.Equal(t, "t", in.S)
+	require.Equal(t, map[string]any{"index": "5", "to": 3.0}, in.Args)
+}
+
+func TestMergeShiftsNodesToTheEarliestStart(t *testing.T) {
+	f0 := &File{TraceEvents: []JSONEvent{{Ph: "M", Name: "process_name"}, {Ph: "X", TS: 10}}, OtherData: OtherData{Node: 0, StartUnixNano: 5000, Dropped: 1}}
+	f1 := &File{TraceEvents: []JSONEvent{{Ph: "X", TS: 10, PID: 1}}, OtherData: OtherData{Node: 1, StartUnixNano: 3000, Dropped: 2}}
+	ev, other := Merge([]*File{f0, f1})
+	require.Equal(t, int64(3000), other.StartUnixNano)
+	require.Equal(t, 3, other.Dropped)
+	require.Equal(t, []float64{0, 12, 10}, []float64{ev[0].TS, ev[1].TS, ev[2].TS}, "node 0 started 2 µs later")
+}
+
+func TestOpenNamesAPathThatCannotBeWritten(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "missing", "t.json")
+	_, err := Open(p, 0, 1)
+	require.ErrorContains(t, err, p)
+	_, err = Open(p, 2, 3)
+	require.ErrorContains(t, err, p+".node2")
+}
+
+func TestReadFileRefusesWhatIsNotATrace(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "bad.json")
+	require.NoError(t, os.WriteFile(p, []byte(`{"traceEvents": [`), 0o644))
+	_, err := ReadFile(p)
+	require.ErrorContains(t, err, p)
+}
+
+func TestCloseMergesNodeFilesAndNamesMissingOnes(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.json")
+	w1, err := Open(p, 1, 3)
+	require.NoError(t, err)
+	w1.Buffer(5, 1).Instant("lb", "load-balancing step")
+	require.NoError(t, w1.Close())
+	w0, err := Open(p, 0, 3)
+	require.NoError(t, err)
+	w0.Buffer(0, 1).Instant("quiescence", "quiescence")
+	require.NoError(t, w0.Close())
+	f, err := ReadFile(p)
+	require.NoError(t, err)
+	require.Equal(t, []int{2}, f.OtherData.Missing)
+	names := map[string]int{}
+	for _, e := range f.TraceEvents {
+		if e.Ph == "i" {
+			names[e.Name] = e.PID
+		}
+	}
+	require.Equal(t, map[string]int{"load-balancing step": 1, "quiescence": 0}, names)
+	require.NoFileExists(t, NodePath(p, 1))
+}
