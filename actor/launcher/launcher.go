@@ -293,3 +293,14 @@ func DefaultPort(launcher, jobID, token string) int {
 	h.Write([]byte(launcher + "\x00" + key))
 	return 20000 + int(h.Sum32()%10000)
 }
+
+// Started reports whether any launcher's rank or size variable is set,
+// whatever the number of ranks.
+func Started(env Env) bool {
+	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "PMI_RANK", "PMI_SIZE", "SLURM_STEP_NODELIST", "SLURM_STEP_NUM_TASKS"} {
+		if _, ok := env(v); ok {
+			return true
+		}
+	}
+	return false
+}
