@@ -1,5 +1,6 @@
 // Package launch runs the examples under real launchers — Open MPI's
-// mpirun and a one-host Slurm's srun — which setup.sh installs and starts
+// mpirun, MPICH's Hydra mpiexec and a one-host Slurm's srun — which
+// setup.sh installs and starts
 // once per machine. Where they cannot be installed (no root, no apt-get,
 // no network) the tests skip and print why.
 package launch
@@ -171,7 +172,7 @@ func checkOneJob(t *testing.T, prog, out string) {
 }
 
 func mpirun(np string) []string {
-	argv := []string{"mpirun", "--oversubscribe", "-np", np}
+	argv := []string{"mpirun.openmpi", "--oversubscribe", "-np", np}
 	if os.Geteuid() == 0 {
 		argv = append(argv, "--allow-run-as-root")
 	}
@@ -192,6 +193,25 @@ func TestMpirun(t *testing.T) {
 		out, err := run(t, env, append(mpirun("2"), filepath.Join(bin, "hello"), "-p", "2")...)
 		require.Error(t, err, out)
 		require.Contains(t, out, "mpirun (Open MPI) started this process as rank")
+		require.Contains(t, out, "CHARMGO_SECRET is not set")
+		require.NotContains(t, out, "hello: ok")
+	})
+}
+
+func TestMpiexecHydra(t *testing.T) {
+	env := environ(setup(t, "hydra")...)
+	bin := programs(t)
+	for _, prog := range []string{"hello", "jacobi2d"} {
+		t.Run(prog, func(t *testing.T) {
+			out, err := run(t, append(env, "CHARMGO_SECRET="+secret(t)), "mpiexec.hydra", "-np", "2", filepath.Join(bin, prog), "-p", "2")
+			require.NoError(t, err, out)
+			checkOneJob(t, prog, out)
+		})
+	}
+	t.Run("no secret", func(t *testing.T) {
+		out, err := run(t, env, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "hello"), "-p", "2")
+		require.Error(t, err, out)
+		require.Contains(t, out, "mpiexec (Hydra) started this process as rank")
 		require.Contains(t, out, "CHARMGO_SECRET is not set")
 		require.NotContains(t, out, "hello: ok")
 	})

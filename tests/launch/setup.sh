@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts the launchers the tests in this folder use, once per
-# machine: Open MPI's mpirun (`setup.sh mpi`) and a one-host Slurm with
+# machine: Open MPI's mpirun (`setup.sh mpi`), MPICH's Hydra mpiexec
+# (`setup.sh hydra`) and a one-host Slurm with
 # munge, slurmctld and slurmd on localhost (`setup.sh slurm`). It installs
 # Debian's packages (apt-get update once, then apt-get install -y) as root
 # or through sudo, and does nothing that is already done. For slurm it
@@ -10,7 +11,7 @@
 # printing it.
 set -euo pipefail
 
-what=${1:?usage: setup.sh mpi|slurm|stop NAMES}
+what=${1:?usage: setup.sh mpi|hydra|slurm|stop NAMES}
 state=/var/tmp/charmgo-launch # conf, spool and logs of the test Slurm
 conf=$state/slurm.conf
 
@@ -40,7 +41,10 @@ running() { pgrep -x "$1" >/dev/null; }
 
 case $what in
 mpi)
-  install mpirun openmpi-bin
+  install mpirun.openmpi openmpi-bin
+  ;;
+hydra)
+  install mpiexec.hydra mpich
   ;;
 slurm)
   install srun slurm-wlm munge
