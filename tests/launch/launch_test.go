@@ -87,7 +87,7 @@ func setup(t *testing.T, launcher string) []string {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Logf("setup.sh %s: %v\n%s", launcher, err, stderr.String())
-		t.Skipf("cannot install or start %s here: %s", launcher, lastLine(stderr.String()))
+		t.Skipf("cannot install or start %s here: %s", launcher, reasons(stderr.String()))
 	}
 	var env []string
 	for _, l := range strings.Split(stdout.String(), "\n") {
@@ -107,9 +107,19 @@ func setup(t *testing.T, launcher string) []string {
 	return env
 }
 
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
+// reasons picks setup.sh's own lines out of its stderr (apt-get's are
+// in the log above the skip).
+func reasons(stderr string) string {
+	var rs []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "setup.sh: ") {
+			rs = append(rs, strings.TrimPrefix(l, "setup.sh: "))
+		}
+	}
+	if len(rs) == 0 {
+		return strings.TrimSpace(stderr)
+	}
+	return strings.Join(rs, "; ")
 }
 
 func secret(t *testing.T) string {
