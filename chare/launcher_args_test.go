@@ -22,6 +22,7 @@ func TestParseArgsUnderLauncher(t *testing.T) {
 		env  map[string]string
 		args []string
 		node *nodeWant
+		pes  int // PEs expected when not 4
 		err  string
 	}{
 		{name: "mpirun", env: ompi, args: []string{"-p", "4", "-jobport", "7100", "x"},
@@ -29,6 +30,8 @@ func TestParseArgsUnderLauncher(t *testing.T) {
 		{name: "mpirun, -token as the secret", env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "2", "OMPI_COMM_WORLD_LOCAL_SIZE": "2",
 			"OMPI_MCA_ess_base_jobid": "99"}, args: []string{"-p", "4", "-jobport=7100", "-token", "t"},
 			node: &nodeWant{0, 2, "127.0.0.1:7100", "127.0.0.1:7100", launcher.Token("mpirun (Open MPI)", "99", "t")}},
+		{name: "without -p: one PE per rank", env: ompi, args: []string{"-jobport", "7100"}, pes: 2,
+			node: &nodeWant{1, 2, "127.0.0.1:0", "127.0.0.1:7100", launcher.Token("mpirun (Open MPI)", "99", "s")}},
 		{name: "no launcher", env: map[string]string{}, args: []string{"-p", "4"}},
 		{name: "one rank", env: map[string]string{"OMPI_COMM_WORLD_RANK": "0", "OMPI_COMM_WORLD_SIZE": "1"}, args: []string{"-p", "4", "-jobport", "7100"}},
 		{name: "a local launch's child", env: map[string]string{"CHARMGO_NODE": "1", "OMPI_COMM_WORLD_RANK": "0"}, args: []string{"-p", "4"}},
@@ -48,6 +51,10 @@ func TestParseArgsUnderLauncher(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			if c.pes == 0 {
+				c.pes = 4
+			}
+			require.Equal(t, c.pes, cfg.PEs)
 			if c.node == nil {
 				require.Nil(t, cfg.Node)
 				return

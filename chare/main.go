@@ -271,8 +271,8 @@ func Main[T any](start func(main *T, args []string)) int {
 // Slurm's srun — with more than one rank, each process is the node of its
 // rank, with no node list: see package launcher for the variables read,
 // the secret every rank needs (CHARMGO_SECRET, or -token), and where node
-// 0 listens. A launcher's environment that is half there is an error
-// naming the variable.
+// 0 listens. Without -p, the job has one PE per rank. A launcher's
+// environment that is half there is an error naming the variable.
 //
 // Other
 // arguments go to the program, except flags that look like the runtime's:
@@ -431,6 +431,9 @@ func underLauncher(cfg *Config, token, nodehost string, jobport int) error {
 	}
 	if cfg.Nodes > 1 {
 		return fmt.Errorf("flag -nodes %d: %s already started this process as rank %d of %d; the launcher decides the processes, drop -nodes", cfg.Nodes, job.Launcher, job.Rank, job.Size)
+	}
+	if cfg.PEs == 0 {
+		cfg.PEs = job.Size // one PE per rank, as an MPI build of Charm++ has
 	}
 	cfg.Node = &actor.NodeConfig{Node: job.Rank, Nodes: job.Size, Listen: job.Listen, Join: job.Join, Token: job.Token}
 	return nil

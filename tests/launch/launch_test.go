@@ -241,8 +241,8 @@ func TestSrun(t *testing.T) {
 			checkOneJob(t, prog, out)
 		})
 	}
-	t.Run("secret from -token", func(t *testing.T) {
-		out, err := run(t, env, srun(filepath.Join(bin, "hello"), "-p", "2", "-token", secret(t))...)
+	t.Run("secret from -token, one PE per rank without -p", func(t *testing.T) {
+		out, err := run(t, env, srun(filepath.Join(bin, "hello"), "-token", secret(t))...)
 		require.NoError(t, err, out)
 		checkOneJob(t, "hello", out)
 	})
