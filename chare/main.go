@@ -418,10 +418,14 @@ func underLauncher(cfg *Config, token, nodehost string, jobport int) error {
 	if _, child := lookupEnv("CHARMGO_NODE"); child {
 		return nil
 	}
-	host, _ := os.Hostname()
-	job, err := launcher.Detect(lookupEnv, launcher.Options{Port: jobport, NodeHost: nodehost, Secret: token, Hostname: host})
+	job, err := launcher.Detect(lookupEnv, launcher.Options{Port: jobport, NodeHost: nodehost, Secret: token})
 	if err != nil {
 		return err
+	}
+	if job != nil && job.Listen == "" {
+		if job.Listen, err = launcher.ListenToward(job.Join); err != nil {
+			return fmt.Errorf("%s, rank %d: %w", job.Launcher, job.Rank, err)
+		}
 	}
 	if job == nil {
 		if (jobport != 0 || nodehost != "") && !launcher.Started(lookupEnv) {

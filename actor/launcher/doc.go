@@ -19,10 +19,11 @@
 // Where rank 0 runs: on one host (all ranks local, as Open MPI and Hydra
 // say through OMPI_COMM_WORLD_LOCAL_SIZE and MPI_LOCALNRANKS, or a Slurm
 // step of one host) everything is on loopback. A Slurm step on several
-// hosts puts rank 0 on the first host of its node list, and every rank
-// listens on its own host's name (SLURMD_NODENAME). Open MPI and Hydra
-// do not tell a rank where rank 0 runs without their PMI/PMIx client
-// library, so a job of theirs across hosts needs -nodehost HOST; its
-// ranks listen on the machine's host name, which must resolve to an
-// address the other hosts reach.
+// hosts puts rank 0 on the first host of its node list, where it listens
+// on that name (checked against SLURMD_NODENAME). Open MPI and Hydra do
+// not tell a rank where rank 0 runs without their PMI/PMIx client
+// library, so a job of theirs across hosts needs -nodehost HOST. Across
+// hosts, the other ranks listen on the address their host reaches node 0
+// from (ListenToward, the one function here that touches the network
+// stack), not on a host name that may resolve to loopback.
 package launcher

@@ -34,9 +34,6 @@ type Options struct {
 	NodeHost string
 	// Secret is the job's secret (-token); "" reads SecretVar.
 	Secret string
-	// Hostname is this machine's name (os.Hostname): a rank of a job
-	// across hosts under mpirun listens on it.
-	Hostname string
 }
 
 // Job is one process's place in a job that a launcher started.
@@ -45,9 +42,12 @@ type Job struct {
 	Rank     int    // this process's rank: its node number; rank 0 is node 0
 	Size     int    // ranks in the job: its number of nodes
 	JobID    string // the launcher's id of the job ("" if it gives none)
-	Listen   string // host:port this process listens on (port 0: any free one)
-	Join     string // node 0's host:port
-	Token    string // the job's token, the same in every rank
+	// Listen is the host:port this process listens on (port 0: any free
+	// one). "" for a rank other than 0 of a job across hosts: it listens
+	// on the address its host reaches Join from (see ListenToward).
+	Listen string
+	Join   string // node 0's host:port
+	Token  string // the job's token, the same in every rank
 }
 
 // Detect reads the launcher's variables from env. It returns nil and no
@@ -130,7 +130,7 @@ func openMPI(env Env, opt Options) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finish(env, opt, &Job{Launcher: who, Rank: rank, Size: size, JobID: id}, local == size, opt.Hostname, "")
+	return finish(env, opt, &Job{Launcher: who, Rank: rank, Size: size, JobID: id}, local == size, "", "")
 }
 
 func hydra(env Env, opt Options) (*Job, error) {
@@ -144,7 +144,7 @@ func hydra(env Env, opt Options) (*Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	return finish(env, opt, &Job{Launcher: who, Rank: rank, Size: size, JobID: id}, local == size, opt.Hostname, "")
+	return finish(env, opt, &Job{Launcher: who, Rank: rank, Size: size, JobID: id}, local == size, "", "")
 }
 
 // localSize reads the number of ranks on this host; missing, it counts as
@@ -221,6 +221,11 @@ func slurm(env Env, opt Options) (*Job, error) {
 // runs on this machine (then everything is on loopback); self is this
 // host's name and first the first host of the job, where rank 0 runs
 // ("" if the launcher does not say).
+//
+// Across hosts a rank other than 0 does not listen on its host's name:
+// on Debian and others /etc/hosts maps the machine's own name to
+// 127.0.1.1, and Slurm's node names need not resolve at all. The address
+// its host reaches node 0 from is reachable from node 0 by construction.
 func finish(env Env, opt Options, j *Job, oneHost bool, self, first string) (*Job, error) {
 	secret := opt.Secret
 	if secret == "" {
@@ -248,24 +253,34 @@ func finish(env Env, opt Options, j *Job, oneHost bool, self, first string) (*Jo
 		return nil, fmt.Errorf("%s placed the %d ranks on several hosts, and it does not tell them where rank 0 runs: give node 0's host with -nodehost HOST (the same on every rank)", j.Launcher, j.Size)
 	}
 	j.Join = net.JoinHostPort(node0, strconv.Itoa(port))
-	listen := "127.0.0.1"
-	if !oneHost {
-		if self == "" {
-			return nil, fmt.Errorf("%s placed the %d ranks on several hosts, and this host's name is unknown (SLURMD_NODENAME, or the host name) to listen on", j.Launcher, j.Size)
-		}
-		listen = self
-	}
 	if j.Rank == 0 {
 		if !oneHost && opt.NodeHost == "" && self != first {
+			if self == "" {
+				return nil, fmt.Errorf("%s: SLURMD_NODENAME is not set: rank 0 cannot tell whether it runs on the first host of the job (%s), where the other ranks look for it", j.Launcher, first)
+			}
 			return nil, fmt.Errorf("%s: rank 0 runs on %s, not on the first host of the job (%s): give node 0's host with -nodehost HOST", j.Launcher, self, first)
 		}
 		// Node 0 listens on the very address the others join: the
 		// actor system's address is what they send to.
 		j.Listen = j.Join
-	} else {
-		j.Listen = net.JoinHostPort(listen, "0")
+	} else if oneHost {
+		j.Listen = "127.0.0.1:0"
 	}
 	return j, nil
+}
+
+// ListenToward returns an address to listen on, with any free port, that
+// is reachable from join's host: the local address that this host's
+// routing table picks to reach join (a UDP socket is connected, which
+// sends nothing). It resolves join's host name.
+func ListenToward(join string) (string, error) {
+	c, err := net.Dial("udp", join)
+	if err != nil {
+		return "", fmt.Errorf("finding this host's address toward node 0 at %s: %w", join, err)
+	}
+	defer c.Close()
+	ip := c.LocalAddr().(*net.UDPAddr).IP
+	return net.JoinHostPort(ip.String(), "0"), nil
 }
 
 // Token makes a job's token from the launcher, its job id and the secret:

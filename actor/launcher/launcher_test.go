@@ -65,25 +65,25 @@ func TestDetect(t *testing.T) {
 		{name: "Open MPI 5: PMIx namespace", env: with(ompiEnv, "OMPI_MCA_ess_base_jobid", "-", "PMIX_NAMESPACE", "prterun-h-77@1"),
 			launcher: "mpirun (Open MPI)", id: "prterun-h-77@1", rank: 1, size: 2, listen: "127.0.0.1:0",
 			join: "127.0.0.1:" + itoa(DefaultPort("mpirun (Open MPI)", "prterun-h-77@1", ""))},
-		{name: "mpirun across hosts with -nodehost", env: with(ompiEnv, "OMPI_COMM_WORLD_LOCAL_SIZE", "1"), opt: Options{NodeHost: "h0", Hostname: "h1", Port: 7000},
-			launcher: "mpirun (Open MPI)", id: "1737883649", rank: 1, size: 2, listen: "h1:0", join: "h0:7000"},
-		{name: "mpirun across hosts, rank 0", env: with(ompiEnv, "OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_LOCAL_SIZE", "1"), opt: Options{NodeHost: "h0", Hostname: "h0", Port: 7000},
+		{name: "mpirun across hosts with -nodehost", env: with(ompiEnv, "OMPI_COMM_WORLD_LOCAL_SIZE", "1"), opt: Options{NodeHost: "h0", Port: 7000},
+			launcher: "mpirun (Open MPI)", id: "1737883649", rank: 1, size: 2, join: "h0:7000"},
+		{name: "mpirun across hosts, rank 0", env: with(ompiEnv, "OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_LOCAL_SIZE", "1"), opt: Options{NodeHost: "h0", Port: 7000},
 			launcher: "mpirun (Open MPI)", id: "1737883649", size: 2, listen: "h0:7000", join: "h0:7000"},
 		{name: "secret from -token", env: with(ompiEnv, SecretVar, "-"), opt: Options{Secret: "flag"}, launcher: "mpirun (Open MPI)", id: "1737883649",
 			rank: 1, size: 2, listen: "127.0.0.1:0", join: "127.0.0.1:" + itoa(ompiPort), tokenSecret: "flag"},
 		{name: "hydraEnv one host", env: hydraEnv, opt: Options{Port: 7001}, launcher: "mpiexec (Hydra)", rank: 1, size: 2, listen: "127.0.0.1:0", join: "127.0.0.1:7001"},
 		{name: "srun two hosts, rank 2", env: srunEnv, launcher: "srun (Slurm)", id: "4711.0", rank: 2, size: 4,
-			listen: "node08:0", join: "node07:" + itoa(srunPort)},
+			join: "node07:" + itoa(srunPort)},
 		{name: "srun two hosts, rank 0", env: with(srunEnv, "SLURM_PROCID", "0", "SLURMD_NODENAME", "node07"), launcher: "srun (Slurm)", id: "4711.0", size: 4,
 			listen: "node07:" + itoa(srunPort), join: "node07:" + itoa(srunPort)},
 		{name: "srun one host", env: with(srunEnv, "SLURM_STEP_NODELIST", "localhost", "SLURM_STEP_NUM_NODES", "1", "SLURM_STEP_TASKS_PER_NODE", "4",
 			"SLURMD_NODENAME", "localhost"), launcher: "srun (Slurm)", id: "4711.0", rank: 2, size: 4, listen: "127.0.0.1:0", join: "127.0.0.1:" + itoa(srunPort)},
 		{name: "srun --mpi=pmi2 sets PMI_RANK too", env: with(srunEnv, "PMI_RANK", "2", "PMI_SIZE", "4"), launcher: "srun (Slurm)", id: "4711.0", rank: 2, size: 4,
-			listen: "node08:0", join: "node07:" + itoa(srunPort)},
+			join: "node07:" + itoa(srunPort)},
 		{name: "mpirun inside an allocation: Open MPI wins", env: with(ompiEnv, "SLURM_PROCID", "0", "SLURM_STEP_NODELIST", "node07", "SLURM_STEP_NUM_TASKS", "1"),
 			launcher: "mpirun (Open MPI)", id: "1737883649", rank: 1, size: 2, listen: "127.0.0.1:0", join: "127.0.0.1:" + itoa(ompiPort)},
 		{name: "srun without optional counts", env: with(srunEnv, "SLURM_STEP_NUM_TASKS", "-", "SLURM_STEP_NUM_NODES", "-", "SLURM_STEP_TASKS_PER_NODE", "-"),
-			launcher: "srun (Slurm)", id: "4711.0", rank: 2, size: 4, listen: "node08:0", join: "node07:" + itoa(srunPort)},
+			launcher: "srun (Slurm)", id: "4711.0", rank: 2, size: 4, join: "node07:" + itoa(srunPort)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,7 +153,7 @@ func TestDetectBadInput(t *testing.T) {
 		{"Open MPI negative rank", with(ompiEnv, "OMPI_COMM_WORLD_RANK", "-1"), Options{}, []string{`OMPI_COMM_WORLD_RANK="-1"`}},
 		{"Open MPI no job id", with(ompiEnv, "OMPI_MCA_ess_base_jobid", "-", "PMIX_NAMESPACE", "-"), Options{}, []string{"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}},
 		{"Open MPI local size bad", with(ompiEnv, "OMPI_COMM_WORLD_LOCAL_SIZE", "3"), Options{}, []string{`OMPI_COMM_WORLD_LOCAL_SIZE="3"`}},
-		{"Open MPI across hosts without -nodehost", with(ompiEnv, "OMPI_COMM_WORLD_LOCAL_SIZE", "1"), Options{Hostname: "h1"}, []string{"several hosts", "-nodehost"}},
+		{"Open MPI across hosts without -nodehost", with(ompiEnv, "OMPI_COMM_WORLD_LOCAL_SIZE", "1"), Options{}, []string{"several hosts", "-nodehost"}},
 		{"no secret", with(ompiEnv, SecretVar, "-"), Options{}, []string{SecretVar, "rank 1 of 2", "-token"}},
 		{"empty secret", with(ompiEnv, SecretVar, ""), Options{}, []string{SecretVar}},
 		{"bad port", ompiEnv, Options{Port: 70000}, []string{"port 70000"}},
@@ -169,7 +169,7 @@ func TestDetectBadInput(t *testing.T) {
 		{"srun tasks per node garbled", with(srunEnv, "SLURM_STEP_TASKS_PER_NODE", "2(y2)"), Options{}, []string{"SLURM_STEP_TASKS_PER_NODE", `"2(y2)"`}},
 		{"srun without job id", with(srunEnv, "SLURM_JOB_ID", "-"), Options{}, []string{"SLURM_JOB_ID is not set"}},
 		{"srun without step id", with(srunEnv, "SLURM_STEP_ID", "-"), Options{}, []string{"SLURM_STEP_ID is not set"}},
-		{"srun across hosts without SLURMD_NODENAME", with(srunEnv, "SLURMD_NODENAME", "-"), Options{}, []string{"SLURMD_NODENAME"}},
+		{"srun rank 0 across hosts without SLURMD_NODENAME", with(srunEnv, "SLURM_PROCID", "0", "SLURMD_NODENAME", "-"), Options{}, []string{"SLURMD_NODENAME is not set"}},
 		{"srun rank 0 not on the first host", with(srunEnv, "SLURM_PROCID", "0"), Options{}, []string{"rank 0 runs on node08", "node07", "-nodehost"}},
 	}
 	for _, c := range cases {
@@ -182,4 +182,12 @@ func TestDetectBadInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestListenToward(t *testing.T) {
+	got, err := ListenToward("127.0.0.1:9")
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:0", got, "loopback is reached from loopback")
+	_, err = ListenToward("127.0.0.1")
+	require.ErrorContains(t, err, `node 0 at 127.0.0.1`)
 }
