@@ -261,7 +261,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
 //	-jobport N       under mpirun or srun: node 0's port (default: derived
 //	                 from the launcher's job id)
-//	-nodehost HOST   under mpirun across hosts: the host of rank 0
+//	-nodehost HOST   under a launcher: the host of rank 0 (needed by
+//	                 mpirun and mpiexec across hosts)
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-v               log to standard error
 //
@@ -422,11 +423,6 @@ func underLauncher(cfg *Config, token, nodehost string, jobport int) error {
 	if err != nil {
 		return err
 	}
-	if job != nil && job.Listen == "" {
-		if job.Listen, err = launcher.ListenToward(job.Join); err != nil {
-			return fmt.Errorf("%s, rank %d: %w", job.Launcher, job.Rank, err)
-		}
-	}
 	if job == nil {
 		if (jobport != 0 || nodehost != "") && !launcher.Started(lookupEnv) {
 			return fmt.Errorf("flags -jobport and -nodehost are for jobs under mpirun or srun, and no launcher started this process")
@@ -435,6 +431,11 @@ func underLauncher(cfg *Config, token, nodehost string, jobport int) error {
 	}
 	if cfg.Nodes > 1 {
 		return fmt.Errorf("flag -nodes %d: %s already started this process as rank %d of %d; the launcher decides the processes, drop -nodes", cfg.Nodes, job.Launcher, job.Rank, job.Size)
+	}
+	if job.Listen == "" { // across hosts
+		if job.Listen, err = launcher.ListenToward(job.Join); err != nil {
+			return fmt.Errorf("%s, rank %d: %w", job.Launcher, job.Rank, err)
+		}
 	}
 	if cfg.PEs == 0 {
 		cfg.PEs = job.Size // one PE per rank, as an MPI build of Charm++ has
