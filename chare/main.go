@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/actor/launcher"
 )
 
 // Config describes a job.
@@ -286,12 +287,25 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-token T         with -nodelist: the job's secret, the same on every node
 //	                 (or set CHARMGO_TOKEN)
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
+//	-jobport N       under mpirun or srun: node 0's port (default: derived
+//	                 from the launcher's job id)
+//	-nodehost HOST   under a launcher: the host of rank 0 (needed by
+//	                 mpirun and mpiexec across hosts)
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
 //	                 package trace)
 //	-v               log to standard error
 //
-// and the flags that imported packages register (RegisterFlag). Other
+// and the flags that imported packages register (RegisterFlag).
+//
+// Started by a launcher — Open MPI's mpirun, MPICH's Hydra mpiexec, or
+// Slurm's srun — with more than one rank, each process is the node of its
+// rank, with no node list: see package launcher for the variables read,
+// the secret every rank needs (CHARMGO_SECRET, or -token), and where node
+// 0 listens. Without -p, the job has one PE per rank. A launcher's
+// environment that is half there is an error naming the variable.
+//
+// Other
 // arguments go to the program, except flags that look like the runtime's:
 // a flag of a package of this module that the program does not import
 // (-balancer without package lb) or a near miss of a runtime flag
@@ -299,8 +313,8 @@ func Main[T any](start func(main *T, args []string)) int {
 // program declared it with ProgramFlags.
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
-	var nodelist, token, cert, key string
-	node := -1
+	var nodelist, token, cert, key, nodehost string
+	node, jobport := -1, 0
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -333,7 +347,7 @@ func ParseArgs(args []string) (Config, error) {
 			continue
 		}
 		switch name {
-		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart":
+		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "jobport", "nodehost":
 			if !hasVal {
 				if i+1 >= len(args) {
 					return cfg, fmt.Errorf("flag -%s needs a value", name)
@@ -358,6 +372,14 @@ func ParseArgs(args []string) (Config, error) {
 			}
 		case "nodelist":
 			nodelist = val
+		case "jobport":
+			if jobport, err = strconv.Atoi(val); err != nil || jobport < 1 || jobport > 65535 {
+				return cfg, fmt.Errorf("flag -jobport: bad port %q: want 1..65535", val)
+			}
+		case "nodehost":
+			if nodehost = val; val == "" {
+				return cfg, fmt.Errorf("flag -nodehost: empty host")
+			}
 		case "token":
 			token = val
 		case "tls-cert":
@@ -382,10 +404,20 @@ func ParseArgs(args []string) (Config, error) {
 		if node >= 0 {
 			return cfg, fmt.Errorf("flag -node needs -nodelist")
 		}
+		if err := underLauncher(&cfg, token, nodehost, jobport); err != nil {
+			return cfg, err
+		}
 		if cert != "" {
-			cfg.TLS = &actor.TLSFiles{Cert: cert, Key: key}
+			if cfg.Node != nil {
+				cfg.Node.TLS = &actor.TLSFiles{Cert: cert, Key: key}
+			} else {
+				cfg.TLS = &actor.TLSFiles{Cert: cert, Key: key}
+			}
 		}
 		return cfg, nil
+	}
+	if jobport != 0 || nodehost != "" {
+		return cfg, fmt.Errorf("flags -jobport and -nodehost are for jobs under mpirun or srun, not with -nodelist")
 	}
 	addrs, err := readNodeList(nodelist)
 	if err != nil {
@@ -405,6 +437,41 @@ func ParseArgs(args []string) (Config, error) {
 		cfg.Node.TLS = &actor.TLSFiles{Cert: cert, Key: key}
 	}
 	return cfg, nil
+}
+
+// lookupEnv reads the environment; tests replace it.
+var lookupEnv launcher.Env = os.LookupEnv
+
+// underLauncher makes cfg a node of the job that mpirun, mpiexec or srun
+// started, if one did (with more than one rank); a process that a local
+// launch started (-nodes) has its place in its environment already.
+func underLauncher(cfg *Config, token, nodehost string, jobport int) error {
+	if _, child := lookupEnv("CHARMGO_NODE"); child {
+		return nil
+	}
+	job, err := launcher.Detect(lookupEnv, launcher.Options{Port: jobport, NodeHost: nodehost, Secret: token})
+	if err != nil {
+		return err
+	}
+	if job == nil {
+		if (jobport != 0 || nodehost != "") && !launcher.Started(lookupEnv) {
+			return fmt.Errorf("flags -jobport and -nodehost are for jobs under mpirun or srun, and no launcher started this process")
+		}
+		return nil
+	}
+	if cfg.Nodes > 1 {
+		return fmt.Errorf("flag -nodes %d: %s already started this process as rank %d of %d; the launcher decides the processes, drop -nodes", cfg.Nodes, job.Launcher, job.Rank, job.Size)
+	}
+	if job.Listen == "" { // across hosts
+		if job.Listen, err = launcher.ListenToward(job.Join); err != nil {
+			return fmt.Errorf("%s, rank %d: %w", job.Launcher, job.Rank, err)
+		}
+	}
+	if cfg.PEs == 0 {
+		cfg.PEs = job.Size // one PE per rank, as an MPI build of Charm++ has
+	}
+	cfg.Node = &actor.NodeConfig{Node: job.Rank, Nodes: job.Size, Listen: job.Listen, Join: job.Join, Token: job.Token}
+	return nil
 }
 
 // readNodeList reads a node list: one host:port per line; blank lines and

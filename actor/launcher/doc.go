@@ -1,0 +1,29 @@
+// Package launcher lets a program that an MPI or Slurm launcher started
+// find its place in the job: Open MPI's mpirun (OMPI_COMM_WORLD_RANK and
+// _SIZE), MPICH's Hydra mpiexec (PMI_RANK, PMI_SIZE) and Slurm's srun
+// (SLURM_PROCID, SLURM_STEP_NUM_TASKS, SLURM_STEP_NODELIST in Slurm's
+// host-list syntax, SLURM_JOB_ID and SLURM_STEP_ID).
+//
+// Detect reads an environment and returns the rank (the node number; rank
+// 0 is node 0), the number of ranks, the address to listen on, node 0's
+// address and the job's token; ParseHostList expands host lists such as
+// "node[01-04,07]". Both are pure: they take the environment as a
+// function and do no I/O, and package chare calls them from ParseArgs.
+//
+// The token is a hash of the launcher, its job id and a secret that the
+// user exports to every rank (CHARMGO_SECRET, or -token): a launcher's job
+// id alone is known to every user of the machine. Node 0 listens on a
+// port from -jobport or, by default, one derived from the job id; the
+// other ranks listen on any free port and tell node 0.
+//
+// Where rank 0 runs: on one host (all ranks local, as Open MPI and Hydra
+// say through OMPI_COMM_WORLD_LOCAL_SIZE and MPI_LOCALNRANKS, or a Slurm
+// step of one host) everything is on loopback. A Slurm step on several
+// hosts puts rank 0 on the first host of its node list, where it listens
+// on that name (checked against SLURMD_NODENAME). Open MPI and Hydra do
+// not tell a rank where rank 0 runs without their PMI/PMIx client
+// library, so a job of theirs across hosts needs -nodehost HOST. Across
+// hosts, the other ranks listen on the address their host reaches node 0
+// from (ListenToward, the one function here that touches the network
+// stack), not on a host name that may resolve to loopback.
+package launcher

@@ -1,0 +1,286 @@
+// Package launch runs the examples under real launchers — Open MPI's
+// mpirun, MPICH's Hydra mpiexec and a one-host Slurm's srun — which
+// setup.sh installs and starts
+// once per machine. Where they cannot be installed (no root, no apt-get,
+// no network) the tests skip and print why.
+package launch
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// runTimeout bounds every launch: a job that does not assemble fails the
+// test instead of hanging it.
+const runTimeout = 90 * time.Second
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// programs builds hello and jacobi2d once for the package's tests.
+func programs(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "charmgo-launch-")
+		if buildErr != nil {
+			return
+		}
+		for _, p := range []string{"hello", "jacobi2d"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, p), "github.com/charmgo/charm/examples/"+p).CombinedOutput()
+			if err != nil {
+				buildErr = &buildError{p, err, out}
+				return
+			}
+		}
+	})
+	require.NoError(t, buildErr)
+	return binDir
+}
+
+type buildError struct {
+	prog string
+	err  error
+	out  []byte
+}
+
+func (e *buildError) Error() string {
+	return "building " + e.prog + ": " + e.err.Error() + ": " + string(e.out)
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// setup runs setup.sh for a launcher and returns the variables it prints
+// (NAME=value lines), or skips the test with setup.sh's reason.
+func setup(t *testing.T, launcher string) []string {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("installs and starts %s", launcher)
+	}
+	if runtime.GOOS != "linux" {
+		t.Skipf("setup.sh installs %s with Debian's apt-get; this is %s", launcher, runtime.GOOS)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "bash", "setup.sh", launcher)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Logf("setup.sh %s: %v\n%s", launcher, err, stderr.String())
+		t.Skipf("cannot install or start %s here: %s", launcher, reasons(stderr.String()))
+	}
+	var env []string
+	for _, l := range strings.Split(stdout.String(), "\n") {
+		if started, ok := strings.CutPrefix(l, "CHARMGO_STARTED="); ok {
+			if started != "" {
+				// Stop the daemons this test started: nothing is left running.
+				t.Cleanup(func() {
+					if out, err := exec.Command("bash", "setup.sh", "stop", started).CombinedOutput(); err != nil {
+						t.Errorf("setup.sh stop %s: %v\n%s", started, err, out)
+					}
+				})
+			}
+		} else if strings.Contains(l, "=") {
+			env = append(env, l)
+		}
+	}
+	return env
+}
+
+// reasons picks setup.sh's own lines out of its stderr (apt-get's are
+// in the log above the skip).
+func reasons(stderr string) string {
+	var rs []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "setup.sh: ") {
+			rs = append(rs, strings.TrimPrefix(l, "setup.sh: "))
+		}
+	}
+	if len(rs) == 0 {
+		return strings.TrimSpace(stderr)
+	}
+	return strings.Join(rs, "; ")
+}
+
+func secret(t *testing.T) string {
+	b := make([]byte, 16)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return hex.EncodeToString(b)
+}
+
+// environ is this process's environment without the variables of a
+// launcher that may have started go test itself, plus extra.
+func environ(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "OMPI_") || strings.HasPrefix(name, "PMIX_") || strings.HasPrefix(name, "PMI_") ||
+			strings.HasPrefix(name, "SLURM_") || strings.HasPrefix(name, "CHARMGO_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+// run runs argv with env and returns its combined output and error.
+func run(t *testing.T, env []string, argv ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.Dir = t.TempDir()
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("%v did not end within %v:\n%s", argv, runTimeout, out)
+	}
+	return string(out), err
+}
+
+// checkOneJob checks that the two ranks formed one job of 2 PEs: exactly
+// one "ok" line (two jobs of one process each would print two), with 2
+// PEs, and, for hello, elements that ran on PE 1 — in the other process.
+func checkOneJob(t *testing.T, prog, out string) {
+	t.Helper()
+	var oks []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, prog+": ") {
+			oks = append(oks, l)
+		}
+	}
+	require.Len(t, oks, 1, "one job, one result line:\n%s", out)
+	switch prog {
+	case "hello":
+		require.Equal(t, "hello: ok elements=16 pes=2 sum=120", oks[0], out)
+		require.Contains(t, out, "on PE 1\n", out)
+	case "jacobi2d":
+		require.True(t, strings.HasPrefix(oks[0], "jacobi2d: ok grid=64 blocks=4x4 "), out)
+	}
+}
+
+func mpirun(np string) []string {
+	argv := []string{"mpirun.openmpi", "--oversubscribe", "-np", np}
+	if os.Geteuid() == 0 {
+		argv = append(argv, "--allow-run-as-root")
+	}
+	return argv
+}
+
+func TestMpirun(t *testing.T) {
+	env := environ(setup(t, "mpi")...)
+	bin := programs(t)
+	for _, prog := range []string{"hello", "jacobi2d"} {
+		t.Run(prog, func(t *testing.T) {
+			out, err := run(t, append(env, "CHARMGO_SECRET="+secret(t)), append(mpirun("2"), filepath.Join(bin, prog), "-p", "2")...)
+			require.NoError(t, err, out)
+			checkOneJob(t, prog, out)
+		})
+	}
+	t.Run("no secret", func(t *testing.T) {
+		out, err := run(t, env, append(mpirun("2"), filepath.Join(bin, "hello"), "-p", "2")...)
+		require.Error(t, err, out)
+		require.Contains(t, out, "mpirun (Open MPI) started this process as rank")
+		require.Contains(t, out, "CHARMGO_SECRET is not set")
+		require.NotContains(t, out, "hello: ok")
+	})
+}
+
+func TestMpiexecHydra(t *testing.T) {
+	env := environ(setup(t, "hydra")...)
+	bin := programs(t)
+	for _, prog := range []string{"hello", "jacobi2d"} {
+		t.Run(prog, func(t *testing.T) {
+			out, err := run(t, append(env, "CHARMGO_SECRET="+secret(t)), "mpiexec.hydra", "-np", "2", filepath.Join(bin, prog), "-p", "2")
+			require.NoError(t, err, out)
+			checkOneJob(t, prog, out)
+		})
+	}
+	t.Run("no secret", func(t *testing.T) {
+		out, err := run(t, env, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "hello"), "-p", "2")
+		require.Error(t, err, out)
+		require.Contains(t, out, "mpiexec (Hydra) started this process as rank")
+		require.Contains(t, out, "CHARMGO_SECRET is not set")
+		require.NotContains(t, out, "hello: ok")
+	})
+}
+
+func srun(extra ...string) []string {
+	return append([]string{"srun", "-n", "2", "--time=2", "--kill-on-bad-exit=1"}, extra...)
+}
+
+func TestSrun(t *testing.T) {
+	env := environ(setup(t, "slurm")...)
+	bin := programs(t)
+	for _, prog := range []string{"hello", "jacobi2d"} {
+		t.Run(prog, func(t *testing.T) {
+			out, err := run(t, append(env, "CHARMGO_SECRET="+secret(t)), srun(filepath.Join(bin, prog), "-p", "2")...)
+			require.NoError(t, err, out)
+			checkOneJob(t, prog, out)
+		})
+	}
+	t.Run("secret from -token, one PE per rank without -p", func(t *testing.T) {
+		out, err := run(t, env, srun(filepath.Join(bin, "hello"), "-token", secret(t))...)
+		require.NoError(t, err, out)
+		checkOneJob(t, "hello", out)
+	})
+	t.Run("no secret", func(t *testing.T) {
+		out, err := run(t, env, srun(filepath.Join(bin, "hello"), "-p", "2")...)
+		require.Error(t, err, out)
+		require.Contains(t, out, "srun (Slurm) started this process as rank")
+		require.Contains(t, out, "CHARMGO_SECRET is not set")
+		require.NotContains(t, out, "hello: ok")
+	})
+}
+
+// TestHalfThere starts hello by hand with a launcher's environment that is
+// half there: it must refuse to start, naming the variable, with no job
+// (no "hello" line at all). It needs no launcher installed.
+func TestHalfThere(t *testing.T) {
+	bin := programs(t)
+	cases := []struct {
+		name string
+		env  []string
+		says string
+	}{
+		{"rank without size", []string{"OMPI_COMM_WORLD_RANK=0", "CHARMGO_SECRET=x"}, "OMPI_COMM_WORLD_RANK is set (\"0\") but OMPI_COMM_WORLD_SIZE is not"},
+		{"node list that does not parse", []string{"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=2", "SLURM_STEP_NODELIST=node[1-", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "CHARMGO_SECRET=x"},
+			"SLURM_STEP_NODELIST: host list \"node[1-\": a bracket is never closed"},
+		{"fewer hosts than the step has", []string{"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NODELIST=node1", "SLURM_STEP_NUM_NODES=2", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "CHARMGO_SECRET=x"},
+			"SLURM_STEP_NUM_NODES=\"2\" but SLURM_STEP_NODELIST=\"node1\" names 1 hosts"},
+		{"more ranks than the tasks per node place", []string{"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NODELIST=node[1-2]", "SLURM_STEP_TASKS_PER_NODE=1(x2)",
+			"SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "CHARMGO_SECRET=x"}, "SLURM_STEP_TASKS_PER_NODE=\"1(x2)\" places 2 ranks on 2 hosts, but SLURM_STEP_NUM_TASKS=4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := run(t, environ(c.env...), filepath.Join(bin, "hello"), "-p", "2")
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, out)
+			require.Equal(t, 2, exit.ExitCode(), out)
+			require.Contains(t, out, c.says)
+			require.NotContains(t, out, "hello", "no job started:\n%s", out)
+		})
+	}
+}
