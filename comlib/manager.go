@@ -431,7 +431,11 @@ func newStrategy(s *state, in *Instance, sp Spec) (peStrategy, error) {
 	case "direct":
 		return &direct{s: s, in: in}, nil
 	case "streaming":
-		return newStream(s, in, sp), nil
+		st, err := newStream(s, in, sp)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	case "each-to-many":
 		return newE2M(s, in, sp)
 	case "multicast":
