@@ -14,6 +14,19 @@ import (
 // returns true the message goes directly.
 type Urgent interface{ Urgent() bool }
 
+// Tagged is a message that carries a tag identifying its data at the
+// receiver (EasyMSG's tagged data, E02): send it through a Streaming
+// instance to an entry method that takes a Tagged[T], and identify what
+// arrived by its Tag, not by its order. Streaming keeps each sender's
+// order to a PE today, but nothing promises it between buffered and
+// direct (large, urgent) messages, nor across several buffers in flight.
+// Its Size (8 bytes of tag plus the data's) tells Streaming how much of a
+// buffer it takes.
+//
+//	func (c *Cell) Far(m comlib.Tagged[[]float64]) { c.acc[m.Tag] += sum(m.Data) }
+//	chare.Send(c, cells.At(j), (*Cell).Far, comlib.Tagged[[]float64]{Tag: id, Data: v})
+type Tagged[T any] = channel.Tagged[T]
+
 // streamMsg is a buffer's worth of envelopes, each with the PE it is for
 // (MeshStreaming's first hop carries envelopes for other PEs).
 type streamMsg struct {

@@ -29,6 +29,7 @@
 package channel
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 )
@@ -74,6 +75,19 @@ func (o Options) validate() error {
 type Tagged[T any] struct {
 	Tag  uint64
 	Data T
+}
+
+// Size is the datum's size in bytes as a buffer counts it: 8 for the tag,
+// plus the Data's own Size() if it has one, else its binary size for
+// fixed-size values and slices of them (encoding/binary), else 64.
+func (t Tagged[T]) Size() int {
+	if s, ok := any(t.Data).(interface{ Size() int }); ok {
+		return 8 + s.Size()
+	}
+	if n := binary.Size(t.Data); n >= 0 {
+		return 8 + n
+	}
+	return 8 + 64
 }
 
 // Block is a buffer that leaves: the data pushed into buffer Buffer of

@@ -233,3 +233,14 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	require.ErrorContains(t, err, "target 2 out of range [0, 2)")
 	require.ErrorContains(t, ch.SetCaps(0, 10), "MaxItems 0")
 }
+
+type sized struct{}
+
+func (sized) Size() int { return 100 }
+
+func TestTaggedSize(t *testing.T) {
+	require.Equal(t, 8+8*5, channel.Tagged[[]float64]{Data: make([]float64, 5)}.Size())
+	require.Equal(t, 8+4, channel.Tagged[int32]{}.Size())
+	require.Equal(t, 8+100, channel.Tagged[sized]{}.Size())
+	require.Equal(t, 8+64, channel.Tagged[map[int]int]{}.Size(), "unknown: a guess")
+}

@@ -1,0 +1,243 @@
+package comlib_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/comlib"
+)
+
+// tagSink records the tags it gets: each must come once.
+type tagSink struct {
+	array.Element[tagSink, int]
+	Seen       map[uint64]bool
+	Count, Dup int64
+	Sum        int64
+}
+
+func (s *tagSink) Got(m comlib.Tagged[int64]) {
+	if s.Seen == nil {
+		s.Seen = map[uint64]bool{}
+	}
+	if s.Seen[m.Tag] {
+		s.Dup++
+	}
+	s.Seen[m.Tag] = true
+	if int64(m.Tag) != m.Data {
+		s.Dup++ // the tag no longer identifies its data
+	}
+	s.Count++
+	s.Sum += m.Data
+}
+
+func (s *tagSink) Totals(cb chare.Callback) {
+	_ = s.Contribute([]int64{s.Count, s.Sum, s.Dup}, reducer.SumInt64, cb)
+}
+
+// tagTalker sends n tagged messages round-robin over the sinks; tags are
+// unique in the job.
+type tagTalker struct {
+	array.Element[tagTalker, int]
+}
+
+type tagTalk struct {
+	To       array.Proxy[tagSink, int]
+	Sinks, N int
+}
+
+func (t *tagTalker) Talk(m tagTalk) {
+	for i := 0; i < m.N; i++ {
+		tag := uint64(t.ThisIndex())<<32 | uint64(i)
+		if err := chare.Send(t, m.To.At((i+t.ThisIndex())%m.Sinks), (*tagSink).Got, comlib.Tagged[int64]{Tag: tag, Data: int64(tag)}); err != nil {
+			t.Abort(err)
+			return
+		}
+	}
+}
+
+func init() {
+	chare.Register[tagSink]()
+	chare.Register[tagTalker]()
+}
+
+type tuneResult struct {
+	totals []int64
+	tuning []comlib.Tuning
+	inst   int
+	stats  comlib.StatsSnapshot
+}
+
+const tuneTalkers, tuneSinks, tuneN = 8, 16, 2000
+
+func wantTags() (count, sum int64) {
+	for t := 0; t < tuneTalkers; t++ {
+		for i := 0; i < tuneN; i++ {
+			count++
+			sum += int64(uint64(t)<<32 | uint64(i))
+		}
+	}
+	return
+}
+
+func tuneJob(o comlib.StreamOptions, r *tuneResult) func(*tmain, []string) {
+	return func(m *tmain, _ []string) {
+		fail := func(err error) { m.Abort(err) }
+		sinks, err := array.New[tagSink](m, array.Dims(tuneSinks))
+		if err != nil {
+			fail(err)
+			return
+		}
+		talkers, err := array.New[tagTalker](m, array.Dims(tuneTalkers))
+		if err != nil {
+			fail(err)
+			return
+		}
+		inst, err := comlib.New(m, comlib.Streaming(o))
+		if err != nil {
+			fail(err)
+			return
+		}
+		if err := chare.Send(m, talkers, (*tagTalker).Talk, tagTalk{To: sinks.Delegate(inst), Sinks: tuneSinks, N: tuneN}); err != nil {
+			fail(err)
+			return
+		}
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		if _, err := qd.Get(m); err != nil {
+			fail(err)
+			return
+		}
+		f := chare.NewFuture[[]int64](m)
+		if err := chare.Send(m, sinks, (*tagSink).Totals, f.Callback()); err != nil {
+			fail(err)
+			return
+		}
+		if r.totals, err = f.Get(m); err != nil {
+			fail(err)
+			return
+		}
+		r.tuning, r.inst, r.stats = inst.Tuning(), inst.ID(), inst.Stats()
+		m.Exit(0)
+	}
+}
+
+// checkTuned: every tagged message arrived exactly once, and on every PE
+// of this process that sent, the cap (and the period, when there is one)
+// took more than one value, each at least its bound.
+func checkTuned(t *testing.T, r tuneResult, pes []int, period bool) {
+	t.Helper()
+	count, sum := wantTags()
+	require.Equal(t, []int64{count, sum, 0}, r.totals, "count, sum, duplicates or mislabelled")
+	got := map[int]comlib.Tuning{}
+	for _, tu := range r.tuning {
+		got[tu.PE] = tu
+	}
+	for _, pe := range pes {
+		tu, ok := got[pe]
+		require.True(t, ok, "PE %d tuned", pe)
+		series := map[string][]float64{}
+		for _, p := range tu.Cap {
+			series["cap"] = append(series["cap"], p.Value)
+			require.GreaterOrEqual(t, p.Value, 1.0)
+			require.Positive(t, p.Cost)
+		}
+		if period {
+			for _, p := range tu.Period {
+				series["period"] = append(series["period"], p.Value)
+				require.GreaterOrEqual(t, p.Value, 10.0, "µs")
+			}
+		} else {
+			require.Empty(t, tu.Period, "no period to tune")
+		}
+		for name, vs := range series {
+			distinct := map[float64]bool{}
+			for _, v := range vs {
+				distinct[v] = true
+			}
+			require.Greater(t, len(distinct), 1, "PE %d: the %s moved: %v", pe, name, vs)
+		}
+	}
+}
+
+// TestStreamingTunes: Streaming with Tune moves its cap (and its period)
+// on every PE while every message still arrives exactly once, identified
+// by its tag; -tunedebug writes each trajectory as CSV and SVG.
+func TestStreamingTunes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    comlib.StreamOptions
+	}{
+		{"cap", comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}},
+		{"cap and period", comlib.StreamOptions{MaxMsgs: 16, Period: 500 * time.Microsecond, NoIdleFlush: true, Tune: true, Window: 64}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var r tuneResult
+			code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, tuneJob(c.o, &r))
+			require.NoError(t, err)
+			require.Zero(t, code)
+			period := c.o.Period > 0
+			if len(r.tuning) > 0 {
+				t.Logf("PE %d: cap %v; period %v", r.tuning[0].PE, r.tuning[0].Cap, r.tuning[0].Period)
+			}
+			checkTuned(t, r, []int{0, 1, 2, 3}, period)
+			require.Less(t, r.stats.Packets, r.stats.Messages/4, "still aggregating: %v", r.stats)
+			for _, tu := range r.tuning {
+				for name, pts := range map[string]int{"cap": len(tu.Cap), "period": len(tu.Period)} {
+					if name == "period" && !period {
+						continue
+					}
+					base := filepath.Join(dir, fmt.Sprintf("comlib%d-pe%d-%s", r.inst, tu.PE, name))
+					f, err := os.Open(base + ".csv")
+					require.NoError(t, err)
+					rows, err := csv.NewReader(f).ReadAll()
+					f.Close()
+					require.NoError(t, err)
+					require.Len(t, rows, pts+1, "%s: header and a row per evaluation", base)
+					b, err := os.ReadFile(base + ".svg")
+					require.NoError(t, err)
+					require.Equal(t, 2*pts, countCircles(t, b), "%s: a circle per evaluation in each panel", base)
+				}
+			}
+		})
+	}
+}
+
+func countCircles(t *testing.T, b []byte) int {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	n := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		require.NoError(t, err)
+		if e, ok := tok.(xml.StartElement); ok && e.Name.Local == "circle" {
+			n++
+		}
+	}
+}
+
+// TestStreamingTunesAcrossProcesses: the same over two processes; node
+// 0 sees the trajectories of its own PEs (0 and 1).
+func TestStreamingTunesAcrossProcesses(t *testing.T) {
+	var r tuneResult
+	runJob(t, 4, 2, tuneJob(comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}, &r))
+	checkTuned(t, r, []int{0, 1}, false)
+	for _, tu := range r.tuning {
+		require.Less(t, tu.PE, 2, "only this process's PEs")
+	}
+}
