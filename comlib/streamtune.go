@@ -157,22 +157,27 @@ func (s *Stats) tuning(pe int) Tuning {
 	return Tuning{PE: pe, Cap: append([]tune.Point(nil), tu.Cap...), Period: append([]tune.Point(nil), tu.Period...)}
 }
 
+// Flush sends the calling PE's buffers of the comlib instance that a proxy
+// is delegated to (pass proxy.Delegated()), from any process: EasyMSG's
+// flush, for a program that knows a phase of sends is over before the PE
+// runs out of work. A proxy delegated elsewhere is an error naming it.
+func Flush(from chare.Context, d chare.Delegate) error {
+	r, err := chare.Resolve(from, d)
+	if err != nil {
+		return err
+	}
+	in, ok := r.(*Instance)
+	if !ok {
+		return fmt.Errorf("comlib: Flush of a proxy delegated to %T, not to a comlib instance", r)
+	}
+	return in.Flush(from)
+}
+
 // Flush sends this PE's buffers of the instance now (EasyMSG's flush). It
-// does nothing for an instance that buffers nothing, or that is not ready
-// on this PE yet (its held messages leave when it is). Call it from an
-// entry method on the PE whose buffers should leave.
+// does nothing for an instance that buffers nothing; on a PE where the
+// instance is not ready yet it waits, after the sends made before it, and
+// flushes what they buffered. Call it from an entry method on the PE whose
+// buffers should leave.
 func (in *Instance) Flush(from chare.Context) error {
-	pe := chare.PEOf(from)
-	if pe == nil {
-		return chare.ErrNoContext
-	}
-	s := stateOf(pe)
-	e := s.table[in.id]
-	if e == nil || e.strat == nil {
-		return nil
-	}
-	if t, ok := e.strat.(*stream); ok {
-		t.flushAll()
-	}
-	return nil
+	return in.do(from, opFlush, nil, 0)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/comlib/tune"
 )
 
 // tagSink records the tags it gets: each must come once.
@@ -56,6 +58,7 @@ type tagTalker struct {
 type tagTalk struct {
 	To       array.Proxy[tagSink, int]
 	Sinks, N int
+	Flush    bool // flush the instance's buffers after the last send
 }
 
 func (t *tagTalker) Talk(m tagTalk) {
@@ -64,6 +67,11 @@ func (t *tagTalker) Talk(m tagTalk) {
 		if err := chare.Send(t, m.To.At((i+t.ThisIndex())%m.Sinks), (*tagSink).Got, comlib.Tagged[int64]{Tag: tag, Data: int64(tag)}); err != nil {
 			t.Abort(err)
 			return
+		}
+	}
+	if m.Flush {
+		if err := comlib.Flush(t, m.To.Delegated()); err != nil {
+			t.Abort(err)
 		}
 	}
 }
@@ -93,6 +101,10 @@ func wantTags() (count, sum int64) {
 }
 
 func tuneJob(o comlib.StreamOptions, r *tuneResult) func(*tmain, []string) {
+	return tagJob(o, false, r)
+}
+
+func tagJob(o comlib.StreamOptions, flush bool, r *tuneResult) func(*tmain, []string) {
 	return func(m *tmain, _ []string) {
 		fail := func(err error) { m.Abort(err) }
 		sinks, err := array.New[tagSink](m, array.Dims(tuneSinks))
@@ -110,7 +122,7 @@ func tuneJob(o comlib.StreamOptions, r *tuneResult) func(*tmain, []string) {
 			fail(err)
 			return
 		}
-		if err := chare.Send(m, talkers, (*tagTalker).Talk, tagTalk{To: sinks.Delegate(inst), Sinks: tuneSinks, N: tuneN}); err != nil {
+		if err := chare.Send(m, talkers, (*tagTalker).Talk, tagTalk{To: sinks.Delegate(inst), Sinks: tuneSinks, N: tuneN, Flush: flush}); err != nil {
 			fail(err)
 			return
 		}
@@ -240,4 +252,70 @@ func TestStreamingTunesAcrossProcesses(t *testing.T) {
 	for _, tu := range r.tuning {
 		require.Less(t, tu.PE, 2, "only this process's PEs")
 	}
+}
+
+// TestE03_FlushSendsWhatWaits: with caps that are never reached and
+// neither a period nor idle flushes, messages leave only because each
+// sender calls comlib.Flush after its last send (in one process and in
+// two); without it the job would not end (its timeout fails the test).
+func TestE03_FlushSendsWhatWaits(t *testing.T) {
+	o := comlib.StreamOptions{MaxMsgs: 1 << 20, MaxBytes: 1 << 30, NoIdleFlush: true}
+	count, sum := wantTags()
+	t.Run("1proc", func(t *testing.T) {
+		var r tuneResult
+		runJob(t, 4, 1, tagJob(o, true, &r))
+		require.Equal(t, []int64{count, sum, 0}, r.totals)
+		require.Positive(t, r.stats.Packets)
+		require.LessOrEqual(t, r.stats.Packets, int64(tuneTalkers*4), "from the flushes alone: at most one block per talker and PE")
+	})
+	t.Run("2proc", func(t *testing.T) {
+		var r tuneResult
+		runJob(t, 4, 2, tagJob(o, true, &r))
+		require.Equal(t, []int64{count, sum, 0}, r.totals)
+	})
+}
+
+func TestFlushNeedsAComlibProxy(t *testing.T) {
+	runJob(t, 1, 1, func(m *tmain, _ []string) {
+		defer m.Exit(0)
+		err := comlib.Flush(m, countingDelegate{})
+		if err == nil || !strings.Contains(err.Error(), "countingDelegate, not to a comlib instance") {
+			m.Abort(fmt.Errorf("want an error naming the delegate, got %v", err))
+		}
+	})
+}
+
+type countingDelegate struct{}
+
+func (countingDelegate) Send(chare.Context, chare.Envelope) error      { return nil }
+func (countingDelegate) Broadcast(chare.Context, chare.Envelope) error { return nil }
+func (countingDelegate) Multicast(chare.Context, chare.Envelope) error { return nil }
+
+// TestReportTuningWritesFiles: any tuner (TRAM's, say) reports under a
+// name; -tunedebug writes it at the job's end, the name made a plain file
+// name; without the flag nothing is written.
+func TestReportTuningWritesFiles(t *testing.T) {
+	pts := []tune.Point{{Eval: 1, Value: 8, Cost: 3}, {Eval: 2, Value: 16, Cost: 2}, {Eval: 3, Value: 32, Cost: 2.5}}
+	job := func(m *tmain, _ []string) {
+		comlib.ReportTuning(m, "tram/step 1", pts[:1])
+		comlib.ReportTuning(m, "tram/step 1", pts) // the last report counts
+		m.Exit(0)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, job)
+	require.NoError(t, err)
+	require.Zero(t, code)
+	b, err := os.ReadFile(filepath.Join(dir, "tram_step_1.csv"))
+	require.NoError(t, err)
+	require.Equal(t, "eval,value,cost\n1,8,3\n2,16,2\n3,32,2.5\n", string(b))
+	svg, err := os.ReadFile(filepath.Join(dir, "tram_step_1.svg"))
+	require.NoError(t, err)
+	require.Equal(t, 6, countCircles(t, svg))
+
+	quiet := filepath.Join(t.TempDir(), "none")
+	code, err = chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second}, job)
+	require.NoError(t, err)
+	require.Zero(t, code)
+	_, err = os.Stat(quiet)
+	require.True(t, os.IsNotExist(err), "nothing written without -tunedebug")
 }
