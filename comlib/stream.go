@@ -35,8 +35,9 @@ type streamMsg struct {
 }
 
 type streamItem struct {
-	Dest int32
-	E    wenv
+	_msgpack struct{} `msgpack:",as_array"` // no field names per message on the wire
+	Dest     int32
+	E        wenv
 }
 
 // stream is Streaming and MeshStreaming on one PE. Its buffering is a
