@@ -27,6 +27,13 @@ import (
 // messages through the undelegated group proxy, interleaved. Rates in
 // messages per second (higher is better).
 //
+// comlib/stream/16B/tuned/{1proc,2proc}: the same messages through a
+// Streaming instance with Tune (its cap, from the default 64, tuned on
+// each PE, one evaluation per 256 messages) against one with the default
+// options, interleaved in the same job; the tuner keeps learning over the
+// pairs. comlib/stream/16B/tuned/{1proc,2proc}/cap is the cap PE 0 uses
+// at the end of each tuned run, beside the default's 64.
+//
 // comlib/recovery: the all-to-all of 32 elements on 16 PEs (1 KiB blocks,
 // mesh router). An element migrates, then two iterations run: the first in
 // error mode (C11) with the recovery at its end (C12), the second through
@@ -63,8 +70,12 @@ func init() {
 				name += "/mesh"
 			}
 			name = fmt.Sprintf("%s/%dproc", name, nodes)
-			registerPaired(name, func(cfg config) ([]figure, error) { return benchStream(cfg, name, mesh, nodes) })
+			registerPaired(name, func(cfg config) ([]figure, error) { return benchStream(cfg, name, mesh, false, nodes) })
 		}
+	}
+	for _, nodes := range []int{1, 2} {
+		name := fmt.Sprintf("comlib/stream/16B/tuned/%dproc", nodes)
+		registerPaired(name, func(cfg config) ([]figure, error) { return benchStream(cfg, name, false, true, nodes) })
 	}
 	registerPaired("comlib/recovery", benchRecovery)
 }
@@ -262,8 +273,9 @@ func (b *clSink) check() {
 	}
 }
 
-func benchStream(cfg config, name string, mesh bool, nodes int) ([]figure, error) {
+func benchStream(cfg config, name string, mesh, tuned bool, nodes int) ([]figure, error) {
 	fig := figure{name: name, unit: "msgs/s"}
+	capFig := figure{name: name + "/cap", unit: "msgs"}
 	k := max(1, int(float64(clStreamMsgs)/float64(clPEs-1)*cfg.scale))
 	if nodes > 1 {
 		k = max(1, k/2)
@@ -281,7 +293,14 @@ func benchStream(cfg config, name string, mesh bool, nodes int) ([]figure, error
 		if err != nil {
 			return err
 		}
-		via := g.Delegate(inst)
+		via, base := g.Delegate(inst), g
+		var tunedInst *comlib.Instance
+		if tuned {
+			if tunedInst, err = comlib.New(m, comlib.Streaming(comlib.StreamOptions{Tune: true})); err != nil {
+				return err
+			}
+			via, base = g.Delegate(tunedInst), g.Delegate(inst)
+		}
 		measure := func(p group.Proxy[clSink], k int) (float64, error) {
 			f := chare.NewFuture[any](m)
 			t0 := time.Now()
@@ -293,7 +312,7 @@ func benchStream(cfg config, name string, mesh bool, nodes int) ([]figure, error
 			}
 			return float64(clPEs*(clPEs-1)*k) / time.Since(t0).Seconds(), nil
 		}
-		for _, p := range []group.Proxy[clSink]{via, g} {
+		for _, p := range []group.Proxy[clSink]{via, base} {
 			if _, err := measure(p, 2); err != nil {
 				return err
 			}
@@ -303,11 +322,19 @@ func benchStream(cfg config, name string, mesh bool, nodes int) ([]figure, error
 			if err != nil {
 				return err
 			}
-			b, err := measure(g, k)
+			b, err := measure(base, k)
 			if err != nil {
 				return err
 			}
 			fig.value, fig.baseline = append(fig.value, a), append(fig.baseline, b)
+			if tuned {
+				tu := tunedInst.Tuning()
+				if len(tu) == 0 || tu[0].PE != 0 || len(tu[0].Cap) == 0 {
+					return fmt.Errorf("%s: PE 0 did not tune (%v)", name, tu)
+				}
+				c := tu[0].Cap
+				capFig.value, capFig.baseline = append(capFig.value, c[len(c)-1].Value), append(capFig.baseline, 64)
+			}
 		}
 		if st := inst.Stats(); st.Packets == 0 {
 			return fmt.Errorf("%s: nothing was buffered (%v)", name, st)
@@ -316,6 +343,9 @@ func benchStream(cfg config, name string, mesh bool, nodes int) ([]figure, error
 	})
 	if err != nil {
 		return nil, err
+	}
+	if tuned {
+		return []figure{fig, capFig}, nil
 	}
 	return []figure{fig}, nil
 }
