@@ -24,8 +24,9 @@ type streamTuner struct {
 }
 
 func newStreamTuner(t *stream) (*streamTuner, error) {
-	m := float64(t.sp.MaxMsgs)
-	ct, err := tune.New(tune.Options{Min: 1, Start: m, Step: math.Max(1, m/2), MinStep: math.Max(1, m/8)})
+	// The cap is tuned as its base-2 logarithm: a buffer size's effect is
+	// about its scale, and steps of a fixed ratio explore 8 and 4096 alike.
+	ct, err := tune.New(tune.Options{Min: 0, Start: math.Log2(float64(t.sp.MaxMsgs)), Step: 1, MinStep: 0.25})
 	if err != nil {
 		return nil, fmt.Errorf("comlib: %v: tuning the cap: %w", t.in, err)
 	}
@@ -72,6 +73,9 @@ func (st *streamTuner) count() {
 		tu = st.period
 	}
 	v := tu.Value()
+	if st.turn == 0 {
+		v = float64(st.capOf(v))
+	}
 	if err := tu.Observe(cost); err != nil {
 		st.t.s.pe.Fail(fmt.Errorf("comlib: %v: %w", st.t.in, err))
 		return
@@ -90,7 +94,7 @@ func (st *streamTuner) count() {
 
 // apply puts the tuners' values in force.
 func (st *streamTuner) apply() {
-	c := max(1, int(math.Round(st.cap.Value())))
+	c := st.capOf(st.cap.Value())
 	if err := st.t.ch.SetCaps(c, st.t.sp.MaxBytes); err != nil {
 		st.t.s.pe.Fail(fmt.Errorf("comlib: %v: %w", st.t.in, err))
 	}
@@ -99,9 +103,13 @@ func (st *streamTuner) apply() {
 	}
 }
 
+// capOf is the cap for the cap tuner's value (a base-2 logarithm).
+func (st *streamTuner) capOf(v float64) int { return max(1, int(math.Round(math.Exp2(v)))) }
+
 // Tuning is what a PE's tuners of a Streaming instance with Tune did: one
 // point per evaluation (a window of messages), the value in force and its
-// wall time per message in nanoseconds. Period values are microseconds;
+// wall time per message in nanoseconds. Cap values are messages (tuned as
+// their base-2 logarithm); period values are microseconds;
 // Period is empty when the instance has no period.
 type Tuning struct {
 	PE          int

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -32,7 +33,9 @@ import (
 // each PE, one evaluation per 256 messages) against one with the default
 // options, interleaved in the same job; the tuner keeps learning over the
 // pairs. comlib/stream/16B/tuned/{1proc,2proc}/cap is the cap PE 0 uses
-// at the end of each tuned run, beside the default's 64.
+// at the end of each tuned run, beside the static one.
+// comlib/stream/16B/tunedfrom2/...: the same, both instances with MaxMsgs
+// 2, a poor cap that the tuned one should leave.
 //
 // comlib/recovery: the all-to-all of 32 elements on 16 PEs (1 KiB blocks,
 // mesh router). An element migrates, then two iterations run: the first in
@@ -70,12 +73,17 @@ func init() {
 				name += "/mesh"
 			}
 			name = fmt.Sprintf("%s/%dproc", name, nodes)
-			registerPaired(name, func(cfg config) ([]figure, error) { return benchStream(cfg, name, mesh, false, nodes) })
+			registerPaired(name, func(cfg config) ([]figure, error) { return benchStream(cfg, name, mesh, -1, nodes) })
 		}
 	}
-	for _, nodes := range []int{1, 2} {
-		name := fmt.Sprintf("comlib/stream/16B/tuned/%dproc", nodes)
-		registerPaired(name, func(cfg config) ([]figure, error) { return benchStream(cfg, name, false, true, nodes) })
+	for _, from := range []int{0, 2} {
+		for _, nodes := range []int{1, 2} {
+			name := fmt.Sprintf("comlib/stream/16B/tuned/%dproc", nodes)
+			if from > 0 {
+				name = fmt.Sprintf("comlib/stream/16B/tunedfrom%d/%dproc", from, nodes)
+			}
+			registerPaired(name, func(cfg config) ([]figure, error) { return benchStream(cfg, name, false, from, nodes) })
+		}
 	}
 	registerPaired("comlib/recovery", benchRecovery)
 }
@@ -273,7 +281,11 @@ func (b *clSink) check() {
 	}
 }
 
-func benchStream(cfg config, name string, mesh, tuned bool, nodes int) ([]figure, error) {
+// benchStream measures Streaming against undelegated sends, or, with
+// tuneFrom ≥ 0, Streaming with Tune against Streaming without, both with
+// MaxMsgs tuneFrom (0: the default).
+func benchStream(cfg config, name string, mesh bool, tuneFrom, nodes int) ([]figure, error) {
+	tuned := tuneFrom >= 0
 	fig := figure{name: name, unit: "msgs/s"}
 	capFig := figure{name: name + "/cap", unit: "msgs"}
 	k := max(1, int(float64(clStreamMsgs)/float64(clPEs-1)*cfg.scale))
@@ -285,9 +297,10 @@ func benchStream(cfg config, name string, mesh, tuned bool, nodes int) ([]figure
 		if err != nil {
 			return err
 		}
-		s := comlib.Streaming(comlib.StreamOptions{})
+		o := comlib.StreamOptions{MaxMsgs: max(tuneFrom, 0)}
+		s := comlib.Streaming(o)
 		if mesh {
-			s = comlib.MeshStreaming(comlib.StreamOptions{})
+			s = comlib.MeshStreaming(o)
 		}
 		inst, err := comlib.New(m, s)
 		if err != nil {
@@ -296,7 +309,7 @@ func benchStream(cfg config, name string, mesh, tuned bool, nodes int) ([]figure
 		via, base := g.Delegate(inst), g
 		var tunedInst *comlib.Instance
 		if tuned {
-			if tunedInst, err = comlib.New(m, comlib.Streaming(comlib.StreamOptions{Tune: true})); err != nil {
+			if tunedInst, err = comlib.New(m, comlib.Streaming(comlib.StreamOptions{MaxMsgs: o.MaxMsgs, Tune: true})); err != nil {
 				return err
 			}
 			via, base = g.Delegate(tunedInst), g.Delegate(inst)
@@ -333,7 +346,7 @@ func benchStream(cfg config, name string, mesh, tuned bool, nodes int) ([]figure
 					return fmt.Errorf("%s: PE 0 did not tune (%v)", name, tu)
 				}
 				c := tu[0].Cap
-				capFig.value, capFig.baseline = append(capFig.value, c[len(c)-1].Value), append(capFig.baseline, 64)
+				capFig.value, capFig.baseline = append(capFig.value, c[len(c)-1].Value), append(capFig.baseline, float64(cmp.Or(o.MaxMsgs, 64)))
 			}
 		}
 		if st := inst.Stats(); st.Packets == 0 {
