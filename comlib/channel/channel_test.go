@@ -14,7 +14,8 @@ import (
 
 // TestE01_BufferLeavesWhenFullOrNextDoesNotFit: a buffered channel sends
 // nothing until its buffer is full, or until the next datum does not fit
-// (then the buffer leaves without it and the datum starts the next one).
+// (then the buffer leaves without it and the datum starts the next one);
+// with room for one datum it is unbuffered: every push leaves at once.
 func TestE01_BufferLeavesWhenFullOrNextDoesNotFit(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -25,6 +26,7 @@ func TestE01_BufferLeavesWhenFullOrNextDoesNotFit(t *testing.T) {
 		{"full by count", channel.Options{MaxItems: 3, MaxBytes: 1000}, []int{1, 1, 1, 1, 1, 1, 1}, [][]int{{0, 1, 2}, {3, 4, 5}}},
 		{"full by bytes", channel.Options{MaxItems: 100, MaxBytes: 10}, []int{4, 6, 5, 5}, [][]int{{0, 1}, {2, 3}}},
 		{"next does not fit", channel.Options{MaxItems: 100, MaxBytes: 10}, []int{4, 4, 4, 4, 4}, [][]int{{0, 1}, {2, 3}}},
+		{"unbuffered: one datum per block", channel.Options{MaxItems: 1}, []int{1, 1, 1}, [][]int{{0}, {1}, {2}}},
 		{"too large alone", channel.Options{MaxItems: 100, MaxBytes: 10}, []int{3, 50, 3}, [][]int{{0}, {1}}},
 	}
 	for _, c := range cases {
