@@ -293,7 +293,7 @@ func (countingDelegate) Multicast(chare.Context, chare.Envelope) error { return 
 
 // TestReportTuningWritesFiles: any tuner (TRAM's, say) reports under a
 // name; -tunedebug writes it at the job's end, the name made a plain file
-// name; without the flag nothing is written.
+// name.
 func TestReportTuningWritesFiles(t *testing.T) {
 	pts := []tune.Point{{Eval: 1, Value: 8, Cost: 3}, {Eval: 2, Value: 16, Cost: 2}, {Eval: 3, Value: 32, Cost: 2.5}}
 	job := func(m *tmain, _ []string) {
@@ -312,10 +312,8 @@ func TestReportTuningWritesFiles(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 6, countCircles(t, svg))
 
-	quiet := filepath.Join(t.TempDir(), "none")
+	// Without the flag, reporting is allowed and does nothing.
 	code, err = chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second}, job)
 	require.NoError(t, err)
 	require.Zero(t, code)
-	_, err = os.Stat(quiet)
-	require.True(t, os.IsNotExist(err), "nothing written without -tunedebug")
 }
