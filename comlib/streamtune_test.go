@@ -101,10 +101,10 @@ func wantTags() (count, sum int64) {
 }
 
 func tuneJob(o comlib.StreamOptions, r *tuneResult) func(*tmain, []string) {
-	return tagJob(o, false, r)
+	return tagJob(comlib.Streaming(o), false, r)
 }
 
-func tagJob(o comlib.StreamOptions, flush bool, r *tuneResult) func(*tmain, []string) {
+func tagJob(s comlib.Strategy, flush bool, r *tuneResult) func(*tmain, []string) {
 	return func(m *tmain, _ []string) {
 		fail := func(err error) { m.Abort(err) }
 		sinks, err := array.New[tagSink](m, array.Dims(tuneSinks))
@@ -117,7 +117,7 @@ func tagJob(o comlib.StreamOptions, flush bool, r *tuneResult) func(*tmain, []st
 			fail(err)
 			return
 		}
-		inst, err := comlib.New(m, comlib.Streaming(o))
+		inst, err := comlib.New(m, s)
 		if err != nil {
 			fail(err)
 			return
@@ -184,21 +184,27 @@ func checkTuned(t *testing.T, r tuneResult, pes []int, period bool) {
 	}
 }
 
-// TestStreamingTunes: Streaming with Tune moves its cap (and its period)
+// TestStreamingTunes: Streaming (and MeshStreaming) with Tune moves its cap (and its period)
 // on every PE while every message still arrives exactly once, identified
 // by its tag; -tunedebug writes each trajectory as CSV and SVG.
 func TestStreamingTunes(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		o    comlib.StreamOptions
+		mesh bool
 	}{
-		{"cap", comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}},
-		{"cap and period", comlib.StreamOptions{MaxMsgs: 16, Period: 500 * time.Microsecond, NoIdleFlush: true, Tune: true, Window: 64}},
+		{"cap", comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}, false},
+		{"cap and period", comlib.StreamOptions{MaxMsgs: 16, Period: 500 * time.Microsecond, NoIdleFlush: true, Tune: true, Window: 64}, false},
+		{"mesh", comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
 			var r tuneResult
-			code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, tuneJob(c.o, &r))
+			s := comlib.Streaming(c.o)
+			if c.mesh {
+				s = comlib.MeshStreaming(c.o)
+			}
+			code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, tagJob(s, false, &r))
 			require.NoError(t, err)
 			require.Zero(t, code)
 			period := c.o.Period > 0
@@ -263,14 +269,14 @@ func TestE03_FlushSendsWhatWaits(t *testing.T) {
 	count, sum := wantTags()
 	t.Run("1proc", func(t *testing.T) {
 		var r tuneResult
-		runJob(t, 4, 1, tagJob(o, true, &r))
+		runJob(t, 4, 1, tagJob(comlib.Streaming(o), true, &r))
 		require.Equal(t, []int64{count, sum, 0}, r.totals)
 		require.Positive(t, r.stats.Packets)
 		require.LessOrEqual(t, r.stats.Packets, int64(tuneTalkers*4), "from the flushes alone: at most one block per talker and PE")
 	})
 	t.Run("2proc", func(t *testing.T) {
 		var r tuneResult
-		runJob(t, 4, 2, tagJob(o, true, &r))
+		runJob(t, 4, 2, tagJob(comlib.Streaming(o), true, &r))
 		require.Equal(t, []int64{count, sum, 0}, r.totals)
 	})
 }
