@@ -21,12 +21,13 @@ var runtimeFlags = []string{"p", "nodes", "node", "nodelist", "token", "tls-cert
 // packageFlags are the flags that packages of this module register when
 // they are imported, by the package's import path.
 var packageFlags = map[string]string{
-	"balancer": "github.com/charmgo/charm/lb",
-	"lbperiod": "github.com/charmgo/charm/lb",
-	"lbdebug":  "github.com/charmgo/charm/lb",
-	"lbcsv":    "github.com/charmgo/charm/lb",
-	"lbsvg":    "github.com/charmgo/charm/lb",
-	"lbcomm":   "github.com/charmgo/charm/lb",
+	"balancer":  "github.com/charmgo/charm/lb",
+	"lbperiod":  "github.com/charmgo/charm/lb",
+	"lbdebug":   "github.com/charmgo/charm/lb",
+	"lbcsv":     "github.com/charmgo/charm/lb",
+	"lbsvg":     "github.com/charmgo/charm/lb",
+	"lbcomm":    "github.com/charmgo/charm/lb",
+	"tunedebug": "github.com/charmgo/charm/comlib",
 }
 
 // FlagPackage returns the import path of the package of this module that

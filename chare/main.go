@@ -90,6 +90,15 @@ var boots []func(pe *PE)
 // in an init function.
 func OnBoot(fn func(pe *PE)) { boots = append(boots, fn) }
 
+// jobEnds run in every process when a job ends.
+var jobEnds []func(j *Job)
+
+// OnJobEnd registers a function that runs in every process of every job
+// when the job ends, after its PEs have stopped and before Run returns
+// (packages write their reports with it, such as comlib's -tunedebug).
+// Call it in an init function.
+func OnJobEnd(fn func(j *Job)) { jobEnds = append(jobEnds, fn) }
+
 // Flag returns the value of a registered flag for this job.
 func (j *Job) Flag(name string) (string, bool) {
 	v, ok := j.flags[name]
@@ -203,6 +212,9 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		defer func() { <-ended }() // OnEnd has run when Run returns
 	}
 	code, err := rt.Wait()
+	for _, fn := range jobEnds {
+		fn(job)
+	}
 	if terr := job.closeTrace(); terr != nil && err == nil {
 		return max(code, 1), terr
 	}

@@ -32,6 +32,8 @@ type Spec struct {
 	Large    int           // messages of this size or more go directly
 	Idle     bool          // flush when the PE has nothing else to do
 	Mesh     bool          // two hops over a √P mesh of PEs
+	Tune     bool          // tune MaxMsgs (and Period, if set) online
+	Window   int           // messages per tuning evaluation
 
 	// EachToMany.
 	Router    string
@@ -67,6 +69,15 @@ type StreamOptions struct {
 	// NoIdleFlush keeps buffers when the PE runs out of work (by default
 	// they are flushed then).
 	NoIdleFlush bool
+	// Tune makes each PE tune its cap of messages per buffer (starting
+	// from MaxMsgs) and, if Period is set, its flush period, while the
+	// program runs, with package comlib/tune: each evaluation is a window
+	// of Window messages sent through the instance on that PE (default
+	// 256), scored by the wall time per message. Instance.Tuning reports
+	// the trajectories; -tunedebug DIR writes them as CSV and SVG.
+	Tune bool
+	// Window is the number of messages per tuning evaluation.
+	Window int
 }
 
 // Sizer lets a message type tell Streaming its size in bytes.
@@ -100,7 +111,11 @@ func (s streamSpec) spec() Spec {
 	if o.Large == 0 {
 		o.Large = 8 << 10
 	}
-	return Spec{Kind: "streaming", Period: o.Period, MaxMsgs: o.MaxMsgs, MaxBytes: o.MaxBytes, Large: o.Large, Idle: !o.NoIdleFlush, Mesh: s.mesh}
+	if o.Tune && o.Window == 0 {
+		o.Window = 256
+	}
+	return Spec{Kind: "streaming", Period: o.Period, MaxMsgs: o.MaxMsgs, MaxBytes: o.MaxBytes, Large: o.Large, Idle: !o.NoIdleFlush, Mesh: s.mesh,
+		Tune: o.Tune, Window: o.Window}
 }
 
 // EachToManyOptions configure EachToMany.
@@ -168,6 +183,9 @@ func (s *Spec) validate(pes int) error {
 	case "streaming":
 		if s.MaxMsgs < 1 || s.MaxBytes < 1 || s.Large < 1 || s.Period < 0 {
 			return fmt.Errorf("comlib: streaming needs positive caps (MaxMsgs %d, MaxBytes %d, Large %d) and a period ≥ 0 (%v)", s.MaxMsgs, s.MaxBytes, s.Large, s.Period)
+		}
+		if s.Tune && s.Window < 1 {
+			return fmt.Errorf("comlib: streaming with Tune needs a tuning window of at least 1 message (Window %d)", s.Window)
 		}
 	case "each-to-many":
 		if s.Router == "" {
@@ -285,8 +303,9 @@ func (s specStrategy) spec() Spec { return Spec(s) }
 // updated atomically; read them with Snapshot.
 type Stats struct {
 	mu        sync.Mutex
-	exchanges map[int]int // iteration → PEs that exchanged it through the router
-	recovered []int       // iterations recovered, in order (PE 0's process)
+	exchanges map[int]int     // iteration → PEs that exchanged it through the router
+	recovered []int           // iterations recovered, in order (PE 0's process)
+	tunings   map[int]*Tuning // Streaming with Tune, by PE
 
 	messages, packets, direct, held atomic.Int64
 	iterations, optimized           atomic.Int64

@@ -18,8 +18,15 @@
 //   - Direct: every message directly; the baseline.
 //   - Streaming / MeshStreaming: short messages buffered per destination PE
 //     (or per PE of a √P mesh, two hops) and sent as one when a buffer is
-//     full, on a period, or when the PE runs out of work; large and Urgent
-//     messages go directly.
+//     full or the next message does not fit, on a period, when the PE runs
+//     out of work, or on Flush; large and Urgent messages go directly. The
+//     buffering is EasyMSG's multi-buffer channel, package comlib/channel
+//     (E01–E03). Messages of type Tagged[T] carry a tag that identifies
+//     their data at the receiver (E02). With StreamOptions.Tune each PE
+//     tunes its cap of messages per buffer, and its flush period if it has
+//     one, with package comlib/tune while the program runs (one
+//     evaluation per Window messages, scored by wall time per message);
+//     Instance.Tuning returns the trajectories.
 //   - EachToMany: bracketed all-to-all / many-to-many; in each iteration the
 //     messages are combined through a router of package comlib/route
 //     (direct, mesh, grid, hypercube, tree, prefix) among the PEs that hold
@@ -53,4 +60,11 @@
 // Statistics per instance (messages, packets, direct, held, iterations,
 // optimized iterations, recoveries, time in error mode) are read with
 // Instance.Stats; -comlibdebug logs error modes and recoveries.
+//
+// Tuners' trajectories: -tunedebug DIR makes every process write, when
+// the job ends, each trajectory its tuners reported, as DIR/NAME.csv
+// (eval,value,cost) and DIR/NAME.svg (parameter and cost per evaluation).
+// Streaming reports as comlibI-peN-cap and comlibI-peN-period; any other
+// tuner (TRAM's, the overlap loop's) reports with ReportTuning(from, name,
+// trajectory), again as it grows; without the flag that costs a look-up.
 package comlib

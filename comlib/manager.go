@@ -288,6 +288,7 @@ const (
 	opMulticast
 	opBegin
 	opEnd
+	opFlush
 )
 
 // op is a send or a bracket call made through an instance, kept with
@@ -320,7 +321,9 @@ func (s *state) do(in *Instance, o op) error {
 		}
 		s.held[in.id] = append(s.held[in.id], o)
 		s.pe.Actor().Hold(1)
-		in.st.held.Add(1)
+		if o.kind != opFlush {
+			in.st.held.Add(1)
+		}
 		return nil
 	}
 	return s.run(e, in, o)
@@ -346,6 +349,11 @@ func (s *state) run(e *entry, in *Instance, o op) error {
 			return b.begin(o)
 		}
 		return b.end(o)
+	case opFlush:
+		if t, ok := e.strat.(*stream); ok {
+			t.flushAll()
+		}
+		return nil
 	}
 	return fmt.Errorf("comlib: unknown operation %d", o.kind)
 }
@@ -368,7 +376,7 @@ func (s *state) release(id uint32) {
 	}
 }
 
-var opNames = [...]string{"send", "broadcast", "multicast", "BeginIteration", "EndIteration"}
+var opNames = [...]string{"send", "broadcast", "multicast", "BeginIteration", "EndIteration", "Flush"}
 
 // ---- the delegate ----
 
@@ -431,7 +439,11 @@ func newStrategy(s *state, in *Instance, sp Spec) (peStrategy, error) {
 	case "direct":
 		return &direct{s: s, in: in}, nil
 	case "streaming":
-		return newStream(s, in, sp), nil
+		st, err := newStream(s, in, sp)
+		if err != nil {
+			return nil, err
+		}
+		return st, nil
 	case "each-to-many":
 		return newE2M(s, in, sp)
 	case "multicast":

@@ -2,9 +2,11 @@ package comlib
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib/channel"
 )
 
 // Urgent is implemented by message types whose messages must not wait in
@@ -12,44 +14,69 @@ import (
 // returns true the message goes directly.
 type Urgent interface{ Urgent() bool }
 
-// streamMsg is a buffer's worth of envelopes, with the PE each is for
+// Tagged is a message that carries a tag identifying its data at the
+// receiver (EasyMSG's tagged data, E02): send it through a Streaming
+// instance to an entry method that takes a Tagged[T], and identify what
+// arrived by its Tag, not by its order. Streaming keeps each sender's
+// order to a PE today, but nothing promises it between buffered and
+// direct (large, urgent) messages, nor across several buffers in flight.
+// Its Size (8 bytes of tag plus the data's) tells Streaming how much of a
+// buffer it takes.
+//
+//	func (c *Cell) Far(m comlib.Tagged[[]float64]) { c.acc[m.Tag] += sum(m.Data) }
+//	chare.Send(c, cells.At(j), (*Cell).Far, comlib.Tagged[[]float64]{Tag: id, Data: v})
+type Tagged[T any] = channel.Tagged[T]
+
+// streamMsg is a buffer's worth of envelopes, each with the PE it is for
 // (MeshStreaming's first hop carries envelopes for other PEs).
 type streamMsg struct {
 	Inst  uint32
-	Dests []int32
-	Envs  []wenv
+	Items []streamItem
 }
 
-// sbuf is the buffer for one next hop.
-type sbuf struct {
-	dests []int32
-	envs  []wenv
-	bytes int
+type streamItem struct {
+	_msgpack struct{} `msgpack:",as_array"` // no field names per message on the wire
+	Dest     int32
+	E        wenv
 }
 
-// stream is Streaming and MeshStreaming on one PE.
+// stream is Streaming and MeshStreaming on one PE. Its buffering is a
+// channel.Channel with one target per next-hop PE: a block leaves when it
+// is full or the next message does not fit, on the period, when the PE
+// runs out of work, or on Flush. A block is done as soon as it is handed
+// to the runtime, whose sends never block, so each hop's second buffer is
+// seldom needed here.
 type stream struct {
-	s     *state
-	in    *Instance
-	sp    Spec
-	bufs  []sbuf // by next hop
-	dirty []int  // hops with something buffered
-	n     int    // envelopes buffered
-	cols  int    // mesh columns
-	timer bool   // a periodic flush is armed
-	idle  bool   // an idle flush is posted
+	s      *state
+	in     *Instance
+	sp     Spec
+	ch     *channel.Channel[streamItem]
+	cols   int           // mesh columns
+	period time.Duration // flush period in force (tuned with Spec.Tune)
+	timer  bool          // a periodic flush is armed
+	idle   bool          // an idle flush is posted
+	tuner  *streamTuner  // with Spec.Tune
 }
 
-func newStream(s *state, in *Instance, sp Spec) *stream {
+func newStream(s *state, in *Instance, sp Spec) (*stream, error) {
 	p := s.pe.NumPEs()
-	st := &stream{s: s, in: in, sp: sp, bufs: make([]sbuf, p)}
+	ch, err := channel.New[streamItem](p, channel.Options{Buffers: 2, MaxItems: sp.MaxMsgs, MaxBytes: sp.MaxBytes})
+	if err != nil {
+		return nil, fmt.Errorf("comlib: %v: %w", in, err)
+	}
+	st := &stream{s: s, in: in, sp: sp, ch: ch, period: sp.Period}
 	if sp.Mesh {
 		st.cols = 1
 		for st.cols*st.cols < p {
 			st.cols++
 		}
 	}
-	return st
+	if sp.Tune {
+		if st.tuner, err = newStreamTuner(st); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
 }
 
 // hop returns the PE a message for dest goes to first.
@@ -77,6 +104,9 @@ func (t *stream) send(o op) error {
 	if err != nil {
 		return err
 	}
+	if t.tuner != nil {
+		t.tuner.count()
+	}
 	if u, ok := o.env.Payload().(Urgent); ok && u.Urgent() {
 		t.in.st.direct.Add(1)
 		return chare.Forward(t.s.ctx(), o.env)
@@ -92,21 +122,18 @@ func (t *stream) send(o op) error {
 
 // add buffers an envelope for dest.
 func (t *stream) add(dest int, e wenv, size int) {
-	h := t.hop(dest)
-	b := &t.bufs[h]
-	if len(b.envs) == 0 {
-		t.dirty = append(t.dirty, h)
-	}
-	b.dests = append(b.dests, int32(dest))
-	b.envs = append(b.envs, e)
-	b.bytes += size
-	t.n++
-	t.s.pe.Actor().Hold(1)
-	if len(b.envs) >= t.sp.MaxMsgs || b.bytes >= t.sp.MaxBytes {
-		t.flush(h)
+	out, err := t.ch.Push(t.hop(dest), streamItem{Dest: int32(dest), E: e}, size)
+	if err != nil {
+		// Blocks are done as soon as they leave, so a hop always has a
+		// free buffer: this is a bug, and the message must not vanish.
+		t.s.pe.Fail(fmt.Errorf("comlib: %v: buffering a message for PE %d: %w", t.in, dest, err))
 		return
 	}
-	t.arm()
+	t.s.pe.Actor().Hold(1)
+	t.sendBlocks(out)
+	if t.ch.Pending() > 0 {
+		t.arm()
+	}
 }
 
 // arm schedules the periodic and idle flushes while something waits.
@@ -118,44 +145,33 @@ func (t *stream) arm() {
 		t.idle = true
 		ap.After(0, func(*actor.PE) { t.idle = false; t.flushAll() })
 	}
-	if t.sp.Period > 0 && !t.timer {
+	if t.period > 0 && !t.timer {
 		t.timer = true
-		ap.After(t.sp.Period, func(*actor.PE) {
+		ap.After(t.period, func(*actor.PE) {
 			t.timer = false
 			t.flushAll()
 		})
 	}
 }
 
-func (t *stream) flushAll() {
-	for len(t.dirty) > 0 {
-		t.flush(t.dirty[0])
-	}
-}
+func (t *stream) flushAll() { t.sendBlocks(t.ch.FlushAll()) }
 
-// flush sends the buffer for hop h.
-func (t *stream) flush(h int) {
-	b := &t.bufs[h]
-	if len(b.envs) == 0 {
-		return
-	}
-	for i, d := range t.dirty {
-		if d == h {
-			t.dirty = append(t.dirty[:i], t.dirty[i+1:]...)
-			break
+// sendBlocks sends blocks that left the channel, each as one message to its hop.
+func (t *stream) sendBlocks(blocks []channel.Block[streamItem]) {
+	for _, b := range blocks {
+		t.s.pe.Actor().Release(len(b.Items))
+		t.in.st.packets.Add(1)
+		if err := t.ch.Done(b.Target, b.Buffer); err != nil {
+			t.s.pe.Fail(fmt.Errorf("comlib: %v: %w", t.in, err))
 		}
-	}
-	m := streamMsg{Inst: t.in.id, Dests: b.dests, Envs: b.envs}
-	t.n -= len(b.envs)
-	t.s.pe.Actor().Release(len(b.envs))
-	*b = sbuf{dests: make([]int32, 0, len(m.Dests)), envs: make([]wenv, 0, len(m.Envs))}
-	t.in.st.packets.Add(1)
-	if h == t.s.pe.ID() {
-		t.receive(m)
-		return
-	}
-	if err := chare.Send(t.s.ctx(), t.s.g.At(h), (*branch).Stream, m); err != nil {
-		t.s.pe.Fail(fmt.Errorf("comlib: %v: a buffer for PE %d: %w", t.in, h, err))
+		m := streamMsg{Inst: t.in.id, Items: b.Items}
+		if b.Target == t.s.pe.ID() {
+			t.receive(m)
+			continue
+		}
+		if err := chare.Send(t.s.ctx(), t.s.g.At(b.Target), (*branch).Stream, m); err != nil {
+			t.s.pe.Fail(fmt.Errorf("comlib: %v: a buffer for PE %d: %w", t.in, b.Target, err))
+		}
 	}
 }
 
@@ -164,10 +180,10 @@ func (t *stream) flush(h int) {
 func (t *stream) receive(m streamMsg) {
 	me := t.s.pe.ID()
 	ctx := t.s.ctx()
-	for i, e := range m.Envs {
-		d := int(m.Dests[i])
+	for _, it := range m.Items {
+		d := int(it.Dest)
 		if d == me {
-			if err := chare.Deliver(ctx, e.E); err != nil {
+			if err := chare.Deliver(ctx, it.E.E); err != nil {
 				t.s.pe.Fail(fmt.Errorf("comlib: %v: %w", t.in, err))
 			}
 			continue
@@ -176,7 +192,7 @@ func (t *stream) receive(m streamMsg) {
 			t.s.pe.Fail(fmt.Errorf("comlib: %v: a streamed message for PE %d, which does not exist", t.in, d))
 			continue
 		}
-		t.add(d, e, sizeOf(e.E))
+		t.add(d, it.E, sizeOf(it.E.E))
 	}
 }
 
@@ -192,10 +208,6 @@ func (t *stream) multicast(o op) error {
 
 // Stream receives a buffer.
 func (b *branch) Stream(m streamMsg) {
-	if len(m.Dests) != len(m.Envs) {
-		b.Abort(fmt.Errorf("comlib: a streamed buffer with %d destinations for %d messages", len(m.Dests), len(m.Envs)))
-		return
-	}
 	strat, err := b.st.strategyOf(m.Inst)
 	if err == nil {
 		if t, ok := strat.(*stream); ok {

@@ -33,6 +33,12 @@
 //		err = t.Observe(elapsed)
 //	}
 //	tune.WriteCSV(w, t.Trajectory()) // value and cost per evaluation
+//	tune.WriteSVG(w, "cap", t.Trajectory()) // the same as a chart
+//
+// A tuner inside a chare program reports its trajectory with
+// comlib.ReportTuning(from, name, t.Trajectory()); the runtime flag
+// -tunedebug DIR then writes every reported trajectory as CSV and SVG when
+// the job ends (package comlib says more).
 //
 // # Non-integer values
 //

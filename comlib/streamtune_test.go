@@ -1,0 +1,325 @@
+package comlib_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/xml"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/comlib/tune"
+)
+
+// tagSink records the tags it gets: each must come once.
+type tagSink struct {
+	array.Element[tagSink, int]
+	Seen       map[uint64]bool
+	Count, Dup int64
+	Sum        int64
+}
+
+func (s *tagSink) Got(m comlib.Tagged[int64]) {
+	if s.Seen == nil {
+		s.Seen = map[uint64]bool{}
+	}
+	if s.Seen[m.Tag] {
+		s.Dup++
+	}
+	s.Seen[m.Tag] = true
+	if int64(m.Tag) != m.Data {
+		s.Dup++ // the tag no longer identifies its data
+	}
+	s.Count++
+	s.Sum += m.Data
+}
+
+func (s *tagSink) Totals(cb chare.Callback) {
+	_ = s.Contribute([]int64{s.Count, s.Sum, s.Dup}, reducer.SumInt64, cb)
+}
+
+// tagTalker sends n tagged messages round-robin over the sinks; tags are
+// unique in the job.
+type tagTalker struct {
+	array.Element[tagTalker, int]
+}
+
+type tagTalk struct {
+	To       array.Proxy[tagSink, int]
+	Sinks, N int
+	Flush    bool // flush the instance's buffers after the last send
+}
+
+func (t *tagTalker) Talk(m tagTalk) {
+	for i := 0; i < m.N; i++ {
+		tag := uint64(t.ThisIndex())<<32 | uint64(i)
+		if err := chare.Send(t, m.To.At((i+t.ThisIndex())%m.Sinks), (*tagSink).Got, comlib.Tagged[int64]{Tag: tag, Data: int64(tag)}); err != nil {
+			t.Abort(err)
+			return
+		}
+	}
+	if m.Flush {
+		if err := comlib.Flush(t, m.To.Delegated()); err != nil {
+			t.Abort(err)
+		}
+	}
+}
+
+func init() {
+	chare.Register[tagSink]()
+	chare.Register[tagTalker]()
+}
+
+type tuneResult struct {
+	totals []int64
+	tuning []comlib.Tuning
+	inst   int
+	stats  comlib.StatsSnapshot
+}
+
+const tuneTalkers, tuneSinks, tuneN = 8, 16, 2000
+
+func wantTags() (count, sum int64) {
+	for t := 0; t < tuneTalkers; t++ {
+		for i := 0; i < tuneN; i++ {
+			count++
+			sum += int64(uint64(t)<<32 | uint64(i))
+		}
+	}
+	return
+}
+
+func tuneJob(o comlib.StreamOptions, r *tuneResult) func(*tmain, []string) {
+	return tagJob(comlib.Streaming(o), false, r)
+}
+
+func tagJob(s comlib.Strategy, flush bool, r *tuneResult) func(*tmain, []string) {
+	return func(m *tmain, _ []string) {
+		fail := func(err error) { m.Abort(err) }
+		sinks, err := array.New[tagSink](m, array.Dims(tuneSinks))
+		if err != nil {
+			fail(err)
+			return
+		}
+		talkers, err := array.New[tagTalker](m, array.Dims(tuneTalkers))
+		if err != nil {
+			fail(err)
+			return
+		}
+		inst, err := comlib.New(m, s)
+		if err != nil {
+			fail(err)
+			return
+		}
+		if err := chare.Send(m, talkers, (*tagTalker).Talk, tagTalk{To: sinks.Delegate(inst), Sinks: tuneSinks, N: tuneN, Flush: flush}); err != nil {
+			fail(err)
+			return
+		}
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		if _, err := qd.Get(m); err != nil {
+			fail(err)
+			return
+		}
+		f := chare.NewFuture[[]int64](m)
+		if err := chare.Send(m, sinks, (*tagSink).Totals, f.Callback()); err != nil {
+			fail(err)
+			return
+		}
+		if r.totals, err = f.Get(m); err != nil {
+			fail(err)
+			return
+		}
+		r.tuning, r.inst, r.stats = inst.Tuning(), inst.ID(), inst.Stats()
+		m.Exit(0)
+	}
+}
+
+// checkTuned: every tagged message arrived exactly once, and on every PE
+// of this process that sent, the cap (and the period, when there is one)
+// took more than one value, each at least its bound.
+func checkTuned(t *testing.T, r tuneResult, pes []int, period bool) {
+	t.Helper()
+	count, sum := wantTags()
+	require.Equal(t, []int64{count, sum, 0}, r.totals, "count, sum, duplicates or mislabelled")
+	got := map[int]comlib.Tuning{}
+	for _, tu := range r.tuning {
+		got[tu.PE] = tu
+	}
+	for _, pe := range pes {
+		tu, ok := got[pe]
+		require.True(t, ok, "PE %d tuned", pe)
+		series := map[string][]float64{}
+		for _, p := range tu.Cap {
+			series["cap"] = append(series["cap"], p.Value)
+			require.GreaterOrEqual(t, p.Value, 1.0)
+			require.Positive(t, p.Cost)
+		}
+		if period {
+			for _, p := range tu.Period {
+				series["period"] = append(series["period"], p.Value)
+				require.GreaterOrEqual(t, p.Value, 10.0, "µs")
+			}
+		} else {
+			require.Empty(t, tu.Period, "no period to tune")
+		}
+		for name, vs := range series {
+			distinct := map[float64]bool{}
+			for _, v := range vs {
+				distinct[v] = true
+			}
+			require.Greater(t, len(distinct), 1, "PE %d: the %s moved: %v", pe, name, vs)
+		}
+	}
+}
+
+// TestStreamingTunes: Streaming (and MeshStreaming) with Tune moves its cap (and its period)
+// on every PE while every message still arrives exactly once, identified
+// by its tag; -tunedebug writes each trajectory as CSV and SVG.
+func TestStreamingTunes(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    comlib.StreamOptions
+		mesh bool
+	}{
+		{"cap", comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}, false},
+		{"cap and period", comlib.StreamOptions{MaxMsgs: 16, Period: 500 * time.Microsecond, NoIdleFlush: true, Tune: true, Window: 64}, false},
+		{"mesh", comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			var r tuneResult
+			s := comlib.Streaming(c.o)
+			if c.mesh {
+				s = comlib.MeshStreaming(c.o)
+			}
+			code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, tagJob(s, false, &r))
+			require.NoError(t, err)
+			require.Zero(t, code)
+			period := c.o.Period > 0
+			if len(r.tuning) > 0 {
+				t.Logf("PE %d: cap %v; period %v", r.tuning[0].PE, r.tuning[0].Cap, r.tuning[0].Period)
+			}
+			checkTuned(t, r, []int{0, 1, 2, 3}, period)
+			require.Less(t, r.stats.Packets, r.stats.Messages/4, "still aggregating: %v", r.stats)
+			for _, tu := range r.tuning {
+				for name, pts := range map[string]int{"cap": len(tu.Cap), "period": len(tu.Period)} {
+					if name == "period" && !period {
+						continue
+					}
+					base := filepath.Join(dir, fmt.Sprintf("comlib%d-pe%d-%s", r.inst, tu.PE, name))
+					f, err := os.Open(base + ".csv")
+					require.NoError(t, err)
+					rows, err := csv.NewReader(f).ReadAll()
+					f.Close()
+					require.NoError(t, err)
+					require.Len(t, rows, pts+1, "%s: header and a row per evaluation", base)
+					b, err := os.ReadFile(base + ".svg")
+					require.NoError(t, err)
+					require.Equal(t, 2*pts, countCircles(t, b), "%s: a circle per evaluation in each panel", base)
+				}
+			}
+		})
+	}
+}
+
+func countCircles(t *testing.T, b []byte) int {
+	d := xml.NewDecoder(bytes.NewReader(b))
+	n := 0
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			return n
+		}
+		require.NoError(t, err)
+		if e, ok := tok.(xml.StartElement); ok && e.Name.Local == "circle" {
+			n++
+		}
+	}
+}
+
+// TestStreamingTunesAcrossProcesses: the same over two processes; node
+// 0 sees the trajectories of its own PEs (0 and 1).
+func TestStreamingTunesAcrossProcesses(t *testing.T) {
+	var r tuneResult
+	runJob(t, 4, 2, tuneJob(comlib.StreamOptions{MaxMsgs: 16, Tune: true, Window: 64}, &r))
+	checkTuned(t, r, []int{0, 1}, false)
+	for _, tu := range r.tuning {
+		require.Less(t, tu.PE, 2, "only this process's PEs")
+	}
+}
+
+// TestE03_FlushSendsWhatWaits: with caps that are never reached and
+// neither a period nor idle flushes, messages leave only because each
+// sender calls comlib.Flush after its last send (in one process and in
+// two); without it the job would not end (its timeout fails the test).
+func TestE03_FlushSendsWhatWaits(t *testing.T) {
+	o := comlib.StreamOptions{MaxMsgs: 1 << 20, MaxBytes: 1 << 30, NoIdleFlush: true}
+	count, sum := wantTags()
+	t.Run("1proc", func(t *testing.T) {
+		var r tuneResult
+		runJob(t, 4, 1, tagJob(comlib.Streaming(o), true, &r))
+		require.Equal(t, []int64{count, sum, 0}, r.totals)
+		require.Positive(t, r.stats.Packets)
+		require.LessOrEqual(t, r.stats.Packets, int64(tuneTalkers*4), "from the flushes alone: at most one block per talker and PE")
+	})
+	t.Run("2proc", func(t *testing.T) {
+		var r tuneResult
+		runJob(t, 4, 2, tagJob(comlib.Streaming(o), true, &r))
+		require.Equal(t, []int64{count, sum, 0}, r.totals)
+	})
+}
+
+func TestFlushNeedsAComlibProxy(t *testing.T) {
+	runJob(t, 1, 1, func(m *tmain, _ []string) {
+		defer m.Exit(0)
+		err := comlib.Flush(m, countingDelegate{})
+		if err == nil || !strings.Contains(err.Error(), "countingDelegate, not to a comlib instance") {
+			m.Abort(fmt.Errorf("want an error naming the delegate, got %v", err))
+		}
+	})
+}
+
+type countingDelegate struct{}
+
+func (countingDelegate) Send(chare.Context, chare.Envelope) error      { return nil }
+func (countingDelegate) Broadcast(chare.Context, chare.Envelope) error { return nil }
+func (countingDelegate) Multicast(chare.Context, chare.Envelope) error { return nil }
+
+// TestReportTuningWritesFiles: any tuner (TRAM's, say) reports under a
+// name; -tunedebug writes it at the job's end, the name made a plain file
+// name.
+func TestReportTuningWritesFiles(t *testing.T) {
+	pts := []tune.Point{{Eval: 1, Value: 8, Cost: 3}, {Eval: 2, Value: 16, Cost: 2}, {Eval: 3, Value: 32, Cost: 2.5}}
+	job := func(m *tmain, _ []string) {
+		comlib.ReportTuning(m, "tram/step 1", pts[:1])
+		comlib.ReportTuning(m, "tram/step 1", pts) // the last report counts
+		m.Exit(0)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, job)
+	require.NoError(t, err)
+	require.Zero(t, code)
+	b, err := os.ReadFile(filepath.Join(dir, "tram_step_1.csv"))
+	require.NoError(t, err)
+	require.Equal(t, "eval,value,cost\n1,8,3\n2,16,2\n3,32,2.5\n", string(b))
+	svg, err := os.ReadFile(filepath.Join(dir, "tram_step_1.svg"))
+	require.NoError(t, err)
+	require.Equal(t, 6, countCircles(t, svg))
+
+	// Without the flag, reporting is allowed and does nothing.
+	code, err = chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second}, job)
+	require.NoError(t, err)
+	require.Zero(t, code)
+}
