@@ -184,6 +184,22 @@ func (t *Tuner) Run(ctx chare.Context, b Body) (Stats, error) {
 	return st, t.t.Observe(st.Elapsed.Seconds())
 }
 
+// RunUnscored runs one iteration with the current p and leaves the
+// scoring to the caller, who reports a cost with Observe before the next
+// run: a cooperative score, the same for every PE (the iteration's time
+// over the job, say), instead of each PE's own loop time, which mostly
+// measures how long it waited for the others.
+func (t *Tuner) RunUnscored(ctx chare.Context, b Body) (Stats, error) {
+	l, err := t.loop()
+	if err != nil {
+		return Stats{}, err
+	}
+	return Run(ctx, l, b)
+}
+
+// Observe reports the cost of the last RunUnscored.
+func (t *Tuner) Observe(cost float64) error { return t.t.Observe(cost) }
+
 func (t *Tuner) loop() (*tune.Loop, error) {
 	p := t.t.Value()
 	if t.fast {

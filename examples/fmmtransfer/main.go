@@ -91,8 +91,10 @@ func (m *Main) Start(args []string) {
 	var tuned, static time.Duration
 	var p float64
 	it := 0
+	scored := -1.0 // every PE scores p by the iteration's time over the job
 	for k := 0; k < *iters; k++ {
-		res, err := r.Run(fmm.IterMsg{It: it, Mode: mode, Reset: k == 0, Work: *work})
+		res, err := r.Run(fmm.IterMsg{It: it, Mode: mode, Reset: k == 0, Work: *work, Scored: scored})
+		scored = res.Wall.Seconds()
 		if err != nil {
 			m.fail(1, "tuned iteration %d: %v", k, err)
 			return

@@ -146,6 +146,10 @@ type IterMsg struct {
 	Mode  Mode
 	P     float64 // Static
 	Reset bool    // Tuned, Fast: start a new search
+	// Scored, if positive, is the cost of the previous tuned iteration
+	// for every PE alike (its wall time over the job): the tuner observes
+	// it instead of each PE's own loop time (a cooperative score).
+	Scored float64
 	Work  int     // evaluations of the transfer function per computation
 	Done  chare.Callback
 }
@@ -173,7 +177,15 @@ func (p *Part) Iterate(m IterMsg) {
 		if p.tuner == nil || m.Reset {
 			p.tuner, err = overlap.NewTuner(overlap.TunerOptions{Fast: m.Mode == Fast})
 		}
-		if err == nil {
+		switch {
+		case err != nil:
+		case m.Scored > 0 && !m.Reset:
+			if err = p.tuner.Observe(m.Scored); err == nil {
+				st, err = p.tuner.RunUnscored(p, p)
+			}
+		case m.Scored < 0: // the first of a cooperatively scored search
+			st, err = p.tuner.RunUnscored(p, p)
+		default:
 			st, err = p.tuner.Run(p, p)
 		}
 	default:

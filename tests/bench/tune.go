@@ -16,7 +16,9 @@ import (
 // reference, p = 1, with TRAM at its default options in both. A pair is
 // 100 tuned iterations interleaved with 100 static ones (tuned, static,
 // tuned, …, the tuner starting afresh each pair); value and baseline are
-// the mean wall time per iteration of the last 20 of each. The line ends
+// the mean wall time per iteration of the last 20 of each. The tuners are
+// scored cooperatively: every PE observes the iteration's wall time over
+// the job (IterMsg.Scored), not its own loop time. The line ends
 // with best_p, the best static p of an offline sweep (p = 0, 1, 2, 4, …,
 // 256; 12 iterations each, the mean of the last 8), and sweep_ms, its time,
 // to judge the tuner against what it could have found, and tuned_p, the
@@ -71,8 +73,10 @@ func benchFMM(cfg config, size string) ([]figure, error) {
 			goruntime.GC()
 			var tuned, static []time.Duration
 			p := 0.0
+			scored := -1.0 // cooperative: every PE scores the job's time
 			for k := 0; k < tuneIters; k++ {
-				a, err := r.Run(fmm.IterMsg{It: it, Mode: fmm.Tuned, Reset: k == 0, Work: 1})
+				a, err := r.Run(fmm.IterMsg{It: it, Mode: fmm.Tuned, Reset: k == 0, Work: 1, Scored: scored})
+				scored = a.Wall.Seconds()
 				if err != nil {
 					return err
 				}
@@ -130,12 +134,14 @@ func benchFMMShift(cfg config) ([]figure, error) {
 		it := 0
 		for pair := 0; pair < pairsOf(cfg); pair++ {
 			var walls []float64
+			scored := -1.0
 			for k := 0; k < before+after; k++ {
 				work := 1
 				if k >= before {
 					work = 2
 				}
-				a, err := r.Run(fmm.IterMsg{It: it, Mode: fmm.Tuned, Reset: k == 0, Work: work})
+				a, err := r.Run(fmm.IterMsg{It: it, Mode: fmm.Tuned, Reset: k == 0, Work: work, Scored: scored})
+				scored = a.Wall.Seconds()
 				if err != nil {
 					return err
 				}
