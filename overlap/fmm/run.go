@@ -150,8 +150,8 @@ type IterMsg struct {
 	// for every PE alike (its wall time over the job): the tuner observes
 	// it instead of each PE's own loop time (a cooperative score).
 	Scored float64
-	Work  int     // evaluations of the transfer function per computation
-	Done  chare.Callback
+	Work   int // evaluations of the transfer function per computation
+	Done   chare.Callback
 }
 
 // Result is the sum over the PEs of [loop seconds, p used, tests].
