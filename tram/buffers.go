@@ -197,6 +197,15 @@ func (a *Aggregator[T]) newBuffer() []Envelope[T] {
 	return make([]Envelope[T], 0, want)
 }
 
+// SetBufferItems changes the capacity of each peer's buffer to n (at
+// least 1) and the total capacity to n × peers: online tuning sizes the
+// buffers between steps. A buffer already fuller than n leaves with the
+// next item added to it.
+func (a *Aggregator[T]) SetBufferItems(n int) {
+	n = max(n, 1)
+	a.sizing = Sizing{BufferItems: n, TotalCapacity: n * max(1, a.peers.Len())}
+}
+
 // InsertLocal counts an item that the caller delivers on this PE itself,
 // without going through Insert: the fast path of local items.
 func (a *Aggregator[T]) InsertLocal() {

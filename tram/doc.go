@@ -76,6 +76,11 @@
 // Options.Yield makes long insertion loops in threaded entry methods yield
 // the PE (chare.Yield) every so many items (T11).
 //
+// Options.Tune tunes the buffer size (and a set flush period with it)
+// from step to step on the PE that calls Start, each step scored by its
+// time per item (package comlib/tune's search over log2 of the size);
+// Streamer.Tuning reports the trajectory (tuning.go).
+//
 // A staged step may name a sender array (Step.Senders): each PE then
 // counts its local elements as its producers (T14).
 //

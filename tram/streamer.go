@@ -57,6 +57,11 @@ type Options struct {
 	// when it runs in a threaded entry method, so that a long insertion
 	// loop lets the PE process incoming messages (T11).
 	Yield int
+	// Tune, if set, tunes the buffer size (and the flush period, if one
+	// is set) from step to step, scoring each step by its time per item
+	// (see tuning.go; Streamer.Tuning reports the trajectory). Completion
+	// and staged steps are tuned, quiescence steps run at the last size.
+	Tune bool
 }
 
 func (m Mode) String() string {
@@ -114,6 +119,10 @@ type Streamer[C, T any] struct {
 	// flushing in every process alike (T25).
 	Dims   []int
 	Period time.Duration
+	// Tune and Sizing are Options.Tune and the sizing the search starts
+	// from: Start, on the starting PE, may run before that PE's set-up.
+	Tune   bool
+	Sizing Sizing
 	// local holds the branches of this process by PE, so that Insert
 	// needs no lookup; it does not travel, but a streamer decoded from a
 	// message finds its process's table (see DecodeMsgpack).
@@ -166,11 +175,13 @@ type streamerWire[C, T any] struct {
 	G      group.Proxy[branch[C, T]]
 	Dims   []int
 	Period time.Duration
+	Tune   bool
+	Sizing Sizing
 }
 
 // EncodeMsgpack lets a streamer travel in a message.
 func (s Streamer[C, T]) EncodeMsgpack(enc *msgpack.Encoder) error {
-	return enc.Encode(streamerWire[C, T]{G: s.G, Dims: s.Dims, Period: s.Period})
+	return enc.Encode(streamerWire[C, T]{G: s.G, Dims: s.Dims, Period: s.Period, Tune: s.Tune, Sizing: s.Sizing})
 }
 
 // DecodeMsgpack reads a streamer from a message and finds the table of
@@ -181,7 +192,7 @@ func (s *Streamer[C, T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err := dec.Decode(&w); err != nil {
 		return err
 	}
-	*s = Streamer[C, T]{G: w.G, Dims: w.Dims, Period: w.Period}
+	*s = Streamer[C, T]{G: w.G, Dims: w.Dims, Period: w.Period, Tune: w.Tune, Sizing: w.Sizing}
 	if t, ok := tables.Load(tableKey{reflect.TypeFor[branch[C, T]](), w.G.Route().Coll}); ok {
 		s.local, _ = t.(*branchTable[C, T])
 	}
@@ -275,8 +286,8 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	// The set-up goes down the same tree as every later broadcast from
 	// here, so it reaches each branch first.
 	local := tableFor[C, X](g.Route().Coll, rt.NumPEs())
-	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, Cutoff: o.Cutoff})
-	return Streamer[C, X]{G: g, Dims: topo.Dims(), Period: o.FlushPeriod, local: local}, err
+	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, Cutoff: o.Cutoff, Tune: o.Tune})
+	return Streamer[C, X]{G: g, Dims: topo.Dims(), Period: o.FlushPeriod, Tune: o.Tune, Sizing: o.Sizing, local: local}, err
 }
 
 // methods are the branch's entry methods, bound by name: inside generic
@@ -318,6 +329,7 @@ type Setup[C any] struct {
 	Period time.Duration
 	Yield  int
 	Cutoff int
+	Tune   bool
 }
 
 // branch is a streamer's part on one PE.
@@ -342,6 +354,7 @@ type branch[C, T any] struct {
 	delivering int
 	strand     bool
 	stg        staged
+	tuner      *stepTuner // Options.Tune, on the PE that calls Start
 }
 
 // Init builds the branch's aggregator.
@@ -378,6 +391,10 @@ type beginMsg struct {
 	Finished  chare.Callback // Staged
 	Producers int            // Staged: local contributors
 	Senders   chare.CollID   // Staged: count the local elements of this array
+	// BufferItems and Period, if set, are a tuned size and flush period
+	// for this step (Options.Tune).
+	BufferItems int
+	Period      time.Duration
 }
 
 // Start begins a communication step (init, T12/T15/T27): the Started
@@ -394,6 +411,12 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 	}
 	if s.Period <= 0 && needsFlushing(st.Mode, topo) {
 		return fmt.Errorf("tram: a %s step on a %v grid needs periodic flushing (Options.FlushPeriod, claim T25): items would wait in buffers forever", st.Mode, topo)
+	}
+	if s.Tune && st.Mode != Quiescence {
+		items := s.Sizing.resolve(topo.NumPeers(b.PE())).BufferItems
+		if st.Finished, err = b.tuneStep(&m, st.Finished, items, s.Period); err != nil {
+			return fmt.Errorf("tram: Start: tuning: %w", err)
+		}
 	}
 	switch st.Mode {
 	case Staged:
@@ -424,6 +447,7 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 // Begin starts a step on this PE.
 func (b *branch[C, T]) Begin(m beginMsg) {
 	b.step, b.mode, b.det, b.active, b.done = m.Step, m.Mode, m.Det, true, false
+	b.resize(m.BufferItems, m.Period)
 	b.tick()
 	_ = b.Contribute(nil, reducer.Nop, m.Started)
 	if m.Mode == Staged {
@@ -499,6 +523,25 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 		return b.det.Done(b, n)
 	}
 	return errors.New("tram: Done belongs to completion and staged steps; a quiescence step has no Done (T15)")
+}
+
+// branchAny returns this PE's branch, in or out of a step.
+func (s Streamer[C, T]) branchAny(from chare.Context) (*branch[C, T], error) {
+	var b *branch[C, T]
+	if pe := chare.PEOf(from); pe != nil && s.local != nil {
+		if id := pe.ID(); id < len(s.local.slots) {
+			if b = s.local.slots[id].Load(); b != nil && b.Here() != pe {
+				b = nil
+			}
+		}
+	}
+	if b == nil {
+		b = group.LocalBranch(from, s.G)
+	}
+	if b == nil {
+		return nil, errors.New("tram: no streamer branch here")
+	}
+	return b, nil
 }
 
 func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {

@@ -30,9 +30,10 @@ func (t *table) Totals(cb chare.Callback) {
 }
 
 type feedMsg struct {
-	S     tram.Streamer[table, uint64]
-	Items int
-	Seed  int64
+	S      tram.Streamer[table, uint64]
+	Items  int
+	Seed   int64
+	NoDone bool // a quiescence step: no Done
 }
 
 // Feed inserts Items random increments for random PEs, then says done.
@@ -43,6 +44,9 @@ func (t *table) Feed(m feedMsg) {
 			t.Abort(err)
 			return
 		}
+	}
+	if m.NoDone {
+		return
 	}
 	if err := m.S.Done(t, 1); err != nil {
 		t.Abort(err)

@@ -23,6 +23,7 @@ type figure struct {
 	unit     string
 	value    []float64
 	baseline []float64
+	note     string // appended to the line, such as "best_p=8"
 }
 
 func median(xs []float64) float64 {
@@ -48,6 +49,11 @@ func (f figure) ratios() []float64 {
 
 // String formats the line: medians, the pairs' median ratio, and minima.
 func (f figure) String() string {
+	if f.note != "" {
+		g := f
+		g.note = ""
+		return g.String() + " " + f.note
+	}
 	r := f.ratios()
 	if len(r) == 1 { // a computed figure, such as buffer memory
 		return fmt.Sprintf("bench %s value=%.4g unit=%s baseline=%.4g ratio=%.3f", f.name, f.value[0], f.unit, f.baseline[0], r[0])

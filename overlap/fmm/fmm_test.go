@@ -1,0 +1,98 @@
+package fmm
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// TestPlanInteractionLists: far is symmetric, never a neighbour, always a
+// child of a neighbour of the parent; a full level's interior cell has the
+// 6³ − 3³ = 189 far cells of the textbook; every cell has one owner.
+func TestPlanInteractionLists(t *testing.T) {
+	p, err := NewPlan(Size{Name: "full", MinLevel: 2, MaxLevel: 3, Shell: 100}, 3)
+	require.NoError(t, err)
+	require.Len(t, p.Cells, 64+512)
+	owned := 0
+	for _, l := range p.Local {
+		owned += len(l)
+	}
+	require.Equal(t, len(p.Cells), owned)
+	most := 0
+	for i, c := range p.Cells {
+		most = max(most, len(c.Far))
+		for _, j := range c.Far {
+			f := p.Cells[j]
+			require.Equal(t, c.Level, f.Level)
+			require.Greater(t, cheb(c.X-f.X, c.Y-f.Y, c.Z-f.Z), 1, "cell %d: %d is a neighbour", i, j)
+			require.LessOrEqual(t, cheb(c.X/2-f.X/2, c.Y/2-f.Y/2, c.Z/2-f.Z/2), 1, "cell %d: %d's parent is not near", i, j)
+			require.Contains(t, f.Far, int32(i), "far is symmetric")
+		}
+	}
+	require.Equal(t, 189, most)
+	_, err = NewPlan(Size{MinLevel: 1, MaxLevel: 3}, 2)
+	require.Error(t, err)
+	_, err = SizeNamed("huge")
+	require.ErrorContains(t, err, `"huge"`)
+}
+
+type tmain struct{ chare.Chare[tmain] }
+
+func init() { chare.Register[tmain]() }
+
+// claim E04, claim E05
+//
+// TestE04_OverlapLoopOverTRAM: on 4 PEs, each iteration runs the overlap
+// loop on every PE with TRAM carrying the far cells' data; every iteration
+// is checked against the sequential computation (so every datum was
+// treated exactly once), the tuned p moves from 0 (E05: the search is over
+// the computations between tests) and the trajectory has one point per
+// iteration.
+func TestE04_OverlapLoopOverTRAM(t *testing.T) {
+	const iters = 10
+	var wrong []int
+	var ps []float64
+	var traj int
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second}, func(m *tmain, _ []string) {
+		g, s, err := New(m, Sizes["small"], tram.Options{})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"]}
+		for it := 0; it < iters; it++ {
+			mode := Tuned
+			if it == iters-1 {
+				mode = Static
+			}
+			res, err := r.Run(IterMsg{It: it, Mode: mode, P: 3.5, Reset: it == 0, Work: 1 + it%2})
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			ps = append(ps, res.P)
+			_, w, _, err := r.Check(it)
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			wrong = append(wrong, w)
+		}
+		traj = len(group0(m, r).Tuning())
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, make([]int, iters), wrong, "cells wrong per iteration")
+	require.Equal(t, 0.0, ps[0], "the search starts at p = 0")
+	require.Equal(t, 1.0, ps[4], "then tries p = 1 (n = 4 evaluations each)")
+	require.Equal(t, 3.5, ps[iters-1], "a static iteration uses the p given")
+	require.Equal(t, iters-1, traj, "one point per tuned iteration")
+}
+
+func group0(m *tmain, r Runner) *Part { return group.LocalBranch(m, r.G) }

@@ -1,0 +1,394 @@
+package fmm
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/overlap"
+	"github.com/charmgo/charm/tram"
+)
+
+// Item is x_j on its way to a PE that has cells with j in their list.
+type Item struct {
+	Src  int32 // the sending PE, for its credits
+	Cell int32
+	X    [V]float64
+}
+
+// The flow control of the paper's multi-buffers: a PE may have Window
+// items per destination that the destination has not treated yet (its
+// outgoing buffers are "full" beyond that); a destination acknowledges
+// every ackEvery items it treats, and the rest at the end of its
+// iteration. A receiver that tests rarely (a large p) thus holds its
+// senders back: the cost of too large a p (E05).
+const (
+	Window   = 1024
+	ackEvery = 64
+)
+
+// Part is a PE's share of the oct-tree: a group branch.
+type Part struct {
+	group.Branch[Part]
+	plan  *Plan
+	s     tram.Streamer[Part, Item]
+	work  int
+	chunk int
+
+	x       map[int32]*[V]float64 // the local cells' data
+	y       map[int32]*[V]float64 // their results
+	last    map[int32][V]float64  // the results of the last iteration, for the check
+	local   [][2]int32            // (i, j) both here: the local computations
+	sends   [][]int32             // cells to send, by destination PE
+	targets map[int32][]int32     // remote j → the local i with j in their lists
+	expect  int                   // remote cells expected per iteration
+
+	// per iteration
+	next    int   // next local computation
+	queued  []int // next cell to send, by destination
+	arrived int
+	done    bool // Done told to the streamer
+	// across iterations
+	pushed, acked []int // items sent to / acknowledged by each PE
+	unacked       []int // items treated from each PE, not acknowledged yet
+
+	tuner *overlap.Tuner
+}
+
+func init() {
+	chare.Register[Part](chare.Threaded((*Part).Iterate))
+	tram.Register((*Part).Recv)
+}
+
+// Config is what every branch is told once.
+type Config struct {
+	Size  Size
+	S     tram.Streamer[Part, Item]
+	Chunk int // items pushed per destination per push; 0: 64
+	Ready chare.Callback
+}
+
+// New creates the parts and their streamer (TRAM at its default options)
+// and waits until every part has its plan. It needs a threaded context.
+func New(ctx chare.Context, s Size, o tram.Options) (group.Proxy[Part], tram.Streamer[Part, Item], error) {
+	g, err := group.New[Part](ctx)
+	if err != nil {
+		return g, tram.Streamer[Part, Item]{}, err
+	}
+	st, err := tram.New(ctx, g, (*Part).Recv, o)
+	if err != nil {
+		return g, st, err
+	}
+	ready := chare.NewFuture[any](ctx)
+	if err := chare.Send(ctx, g, (*Part).Setup, Config{Size: s, S: st, Ready: ready.Callback()}); err != nil {
+		return g, st, err
+	}
+	_, err = ready.Get(ctx)
+	return g, st, err
+}
+
+// Setup builds the plan and this PE's lists.
+func (p *Part) Setup(c Config) {
+	plan, err := NewPlan(c.Size, p.NumPEs())
+	if err != nil {
+		p.Abort(err)
+		return
+	}
+	me, n := p.PE(), p.NumPEs()
+	p.plan, p.s, p.chunk = plan, c.S, c.Chunk
+	if p.chunk <= 0 {
+		p.chunk = 64
+	}
+	p.x, p.y = map[int32]*[V]float64{}, map[int32]*[V]float64{}
+	p.targets = map[int32][]int32{}
+	p.sends = make([][]int32, n)
+	for _, i := range plan.Local[me] {
+		p.x[i], p.y[i] = new([V]float64), new([V]float64)
+		var to []bool
+		for _, j := range plan.Cells[i].Far {
+			if o := plan.Cells[j].Owner; o == me {
+				p.local = append(p.local, [2]int32{i, j})
+			} else {
+				p.targets[j] = append(p.targets[j], i)
+				if to == nil {
+					to = make([]bool, n)
+				}
+				if !to[o] { // far is symmetric: o needs x_i
+					to[o] = true
+					p.sends[o] = append(p.sends[o], i)
+				}
+			}
+		}
+	}
+	p.expect = len(p.targets)
+	p.queued = make([]int, n)
+	p.pushed, p.acked, p.unacked = make([]int, n), make([]int, n), make([]int, n)
+	_ = p.Contribute(nil, reducer.Nop, c.Ready)
+}
+
+// Mode is how an iteration chooses p.
+type Mode int
+
+const (
+	Static Mode = iota + 1 // P as given
+	Tuned                  // each PE's overlap.Tuner
+	Fast                   // a tuned fast loop (E11)
+)
+
+// IterMsg starts an iteration on every part.
+type IterMsg struct {
+	It    int
+	Mode  Mode
+	P     float64 // Static
+	Reset bool    // Tuned, Fast: start a new search
+	// Scored, if positive, is the cost of the previous tuned iteration
+	// for every PE alike (its wall time over the job): the tuner observes
+	// it instead of each PE's own loop time (a cooperative score).
+	Scored float64
+	Work   int // evaluations of the transfer function per computation
+	Done   chare.Callback
+}
+
+// Result is the sum over the PEs of [loop seconds, p used, tests].
+type Result = []float64
+
+// Iterate runs one iteration's overlap loop (threaded).
+func (p *Part) Iterate(m IterMsg) {
+	p.work = max(m.Work, 1)
+	for i, x := range p.x {
+		*x = Input(m.It, int(i))
+	}
+	p.next, p.done = 0, false
+	clear(p.queued)
+	var st overlap.Stats
+	var err error
+	switch m.Mode {
+	case Static:
+		var l *tune.Loop
+		if l, err = tune.NewLoop(m.P); err == nil {
+			st, err = overlap.Run(p, l, p)
+		}
+	case Tuned, Fast:
+		if p.tuner == nil || m.Reset {
+			p.tuner, err = overlap.NewTuner(overlap.TunerOptions{Fast: m.Mode == Fast})
+		}
+		switch {
+		case err != nil:
+		case m.Scored > 0 && !m.Reset:
+			if err = p.tuner.Observe(m.Scored); err == nil {
+				st, err = p.tuner.RunUnscored(p, p)
+			}
+		case m.Scored < 0: // the first of a cooperatively scored search
+			st, err = p.tuner.RunUnscored(p, p)
+		default:
+			st, err = p.tuner.Run(p, p)
+		}
+	default:
+		err = fmt.Errorf("fmm: unknown mode %d", m.Mode)
+	}
+	if err != nil {
+		p.Abort(fmt.Errorf("fmm: iteration %d on PE %d: %w", m.It, p.PE(), err))
+		return
+	}
+	for from, n := range p.unacked {
+		if n > 0 {
+			p.ack(from)
+		}
+	}
+	// The next iteration's data may come before its Iterate: the
+	// results and the arrivals start afresh here.
+	p.last = make(map[int32][V]float64, len(p.y))
+	for i, y := range p.y {
+		p.last[i] = *y
+		*y = [V]float64{}
+	}
+	p.arrived = 0
+	_ = p.Contribute([]float64{st.Elapsed.Seconds(), st.P, float64(st.Tests)}, reducer.Sum[float64](), m.Done)
+}
+
+// Tuning is this PE's trajectory of p and seconds per iteration.
+func (p *Part) Tuning() []tune.Point {
+	if p.tuner == nil {
+		return nil
+	}
+	return p.tuner.Trajectory()
+}
+
+// Arrived implements overlap.Body.
+func (p *Part) Arrived() int { return p.arrived }
+
+// Push implements overlap.Body: up to chunk items for each destination
+// whose window has room.
+func (p *Part) Push() (int, error) {
+	moved, left := 0, false
+	for d, cells := range p.sends {
+		q := p.queued[d]
+		if q == len(cells) {
+			continue
+		}
+		room := min(Window-(p.pushed[d]-p.acked[d]), p.chunk, len(cells)-q)
+		for k := 0; k < room; k++ {
+			j := cells[q+k]
+			if err := p.s.Insert(p, Item{Src: int32(p.PE()), Cell: j, X: *p.x[j]}, d); err != nil {
+				return moved, err
+			}
+		}
+		p.queued[d] += max(room, 0)
+		p.pushed[d] += max(room, 0)
+		moved += max(room, 0)
+		left = left || p.queued[d] < len(cells)
+	}
+	if !left && !p.done {
+		p.done = true
+		if err := p.s.Done(p, 1); err != nil {
+			return moved, err
+		}
+	}
+	return moved, nil
+}
+
+// Compute implements overlap.Body: one local transfer.
+func (p *Part) Compute() bool {
+	if p.next == len(p.local) {
+		return false
+	}
+	ij := p.local[p.next]
+	p.next++
+	p.plan.Transfer(p.y[ij[0]], ij[0], ij[1], p.x[ij[1]], p.work)
+	return true
+}
+
+// Finished implements overlap.Body.
+func (p *Part) Finished() bool { return p.done && p.arrived == p.expect }
+
+// Recv treats an arrived x_j: the transfers to the local cells that have
+// j in their lists.
+func (p *Part) Recv(it Item) {
+	ts, ok := p.targets[it.Cell]
+	if !ok {
+		p.Abort(fmt.Errorf("fmm: PE %d received cell %d, which none of its cells has in its list", p.PE(), it.Cell))
+		return
+	}
+	for _, i := range ts {
+		p.plan.Transfer(p.y[i], i, it.Cell, &it.X, p.work)
+	}
+	p.arrived++
+	src := int(it.Src)
+	if src < 0 || src >= p.NumPEs() {
+		p.Abort(fmt.Errorf("fmm: an item from PE %d", src))
+		return
+	}
+	if p.unacked[src]++; p.unacked[src] >= ackEvery {
+		p.ack(src)
+	}
+}
+
+type ackMsg struct {
+	From, N int
+}
+
+func (p *Part) ack(to int) {
+	n := p.unacked[to]
+	p.unacked[to] = 0
+	if err := chare.Send(p, p.ThisProxy().At(to), (*Part).Ack, ackMsg{From: p.PE(), N: n}); err != nil {
+		p.Abort(err)
+	}
+}
+
+// Ack frees window space towards a PE.
+func (p *Part) Ack(m ackMsg) {
+	if m.From < 0 || m.From >= len(p.acked) {
+		p.Abort(fmt.Errorf("fmm: an acknowledgement from PE %d", m.From))
+		return
+	}
+	p.acked[m.From] += m.N
+}
+
+// checkMsg asks each part to compare its last results with the
+// sequential computation of iteration It.
+type checkMsg struct {
+	It   int
+	Done chare.Callback
+}
+
+// Check contributes [cells checked, cells wrong, largest relative error].
+func (p *Part) Check(m checkMsg) {
+	ref := p.plan.Sequential(m.It) // every PE computes all: small problems only
+	var wrong, worst float64
+	for i, y := range p.last {
+		for k := range y {
+			d := math.Abs(y[k]-ref[i][k]) / math.Max(1, math.Abs(ref[i][k]))
+			worst = math.Max(worst, d)
+			if d > 1e-9 {
+				wrong++
+				break
+			}
+		}
+	}
+	_ = p.Contribute([]float64{float64(len(p.last)), wrong, worst}, reducer.Sum[float64](), m.Done)
+}
+
+// Runner drives iterations from the main function.
+type Runner struct {
+	Ctx  chare.Context
+	G    group.Proxy[Part]
+	S    tram.Streamer[Part, Item]
+	Size Size
+}
+
+// Iteration is what Run reports for one iteration.
+type Iteration struct {
+	Wall  time.Duration // from the start of the TRAM step to the last result
+	Loop  float64       // the mean over PEs of the loop's seconds
+	P     float64       // the mean p used
+	Tests float64       // the mean tests per PE
+}
+
+// Run runs one iteration: a TRAM completion step in which every part runs
+// its loop.
+func (r Runner) Run(m IterMsg) (Iteration, error) {
+	n := float64(chare.PEOf(r.Ctx).NumPEs())
+	started, finished := chare.NewFuture[any](r.Ctx), chare.NewFuture[any](r.Ctx)
+	res := chare.NewFuture[Result](r.Ctx)
+	m.Done = res.Callback()
+	t0 := time.Now()
+	if err := r.S.Start(r.Ctx, tram.Step{Mode: tram.Completion, Producers: int(n), Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+		return Iteration{}, err
+	}
+	if _, err := started.Get(r.Ctx); err != nil {
+		return Iteration{}, err
+	}
+	if err := chare.Send(r.Ctx, r.G, (*Part).Iterate, m); err != nil {
+		return Iteration{}, err
+	}
+	v, err := res.Get(r.Ctx)
+	if err == nil {
+		_, err = finished.Get(r.Ctx)
+	}
+	if err != nil {
+		return Iteration{}, err
+	}
+	if len(v) != 3 {
+		return Iteration{}, errors.New("fmm: an iteration's result has the wrong length")
+	}
+	return Iteration{Wall: time.Since(t0), Loop: v[0] / n, P: v[1] / n, Tests: v[2] / n}, nil
+}
+
+// Check compares the last iteration, It, with the sequential computation
+// and returns the cells checked and wrong, and the largest error.
+func (r Runner) Check(it int) (cells, wrong int, worst float64, err error) {
+	res := chare.NewFuture[Result](r.Ctx)
+	if err := chare.Send(r.Ctx, r.G, (*Part).Check, checkMsg{It: it, Done: res.Callback()}); err != nil {
+		return 0, 0, 0, err
+	}
+	v, err := res.Get(r.Ctx)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return int(v[0]), int(v[1]), v[2], nil
+}

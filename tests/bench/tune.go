@@ -1,0 +1,255 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	goruntime "runtime"
+	"strings"
+	"time"
+
+	"github.com/charmgo/charm/overlap/fmm"
+	"github.com/charmgo/charm/tram"
+)
+
+// tune/fmmtransfer/<size>: the FMM transfer step (overlap/fmm) with the
+// overlap loop's p tuned online on each PE, against the paper's static
+// reference, p = 1, with TRAM at its default options in both. A pair is
+// 100 tuned iterations interleaved with 100 static ones (tuned, static,
+// tuned, …, the tuner starting afresh each pair); value and baseline are
+// the mean wall time per iteration of the last 20 of each. The tuners are
+// scored cooperatively: every PE observes the iteration's wall time over
+// the job (IterMsg.Scored), not its own loop time. The line ends
+// with best_p, the best static p of an offline sweep (p = 0, 1, 2, 4, …,
+// 256; 12 iterations each, the mean of the last 8), and sweep_ms, its time,
+// to judge the tuner against what it could have found, and tuned_p, the
+// mean p the PEs used in the last 20 tuned iterations.
+//
+// tune/fmmtransfer/shift (medium): the work per computation doubles after
+// 60 tuned iterations; the value is the evaluations after the change until
+// the time per iteration (a mean of 4) settles within 15 % of its final
+// level (the mean of the last 20 of 60) and stays there; the baseline is
+// the target, 30 (ratio ≤ 1 meets it).
+const (
+	tuneIters = 100
+	tuneTail  = 20
+)
+
+func init() {
+	for _, size := range []string{"small", "medium", "large"} {
+		registerPaired("tune/fmmtransfer/"+size, func(cfg config) ([]figure, error) { return benchFMM(cfg, size) })
+	}
+	registerPaired("tune/fmmtransfer/shift", benchFMMShift)
+}
+
+func fmmRunner(m *benchMain, name string) (fmm.Runner, error) {
+	size, err := fmm.SizeNamed(name)
+	if err != nil {
+		return fmm.Runner{}, err
+	}
+	g, s, err := fmm.New(m, size, tram.Options{})
+	return fmm.Runner{Ctx: m, G: g, S: s, Size: size}, err
+}
+
+func meanMS(ds []time.Duration) float64 {
+	var s time.Duration
+	for _, d := range ds {
+		s += d
+	}
+	return s.Seconds() * 1000 / float64(len(ds))
+}
+
+func benchFMM(cfg config, size string) ([]figure, error) {
+	fig := figure{name: "tune/fmmtransfer/" + size, unit: "ms"}
+	var ps []float64
+	var sweep []string
+	bestP, bestMS := 0.0, math.Inf(1)
+	err := runJob(cfg.pes, func(m *benchMain) error {
+		r, err := fmmRunner(m, size)
+		if err != nil {
+			return err
+		}
+		it := 0
+		for pair := 0; pair < pairsOf(cfg); pair++ {
+			goruntime.GC()
+			var tuned, static []time.Duration
+			p := 0.0
+			scored := -1.0 // cooperative: every PE scores the job's time
+			for k := 0; k < tuneIters; k++ {
+				a, err := r.Run(fmm.IterMsg{It: it, Mode: fmm.Tuned, Reset: k == 0, Work: 1, Scored: scored})
+				scored = a.Wall.Seconds()
+				if err != nil {
+					return err
+				}
+				b, err := r.Run(fmm.IterMsg{It: it + 1, Mode: fmm.Static, P: 1, Work: 1})
+				if err != nil {
+					return err
+				}
+				it += 2
+				if k >= tuneIters-tuneTail {
+					tuned, static = append(tuned, a.Wall), append(static, b.Wall)
+					p += a.P
+				}
+			}
+			fig.value, fig.baseline = append(fig.value, meanMS(tuned)), append(fig.baseline, meanMS(static))
+			ps = append(ps, p/tuneTail)
+		}
+		for _, p := range []float64{0, 1, 2, 4, 8, 16, 32, 64, 128, 256} {
+			var ds []time.Duration
+			for k := 0; k < 12; k++ {
+				a, err := r.Run(fmm.IterMsg{It: it, Mode: fmm.Static, P: p, Work: 1})
+				if err != nil {
+					return err
+				}
+				it++
+				if k >= 4 {
+					ds = append(ds, a.Wall)
+				}
+			}
+			ms := meanMS(ds)
+			sweep = append(sweep, fmt.Sprintf("%g:%.3g", p, ms))
+			if ms < bestMS {
+				bestP, bestMS = p, ms
+			}
+		}
+		if _, wrong, worst, err := r.Check(it - 1); err != nil || wrong != 0 {
+			return fmt.Errorf("the last iteration: %d cells wrong (largest error %.3g), %v", wrong, worst, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	fig.note = fmt.Sprintf("tuned_p=%.3g best_p=%g sweep_ms=%.3g sweep=%s", median(ps), bestP, bestMS, strings.Join(sweep, ","))
+	return []figure{fig}, nil
+}
+
+func benchFMMShift(cfg config) ([]figure, error) {
+	fig := figure{name: "tune/fmmtransfer/shift", unit: "evals"}
+	const before, after = 60, 60
+	err := runJob(cfg.pes, func(m *benchMain) error {
+		r, err := fmmRunner(m, "medium")
+		if err != nil {
+			return err
+		}
+		it := 0
+		for pair := 0; pair < pairsOf(cfg); pair++ {
+			var walls []float64
+			scored := -1.0
+			for k := 0; k < before+after; k++ {
+				work := 1
+				if k >= before {
+					work = 2
+				}
+				a, err := r.Run(fmm.IterMsg{It: it, Mode: fmm.Tuned, Reset: k == 0, Work: work, Scored: scored})
+				scored = a.Wall.Seconds()
+				if err != nil {
+					return err
+				}
+				it++
+				if k >= before {
+					walls = append(walls, a.Wall.Seconds())
+				}
+			}
+			fig.value = append(fig.value, float64(settle(walls, tuneTail, 4, 0.15)))
+			fig.baseline = append(fig.baseline, 30)
+		}
+		return nil
+	})
+	return []figure{fig}, err
+}
+
+// settle returns the number of evaluations after which the mean of w
+// consecutive values enters and stays within tol of the mean of the last
+// tail values.
+func settle(xs []float64, tail, w int, tol float64) int {
+	final := 0.0
+	for _, x := range xs[len(xs)-tail:] {
+		final += x
+	}
+	final /= float64(tail)
+	last := len(xs)
+	for i := len(xs) - w; i >= 0; i-- {
+		m := 0.0
+		for _, x := range xs[i : i+w] {
+			m += x
+		}
+		m /= float64(w)
+		if math.Abs(m-final) > tol*final {
+			break
+		}
+		last = i
+	}
+	return min(last+w, len(xs))
+}
+
+// tune/tram/histogram/8B/<grid>: the histogram of tram.go (8-byte items,
+// 4 PEs in one process) through a streamer with Options.Tune against one
+// at the default options (256 items per peer; the 2 ms flush period both
+// need on a 2-D grid), interleaved per pair. The tuned streamer first runs
+// tramTuneWarm steps unmeasured, and keeps tuning while measured. The line
+// ends with the buffer size it chose (its best so far) and the size each
+// measured step used (median).
+const tramTuneWarm = 24
+
+func init() {
+	registerPaired("tune/tram/histogram/8B", benchTuneHist)
+}
+
+func benchTuneHist(cfg config) ([]figure, error) {
+	grids := histGrids4
+	figs := make([]figure, len(grids))
+	used := make([][]float64, len(grids))
+	chosen := make([]int, len(grids))
+	err := runJob(histPEs, func(m *benchMain) error {
+		h, err := newHistJob(m, cfg, 8, histItems)
+		if err != nil {
+			return err
+		}
+		def := make([]histFeed, len(grids))
+		tuned := make([]histFeed, len(grids))
+		for i, gr := range grids {
+			figs[i] = figure{name: "tune/tram/histogram/8B/" + gr.name, unit: "items/s"}
+			if def[i], err = h.streamer(gr.dims); err != nil {
+				return err
+			}
+			o := tram.Options{Dims: gr.dims, Sizing: tram.Sizing{BufferItems: histBuffer}, FlushPeriod: histFlushTime, Tune: true}
+			tuned[i] = histFeed{Size: 8, N: h.n}
+			if tuned[i].S8, err = tram.New(h.m, h.g, (*histTable).Add8, o); err != nil {
+				return err
+			}
+			for k := 0; k < tramTuneWarm; k++ {
+				if _, err := h.viaTRAM(tuned[i]); err != nil {
+					return fmt.Errorf("%v warming up: %w", gr.dims, err)
+				}
+			}
+		}
+		for r := 0; r < pairsOf(cfg); r++ {
+			for i, gr := range grids {
+				goruntime.GC()
+				base, err := h.viaTRAM(def[i])
+				if err != nil {
+					return fmt.Errorf("%v: %w", gr.dims, err)
+				}
+				goruntime.GC()
+				rate, err := h.viaTRAM(tuned[i])
+				if err != nil {
+					return fmt.Errorf("%v tuned: %w", gr.dims, err)
+				}
+				n, _, _ := tuned[i].S8.Tuned(h.m)
+				used[i] = append(used[i], float64(n))
+				figs[i].value, figs[i].baseline = append(figs[i].value, rate), append(figs[i].baseline, base)
+			}
+		}
+		for i := range grids {
+			chosen[i], _, _ = tuned[i].S8.Best(h.m)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i := range figs {
+		figs[i].note = fmt.Sprintf("buffer=%d buffer_used=%g default=%d", chosen[i], median(used[i]), histBuffer)
+	}
+	return figs, nil
+}

@@ -1,0 +1,133 @@
+package tram_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/tram"
+)
+
+// TestTuneMovesTheBufferAndDeliversEveryItem: with Options.Tune, steps of
+// a histogram (completion and staged, on 1- and 2-D grids) run with the
+// buffer sizes the search proposes — the size moves from its start, by
+// powers of two in the first tries (E06) — and every step's items arrive
+// exactly once: the totals grow by exactly each step's items and sum.
+func TestTuneMovesTheBufferAndDeliversEveryItem(t *testing.T) {
+	cases := []struct {
+		dims []int
+		mode tram.Mode
+	}{{[]int{4}, tram.Completion}, {[]int{2, 2}, tram.Completion}, {[]int{2, 2}, tram.Staged}}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.dims, c.mode), func(t *testing.T) {
+			const pes, steps, items = 4, 16, 2000
+			var traj []tune.Point
+			var sizes []int
+			var counts, sums []int64
+			code, err := chare.Run(chare.Config{PEs: pes, Timeout: 60 * time.Second}, func(m *tmain, _ []string) {
+				g, err := group.New[table](m)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: c.dims, Sizing: tram.Sizing{BufferItems: 16}, FlushPeriod: time.Millisecond, Tune: true})
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				if _, _, ok := s.Tuned(m); ok {
+					m.Abort(fmt.Errorf("a tuned size before the first step"))
+					return
+				}
+				for k := 0; k < steps; k++ {
+					st := tram.Step{Mode: c.mode, Producers: pes}
+					if c.mode == tram.Staged {
+						st.Producers = 1
+					}
+					tot, err := runStep(m, s, g, st, feedAll(m, g, feedMsg{S: s, Items: items, Seed: int64(k)}))
+					if err != nil {
+						m.Abort(err)
+						return
+					}
+					n, _, ok := s.Tuned(m)
+					if !ok {
+						m.Abort(fmt.Errorf("no tuned size after step %d", k))
+						return
+					}
+					sizes = append(sizes, n)
+					counts, sums = append(counts, tot[0]), append(sums, tot[1])
+				}
+				traj = s.Tuning(m)
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			var wantN, wantSum int64
+			for k := 0; k < steps; k++ {
+				n, sum := expected(pes, items, int64(k))
+				wantN, wantSum = wantN+n, wantSum+sum
+				require.Equal(t, wantN, counts[k], "items after step %d", k)
+				require.Equal(t, wantSum, sums[k], "sum after step %d", k)
+			}
+			require.Len(t, traj, steps)
+			// The first n = 4 evaluations are at the start, the next 4 at
+			// twice the size (the first vector, 1 in log2, points right).
+			require.Equal(t, []int{16, 16, 16, 16, 32, 32, 32, 32}, sizes[:8])
+			// Then ×4 if 32 was better, or back below 16 if it was worse: the
+			// search goes on to a third size either way.
+			distinct := map[float64]bool{}
+			for k, p := range traj {
+				require.EqualValues(t, sizes[k], p.Value, "evaluation %d", k)
+				require.Greater(t, p.Cost, 0.0)
+				distinct[p.Value] = true
+			}
+			require.GreaterOrEqual(t, len(distinct), 3, "the size moves: %v", sizes)
+		})
+	}
+}
+
+// TestTuneLeavesQuiescenceStepsAlone: a quiescence step is not scored
+// (it has no Finished), and its items arrive.
+func TestTuneLeavesQuiescenceStepsAlone(t *testing.T) {
+	var ok bool
+	var got []int64
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		g, _ := group.New[table](m)
+		s, err := tram.New(m, g, (*table).Add, tram.Options{FlushPeriod: time.Millisecond, Tune: true})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		started := chare.NewFuture[any](m)
+		if err := s.Start(m, tram.Step{Mode: tram.Quiescence, Started: started.Callback()}); err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := chare.WaitAll(m, started); err != nil {
+			m.Abort(err)
+			return
+		}
+		q := chare.NewFuture[any](m)
+		_ = chare.Send(m, g, (*table).Feed, feedMsg{S: s, Items: 500, Seed: 3, NoDone: true})
+		m.DetectQuiescence(q.Callback())
+		if err := chare.WaitAll(m, q); err != nil {
+			m.Abort(err)
+			return
+		}
+		_, _, ok = s.Tuned(m)
+		tot := chare.NewFuture[[]int64](m)
+		_ = chare.Send(m, g, (*table).Totals, tot.Callback())
+		got, _ = tot.Get(m)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.False(t, ok, "a quiescence step is not tuned")
+	n, sum := expected(2, 500, 3)
+	require.Equal(t, []int64{n, sum}, got)
+}
