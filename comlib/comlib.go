@@ -38,6 +38,7 @@ type Spec struct {
 	// EachToMany.
 	Router    string
 	Degree    int // tree router; multicast tree
+	Omega     int // group router's fan-out (0: ⌈√(P−1)⌉)
 	Sources   chare.CollID
 	CountOnly bool // detect migrations by count alone (the original's C10)
 
@@ -121,10 +122,16 @@ func (s streamSpec) spec() Spec {
 // EachToManyOptions configure EachToMany.
 type EachToManyOptions struct {
 	// Router combines the messages: "direct", "mesh" (2-D), "grid" (3-D),
-	// "hypercube", "tree" or "prefix" (see package comlib/route).
+	// "hypercube", "tree" or "prefix" (see package comlib/route), or runs a
+	// complete-exchange schedule that sends every message directly:
+	// "shift", "pairwise", "xor", "sync" or "group" (package
+	// comlib/schedule).
 	Router string
 	// Degree is the tree router's arity (default 4).
 	Degree int
+	// Omega is the group schedule's fan-out ω: each stage exchanges with at
+	// most ω PEs (0: ⌈√(P−1)⌉). Only the "group" router takes it.
+	Omega int
 	// Sources is the array or group whose members call BeginIteration and
 	// EndIteration and send; any proxy of it will do.
 	Sources interface{ Route() chare.Route }
@@ -143,7 +150,7 @@ func EachToMany(o EachToManyOptions) Strategy { return e2mSpec(o) }
 type e2mSpec EachToManyOptions
 
 func (s e2mSpec) spec() Spec {
-	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, CountOnly: s.CountOnly}
+	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly}
 	if s.Sources != nil {
 		sp.Sources = s.Sources.Route().Coll
 	}
@@ -191,7 +198,10 @@ func (s *Spec) validate(pes int) error {
 		if s.Router == "" {
 			s.Router = "direct"
 		}
-		if _, err := route.New(s.Router, max(pes, 1), route.Options{Degree: s.Degree}); err != nil {
+		if s.Omega != 0 && s.Router != "group" {
+			return fmt.Errorf("comlib: each-to-many: Omega=%d is the group router's fan-out; router %q has none", s.Omega, s.Router)
+		}
+		if _, err := route.New(s.Router, max(pes, 1), s.routeOptions()); err != nil {
 			return fmt.Errorf("comlib: each-to-many: %w", err)
 		}
 		if s.Sources == 0 {
@@ -217,6 +227,10 @@ func (s *Spec) validate(pes int) error {
 		return fmt.Errorf("comlib: unknown strategy %q (valid: %s)", s.Kind, strings.Join(kinds, ", "))
 	}
 	return nil
+}
+
+func (s *Spec) routeOptions() route.Options {
+	return route.Options{Degree: s.Degree, Omega: s.Omega}
 }
 
 // ParseStrategy returns a strategy by name, with default options:

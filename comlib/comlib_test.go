@@ -419,6 +419,8 @@ func TestBadInput(t *testing.T) {
 		}
 		try(comlib.EachToMany(comlib.EachToManyOptions{Router: "torus", Sources: sinks}))
 		try(comlib.EachToMany(comlib.EachToManyOptions{Router: "mesh"}))
+		try(comlib.EachToMany(comlib.EachToManyOptions{Router: "group", Omega: -2, Sources: sinks}))
+		try(comlib.EachToMany(comlib.EachToManyOptions{Router: "mesh", Omega: 3, Sources: sinks}))
 		try(comlib.Multicast(comlib.MulticastOptions{Kind: "spiral"}))
 		try(comlib.Multicast(comlib.MulticastOptions{Kind: "tree", Chunk: -1}))
 		try(comlib.Multicast(comlib.MulticastOptions{Kind: "tree", Degree: 1}))
@@ -442,6 +444,8 @@ func TestBadInput(t *testing.T) {
 	want := []string{
 		`unknown router "torus"`,
 		"each-to-many needs Sources",
+		"group option Omega=-2",
+		`Omega=3 is the group router's fan-out; router "mesh" has none`,
 		`spiral`,
 		"chunk size -1",
 		"tree degree 1",

@@ -47,12 +47,12 @@ type e2m struct {
 }
 
 func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
-	if _, err := route.New(sp.Router, 1, route.Options{Degree: sp.Degree}); err != nil {
+	if _, err := route.New(sp.Router, 1, sp.routeOptions()); err != nil {
 		return nil, err
 	}
 	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: map[int]bool{}}
 	e.m = bracket.NewPE[wenv](s.pe.ID(), bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}, func(n int) (bracket.Router, error) {
-		return route.New(sp.Router, n, route.Options{Degree: sp.Degree})
+		return route.New(sp.Router, n, sp.routeOptions())
 	})
 	if s.pe.ID() == 0 {
 		e.root = bracket.NewRoot(s.pe.NumPEs())

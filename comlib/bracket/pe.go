@@ -437,7 +437,11 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 		byPeer[hop] = append(byPeer[hop], m)
 	}
 	it.have = keep
-	for _, peer := range it.router.SendTo(it.rank, it.stage) {
+	peers := it.router.SendTo(it.rank, it.stage)
+	if o, ok := it.router.(interface{ SendOrder(self, stage int) []int }); ok {
+		peers = o.SendOrder(it.rank, it.stage) // the schedule's contention-free order
+	}
+	for _, peer := range peers {
 		fx.Packets = append(fx.Packets, Packet[T]{From: p.id, To: it.parts[peer], Iter: it.n, Step: it.step, Stage: it.stage, Msgs: byPeer[peer]})
 		delete(byPeer, peer)
 	}

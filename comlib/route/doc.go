@@ -58,8 +58,17 @@
 //     and forwarded, but the pairs are ordered so each stage is a perfect matching. For n not a
 //     power of two the stages run to the next power of two minus one and pairs with a member
 //     ≥ n are idle.
+//   - shift, pairwise, xor, sync, group: the complete-exchange schedules of package
+//     comlib/schedule (seed 003), one stage per round, every message sent directly to its
+//     destination in the stage where its source meets it. shift: n−1 stages, one partner each;
+//     pairwise: the edge colouring (n−1 stages for even n, n for odd, each participant idle in
+//     one); xor: i pairs with i XOR (s+1), for n not a power of two the prefix router's stages;
+//     sync: one stage with all n−1 partners; group: ⌈(n−1)/ω⌉ stages of ω partners
+//     (Options.Omega, default ⌈√(n−1)⌉). These routers also implement Ordered: SendOrder gives
+//     the partners in the schedule's step order, in which no two participants send to the same
+//     one at the same position. Building one costs O(n²) (a schedule lists every pair).
 //
-// With n = 1 the hypercube, tree and prefix routers have no stages at all.
+// With n = 1 the hypercube, tree, prefix and schedule routers have no stages at all.
 //
 // Routers are immutable values and safe for concurrent use; nothing here does I/O.
 package route

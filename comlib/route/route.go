@@ -39,12 +39,15 @@ type Options struct {
 	// of one dimension per stage. 0 and 1 mean none; values above log2 of the cube are capped.
 	// Negative is an error.
 	Direct int
+	// Omega is the group shuffle's fan-out ω: each stage exchanges with at most ω partners
+	// (0 means ⌈√(n−1)⌉; values above n−1 act as n−1; negative is an error).
+	Omega int
 }
 
 // DefaultDegree is the tree router's arity when Options.Degree is 0.
 const DefaultDegree = 4
 
-var names = []string{"direct", "mesh", "grid", "hypercube", "tree", "prefix"}
+var names = append([]string{"direct", "mesh", "grid", "hypercube", "tree", "prefix"}, scheduleNames...)
 
 // Names lists the routers New knows, in a fixed order.
 func Names() []string { return append([]string(nil), names...) }
@@ -77,6 +80,8 @@ func New(name string, n int, o Options) (Router, error) {
 		return newTree(n, k), nil
 	case "prefix":
 		return newPrefix(n), nil
+	case "shift", "pairwise", "xor", "sync", "group":
+		return newSched(name, n, o)
 	}
 	return nil, fmt.Errorf("route: unknown router %q (valid: %s)", name, strings.Join(names, ", "))
 }

@@ -17,7 +17,7 @@ type config struct {
 }
 
 func (c config) String() string {
-	return fmt.Sprintf("%s/deg%d/direct%d", c.name, c.o.Degree, c.o.Direct)
+	return fmt.Sprintf("%s/deg%d/direct%d/omega%d", c.name, c.o.Degree, c.o.Direct, c.o.Omega)
 }
 
 // configs covers every router, the tree at several degrees and the hypercube with direct stages.
@@ -35,6 +35,14 @@ var configs = []config{
 	{name: "tree", o: Options{Degree: 3}},
 	{name: "tree", o: Options{Degree: 7}},
 	{name: "prefix"},
+	{name: "shift"},
+	{name: "pairwise"},
+	{name: "xor"},
+	{name: "sync"},
+	{name: "group"},
+	{name: "group", o: Options{Omega: 1}},
+	{name: "group", o: Options{Omega: 3}},
+	{name: "group", o: Options{Omega: 100}},
 }
 
 const maxN = 64
@@ -323,13 +331,15 @@ func TestNewErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{"ring", 4, Options{}, `unknown router "ring" (valid: direct, mesh, grid, hypercube, tree, prefix)`},
+		{"ring", 4, Options{}, `unknown router "ring" (valid: direct, mesh, grid, hypercube, tree, prefix, shift, pairwise, xor, sync, group)`},
 		{"", 4, Options{}, "unknown router"},
 		{"mesh", 0, Options{}, "mesh router for 0 participants"},
 		{"direct", -3, Options{}, "-3 participants"},
 		{"tree", 8, Options{Degree: 1}, "Degree=1"},
 		{"tree", 8, Options{Degree: -2}, "Degree=-2"},
 		{"hypercube", 8, Options{Direct: -1}, "Direct=-1"},
+		{"group", 8, Options{Omega: -1}, "group option Omega=-1"},
+		{"sync", 0, Options{}, "sync router for 0 participants"},
 	}
 	for _, c := range cases {
 		t.Run(c.name+c.want, func(t *testing.T) {
@@ -338,7 +348,7 @@ func TestNewErrors(t *testing.T) {
 			require.ErrorContains(t, err, c.want)
 		})
 	}
-	require.Equal(t, []string{"direct", "mesh", "grid", "hypercube", "tree", "prefix"}, Names())
+	require.Equal(t, []string{"direct", "mesh", "grid", "hypercube", "tree", "prefix", "shift", "pairwise", "xor", "sync", "group"}, Names())
 }
 
 func TestPathErrors(t *testing.T) {
@@ -380,6 +390,9 @@ func TestLargeSizesSampled(t *testing.T) {
 			if c.name == "direct" && n > 1000 {
 				continue // every Path check lists all n peers
 			}
+			if isSchedule(c.name) && n > 129 {
+				continue // a schedule's tables hold all n(n−1) pairs
+			}
 			r, err := New(c.name, n, c.o)
 			require.NoError(t, err)
 
@@ -405,4 +418,13 @@ func TestLargeSizesSampled(t *testing.T) {
 			}
 		}
 	}
+}
+
+func isSchedule(name string) bool {
+	for _, s := range scheduleNames {
+		if s == name {
+			return true
+		}
+	}
+	return false
 }
