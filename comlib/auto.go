@@ -250,7 +250,7 @@ func (in *Instance) Explain() []Choice {
 }
 
 // Served returns, for an Auto instance, how many messages each container
-// of its pruned tree carried in this process (counted at EndIteration,
+// of its pruned tree carried in this process (those that carried some) (counted at EndIteration,
 // or every 256 messages without brackets).
 func (in *Instance) Served() map[string]int64 {
 	a := in.autoStats()
@@ -261,7 +261,9 @@ func (in *Instance) Served() map[string]int64 {
 	defer a.mu.Unlock()
 	out := make(map[string]int64, len(a.served))
 	for i, n := range a.served {
-		out[a.containers[i]] += n
+		if n > 0 {
+			out[a.containers[i]] += n
+		}
 	}
 	return out
 }
