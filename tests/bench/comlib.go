@@ -48,7 +48,7 @@ func clIters(cfg config, size, nodes int) int {
 }
 
 func init() {
-	chare.Register[clPeer](chare.Fast((*clPeer).Block))
+	chare.Register[clPeer](chare.Fast((*clPeer).Block), chare.Transient("data")) // data is rebuilt by Start
 	for _, size := range clSizes {
 		for _, rt := range clRouters {
 			for _, nodes := range []int{1, 2} {

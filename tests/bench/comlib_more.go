@@ -46,7 +46,7 @@ const (
 )
 
 func init() {
-	chare.Register[clMember](chare.Fast((*clMember).Hit))
+	chare.Register[clMember](chare.Fast((*clMember).Hit), chare.Transient("got", "runs")) // members never migrate
 	chare.Register[clSink](chare.Fast((*clSink).Recv))
 	for _, size := range clSizes {
 		for _, k := range clMcastKinds {
