@@ -18,7 +18,7 @@ import (
 // loudly, and returns its main chare, exit code and output.
 var run = extest.Runner("transpose", &out, (*Main).Start, 60*time.Second)
 
-var okLine = regexp.MustCompile(`^transpose: ok pes=(\d+) grid=(\d+) pencils=(\d+) router=(\S+) iters=(\d+) blocks=(\d+) lost=0 duplicated=0 bad=0 maxdiff=0 migrations=(\d+) recoveries=(\d+) learning=1 optimized=(\d+) ms_per_iter=\S+$`)
+var okLine = regexp.MustCompile(`^transpose: ok pes=(\d+) grid=(\d+) pencils=(\d+) router=(\S+) iters=(\d+) blocks=(\d+) lost=0 duplicated=0 bad=0 maxdiff=0 migrations=(\d+) recoveries=(\d+) learning=[01] optimized=(\d+) ms_per_iter=\S+$`)
 
 // lastOK checks that the output ends with the ok line and returns its
 // fields.
