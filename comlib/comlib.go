@@ -46,6 +46,10 @@ type Spec struct {
 	Multicast string // mcast kind name
 	Rings     int
 	Chunk     int // fragment size for large messages (0: none)
+
+	// Auto: the selection tree, the facts it is pruned with, and the
+	// instances of its containers.
+	Auto *AutoSpec `msgpack:",omitempty"`
 }
 
 // Direct sends every message directly, as an undelegated proxy would: the
@@ -180,13 +184,20 @@ func (s mcastSpec) spec() Spec {
 	return Spec{Kind: "multicast", Multicast: s.Kind, Degree: s.Degree, Rings: s.Rings, Chunk: s.Chunk}
 }
 
-var kinds = []string{"direct", "each-to-many", "multicast", "streaming"}
+var kinds = []string{"auto", "direct", "each-to-many", "multicast", "streaming"}
 
 // validate checks a spec; errors name what is wrong and list the valid
 // choices.
 func (s *Spec) validate(pes int) error {
 	switch s.Kind {
 	case "direct":
+	case "auto":
+		if s.Auto == nil {
+			return errors.New("comlib: auto: make it with New(ctx, Auto(...))")
+		}
+		if _, err := s.Auto.prune(); err != nil {
+			return fmt.Errorf("comlib: %w", err)
+		}
 	case "streaming":
 		if s.MaxMsgs < 1 || s.MaxBytes < 1 || s.Large < 1 || s.Period < 0 {
 			return fmt.Errorf("comlib: streaming needs positive caps (MaxMsgs %d, MaxBytes %d, Large %d) and a period ≥ 0 (%v)", s.MaxMsgs, s.MaxBytes, s.Large, s.Period)
@@ -297,6 +308,9 @@ func New(from chare.Context, s Strategy) (*Instance, error) {
 	if s == nil {
 		return nil, errors.New("comlib: New needs a strategy (Direct, Streaming, EachToMany, Multicast...)")
 	}
+	if a, ok := s.(autoStrategy); ok {
+		return newAuto(from, pe, a.o)
+	}
 	sp := s.spec()
 	if err := sp.validate(pe.NumPEs()); err != nil {
 		return nil, err
@@ -320,6 +334,7 @@ type Stats struct {
 	exchanges map[int]int     // iteration → PEs that exchanged it through the router
 	recovered []int           // iterations recovered, in order (PE 0's process)
 	tunings   map[int]*Tuning // Streaming with Tune, by PE
+	auto      *autoStats      // an Auto instance's choices
 
 	messages, packets, direct, held atomic.Int64
 	iterations, optimized           atomic.Int64
@@ -340,11 +355,31 @@ type StatsSnapshot struct {
 	Dests      int64         // distinct destination PEs of the exchanges
 }
 
-// Stats returns what the instance did in this process so far.
+// Stats returns what the instance did in this process so far. For an
+// Auto instance, Messages are those sent through it; Packets, Direct and
+// Held are summed over its parts, and the bracket's counters (Iterations
+// to Dests) are its first each-to-many part's, since every such part sees
+// the same brackets.
 func (in *Instance) Stats() StatsSnapshot {
 	s := in.st
 	if s == nil {
 		return StatsSnapshot{}
+	}
+	if a := in.autoStats(); a != nil {
+		out := StatsSnapshot{Messages: s.messages.Load()}
+		if b := in.firstBracketed(); b != nil {
+			out = b.Stats()
+			out.Messages = s.messages.Load()
+			out.Packets, out.Direct, out.Held = 0, 0, 0
+		}
+		for _, p := range a.parts {
+			ps := p.Stats()
+			out.Packets += ps.Packets
+			out.Direct += ps.Direct
+			out.Held += ps.Held
+		}
+		out.Held += s.held.Load()
+		return out
 	}
 	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
@@ -357,8 +392,12 @@ func (s StatsSnapshot) String() string {
 }
 
 // Exchanges returns how many PEs of this process exchanged the given
-// iteration through the router (the optimized path).
+// iteration through the router (the optimized path); for an Auto
+// instance, through its first each-to-many part.
 func (in *Instance) Exchanges(iteration int) int {
+	if b := in.firstBracketed(); b != nil {
+		return b.Exchanges(iteration)
+	}
 	in.st.mu.Lock()
 	defer in.st.mu.Unlock()
 	return in.st.exchanges[iteration]
@@ -366,7 +405,11 @@ func (in *Instance) Exchanges(iteration int) int {
 
 // Recovered returns the iterations recovered so far, in order (in PE 0's
 // process; the first is the iteration that taught the strategy its list).
+// For an Auto instance they are its first each-to-many part's.
 func (in *Instance) Recovered() []int {
+	if b := in.firstBracketed(); b != nil {
+		return b.Recovered()
+	}
 	in.st.mu.Lock()
 	defer in.st.mu.Unlock()
 	return append([]int(nil), in.st.recovered...)

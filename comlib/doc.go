@@ -39,6 +39,11 @@
 //   - Multicast: section multicasts and group broadcasts along a plan of
 //     package comlib/mcast (direct, ring, multiring, tree, dim, node), with
 //     large messages cut into chunks that are pipelined and reassembled.
+//   - Auto: a strategy per message, chosen from a selection tree (package
+//     comlib/selection; the shipped default_select.json, -comlibselect
+//     FILE, or AutoOptions.Tree) pruned when the instance is made, so
+//     that each send walks only the msg_size branches. Its containers are
+//     parsed by ContainerSpec; Explain and Served say what it chose.
 //
 // Start-up (C03–C05): New creates the manager group (a branch per PE) the
 // first time; its branches pass a barrier, then PE 0 broadcasts the

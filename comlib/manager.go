@@ -448,6 +448,8 @@ func newStrategy(s *state, in *Instance, sp Spec) (peStrategy, error) {
 		return newE2M(s, in, sp)
 	case "multicast":
 		return newMcast(s, in, sp)
+	case "auto":
+		return newAutoPE(s, in, sp)
 	}
 	return nil, fmt.Errorf("unknown strategy %q", sp.Kind)
 }

@@ -32,6 +32,15 @@
 //	go run ./examples/transpose -p 4
 //	go run ./examples/transpose -p 4 -nodes 2 -router hypercube
 //	go run ./examples/transpose -p 8 -grid 256 -pencils 16 -iters 40 -migrate-every 4 -router mesh
+//	go run ./examples/transpose -p 4 -router auto -explain
+//	go run ./examples/transpose -p 4 -router auto -explain -comlibselect my_select.json
+//
+// With -router auto the blocks go through comlib.Auto: a selection tree
+// (the package's default, or -comlibselect's) pruned when the strategy is
+// made chooses a strategy by the size of each block. -explain prints, for
+// each iteration, a line per choice before the last line:
+//
+//	explain: iteration 3: 56 messages of 528 B -> strategy=eachtomany(router=direct) via collective=alltoall (pruned) > comm_size<=8 (pruned) > comm_type=intra (pruned) > msg_size<=32768; 2 nodes
 //
 // The runtime takes its flags (-p N, -nodes M) anywhere on the line. The
 // last line is
@@ -40,7 +49,8 @@
 //
 // where recoveries counts the recoveries after migrations and learning=1
 // the recovery of the first iteration, which teaches the strategy where
-// its pencils are (it is not counted in recoveries); optimized is how many
+// its pencils are (it is not counted in recoveries; with -router auto and
+// a tree that keeps no bracketed strategy, learning=0); optimized is how many
 // PE iterations took the router (the PEs of PE 0's process, with -nodes).
 // The blocks are counted once more after the run, at quiescence, so that
 // a duplicate arriving late is caught too. With -p 1 nothing can move and
@@ -71,6 +81,7 @@ var out io.Writer = os.Stdout
 type Params struct {
 	Grid, Pencils, Iters, MigrateEvery int
 	Router                             string
+	Explain                            bool
 }
 
 // Main is the main chare.
@@ -88,6 +99,8 @@ type Result struct {
 	Recovered               []int // iterations recovered, the first included
 	MoveIters               []int // iterations that began after moves
 	Stats                   comlib.StatsSnapshot
+	Explain                 []comlib.Choice // -router auto
+	Served                  map[string]int64
 }
 
 // Pencil holds G/P rows of the matrix.
@@ -139,7 +152,8 @@ func (m *Main) Start(args []string) {
 	fs.IntVar(&m.p.Pencils, "pencils", 8, "pencils (array elements); must divide -grid")
 	fs.IntVar(&m.p.Iters, "iters", 12, "transposes")
 	fs.IntVar(&m.p.MigrateEvery, "migrate-every", 3, "iterations between migrations (0: none)")
-	fs.StringVar(&m.p.Router, "router", "mesh", "EachToMany router: "+strings.Join(comlib.Routers(), ", "))
+	fs.StringVar(&m.p.Router, "router", "mesh", "EachToMany router: "+strings.Join(comlib.Routers(), ", ")+", or auto (comlib.Auto: the selection tree chooses per block size; -comlibselect FILE replaces the default tree)")
+	fs.BoolVar(&m.p.Explain, "explain", false, "with -router auto: print, for each iteration, which branch of the selection tree chose what")
 	if !exutil.ParseNoArgs(out, m, fs, args) {
 		return
 	}
@@ -154,8 +168,11 @@ func (m *Main) Start(args []string) {
 	case p.MigrateEvery < 0:
 		m.fail(2, "bad arguments: -migrate-every %d: want 0 (none) or more", p.MigrateEvery)
 		return
-	case !slices.Contains(comlib.Routers(), p.Router):
-		m.fail(2, "bad arguments: -router %q: valid routers are %s", p.Router, strings.Join(comlib.Routers(), ", "))
+	case !slices.Contains(comlib.Routers(), p.Router) && p.Router != "auto":
+		m.fail(2, "bad arguments: -router %q: valid routers are %s, and auto", p.Router, strings.Join(comlib.Routers(), ", "))
+		return
+	case p.Explain && p.Router != "auto":
+		m.fail(2, "bad arguments: -explain explains -router auto's choices; the router is %s", p.Router)
 		return
 	}
 	began := time.Now()
@@ -169,13 +186,33 @@ func (m *Main) Start(args []string) {
 	// nothing to wait for (one pencil) runs ahead of the lists, and a PE
 	// whose list is stale but still right for it needs no recovery. The
 	// test checks them where the all-to-all keeps the pencils in step.
-	if r.Lost != 0 || r.Dups != 0 || r.Bad != 0 || r.MaxDiff != 0 || len(r.Recovered) == 0 || r.Recovered[0] != 0 {
+	for _, c := range r.Explain {
+		fmt.Fprintf(out, "explain: %v\n", c)
+	}
+	if p.Explain {
+		names := make([]string, 0, len(r.Served))
+		for k := range r.Served {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			fmt.Fprintf(out, "explain: %s carried %d blocks\n", k, r.Served[k])
+		}
+	}
+	// With -router auto a tree that keeps no bracketed strategy learns
+	// nothing: there is no list to learn.
+	bracketed := p.Router != "auto" || r.Stats.Iterations > 0
+	learning := 0
+	if len(r.Recovered) > 0 && r.Recovered[0] == 0 {
+		learning = 1
+	}
+	if r.Lost != 0 || r.Dups != 0 || r.Bad != 0 || r.MaxDiff != 0 || bracketed && learning == 0 {
 		m.fail(1, "pes=%d router=%s blocks=%d lost=%d duplicated=%d bad=%d maxdiff=%g recovered=%v moves_before=%v",
 			m.NumPEs(), p.Router, r.Blocks, r.Lost, r.Dups, r.Bad, r.MaxDiff, r.Recovered, r.MoveIters)
 		return
 	}
-	fmt.Fprintf(out, "transpose: ok pes=%d grid=%d pencils=%d router=%s iters=%d blocks=%d lost=0 duplicated=0 bad=0 maxdiff=0 migrations=%d recoveries=%d learning=1 optimized=%d ms_per_iter=%.3g\n",
-		m.NumPEs(), p.Grid, p.Pencils, p.Router, p.Iters, r.Blocks, r.Migrations, len(r.Recovered)-1, r.Stats.Optimized,
+	fmt.Fprintf(out, "transpose: ok pes=%d grid=%d pencils=%d router=%s iters=%d blocks=%d lost=0 duplicated=0 bad=0 maxdiff=0 migrations=%d recoveries=%d learning=%d optimized=%d ms_per_iter=%.3g\n",
+		m.NumPEs(), p.Grid, p.Pencils, p.Router, p.Iters, r.Blocks, r.Migrations, max(len(r.Recovered)-learning, 0), learning, r.Stats.Optimized,
 		float64(elapsed.Microseconds())/1000/float64(p.Iters))
 	m.Exit(0)
 }
@@ -192,9 +229,13 @@ func (m *Main) run() error {
 	if err != nil {
 		return fmt.Errorf("creating the pencils: %w", err)
 	}
-	inst, err := comlib.New(m, comlib.EachToMany(comlib.EachToManyOptions{Router: p.Router, Sources: pencils}))
+	var strat comlib.Strategy = comlib.EachToMany(comlib.EachToManyOptions{Router: p.Router, Sources: pencils})
+	if p.Router == "auto" {
+		strat = comlib.Auto(comlib.AutoOptions{Sources: pencils})
+	}
+	inst, err := comlib.New(m, strat)
 	if err != nil {
-		return fmt.Errorf("creating the EachToMany strategy: %w", err)
+		return fmt.Errorf("creating the %s strategy: %w", p.Router, err)
 	}
 	where := chare.NewFuture[[]int64](m)
 	if err := chare.Send(m, pencils, (*Pencil).Where, WhereMsg{N: p.Pencils, CB: where.Callback()}); err != nil {
@@ -244,6 +285,12 @@ func (m *Main) run() error {
 	m.res.Blocks, m.res.Dups, m.res.Bad = c[0], c[1], c[2]
 	m.res.Lost = int64(p.Iters*p.Pencils*(p.Pencils-1)) - m.res.Blocks
 	m.res.Recovered, m.res.Stats = inst.Recovered(), inst.Stats()
+	if p.Router == "auto" {
+		m.res.Served = inst.Served()
+		if p.Explain {
+			m.res.Explain = inst.Explain()
+		}
+	}
 	return nil
 }
 

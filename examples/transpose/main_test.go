@@ -18,7 +18,7 @@ import (
 // loudly, and returns its main chare, exit code and output.
 var run = extest.Runner("transpose", &out, (*Main).Start, 60*time.Second)
 
-var okLine = regexp.MustCompile(`^transpose: ok pes=(\d+) grid=(\d+) pencils=(\d+) router=(\S+) iters=(\d+) blocks=(\d+) lost=0 duplicated=0 bad=0 maxdiff=0 migrations=(\d+) recoveries=(\d+) learning=1 optimized=(\d+) ms_per_iter=\S+$`)
+var okLine = regexp.MustCompile(`^transpose: ok pes=(\d+) grid=(\d+) pencils=(\d+) router=(\S+) iters=(\d+) blocks=(\d+) lost=0 duplicated=0 bad=0 maxdiff=0 migrations=(\d+) recoveries=(\d+) learning=[01] optimized=(\d+) ms_per_iter=\S+$`)
 
 // lastOK checks that the output ends with the ok line and returns its
 // fields.
@@ -147,4 +147,41 @@ func TestTransposeOnePencil(t *testing.T) {
 	require.Equal(t, "0", mt[6], "no blocks between pencils")
 	require.Equal(t, "4", mt[7])
 	require.Equal(t, 0, m.res.Recovered[0])
+}
+
+// TestTransposeAuto: -router auto sends the blocks through comlib.Auto
+// and the package's default selection tree; -explain prints one line per
+// iteration and choice, naming the branches pruned when the strategy was
+// made and the msg_size branch each block took, and the last line is
+// still the ok line.
+func TestTransposeAuto(t *testing.T) {
+	m, code, output := run(t, 4, "-router", "auto", "-explain", "-grid", "32", "-pencils", "8", "-iters", "10", "-migrate-every", "3")
+	require.Equal(t, 0, code, output)
+	mt := lastOK(t, output)
+	require.Equal(t, []string{"4", "32", "8", "auto", "10", "560"}, mt[1:7])
+	require.Len(t, m.res.Explain, 10, "one choice per iteration: the blocks are all 16+8·16 bytes")
+	line := regexp.MustCompile(`^explain: iteration (\d+): (\d+) messages of 144 B -> (\S+) via collective=alltoall \(pruned\) > .*msg_size\S+; \d+ nodes$`)
+	var iters []string
+	var total int
+	for _, l := range strings.Split(output, "\n") {
+		if !strings.HasPrefix(l, "explain: iteration") {
+			continue
+		}
+		mt := line.FindStringSubmatch(l)
+		require.NotNil(t, mt, l)
+		iters = append(iters, mt[1])
+		n := 0
+		fmt.Sscan(mt[2], &n)
+		total += n
+		require.Contains(t, m.res.Served, mt[3])
+	}
+	require.Equal(t, []string{"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"}, iters)
+	require.Equal(t, 560, total)
+	if m.res.Stats.Iterations > 0 { // the default tree keeps a bracketed strategy here
+		require.Equal(t, append([]int{0}, m.res.MoveIters...), m.res.Recovered)
+	}
+
+	_, code, output = run(t, 2, "-explain", "-router", "mesh")
+	require.NotEqual(t, 0, code)
+	require.Contains(t, output, "-explain explains -router auto")
 }

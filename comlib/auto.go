@@ -1,0 +1,479 @@
+package comlib
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib/selection"
+)
+
+// Auto chooses a strategy for every message from a selection tree (the
+// default one that ships with the package, -comlibselect's, or
+// AutoOptions.Tree). When the instance is made, on PE 0, the tree is
+// pruned with what is known then (S05, S06, S08): comm_size is the number
+// of participants, comm_type is intra with one process and inter with
+// several, collective is AutoOptions.Collective. What is left depends on
+// the message size only, and every container left becomes an instance of
+// its own (a part). Each send then walks the pruned tree with its size —
+// in practice a cache lookup — and goes to the part its container names.
+//
+// Bracketed parts (each-to-many) all see every BeginIteration and
+// EndIteration, whichever sizes the iteration's messages have, so that
+// their counts stay right (C06–C12); a part that carried nothing in an
+// iteration still takes part in its (empty) exchange. A tree that keeps
+// one bracketed container per size range, not many, costs least.
+//
+// The size of a message is its Size() if the type has one (Sizer), else
+// an estimate from its fields: fixed-size fields, and the contents of
+// slices and strings at the top level.
+//
+// Explain tells, per iteration, which branches of the tree chose which
+// part for how many messages; Served counts messages per part.
+func Auto(o AutoOptions) Strategy { return autoStrategy{o} }
+
+// AutoOptions configure Auto.
+type AutoOptions struct {
+	// Sources is the array or group whose members send and call
+	// BeginIteration and EndIteration: needed when the pruned tree keeps
+	// an each-to-many container.
+	Sources interface{ Route() chare.Route }
+	// Collective is the kind of exchange the proxy makes (default
+	// selection.Alltoall).
+	Collective selection.Collective
+	// Tree replaces the job's selection tree (-comlibselect FILE, or
+	// DefaultSelection). It must accept comlib's containers
+	// (ParseSelection makes one that does).
+	Tree *selection.Tree
+	// CommSize is the number of participants (default: the number of
+	// PEs).
+	CommSize int
+}
+
+type autoStrategy struct{ o AutoOptions }
+
+// spec is not used: New makes Auto instances with newAuto.
+func (autoStrategy) spec() Spec { return Spec{Kind: "auto"} }
+
+// AutoSpec is an Auto instance's description in the strategy table: the
+// whole tree and the creation facts, so that every PE prunes it the same
+// way and its traces name the pruned branches too.
+type AutoSpec struct {
+	Tree       string
+	CommSize   int
+	CommType   string
+	Collective string
+	Parts      []uint32 // the instances of the pruned tree's containers, in Containers order
+}
+
+func (a *AutoSpec) facts() selection.CreationFacts {
+	return selection.CreationFacts{CommSize: a.CommSize, CommType: selection.CommType(a.CommType), Collective: selection.Collective(a.Collective)}
+}
+
+// prune parses and prunes the tree of an AutoSpec.
+func (a *AutoSpec) prune() (*selection.Tree, error) {
+	t, err := ParseSelection([]byte(a.Tree))
+	if err != nil {
+		return nil, err
+	}
+	p, err := t.Prune(a.facts())
+	if err != nil {
+		return nil, err
+	}
+	if n := len(p.Containers()); n != len(a.Parts) {
+		return nil, fmt.Errorf("auto: the pruned tree has %d containers and the instance %d parts", n, len(a.Parts))
+	}
+	return p, nil
+}
+
+// newAuto makes an Auto instance and its parts on PE 0.
+func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error) {
+	tree := o.Tree
+	if tree == nil {
+		var err error
+		if tree, err = jobSelection(pe.Job()); err != nil {
+			return nil, fmt.Errorf("comlib: auto: %w", err)
+		}
+	}
+	as := &AutoSpec{CommSize: o.CommSize, CommType: string(selection.Intra), Collective: string(o.Collective)}
+	if as.CommSize <= 0 {
+		as.CommSize = pe.NumPEs()
+	}
+	if pe.Job().Runtime().NumNodes() > 1 {
+		as.CommType = string(selection.Inter)
+	}
+	if as.Collective == "" {
+		as.Collective = string(selection.Alltoall)
+	}
+	js, err := tree.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("comlib: auto: %w", err)
+	}
+	as.Tree = string(js)
+	pruned, err := tree.Prune(as.facts())
+	if err != nil {
+		return nil, fmt.Errorf("comlib: auto: %w", err)
+	}
+	// Every part is checked before any is made.
+	conts := pruned.Containers()
+	specs := make([]Spec, len(conts))
+	for i, c := range conts {
+		sp, err := ContainerSpec(c)
+		if err == nil && sp.Kind == "each-to-many" {
+			if o.Sources == nil {
+				err = errors.New("an each-to-many container needs AutoOptions.Sources: the array or group whose members send")
+			} else {
+				sp.Sources = o.Sources.Route().Coll
+			}
+		}
+		if err == nil {
+			err = sp.validate(pe.NumPEs())
+		}
+		if err != nil {
+			return nil, fmt.Errorf("comlib: auto: container %s (for comm_size=%d comm_type=%s collective=%s): %w",
+				c, as.CommSize, as.CommType, as.Collective, err)
+		}
+		specs[i] = sp
+	}
+	s := stateOf(pe)
+	for _, sp := range specs {
+		in, err := s.create(from, sp)
+		if err != nil {
+			return nil, err
+		}
+		as.Parts = append(as.Parts, in.id)
+	}
+	return s.create(from, Spec{Kind: "auto", Auto: as})
+}
+
+// autoStats is what an Auto instance chose in this process.
+type autoStats struct {
+	mu         sync.Mutex
+	containers []string    // by part
+	parts      []*Instance // by part
+	bracketed  []int       // the parts that are each-to-many
+	served     []int64     // messages by part
+	iters      map[int][]Choice
+	order      []int // iterations in the order first seen, to bound iters
+}
+
+// maxExplained bounds the iterations Explain remembers (the latest).
+const maxExplained = 4096
+
+// Choice is what an Auto instance did in one iteration, for one way
+// through the tree, on the PEs of this process.
+type Choice struct {
+	Iteration int    // the iteration of the latest BeginIteration on the sending PE (0 without brackets)
+	Part      int    // the part's index in Parts
+	Container string // the container chosen, as "strategy=eachtomany(router=mesh)"
+	Trace     string // the branches taken, those pruned at creation marked
+	Messages  int64
+	MinBytes  int // message sizes seen
+	MaxBytes  int
+}
+
+func (c Choice) String() string {
+	size := fmt.Sprintf("%d B", c.MinBytes)
+	if c.MaxBytes != c.MinBytes {
+		size = fmt.Sprintf("%d–%d B", c.MinBytes, c.MaxBytes)
+	}
+	return fmt.Sprintf("iteration %d: %d messages of %s -> %s via %s", c.Iteration, c.Messages, size, c.Container, c.Trace)
+}
+
+func (a *autoStats) add(cs []Choice) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, c := range cs {
+		a.served[c.Part] += c.Messages
+		list, seen := a.iters[c.Iteration]
+		if !seen {
+			a.order = append(a.order, c.Iteration)
+			if len(a.order) > maxExplained {
+				delete(a.iters, a.order[0])
+				a.order = a.order[1:]
+			}
+		}
+		merged := false
+		for i := range list {
+			if list[i].Part == c.Part && list[i].Trace == c.Trace {
+				list[i].Messages += c.Messages
+				list[i].MinBytes = min(list[i].MinBytes, c.MinBytes)
+				list[i].MaxBytes = max(list[i].MaxBytes, c.MaxBytes)
+				merged = true
+				break
+			}
+		}
+		if !merged {
+			list = append(list, c)
+		}
+		a.iters[c.Iteration] = list
+	}
+}
+
+func (in *Instance) autoStats() *autoStats {
+	if in == nil || in.st == nil {
+		return nil
+	}
+	in.st.mu.Lock()
+	defer in.st.mu.Unlock()
+	return in.st.auto
+}
+
+// Explain returns, for an Auto instance, what it chose in each iteration
+// on the PEs of this process (the latest 4096 iterations), by iteration,
+// then part, then trace. It is empty for other instances, and for an
+// iteration until its EndIteration on the PEs that sent.
+func (in *Instance) Explain() []Choice {
+	a := in.autoStats()
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	var out []Choice
+	for _, cs := range a.iters {
+		out = append(out, cs...)
+	}
+	a.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		x, y := out[i], out[j]
+		if x.Iteration != y.Iteration {
+			return x.Iteration < y.Iteration
+		}
+		if x.Part != y.Part {
+			return x.Part < y.Part
+		}
+		return x.Trace < y.Trace
+	})
+	return out
+}
+
+// Served returns, for an Auto instance, how many messages each container
+// of its pruned tree carried in this process (those that carried some) (counted at EndIteration,
+// or every 256 messages without brackets).
+func (in *Instance) Served() map[string]int64 {
+	a := in.autoStats()
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]int64, len(a.served))
+	for i, n := range a.served {
+		if n > 0 {
+			out[a.containers[i]] += n
+		}
+	}
+	return out
+}
+
+// Parts returns an Auto instance's parts: one instance per container of
+// its pruned tree, in the tree's order (nil for other instances, and
+// until the strategy table reached this process).
+func (in *Instance) Parts() []*Instance {
+	a := in.autoStats()
+	if a == nil {
+		return nil
+	}
+	return append([]*Instance(nil), a.parts...)
+}
+
+// firstBracketed returns an Auto instance's first each-to-many part, if
+// it has one: every such part sees the same brackets, so its recoveries
+// are the instance's.
+func (in *Instance) firstBracketed() *Instance {
+	a := in.autoStats()
+	if a == nil || len(a.bracketed) == 0 {
+		return nil
+	}
+	return a.parts[a.bracketed[0]]
+}
+
+// ---- on a PE ----
+
+// pick is a container chosen for a message size: the part, and the trace
+// by number.
+type pick struct{ part, trace int32 }
+
+// autoPE is an Auto instance on one PE.
+type autoPE struct {
+	s         *state
+	in        *Instance
+	tree      *selection.Tree // pruned: msg_size operators only
+	parts     []*Instance
+	bracketed []int
+	index     map[string]int // container → part
+	traces    []string
+
+	// The walk's cache: the last size, then a small map.
+	lastSize int
+	last     pick
+	haveLast bool
+	cache    map[int]pick
+
+	// Ops through the instance run one at a time: a bracket reaches every
+	// part before the next op, even one its delivery causes.
+	queue []op
+	busy  bool
+
+	cur   int // iteration of the latest BeginIteration here
+	local []Choice
+	n     int // messages in local
+	st    *autoStats
+}
+
+const autoCacheMax = 256
+
+func newAutoPE(s *state, in *Instance, sp Spec) (*autoPE, error) {
+	if sp.Auto == nil {
+		return nil, errors.New("auto: no tree in the strategy table entry")
+	}
+	tree, err := sp.Auto.prune()
+	if err != nil {
+		return nil, err
+	}
+	a := &autoPE{s: s, in: in, tree: tree, index: map[string]int{}, cache: map[int]pick{}}
+	conts := tree.Containers()
+	names := make([]string, len(conts))
+	for i, c := range conts {
+		names[i] = c.String()
+		a.index[names[i]] = i
+		a.parts = append(a.parts, s.instance(sp.Auto.Parts[i]))
+		csp, err := ContainerSpec(c)
+		if err != nil {
+			return nil, err
+		}
+		if csp.Kind == "each-to-many" {
+			a.bracketed = append(a.bracketed, i)
+		}
+	}
+	in.st.mu.Lock()
+	if in.st.auto == nil {
+		in.st.auto = &autoStats{containers: names, parts: a.parts, bracketed: a.bracketed,
+			served: make([]int64, len(names)), iters: map[int][]Choice{}}
+	}
+	a.st = in.st.auto
+	in.st.mu.Unlock()
+	return a, nil
+}
+
+// choose walks the pruned tree for a message of size bytes.
+func (a *autoPE) choose(size int) (pick, error) {
+	if a.haveLast && size == a.lastSize {
+		return a.last, nil
+	}
+	p, ok := a.cache[size]
+	if !ok {
+		c, tr, err := a.tree.Select(selection.CallFacts{MsgSize: size})
+		if err != nil {
+			return pick{}, fmt.Errorf("comlib: %v: %w", a.in, err)
+		}
+		part, ok := a.index[c.String()]
+		if !ok {
+			return pick{}, fmt.Errorf("comlib: %v: the tree chose %s, which is none of its parts", a.in, c)
+		}
+		t := tr.String()
+		ti := -1
+		for i, x := range a.traces {
+			if x == t {
+				ti = i
+				break
+			}
+		}
+		if ti < 0 {
+			ti = len(a.traces)
+			a.traces = append(a.traces, t)
+		}
+		p = pick{part: int32(part), trace: int32(ti)}
+		if len(a.cache) >= autoCacheMax {
+			clear(a.cache)
+		}
+		a.cache[size] = p
+	}
+	a.lastSize, a.last, a.haveLast = size, p, true
+	return p, nil
+}
+
+func (a *autoPE) count(p pick, size int) {
+	for i := range a.local {
+		c := &a.local[i]
+		if c.Part == int(p.part) && c.Iteration == a.cur && c.Trace == a.traces[p.trace] {
+			c.Messages++
+			c.MinBytes, c.MaxBytes = min(c.MinBytes, size), max(c.MaxBytes, size)
+			a.n++
+			return
+		}
+	}
+	a.local = append(a.local, Choice{Iteration: a.cur, Part: int(p.part), Container: a.st.containers[p.part],
+		Trace: a.traces[p.trace], Messages: 1, MinBytes: size, MaxBytes: size})
+	a.n++
+}
+
+func (a *autoPE) flush() {
+	if len(a.local) > 0 {
+		a.st.add(a.local)
+		a.local, a.n = a.local[:0], 0
+	}
+}
+
+func (a *autoPE) send(o op) error      { return a.run(o) }
+func (a *autoPE) broadcast(o op) error { return a.run(o) }
+func (a *autoPE) multicast(o op) error { return a.run(o) }
+func (a *autoPE) begin(o op) error     { return a.run(o) }
+func (a *autoPE) end(o op) error       { return a.run(o) }
+
+// run queues o and, unless an op is under way on this PE (o came from a
+// delivery it caused), runs the queue. An error of o is returned; one of
+// an op queued meanwhile fails the job.
+func (a *autoPE) run(o op) error {
+	a.queue = append(a.queue, o)
+	if a.busy {
+		return nil
+	}
+	a.busy = true
+	defer func() { a.busy = false }()
+	var first error
+	for i := 0; i < len(a.queue); i++ {
+		err := a.do(a.queue[i])
+		if err == nil {
+			continue
+		}
+		if i == 0 {
+			first = err
+		} else {
+			a.s.pe.Fail(fmt.Errorf("comlib: %v: %w", a.in, err))
+		}
+	}
+	clear(a.queue)
+	a.queue = a.queue[:0]
+	return first
+}
+
+func (a *autoPE) do(o op) error {
+	switch o.kind {
+	case opBegin, opEnd:
+		if o.kind == opBegin {
+			a.cur = o.iter
+		}
+		for _, i := range a.bracketed {
+			if err := a.s.do(a.parts[i], o); err != nil {
+				return err
+			}
+		}
+		if o.kind == opEnd {
+			a.flush()
+		}
+		return nil
+	}
+	size := msgSize(o.env)
+	p, err := a.choose(size)
+	if err != nil {
+		return err
+	}
+	a.count(p, size)
+	if a.n >= 256 && len(a.bracketed) == 0 {
+		a.flush()
+	}
+	return a.s.do(a.parts[p.part], o)
+}

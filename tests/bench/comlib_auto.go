@@ -1,0 +1,435 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/comlib/route"
+)
+
+// comlib/alltoall/auto/<bytes>B[/2proc]: the all-to-all of
+// comlib/alltoall (16 elements, one per PE on 16 PEs, one process, or two
+// with /2proc) through comlib.Auto with
+// the shipped selection tree (or -comlibselect's), against every fixed
+// strategy Auto could have been — Direct and EachToMany with each router
+// — in the same job, interleaved run by run (auto, then each fixed one,
+// per pair). The value is Auto's time per iteration; the baseline is the
+// best fixed strategy's (lowest median), named on a comment line with
+// what Auto chose. The target: ratio ≤ 1.1 at every size.
+//
+// comlib/alltoall/auto/grid[/2proc] runs every size of the grid in one job and
+// adds the line comlib/alltoall/auto/grid: value = the mean over the
+// sizes of Auto's time / the best fixed time at that size; baseline = the
+// same mean for the single fixed strategy that does best over the whole
+// grid. ratio < 1: Auto beats every single fixed choice.
+//
+// comlib/calibrate measures the same candidates over the grid of sizes,
+// on 4 and 16 PEs in one process and on 16 PEs in two, and writes a
+// selection file (-calibrate-out, default comlib_select.json in the
+// current directory) that chooses, by comm_type, comm_size and msg_size,
+// the strategy that was fastest; the path is printed. comlib's shipped
+// default_select.json is one such file.
+
+var (
+	calibrateOut = flag.String("calibrate-out", "comlib_select.json", "comlib/calibrate: where to write the selection file")
+	clAutoSizes  = []int{16, 128, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
+)
+
+// clAutoHeader is the message size Auto estimates for a clBlock with no
+// data: three ints.
+const clAutoHeader = 24
+
+func init() {
+	for _, nodes := range []int{1, 2} {
+		for _, size := range clAutoSizes {
+			registerPaired(autoName(fmt.Sprintf("%dB", size), nodes), func(cfg config) ([]figure, error) {
+				return benchAuto(cfg, []int{size}, false, nodes)
+			})
+		}
+		registerPaired(autoName("grid", nodes), func(cfg config) ([]figure, error) { return benchAuto(cfg, clAutoSizes, true, nodes) })
+	}
+	registerPaired("comlib/calibrate", benchCalibrate)
+}
+
+// candidate is a fixed strategy: its container in a selection file.
+type candidate struct {
+	key    string // "strategy=direct", "router=mesh"
+	router string // "" for Direct
+}
+
+// candidates lists Direct and EachToMany with every router that works on
+// pes PEs (route.Names: schedules that are routers join by themselves).
+func candidates(pes int) []candidate {
+	out := []candidate{{key: "strategy=direct"}}
+	for _, r := range route.Names() {
+		if _, err := route.New(r, pes, route.Options{}); err != nil {
+			continue
+		}
+		out = append(out, candidate{key: "router=" + r, router: r})
+	}
+	return out
+}
+
+func (c candidate) strategy(x *clExchange) comlib.Strategy {
+	if c.router == "" {
+		return comlib.Direct()
+	}
+	return comlib.EachToMany(comlib.EachToManyOptions{Router: c.router, Sources: x.arr})
+}
+
+// clAutoIters: about the same work per run at every size.
+func clAutoIters(cfg config, size, nodes int) int {
+	base := 40.0
+	switch {
+	case size >= 64<<10:
+		base = 4
+	case size >= 16<<10:
+		base = 10
+	case size >= 4<<10:
+		base = 20
+	}
+	if nodes > 1 {
+		base /= 2
+	}
+	return max(2, int(base*cfg.scale))
+}
+
+// sweep measures, in one job, the candidates (and Auto, if auto) at each
+// size, interleaved: samples[size][k] are the times per iteration of
+// candidate k (Auto last).
+type sweep struct {
+	cands   []candidate
+	samples map[int][][]float64
+	chose   map[int]map[string]int64 // Auto's choices by size
+}
+
+func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (*sweep, error) {
+	sw := &sweep{cands: candidates(pes), samples: map[int][][]float64{}, chose: map[int]map[string]int64{}}
+	err := runNodes(pes, nodes, name, func(m *benchMain) error {
+		for _, size := range sizes {
+			x, err := newExchange(m, pes, size)
+			if err != nil {
+				return err
+			}
+			var slots []int
+			for _, c := range sw.cands {
+				s, err := x.add(c.strategy(x))
+				if err != nil {
+					return fmt.Errorf("%s: %w", c.key, err)
+				}
+				slots = append(slots, s)
+			}
+			if auto {
+				s, err := x.add(comlib.Auto(comlib.AutoOptions{Sources: x.arr}))
+				if err != nil {
+					return err
+				}
+				slots = append(slots, s)
+			}
+			// Warm up (EachToMany learns its sources), then size the runs
+			// to about 20 ms each at scale 1: short runs on a shared
+			// machine measure its noise.
+			slowest := 0.0
+			for _, s := range slots {
+				if _, err := x.run(s, 2); err != nil {
+					return err
+				}
+				us, err := x.run(s, 3)
+				if err != nil {
+					return err
+				}
+				slowest = max(slowest, us)
+			}
+			iters := max(clAutoIters(cfg, size, nodes), min(2000, int(20e3*cfg.scale/max(slowest, 1))))
+			res := make([][]float64, len(slots))
+			for i := 0; i < pairsOf(cfg); i++ {
+				for k, s := range slots {
+					us, err := x.run(s, iters)
+					if err != nil {
+						return err
+					}
+					res[k] = append(res[k], us)
+				}
+			}
+			sw.samples[size] = res
+			if auto {
+				sw.chose[size] = x.insts[slots[len(slots)-1]].Served()
+			}
+		}
+		return nil
+	})
+	return sw, err
+}
+
+// best returns the candidate with the lowest median at size.
+func (sw *sweep) best(size int) int {
+	b := 0
+	for k := range sw.cands {
+		if median(sw.samples[size][k]) < median(sw.samples[size][b]) {
+			b = k
+		}
+	}
+	return b
+}
+
+// autoName is comlib/alltoall/auto/<what>, with /2proc for two processes.
+func autoName(what string, nodes int) string {
+	if nodes > 1 {
+		return fmt.Sprintf("comlib/alltoall/auto/%s/%dproc", what, nodes)
+	}
+	return "comlib/alltoall/auto/" + what
+}
+
+func benchAuto(cfg config, sizes []int, grid bool, nodes int) ([]figure, error) {
+	name := autoName(fmt.Sprintf("%dB", sizes[0]), nodes)
+	if grid {
+		name = autoName("grid", nodes)
+	}
+	sw, err := runSweep(cfg, clPEs, nodes, sizes, true, name)
+	if err != nil {
+		return nil, err
+	}
+	var figs []figure
+	autoK := len(sw.cands)
+	// The grid score: mean over sizes of time / the best fixed median.
+	score := make([]float64, autoK+1)
+	for _, size := range sizes {
+		b := sw.best(size)
+		bm := median(sw.samples[size][b])
+		for k := range score {
+			score[k] += median(sw.samples[size][k]) / bm / float64(len(sizes))
+		}
+		sname := autoName(fmt.Sprintf("%dB", size), nodes)
+		fmt.Printf("# %s: best fixed %s (median %.4g us); auto chose %s; medians: %s\n",
+			sname, sw.cands[b].key, bm, servedString(sw.chose[size]), sw.medians(size))
+		figs = append(figs, figure{name: sname, unit: "us",
+			value: sw.samples[size][autoK], baseline: sw.samples[size][b]})
+	}
+	if grid {
+		single := 0
+		for k := range sw.cands {
+			if score[k] < score[single] {
+				single = k
+			}
+		}
+		fmt.Printf("# %s: the best single fixed choice over the grid is %s (mean time/best %.3f); auto %.3f\n",
+			name, sw.cands[single].key, score[single], score[autoK])
+		figs = append(figs, figure{name: name, unit: "x_best", value: []float64{score[autoK]}, baseline: []float64{score[single]}})
+	}
+	return figs, nil
+}
+
+func servedString(m map[string]int64) string {
+	var parts []string
+	for k, n := range m {
+		parts = append(parts, fmt.Sprintf("%s×%d", k, n))
+	}
+	sort.Strings(parts)
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " ")
+}
+
+// medians lists every candidate's median at size (Auto's last, if any).
+func (sw *sweep) medians(size int) string {
+	var parts []string
+	for k, xs := range sw.samples[size] {
+		name := "auto"
+		if k < len(sw.cands) {
+			name = sw.cands[k].key
+		}
+		parts = append(parts, fmt.Sprintf("%s=%.4g", name, median(xs)))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ---- calibration ----
+
+// calConfig is one setting the calibration measures.
+type calConfig struct {
+	pes, nodes int
+}
+
+var calConfigs = []calConfig{{4, 1}, {16, 1}, {16, 2}}
+
+func benchCalibrate(cfg config) ([]figure, error) {
+	results := map[calConfig][]string{} // winners by size
+	var figs []figure
+	for _, cc := range calConfigs {
+		if chare.IsLaunchedNode() && cc.nodes == 1 {
+			continue // a launched node only joins the two-process job
+		}
+		name := fmt.Sprintf("comlib/calibrate/%dpe/%dproc", cc.pes, cc.nodes)
+		sw, err := runSweep(cfg, cc.pes, cc.nodes, clAutoSizes, false, "comlib/calibrate")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		results[cc] = sw.winners(clAutoSizes)
+		for i, size := range clAutoSizes {
+			b := sw.best(size)
+			fmt.Printf("# %s/%dB: %s (then %s)\n", name, size, sw.cands[b].key, results[cc][i])
+			figs = append(figs, figure{name: fmt.Sprintf("%s/%dB", name, size), unit: "us",
+				value: sw.samples[size][b], baseline: sw.samples[size][0]})
+		}
+	}
+	data, err := calibratedTree(results)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := comlib.ParseSelection(data); err != nil {
+		return nil, fmt.Errorf("the calibrated tree does not load: %w", err)
+	}
+	if err := os.WriteFile(*calibrateOut, data, 0o644); err != nil {
+		return nil, err
+	}
+	abs, _ := filepath.Abs(*calibrateOut)
+	fmt.Printf("# comlib/calibrate: wrote %s (use it with -comlibselect %s, or copy it to comlib/default_select.json)\n", abs, abs)
+	return figs, nil
+}
+
+// winners picks a candidate per size for a tree of at most two size
+// ranges, Direct on one side of a bound and one router on the other (or
+// one of them for every size). Every each-to-many part Auto keeps takes
+// part in every iteration's exchange, even with nothing to carry, and an
+// empty exchange costs about as much as a small full one: so one router
+// at most. One bound, not one per size, so that noise between
+// neighbouring sizes does not make the tree alternate. Of these shapes it
+// returns the one whose mean time over the grid, relative to the best
+// candidate at each size, is least; Direct wins ties.
+func (sw *sweep) winners(sizes []int) []string {
+	norm := func(k, size int) float64 {
+		return median(sw.samples[size][k]) / median(sw.samples[size][sw.best(size)])
+	}
+	var best []string
+	bestScore := math.Inf(1)
+	try := func(pick func(i int) int) {
+		score := 0.0
+		out := make([]string, len(sizes))
+		for i, size := range sizes {
+			k := pick(i)
+			score += norm(k, size)
+			out[i] = sw.cands[k].key
+		}
+		if score < bestScore-1e-9 {
+			best, bestScore = out, score
+		}
+	}
+	try(func(int) int { return 0 }) // Direct for every size, first: it wins ties
+	for r := 1; r < len(sw.cands); r++ {
+		for cut := 0; cut < len(sizes); cut++ { // sizes before cut take one, from cut on the other
+			try(func(i int) int {
+				if i < cut {
+					return r
+				}
+				return 0
+			})
+			try(func(i int) int {
+				if i < cut {
+					return 0
+				}
+				return r
+			})
+		}
+	}
+	return best
+}
+
+// sizeBranches writes the msg_size branches for the winners by size: the
+// bound between two sizes whose winners differ is their geometric mean,
+// in message bytes (clAutoHeader + payload).
+func sizeBranches(w []string) []kv {
+	var out []kv
+	for i := 0; i < len(w); i++ {
+		if i+1 < len(w) && w[i+1] == w[i] {
+			continue
+		}
+		if i+1 == len(w) {
+			out = append(out, kv{"msg_size=any", container(w[i])})
+			break
+		}
+		bound := int(math.Sqrt(float64(clAutoHeader+clAutoSizes[i]) * float64(clAutoHeader+clAutoSizes[i+1])))
+		out = append(out, kv{fmt.Sprintf("msg_size<=%d", bound), container(w[i])})
+	}
+	if len(out) == 1 { // one winner for every size
+		return []kv{{out[0].k, out[0].v}}
+	}
+	return out
+}
+
+// kv is an ordered JSON member.
+type kv struct {
+	k string
+	v any // []kv or a container ([]kv with parameters)
+}
+
+func container(key string) []kv { return []kv{{key, []kv{}}} }
+
+func writeKV(b *bytes.Buffer, members []kv, indent string) {
+	if len(members) == 0 {
+		b.WriteString("{}")
+		return
+	}
+	if _, leaf := members[0].v.([]kv); leaf && len(members) == 1 && len(members[0].v.([]kv)) == 0 {
+		fmt.Fprintf(b, "{%s: {}}", strconv.Quote(members[0].k))
+		return
+	}
+	b.WriteString("{\n")
+	for i, m := range members {
+		fmt.Fprintf(b, "%s  %s: ", indent, strconv.Quote(m.k))
+		writeKV(b, m.v.([]kv), indent+"  ")
+		if i+1 < len(members) {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(indent + "}")
+}
+
+// calibratedTree builds the selection file: collective=alltoall, then
+// comm_type, then comm_size (the PE counts measured: up to each, the
+// winners measured there), then msg_size; other collectives go directly.
+func calibratedTree(res map[calConfig][]string) ([]byte, error) {
+	byType := func(nodes int) []kv {
+		var ps []int
+		for cc := range res {
+			if cc.nodes == nodes {
+				ps = append(ps, cc.pes)
+			}
+		}
+		slices.Sort(ps)
+		var out []kv
+		for i, p := range ps {
+			key := fmt.Sprintf("comm_size<=%d", p)
+			if i+1 == len(ps) {
+				key = "comm_size=any"
+			}
+			out = append(out, kv{key, sizeBranches(res[calConfig{p, nodes}])})
+		}
+		if len(out) == 0 {
+			return container("strategy=direct")
+		}
+		return out
+	}
+	top := []kv{
+		{"collective=alltoall", []kv{
+			{"comm_type=intra", byType(1)},
+			{"comm_type=inter", byType(2)},
+		}},
+		{"collective=any", container("strategy=direct")},
+	}
+	var b bytes.Buffer
+	writeKV(&b, top, "")
+	b.WriteByte('\n')
+	return b.Bytes(), nil
+}
