@@ -1,10 +1,12 @@
 package tram
 
 import (
+	"fmt"
 	"math"
 	"time"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib"
 	"github.com/charmgo/charm/comlib/tune"
 )
 
@@ -83,6 +85,8 @@ func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, peri
 			b.Abort(err)
 			return
 		}
+		// -tunedebug DIR writes the trajectory when the job ends.
+		comlib.ReportTuning(ctx, fmt.Sprintf("tram-%v-pe%d", b.ThisProxy().Route().Coll, b.PE()), st.trajectory())
 		if err := fin.Send(ctx, v); err != nil {
 			b.Abort(err)
 		}

@@ -2,12 +2,16 @@ package tram_test
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib"
 	"github.com/charmgo/charm/comlib/tune"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
@@ -29,7 +33,8 @@ func TestTuneMovesTheBufferAndDeliversEveryItem(t *testing.T) {
 			var traj []tune.Point
 			var sizes []int
 			var counts, sums []int64
-			code, err := chare.Run(chare.Config{PEs: pes, Timeout: 60 * time.Second}, func(m *tmain, _ []string) {
+			dir := t.TempDir()
+			code, err := chare.Run(chare.Config{PEs: pes, Timeout: 60 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, func(m *tmain, _ []string) {
 				g, err := group.New[table](m)
 				if err != nil {
 					m.Abort(err)
@@ -87,6 +92,15 @@ func TestTuneMovesTheBufferAndDeliversEveryItem(t *testing.T) {
 				distinct[p.Value] = true
 			}
 			require.GreaterOrEqual(t, len(distinct), 3, "the size moves: %v", sizes)
+			// -tunedebug wrote the starting PE's trajectory: a header and a
+			// row per evaluation, and its chart.
+			csvs, err := filepath.Glob(filepath.Join(dir, "tram-*-pe0.csv"))
+			require.NoError(t, err)
+			require.Len(t, csvs, 1, "files in %s", dir)
+			data, err := os.ReadFile(csvs[0])
+			require.NoError(t, err)
+			require.Len(t, strings.Split(strings.TrimSpace(string(data)), "\n"), steps+1)
+			require.FileExists(t, strings.TrimSuffix(csvs[0], ".csv")+".svg")
 		})
 	}
 }
