@@ -96,6 +96,21 @@ func (b *Bar) Add(k int) {
 	b.Set(n)
 }
 
+// Clear erases the bar's line, so that the program can print a line of
+// its own; the next Set or Add draws the bar again at once.
+func (b *Bar) Clear() {
+	if !b.On() {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stopped || b.width == 0 {
+		return
+	}
+	fmt.Fprintf(b.w, "\r%s\r", strings.Repeat(" ", b.width))
+	b.width, b.last = 0, time.Time{}
+}
+
 // Done draws the final line and ends it with a newline.
 func (b *Bar) Done() {
 	if !b.On() {

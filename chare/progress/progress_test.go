@@ -50,6 +50,23 @@ func TestBarRedrawsAtMostEveryPeriodAndEndsWithANewline(t *testing.T) {
 	require.True(t, strings.HasSuffix(s, "job  10/10 steps  100%  10.0/s  in 1.0s\n"), "%q", s)
 }
 
+func TestClearErasesTheLineAndTheNextSetRedraws(t *testing.T) {
+	var out bytes.Buffer
+	b := NewWriter(&out, "bench", 4, "benchmarks")
+	clock := b.start
+	b.now = func() time.Time { return clock }
+	clock = clock.Add(time.Second)
+	b.Set(1)
+	drawn := out.Len()
+	b.Clear()
+	erased := out.String()[drawn:]
+	require.Equal(t, "\r"+strings.Repeat(" ", drawn-1)+"\r", erased, "blanks exactly the drawn line")
+	b.Clear() // nothing drawn since: nothing written
+	require.Equal(t, drawn+len(erased), out.Len())
+	b.Set(2) // at once, though the redraw period has not passed
+	require.True(t, strings.HasSuffix(out.String(), "\rbench  2/4 benchmarks  50%  2.0/s  ETA 1.0s"), "%q", out.String())
+}
+
 func TestBarBlanksOutALongerPreviousLine(t *testing.T) {
 	var out bytes.Buffer
 	b := NewWriter(&out, "j", 0, "x")

@@ -27,6 +27,7 @@ import (
 	"sort"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/progress"
 )
 
 // result is one printed figure.
@@ -103,6 +104,17 @@ func main() {
 	failed := false
 	benchReps = max(*reps, 1)
 	ran := 0
+	// Progress on a terminal (stderr), erased before each figure is printed.
+	var bar *progress.Bar
+	if !*list && !chare.IsLaunchedNode() {
+		n := 0
+		for _, b := range benchmarks {
+			if re.MatchString(b.name) {
+				n++
+			}
+		}
+		bar = progress.New("bench", n, "benchmarks")
+	}
 	for _, b := range benchmarks {
 		if *list {
 			fmt.Println(b.name)
@@ -111,10 +123,12 @@ func main() {
 		if !re.MatchString(b.name) {
 			continue
 		}
+		bar.Set(ran) // the benchmarks done so far, while this one runs
 		ran++
 		cfg := config{pes: *pes, scale: *scale, reps: max(*reps, 1)}
 		if b.paired != nil {
 			fs, err := b.paired(cfg)
+			bar.Clear()
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "bench %s: FAILED: %v\n", b.name, err)
 				failed = true
@@ -126,6 +140,7 @@ func main() {
 			continue
 		}
 		rs, err := b.run(cfg)
+		bar.Clear()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "bench %s: FAILED: %v\n", b.name, err)
 			failed = true
