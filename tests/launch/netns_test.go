@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/tests/internal/netns"
 )
 
 // TestAcrossHostsNetns runs hello on two "hosts" — two network
@@ -25,45 +27,9 @@ import (
 // reaches it from. It needs root and iproute2; elsewhere it is skipped
 // with the reason.
 func TestAcrossHostsNetns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("creates network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces (ip netns)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2's ip command")
-	}
+	ns := netns.New(t, "cgl", "10.78.0")
+	a, b := ns.A, ns.B
 	bin := programs(t)
-	id := os.Getpid() % 100000
-	a, b := fmt.Sprintf("cgl%da", id), fmt.Sprintf("cgl%db", id)
-	ip := func(args ...string) error {
-		out, err := exec.Command("ip", args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("ip %v: %v: %s", args, err, out)
-		}
-		return nil
-	}
-	if err := ip("netns", "add", a); err != nil {
-		t.Skipf("network namespaces are not permitted here: %v", err)
-	}
-	t.Cleanup(func() { _ = ip("netns", "del", a) })
-	require.NoError(t, ip("netns", "add", b))
-	t.Cleanup(func() { _ = ip("netns", "del", b) })
-	va, vb := fmt.Sprintf("cl%da", id), fmt.Sprintf("cl%db", id)
-	for _, args := range [][]string{
-		{"link", "add", va, "type", "veth", "peer", "name", vb},
-		{"link", "set", va, "netns", a},
-		{"link", "set", vb, "netns", b},
-		{"-n", a, "addr", "add", "10.78.0.1/24", "dev", va},
-		{"-n", b, "addr", "add", "10.78.0.2/24", "dev", vb},
-		{"-n", a, "link", "set", va, "up"},
-		{"-n", b, "link", "set", vb, "up"},
-		{"-n", a, "link", "set", "lo", "up"},
-		{"-n", b, "link", "set", "lo", "up"},
-	} {
-		require.NoError(t, ip(args...))
-	}
 	// hosts runs one process per rank, rank r in namespace nsOf(r), with
 	// env(r) added to its environment, and returns their output.
 	hosts := func(t *testing.T, n int, nsOf func(int) string, env func(int) []string, args ...string) string {

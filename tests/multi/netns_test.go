@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/charmgo/charm/tests/internal/netns"
+
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 )
@@ -26,43 +28,8 @@ func TestAcrossHostsNetns(t *testing.T) {
 		netnsNode(t, node)
 		return
 	}
-	if testing.Short() {
-		t.Skip("creates network namespaces")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to create network namespaces (ip netns)")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("needs iproute2's ip command")
-	}
-	a, b := fmt.Sprintf("charm%da", os.Getpid()), fmt.Sprintf("charm%db", os.Getpid())
-	ip := func(args ...string) error {
-		out, err := exec.Command("ip", args...).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("ip %v: %v: %s", args, err, out)
-		}
-		return nil
-	}
-	if err := ip("netns", "add", a); err != nil {
-		t.Skipf("network namespaces are not permitted here: %v", err)
-	}
-	t.Cleanup(func() { _ = ip("netns", "del", a) })
-	require.NoError(t, ip("netns", "add", b))
-	t.Cleanup(func() { _ = ip("netns", "del", b) })
-	va, vb := fmt.Sprintf("cv%da", os.Getpid()%100000), fmt.Sprintf("cv%db", os.Getpid()%100000)
-	for _, args := range [][]string{
-		{"link", "add", va, "type", "veth", "peer", "name", vb},
-		{"link", "set", va, "netns", a},
-		{"link", "set", vb, "netns", b},
-		{"-n", a, "addr", "add", "10.77.0.1/24", "dev", va},
-		{"-n", b, "addr", "add", "10.77.0.2/24", "dev", vb},
-		{"-n", a, "link", "set", va, "up"},
-		{"-n", b, "link", "set", vb, "up"},
-		{"-n", a, "link", "set", "lo", "up"},
-		{"-n", b, "link", "set", "lo", "up"},
-	} {
-		require.NoError(t, ip(args...))
-	}
+	ns := netns.New(t, "chm", "10.77.0")
+	a, b := ns.A, ns.B
 	list := filepath.Join(t.TempDir(), "nodes")
 	require.NoError(t, os.WriteFile(list, []byte("# two hosts\n10.77.0.1:7701\n10.77.0.2:7702\n"), 0o644))
 	token := actor.NewToken()
