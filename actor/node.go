@@ -62,12 +62,13 @@ func PERange(n, m, p int) (lo, hi int) { return n * p / m, (n + 1) * p / m }
 
 // nodeState is the transport of a multi-process runtime.
 type nodeState struct {
-	cfg    NodeConfig
-	rem    *remote.Remote
-	link   *pa.PID   // this node's link actor
-	links  []*pa.PID // every node's link actor, by node
-	addrs  []string
-	nodeOf []int // node of each PE
+	cfg       NodeConfig
+	rem       *remote.Remote
+	link      *pa.PID   // this node's link actor, under a private name
+	linkAlias *pa.PID   // the same actor under the name other nodes address
+	links     []*pa.PID // every node's link actor, by node
+	addrs     []string
+	nodeOf    []int // node of each PE
 
 	joined     chan error    // node 0: all ready; others: table received
 	joinedDone chan struct{} // closed with the first send on joined
@@ -141,6 +142,31 @@ func (rt *Runtime) Address() string {
 // linkName names the job's link actor of node n.
 func (rt *Runtime) linkName(n int) string { return fmt.Sprintf("%s-link-%d", rt.prefix, n) }
 
+// spawnLink starts the link actor and only then publishes it under name.
+// protoactor-go adds a named actor to its registry before it gives the
+// mailbox its dispatcher, so a frame arriving in between (a peer's hello,
+// retried while this node starts) would race the spawn and could call a nil
+// dispatcher. The actor is spawned under a private name, and the finished
+// process is registered again under the name the other nodes address.
+func (rt *Runtime) spawnLink(ns *nodeState, name string) error {
+	pid, err := rt.sys.Root.SpawnNamed(pa.PropsFromFunc(rt.linkReceive), name+"-starting")
+	if err != nil {
+		return err
+	}
+	proc, ok := rt.sys.ProcessRegistry.GetLocal(pid.Id)
+	if !ok {
+		rt.sys.Root.Stop(pid)
+		return fmt.Errorf("actor: the link actor %s stopped while it started", name)
+	}
+	alias, absent := rt.sys.ProcessRegistry.Add(proc, name)
+	if !absent {
+		rt.sys.Root.Stop(pid)
+		return fmt.Errorf("actor: the link actor %s exists already (%w)", name, pa.ErrNameExists)
+	}
+	ns.link, ns.linkAlias = pid, alias
+	return nil
+}
+
 // startNode starts the remote layer and the link actor, then joins the job.
 func (rt *Runtime) startNode(nc NodeConfig) error {
 	if nc.Nodes < 1 || nc.Node < 0 || nc.Node >= nc.Nodes {
@@ -182,8 +208,7 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 	ns.rem = ep.rem
 	ns.addrs[nc.Node] = rt.sys.Address()
 	ns.links[nc.Node] = pa.NewPID(rt.sys.Address(), rt.linkName(nc.Node))
-	ns.link, err = rt.sys.Root.SpawnNamed(pa.PropsFromFunc(rt.linkReceive), rt.linkName(nc.Node))
-	if err != nil {
+	if err := rt.spawnLink(ns, rt.linkName(nc.Node)); err != nil {
 		return err
 	}
 	ns.sub = rt.sys.EventStream.Subscribe(func(ev any) {

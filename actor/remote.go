@@ -394,6 +394,9 @@ wait:
 	if ns.sub != nil {
 		rt.sys.EventStream.Unsubscribe(ns.sub)
 	}
+	if ns.linkAlias != nil {
+		rt.sys.ProcessRegistry.Remove(ns.linkAlias)
+	}
 	if ns.link != nil {
 		rt.sys.Root.Stop(ns.link)
 	}
