@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/charmgo/charm/actor/internal/msgp"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -53,7 +54,7 @@ type Codec struct {
 
 var (
 	cache   sync.Map // reflect.Type → *Codec
-	readers = sync.Pool{New: func() any { return new(reader) }}
+	readers = sync.Pool{New: func() any { return new(msgp.Reader) }}
 )
 
 // For returns the codec of T, built on first use and cached.
@@ -159,11 +160,11 @@ func (c *Codec) DecodeValue(b []byte, p reflect.Value) error {
 func (c *Codec) decode(b []byte, p unsafe.Pointer) error {
 	// A reader on the stack would escape through the indirect call: an
 	// allocation per message. Pooled readers cost none.
-	r := readers.Get().(*reader)
-	*r = reader{b: b}
+	r := readers.Get().(*msgp.Reader)
+	*r = msgp.Reader{B: b}
 	err := c.dec(r, p)
-	off := r.off
-	*r = reader{}
+	off := r.Off
+	*r = msgp.Reader{}
 	readers.Put(r)
 	if err != nil {
 		return c.wrap(err)
@@ -196,8 +197,11 @@ func (e *Error) Error() string {
 }
 
 func (c *Codec) wrap(err error) error {
-	if d, ok := err.(*decErr); ok {
+	switch d := err.(type) {
+	case *decErr:
 		return &Error{Type: c.typ, Field: d.path, Off: d.off, Msg: d.msg}
+	case *msgp.Error:
+		return &Error{Type: c.typ, Off: d.Off, Msg: d.Msg}
 	}
 	return &Error{Type: c.typ, Off: -1, Msg: err.Error()}
 }

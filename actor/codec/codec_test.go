@@ -12,7 +12,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 type small struct{ From, Seq int64 }
@@ -382,16 +381,4 @@ func TestValueAPI(t *testing.T) {
 	_, err = c.AppendValue(nil, reflect.ValueOf(3))
 	require.ErrorContains(t, err, "int is not a codec.small")
 	require.ErrorContains(t, c.DecodeValue(b, reflect.ValueOf(small{})), "needs a non-nil *codec.small")
-}
-
-func TestCodes(t *testing.T) {
-	for _, p := range [][2]byte{
-		{codeNil, msgpcode.Nil}, {codeFalse, msgpcode.False}, {codeTrue, msgpcode.True},
-		{codeBin8, msgpcode.Bin8}, {codeBin32, msgpcode.Bin32}, {codeFloat, msgpcode.Float}, {codeDouble, msgpcode.Double},
-		{codeUint8, msgpcode.Uint8}, {codeInt64, msgpcode.Int64}, {codeStr8, msgpcode.Str8}, {codeStr32, msgpcode.Str32},
-		{codeArr16, msgpcode.Array16}, {codeArr32, msgpcode.Array32}, {codeMap16, msgpcode.Map16},
-		{codeFixArrLo, msgpcode.FixedArrayLow}, {codeFixStrLo, msgpcode.FixedStrLow}, {codeNegFixLow, msgpcode.NegFixedNumLow},
-	} {
-		require.Equal(t, p[1], p[0])
-	}
 }

@@ -7,13 +7,15 @@ import (
 	"reflect"
 	"strconv"
 	"unsafe"
+
+	"github.com/charmgo/charm/actor/internal/msgp"
 )
 
 // A generated codec is a tree of these, one per field, built once per
 // type: they read and write the field at p.
 type (
 	encFn func(b []byte, p unsafe.Pointer) []byte
-	decFn func(r *reader, p unsafe.Pointer) error
+	decFn func(r *msgp.Reader, p unsafe.Pointer) error
 )
 
 // compile builds the encoder and decoder of t, or reports that t needs
@@ -93,13 +95,13 @@ func structCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool
 		}
 		return b
 	}
-	dec := func(r *reader, p unsafe.Pointer) error {
-		m, isNil, err := r.arrayLen()
+	dec := func(r *msgp.Reader, p unsafe.Pointer) error {
+		m, isNil, err := r.ArrayLen()
 		if err != nil {
 			return err
 		}
 		if isNil || m != n {
-			return r.failAt(r.start, "want an array of %d fields, found %s", n, r.found(isNil, m))
+			return r.Fail("want an array of %d fields, found %s", n, msgp.Found(isNil, m))
 		}
 		for i := range fs {
 			if err := fs[i].dec(r, unsafe.Add(p, fs[i].off)); err != nil {
@@ -124,13 +126,13 @@ func arrayCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		}
 		return b
 	}
-	dec := func(r *reader, p unsafe.Pointer) error {
-		m, isNil, err := r.arrayLen()
+	dec := func(r *msgp.Reader, p unsafe.Pointer) error {
+		m, isNil, err := r.ArrayLen()
 		if err != nil {
 			return err
 		}
 		if isNil || m != n {
-			return r.failAt(r.start, "want an array of %d elements, found %s", n, r.found(isNil, m))
+			return r.Fail("want an array of %d elements, found %s", n, msgp.Found(isNil, m))
 		}
 		for i := range n {
 			if err := ed(r, unsafe.Add(p, uintptr(i)*size)); err != nil {
@@ -151,7 +153,7 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 	enc := func(b []byte, p unsafe.Pointer) []byte {
 		s := (*sliceHeader)(p)
 		if s.data == nil {
-			return append(b, codeNil)
+			return append(b, msgp.Nil)
 		}
 		b = appendArrayLen(b, s.len)
 		for i := range s.len {
@@ -159,8 +161,8 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		}
 		return b
 	}
-	dec := func(r *reader, p unsafe.Pointer) error {
-		m, isNil, err := r.arrayLen()
+	dec := func(r *msgp.Reader, p unsafe.Pointer) error {
+		m, isNil, err := r.ArrayLen()
 		if err != nil {
 			return err
 		}
@@ -170,8 +172,8 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		}
 		// Every element takes at least one byte: a count that the rest
 		// cannot hold is refused before anything is allocated.
-		if left := len(r.b) - r.off; m > left {
-			return r.failAt(r.start, "%d elements declared, but only %d bytes left", m, left)
+		if left := len(r.B) - r.Off; m > left {
+			return r.Fail("%d elements declared, but only %d bytes left", m, left)
 		}
 		v := reflect.MakeSlice(t, m, m)
 		reflect.NewAt(t, p).Elem().Set(v)
@@ -197,13 +199,13 @@ func byteArrayCodec(n int) (encFn, decFn, bool) {
 		b = appendBinLen(b, n)
 		return append(b, unsafe.Slice((*byte)(p), n)...)
 	}
-	dec := func(r *reader, p unsafe.Pointer) error {
-		s, isNil, err := r.bytes()
+	dec := func(r *msgp.Reader, p unsafe.Pointer) error {
+		s, isNil, err := r.Bytes()
 		if err != nil {
 			return err
 		}
 		if isNil || len(s) != n {
-			return r.failAt(r.start, "want %d bytes, found %s", n, foundBytes(isNil, len(s)))
+			return r.Fail("want %d bytes, found %s", n, msgp.Found(isNil, len(s)))
 		}
 		copy(unsafe.Slice((*byte)(p), n), s)
 		return nil
@@ -213,23 +215,23 @@ func byteArrayCodec(n int) (encFn, decFn, bool) {
 
 func encBool(b []byte, p unsafe.Pointer) []byte {
 	if *(*bool)(p) {
-		return append(b, codeTrue)
+		return append(b, msgp.True)
 	}
-	return append(b, codeFalse)
+	return append(b, msgp.False)
 }
 
-func decBool(r *reader, p unsafe.Pointer) error {
-	c, err := r.code()
+func decBool(r *msgp.Reader, p unsafe.Pointer) error {
+	c, err := r.Code()
 	if err != nil {
 		return err
 	}
 	switch c {
-	case codeTrue:
+	case msgp.True:
 		*(*bool)(p) = true
-	case codeFalse:
+	case msgp.False:
 		*(*bool)(p) = false
 	default:
-		return r.failAt(r.start, "want a bool, found %s", describe(c))
+		return r.Fail("want a bool, found %s", msgp.Describe(c))
 	}
 	return nil
 }
@@ -238,36 +240,36 @@ func intCodec(k reflect.Kind) (encFn, decFn, bool) {
 	switch k {
 	case reflect.Int8:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int8)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.int(math.MinInt8, math.MaxInt8)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Int(math.MinInt8, math.MaxInt8)
 				*(*int8)(p) = int8(v)
 				return err
 			}, true
 	case reflect.Int16:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int16)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.int(math.MinInt16, math.MaxInt16)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Int(math.MinInt16, math.MaxInt16)
 				*(*int16)(p) = int16(v)
 				return err
 			}, true
 	case reflect.Int32:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int32)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.int(math.MinInt32, math.MaxInt32)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Int(math.MinInt32, math.MaxInt32)
 				*(*int32)(p) = int32(v)
 				return err
 			}, true
 	case reflect.Int:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.int(math.MinInt, math.MaxInt)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Int(math.MinInt, math.MaxInt)
 				*(*int)(p) = int(v)
 				return err
 			}, true
 	}
 	return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, *(*int64)(p)) },
-		func(r *reader, p unsafe.Pointer) error {
-			v, err := r.int(math.MinInt64, math.MaxInt64)
+		func(r *msgp.Reader, p unsafe.Pointer) error {
+			v, err := r.Int(math.MinInt64, math.MaxInt64)
 			*(*int64)(p) = v
 			return err
 		}, true
@@ -277,57 +279,57 @@ func uintCodec(k reflect.Kind) (encFn, decFn, bool) {
 	switch k {
 	case reflect.Uint8:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint8)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.uint(math.MaxUint8)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Uint(math.MaxUint8)
 				*(*uint8)(p) = uint8(v)
 				return err
 			}, true
 	case reflect.Uint16:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint16)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.uint(math.MaxUint16)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Uint(math.MaxUint16)
 				*(*uint16)(p) = uint16(v)
 				return err
 			}, true
 	case reflect.Uint32:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint32)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.uint(math.MaxUint32)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Uint(math.MaxUint32)
 				*(*uint32)(p) = uint32(v)
 				return err
 			}, true
 	case reflect.Uint:
 		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint)(p))) },
-			func(r *reader, p unsafe.Pointer) error {
-				v, err := r.uint(math.MaxUint)
+			func(r *msgp.Reader, p unsafe.Pointer) error {
+				v, err := r.Uint(math.MaxUint)
 				*(*uint)(p) = uint(v)
 				return err
 			}, true
 	}
 	return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, *(*uint64)(p)) },
-		func(r *reader, p unsafe.Pointer) error {
-			v, err := r.uint(math.MaxUint64)
+		func(r *msgp.Reader, p unsafe.Pointer) error {
+			v, err := r.Uint(math.MaxUint64)
 			*(*uint64)(p) = v
 			return err
 		}, true
 }
 
 func encFloat32(b []byte, p unsafe.Pointer) []byte {
-	return binary.BigEndian.AppendUint32(append(b, codeFloat), math.Float32bits(*(*float32)(p)))
+	return binary.BigEndian.AppendUint32(append(b, msgp.Float), math.Float32bits(*(*float32)(p)))
 }
 
 func encFloat64(b []byte, p unsafe.Pointer) []byte {
-	return binary.BigEndian.AppendUint64(append(b, codeDouble), math.Float64bits(*(*float64)(p)))
+	return binary.BigEndian.AppendUint64(append(b, msgp.Double), math.Float64bits(*(*float64)(p)))
 }
 
-func decFloat32(r *reader, p unsafe.Pointer) error {
-	v, err := r.float()
+func decFloat32(r *msgp.Reader, p unsafe.Pointer) error {
+	v, err := r.Float()
 	*(*float32)(p) = float32(v)
 	return err
 }
 
-func decFloat64(r *reader, p unsafe.Pointer) error {
-	v, err := r.float()
+func decFloat64(r *msgp.Reader, p unsafe.Pointer) error {
+	v, err := r.Float()
 	*(*float64)(p) = v
 	return err
 }
@@ -337,13 +339,13 @@ func encString(b []byte, p unsafe.Pointer) []byte {
 	return append(appendStrLen(b, len(s)), s...)
 }
 
-func decString(r *reader, p unsafe.Pointer) error {
-	s, isNil, err := r.bytes()
+func decString(r *msgp.Reader, p unsafe.Pointer) error {
+	s, isNil, err := r.Bytes()
 	if err != nil {
 		return err
 	}
 	if isNil {
-		return r.failAt(r.start, "want a string, found nil")
+		return r.Fail("want a string, found nil")
 	}
 	*(*string)(p) = string(s)
 	return nil
@@ -352,13 +354,13 @@ func decString(r *reader, p unsafe.Pointer) error {
 func encBytes(b []byte, p unsafe.Pointer) []byte {
 	s := *(*[]byte)(p)
 	if s == nil {
-		return append(b, codeNil)
+		return append(b, msgp.Nil)
 	}
 	return append(appendBinLen(b, len(s)), s...)
 }
 
-func decBytes(r *reader, p unsafe.Pointer) error {
-	s, isNil, err := r.bytes()
+func decBytes(r *msgp.Reader, p unsafe.Pointer) error {
+	s, isNil, err := r.Bytes()
 	if err != nil {
 		return err
 	}
@@ -372,8 +374,13 @@ func decBytes(r *reader, p unsafe.Pointer) error {
 
 // within prefixes a decoding error's field path with name.
 func within(err error, name string) error {
-	d, ok := err.(*decErr)
-	if !ok {
+	var d *decErr
+	switch e := err.(type) {
+	case *decErr:
+		d = e
+	case *msgp.Error:
+		d = &decErr{off: e.Off, msg: e.Msg}
+	default:
 		return err
 	}
 	switch {

@@ -1,50 +1,10 @@
 package wire
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
-)
 
-// msgpack type codes. They are the values of msgpack/v5's msgpcode
-// variables, as constants so that the decoder can switch on them (a test
-// checks that they agree).
-const (
-	codePosFixMax = 0x7f
-	codeFixMapLo  = 0x80
-	codeFixMapHi  = 0x8f
-	codeFixArrLo  = 0x90
-	codeFixArrHi  = 0x9f
-	codeFixStrLo  = 0xa0
-	codeFixStrHi  = 0xbf
-	codeNil       = 0xc0
-	codeFalse     = 0xc2
-	codeTrue      = 0xc3
-	codeBin8      = 0xc4
-	codeBin16     = 0xc5
-	codeBin32     = 0xc6
-	codeExt8      = 0xc7
-	codeExt32     = 0xc9
-	codeFloat     = 0xca
-	codeDouble    = 0xcb
-	codeUint8     = 0xcc
-	codeUint16    = 0xcd
-	codeUint32    = 0xce
-	codeUint64    = 0xcf
-	codeInt8      = 0xd0
-	codeInt16     = 0xd1
-	codeInt32     = 0xd2
-	codeInt64     = 0xd3
-	codeFixExt1   = 0xd4
-	codeFixExt16  = 0xd8
-	codeStr8      = 0xd9
-	codeStr16     = 0xda
-	codeStr32     = 0xdb
-	codeArr16     = 0xdc
-	codeArr32     = 0xdd
-	codeMap16     = 0xde
-	codeMap32     = 0xdf
-	codeNegFixLow = 0xe0
+	"github.com/charmgo/charm/actor/internal/msgp"
 )
 
 const (
@@ -67,7 +27,7 @@ const (
 // before anything is allocated. Every error wraps [ErrCorrupt] and says which
 // field (and which item) is wrong and at which byte.
 func DecodeFrame(b []byte) (*Frame, error) {
-	d := decoder{b: b, item: noItem}
+	d := decoder{Reader: msgp.Reader{B: b}, item: noItem}
 	n, isNil, err := d.arrayHeader("frame")
 	if err != nil {
 		return nil, err
@@ -117,9 +77,9 @@ func DecodeFrame(b []byte) (*Frame, error) {
 	if f.Items, err = d.items(); err != nil {
 		return nil, err
 	}
-	if d.off != len(b) {
-		d.start = d.off
-		return nil, d.fail("frame", "%d trailing bytes", len(b)-d.off)
+	if d.Off != len(b) {
+		d.Start = d.Off
+		return nil, d.fail("frame", "%d trailing bytes", len(b)-d.Off)
 	}
 	return f, nil
 }
@@ -131,7 +91,7 @@ func (d *decoder) items() ([]Item, error) {
 	}
 	// Each item takes at least minItemSize bytes: a count that the rest of
 	// the input cannot hold is rejected before the slice is allocated.
-	if left := len(d.b) - d.off; n > left/minItemSize {
+	if left := len(d.B) - d.Off; n > left/minItemSize {
 		return nil, d.fail("items", "%d items declared, but only %d bytes left", n, left)
 	}
 	items := make([]Item, n)
@@ -139,10 +99,10 @@ func (d *decoder) items() ([]Item, error) {
 		d.item = i
 		it := &items[i]
 		m := itemFieldCount
-		if d.off < len(d.b) && d.b[d.off] == codeFixArrLo+itemFieldCount {
-			d.off++ // the usual headers, read fast
-		} else if d.off < len(d.b) && d.b[d.off] == codeFixArrLo+runFieldCount {
-			d.off++
+		if d.Off < len(d.B) && d.B[d.Off] == msgp.FixArrLo+itemFieldCount {
+			d.Off++ // the usual headers, read fast
+		} else if d.Off < len(d.B) && d.B[d.Off] == msgp.FixArrLo+runFieldCount {
+			d.Off++
 			m = runFieldCount
 		} else {
 			var err error
@@ -179,14 +139,14 @@ func (d *decoder) items() ([]Item, error) {
 		if isNil || n == 0 {
 			return nil, d.fail("tails", "a run without tails")
 		}
-		if left := len(d.b) - d.off; n > left/minTailSize {
+		if left := len(d.B) - d.Off; n > left/minTailSize {
 			return nil, d.fail("tails", "%d tails declared, but only %d bytes left", n, left)
 		}
-		start := d.off
+		start := d.Off
 		if err := d.tails(n); err != nil {
 			return nil, err
 		}
-		it.Tails, it.Body = n, d.b[start:d.off:d.off]
+		it.Tails, it.Body = n, d.B[start:d.Off:d.Off]
 	}
 	d.item = noItem
 	return items, nil
@@ -203,287 +163,85 @@ func (d *decoder) tails(n int) error {
 }
 
 func (d *decoder) tail() ([]byte, error) {
-	if d.off < len(d.b) && d.b[d.off] == codeNil {
-		d.start = d.off
+	if d.Off < len(d.B) && d.B[d.Off] == msgp.Nil {
+		d.Start = d.Off
 		return nil, d.fail("tail", "want binary, found nil")
 	}
 	return d.bin("tail")
 }
 
-// decoder reads msgpack values from b strictly: each field must have the
-// msgpack type its Go type calls for (an integer for an int, a string for a
-// string, binary or nil for a []byte), and must fit it.
+// decoder reads msgpack values from its input strictly (package msgp):
+// each field must have the msgpack type its Go type calls for (an integer
+// for an int, a string for a string, binary or nil for a []byte), and must
+// fit it. Its methods name the field in their errors.
 type decoder struct {
-	b     []byte
-	off   int // next byte to read
-	start int // where the field being read starts, for errors
-	item  int // the item being read, or noItem
+	msgp.Reader
+	item int // the item being read, or noItem
 }
 
 func (d *decoder) fail(field, format string, args ...any) error {
+	return d.failAt(field, d.Start, fmt.Sprintf(format, args...))
+}
+
+func (d *decoder) failAt(field string, off int, msg string) error {
 	where := field
 	if d.item != noItem {
 		where = fmt.Sprintf("item %d: %s", d.item, field)
 	}
-	return &corruptError{fmt.Sprintf("wire: corrupt frame: %s: %s (at byte %d)",
-		where, fmt.Sprintf(format, args...), d.start)}
+	return &corruptError{fmt.Sprintf("wire: corrupt frame: %s: %s (at byte %d)", where, msg, off)}
 }
 
-// code reads the type code that starts the next field.
-func (d *decoder) code(field string) (byte, error) {
-	d.start = d.off
-	if d.off >= len(d.b) {
-		return 0, d.fail(field, "truncated")
+// named gives a reader's error the field's name.
+func (d *decoder) named(field string, err error) error {
+	if e, ok := err.(*msgp.Error); ok {
+		return d.failAt(field, e.Off, e.Msg)
 	}
-	c := d.b[d.off]
-	d.off++
-	return c, nil
+	return err
 }
-
-// next returns the following n bytes, capacity cut to n.
-func (d *decoder) next(field string, n int) ([]byte, error) {
-	if left := len(d.b) - d.off; n > left {
-		return nil, d.fail(field, "truncated: needs %d bytes, %d left", n, left)
-	}
-	p := d.b[d.off : d.off+n : d.off+n]
-	d.off += n
-	return p, nil
-}
-
-// length reads a big-endian length of size 1, 2 or 4 bytes.
-func (d *decoder) length(field string, size int) (int, error) {
-	p, err := d.next(field, size)
-	if err != nil {
-		return 0, err
-	}
-	switch size {
-	case 1:
-		return int(p[0]), nil
-	case 2:
-		return int(binary.BigEndian.Uint16(p)), nil
-	}
-	n := binary.BigEndian.Uint32(p)
-	if uint64(n) > math.MaxInt { // where int has 32 bits
-		return 0, d.fail(field, "length %d is beyond this platform", n)
-	}
-	return int(n), nil
-}
-
-// integer reads any msgpack integer. A negative value comes back as its
-// two's complement with neg set.
-func (d *decoder) integer(field string) (u uint64, neg bool, err error) {
-	c, err := d.code(field)
-	if err != nil {
-		return 0, false, err
-	}
-	switch {
-	case c <= codePosFixMax:
-		return uint64(c), false, nil
-	case c >= codeNegFixLow:
-		return uint64(int64(int8(c))), true, nil
-	}
-	var size int
-	switch c {
-	case codeUint8, codeInt8:
-		size = 1
-	case codeUint16, codeInt16:
-		size = 2
-	case codeUint32, codeInt32:
-		size = 4
-	case codeUint64, codeInt64:
-		size = 8
-	default:
-		return 0, false, d.fail(field, "want an integer, found %s", describe(c))
-	}
-	p, err := d.next(field, size)
-	if err != nil {
-		return 0, false, err
-	}
-	var s int64
-	switch c {
-	case codeUint8:
-		return uint64(p[0]), false, nil
-	case codeUint16:
-		return uint64(binary.BigEndian.Uint16(p)), false, nil
-	case codeUint32:
-		return uint64(binary.BigEndian.Uint32(p)), false, nil
-	case codeUint64:
-		return binary.BigEndian.Uint64(p), false, nil
-	case codeInt8:
-		s = int64(int8(p[0]))
-	case codeInt16:
-		s = int64(int16(binary.BigEndian.Uint16(p)))
-	case codeInt32:
-		s = int64(int32(binary.BigEndian.Uint32(p)))
-	default: // codeInt64
-		s = int64(binary.BigEndian.Uint64(p))
-	}
-	return uint64(s), s < 0, nil
-}
-
-// The fast paths of int, uint and bin take the short forms that small
-// values have; everything else, errors included, goes the general way.
 
 // int reads an integer that must lie in [lo, hi].
 func (d *decoder) int(field string, lo, hi int64) (int64, error) {
-	if d.off < len(d.b) {
-		if c := d.b[d.off]; c <= codePosFixMax && int64(c) >= lo && int64(c) <= hi {
-			d.off++
-			return int64(c), nil
-		}
-	}
-	return d.intSlow(field, lo, hi)
-}
-
-func (d *decoder) intSlow(field string, lo, hi int64) (int64, error) {
-	u, neg, err := d.integer(field)
+	v, err := d.Int(lo, hi)
 	if err != nil {
-		return 0, err
-	}
-	if !neg && u > uint64(hi) {
-		return 0, d.fail(field, "%d exceeds %d", u, hi)
-	}
-	v := int64(u)
-	if v < lo {
-		if lo == 0 {
-			return 0, d.fail(field, "%d is negative", v)
-		}
-		return 0, d.fail(field, "%d is below %d", v, lo)
+		return 0, d.named(field, err)
 	}
 	return v, nil
 }
 
 // uint reads an integer that must lie in [0, hi].
 func (d *decoder) uint(field string, hi uint64) (uint64, error) {
-	if d.off < len(d.b) {
-		if c := d.b[d.off]; c <= codePosFixMax && uint64(c) <= hi {
-			d.off++
-			return uint64(c), nil
-		}
-	}
-	return d.uintSlow(field, hi)
-}
-
-func (d *decoder) uintSlow(field string, hi uint64) (uint64, error) {
-	u, neg, err := d.integer(field)
+	v, err := d.Uint(hi)
 	if err != nil {
-		return 0, err
+		return 0, d.named(field, err)
 	}
-	if neg {
-		return 0, d.fail(field, "%d is negative", int64(u))
-	}
-	if u > hi {
-		return 0, d.fail(field, "%d exceeds %d", u, hi)
-	}
-	return u, nil
+	return v, nil
 }
 
 // str reads a msgpack string.
 func (d *decoder) str(field string) (string, error) {
-	c, err := d.code(field)
+	p, err := d.Str()
 	if err != nil {
-		return "", err
+		return "", d.named(field, err)
 	}
-	var n int
-	switch {
-	case c >= codeFixStrLo && c <= codeFixStrHi:
-		n = int(c - codeFixStrLo)
-	case c == codeStr8:
-		n, err = d.length(field, 1)
-	case c == codeStr16:
-		n, err = d.length(field, 2)
-	case c == codeStr32:
-		n, err = d.length(field, 4)
-	default:
-		return "", d.fail(field, "want a string, found %s", describe(c))
-	}
-	if err != nil {
-		return "", err
-	}
-	p, err := d.next(field, n)
-	return string(p), err
+	return string(p), nil
 }
 
-// bin reads msgpack binary (aliasing d.b) or nil.
+// bin reads msgpack binary (aliasing the input) or nil.
 func (d *decoder) bin(field string) ([]byte, error) {
-	if o := d.off; o+1 < len(d.b) && d.b[o] == codeBin8 {
-		if s, n := o+2, int(d.b[o+1]); n <= len(d.b)-s {
-			d.off = s + n
-			return d.b[s : s+n : s+n], nil
-		}
-	}
-	return d.binSlow(field)
-}
-
-func (d *decoder) binSlow(field string) ([]byte, error) {
-	c, err := d.code(field)
+	p, err := d.Bin()
 	if err != nil {
-		return nil, err
+		return nil, d.named(field, err)
 	}
-	var n int
-	switch c {
-	case codeNil:
-		return nil, nil
-	case codeBin8:
-		n, err = d.length(field, 1)
-	case codeBin16:
-		n, err = d.length(field, 2)
-	case codeBin32:
-		n, err = d.length(field, 4)
-	default:
-		return nil, d.fail(field, "want binary, found %s", describe(c))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return d.next(field, n)
+	return p, nil
 }
 
 // arrayHeader reads the length of a msgpack array, or nil. The length is
 // not checked against the input here: callers do, with the size of their
 // elements.
 func (d *decoder) arrayHeader(field string) (n int, isNil bool, err error) {
-	c, err := d.code(field)
+	n, isNil, err = d.ArrayLen()
 	if err != nil {
-		return 0, false, err
+		return 0, false, d.named(field, err)
 	}
-	switch {
-	case c >= codeFixArrLo && c <= codeFixArrHi:
-		return int(c - codeFixArrLo), false, nil
-	case c == codeNil:
-		return 0, true, nil
-	case c == codeArr16:
-		n, err = d.length(field, 2)
-	case c == codeArr32:
-		n, err = d.length(field, 4)
-	default:
-		return 0, false, d.fail(field, "want an array, found %s", describe(c))
-	}
-	return n, false, err
-}
-
-// describe names the msgpack type that code c starts.
-func describe(c byte) string {
-	switch {
-	case c <= codePosFixMax, c >= codeNegFixLow,
-		c >= codeUint8 && c <= codeInt64:
-		return "an integer"
-	case c >= codeFixMapLo && c <= codeFixMapHi, c == codeMap16, c == codeMap32:
-		return "a map"
-	case c >= codeFixArrLo && c <= codeFixArrHi, c == codeArr16, c == codeArr32:
-		return "an array"
-	case c >= codeFixStrLo && c <= codeFixStrHi, c >= codeStr8 && c <= codeStr32:
-		return "a string"
-	case c == codeNil:
-		return "nil"
-	case c == codeFalse, c == codeTrue:
-		return "a bool"
-	case c >= codeBin8 && c <= codeBin32:
-		return "binary"
-	case c == codeFloat, c == codeDouble:
-		return "a float"
-	case c >= codeExt8 && c <= codeExt32, c >= codeFixExt1 && c <= codeFixExt16:
-		return "an extension"
-	}
-	return fmt.Sprintf("the unused code %#x", c)
+	return n, isNil, nil
 }

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/charmgo/charm/actor/internal/msgp"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -102,8 +103,8 @@ func check(f *Frame) error {
 			return fmt.Errorf("wire: cannot encode frame: item %d: %d tails", i, it.Tails)
 		}
 		if it.Tails > 0 {
-			d := decoder{b: it.Body, item: i}
-			if err := d.tails(it.Tails); err != nil || d.off != len(it.Body) {
+			d := decoder{Reader: msgp.Reader{B: it.Body}, item: i}
+			if err := d.tails(it.Tails); err != nil || d.Off != len(it.Body) {
 				return fmt.Errorf("wire: cannot encode frame: item %d: its body is not %d tails", i, it.Tails)
 			}
 		}

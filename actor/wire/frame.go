@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"strconv"
+
+	"github.com/charmgo/charm/actor/internal/msgp"
 )
 
 // Version is the frame format this program speaks. It is the first field of
@@ -96,7 +98,7 @@ func AppendTail(body, tail []byte) []byte {
 // the returned mark to [EndTail] when it is written. This saves encoding a
 // tail elsewhere and copying it.
 func BeginTail(body []byte) ([]byte, int) {
-	return append(body, codeBin8, 0), len(body)
+	return append(body, msgp.Bin8, 0), len(body)
 }
 
 // EndTail completes the tail begun at mark: it writes the tail's length
@@ -119,20 +121,20 @@ func EndTail(body []byte, mark int) []byte {
 // when body holds no complete tail. A decoded frame's runs are checked, so
 // their tails always read.
 func NextTail(body []byte) (tail, rest []byte, ok bool) {
-	d := decoder{b: body, item: noItem}
+	d := decoder{Reader: msgp.Reader{B: body}, item: noItem}
 	t, err := d.tail()
 	if err != nil {
 		return nil, body, false
 	}
-	return t, body[d.off:], true
+	return t, body[d.Off:], true
 }
 
 func appendBinHeader(b []byte, n int) []byte {
 	switch {
 	case n <= math.MaxUint8:
-		return append(b, codeBin8, byte(n))
+		return append(b, msgp.Bin8, byte(n))
 	case n <= math.MaxUint16:
-		return append(b, codeBin16, byte(n>>8), byte(n))
+		return append(b, msgp.Bin16, byte(n>>8), byte(n))
 	}
-	return append(b, codeBin32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	return append(b, msgp.Bin32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }

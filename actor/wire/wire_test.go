@@ -10,7 +10,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
-	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // sampleFrames holds a frame of every kind and the edge cases of every
@@ -245,31 +244,6 @@ func TestInteropWithMsgpackLibrary(t *testing.T) {
 	got, err := DecodeFrame(b)
 	require.NoError(t, err)
 	require.Equal(t, f, got)
-}
-
-func TestTypeCodesMatchMsgpcode(t *testing.T) {
-	pairs := []struct {
-		ours   byte
-		theirs byte
-	}{
-		{codePosFixMax, msgpcode.PosFixedNumHigh}, {codeNegFixLow, msgpcode.NegFixedNumLow},
-		{codeFixMapLo, msgpcode.FixedMapLow}, {codeFixMapHi, msgpcode.FixedMapHigh},
-		{codeFixArrLo, msgpcode.FixedArrayLow}, {codeFixArrHi, msgpcode.FixedArrayHigh},
-		{codeFixStrLo, msgpcode.FixedStrLow}, {codeFixStrHi, msgpcode.FixedStrHigh},
-		{codeNil, msgpcode.Nil}, {codeFalse, msgpcode.False}, {codeTrue, msgpcode.True},
-		{codeBin8, msgpcode.Bin8}, {codeBin16, msgpcode.Bin16}, {codeBin32, msgpcode.Bin32},
-		{codeExt8, msgpcode.Ext8}, {codeExt32, msgpcode.Ext32},
-		{codeFloat, msgpcode.Float}, {codeDouble, msgpcode.Double},
-		{codeUint8, msgpcode.Uint8}, {codeUint16, msgpcode.Uint16}, {codeUint32, msgpcode.Uint32}, {codeUint64, msgpcode.Uint64},
-		{codeInt8, msgpcode.Int8}, {codeInt16, msgpcode.Int16}, {codeInt32, msgpcode.Int32}, {codeInt64, msgpcode.Int64},
-		{codeFixExt1, msgpcode.FixExt1}, {codeFixExt16, msgpcode.FixExt16},
-		{codeStr8, msgpcode.Str8}, {codeStr16, msgpcode.Str16}, {codeStr32, msgpcode.Str32},
-		{codeArr16, msgpcode.Array16}, {codeArr32, msgpcode.Array32},
-		{codeMap16, msgpcode.Map16}, {codeMap32, msgpcode.Map32},
-	}
-	for i, p := range pairs {
-		require.Equal(t, p.theirs, p.ours, "pair %d", i)
-	}
 }
 
 func TestAppendFrameRejects(t *testing.T) {
