@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -22,8 +24,9 @@ import (
 // with /2proc) through comlib.Auto with
 // the shipped selection tree (or -comlibselect's), against every fixed
 // strategy Auto could have been — Direct and EachToMany with each router
-// — in the same job, interleaved run by run (auto, then each fixed one,
-// per pair). The value is Auto's time per iteration; the baseline is the
+// — in the same job, interleaved run by run (each round runs every one
+// of them, in an order drawn per round, each run settled first: see
+// runOrder and settledRun). The value is Auto's time per iteration; the baseline is the
 // best fixed strategy's (lowest median), named on a comment line with
 // what Auto chose. The target: ratio ≤ 1.1 at every size.
 //
@@ -153,8 +156,8 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 			iters := max(clAutoIters(cfg, size, nodes), min(2000, int(20e3*cfg.scale/max(slowest, 1))))
 			res := make([][]float64, len(slots))
 			for i := 0; i < pairsOf(cfg); i++ {
-				for k, s := range slots {
-					us, err := x.run(s, iters)
+				for _, k := range runOrder(i, len(slots)) {
+					us, err := settledRun(x, slots[k], iters)
 					if err != nil {
 						return err
 					}
@@ -169,6 +172,30 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 		return nil
 	})
 	return sw, err
+}
+
+// runOrder is the order of the candidates in round i: a permutation
+// drawn from a seed of i, so that the figures are reproducible and no
+// candidate always follows the same one. In a fixed order Auto (last)
+// always ran after the slowest router, and paid for what that run left
+// behind — garbage to collect, stacks grown and shrunk again, messages
+// still in flight on a loaded machine: at 4 KiB Auto, which was Direct
+// there, measured 4× Direct's median.
+func runOrder(i, n int) []int {
+	return rand.New(rand.NewPCG(uint64(i), 0x5eed)).Perm(n)
+}
+
+// settledRun times iters iterations through slot after what the previous
+// run left is cleared away for every candidate alike: a collection in
+// this process, then one untimed iteration of the same slot (the other
+// process's heap is not collected, but the warm iteration absorbs its
+// start-up there too).
+func settledRun(x *clExchange, slot, iters int) (float64, error) {
+	runtime.GC()
+	if _, err := x.run(slot, 1); err != nil {
+		return 0, err
+	}
+	return x.run(slot, iters)
 }
 
 // best returns the candidate with the lowest median at size.
