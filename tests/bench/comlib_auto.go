@@ -327,49 +327,76 @@ func benchCalibrate(cfg config) ([]figure, error) {
 
 // winners picks a candidate per size for a tree of at most two size
 // ranges, Direct on one side of a bound and one router on the other (or
-// one of them for every size). Every each-to-many part Auto keeps takes
-// part in every iteration's exchange, even with nothing to carry, and an
-// empty exchange costs about as much as a small full one: so one router
-// at most. One bound, not one per size, so that noise between
-// neighbouring sizes does not make the tree alternate. Of these shapes it
-// returns the one whose mean time over the grid, relative to the best
-// candidate at each size, is least; Direct wins ties.
+// one of them for every size). One router at most, and one bound, not one
+// per size, so that noise between neighbouring sizes does not make the
+// tree alternate.
+//
+// A shape is scored by its mean time over the grid relative to the best
+// candidate at each size, counting what Auto will really pay:
+//
+//   - at the sizes Direct carries, the router's part still runs an empty
+//     exchange every iteration (every bracketed part sees every bracket);
+//     it is charged the router's time at the smallest size measured (an
+//     exchange of the smallest messages sends as many packets as an empty
+//     one; measured in two processes, Auto paid 0.2–1.0 of it);
+//   - a router must earn its part: the shape replaces Direct everywhere
+//     only if it gains more than 10 % of the best time per size it routes
+//     (Auto's own target), so that noise on a loaded machine does not buy
+//     a part that costs an idle exchange at every other size.
+//
+// Of these shapes it returns the one with the lowest score.
 func (sw *sweep) winners(sizes []int) []string {
+	const gainPerRoutedSize = 0.1
 	norm := func(k, size int) float64 {
 		return median(sw.samples[size][k]) / median(sw.samples[size][sw.best(size)])
 	}
-	var best []string
-	bestScore := math.Inf(1)
-	try := func(pick func(i int) int) {
-		score := 0.0
-		out := make([]string, len(sizes))
-		for i, size := range sizes {
-			k := pick(i)
-			score += norm(k, size)
-			out[i] = sw.cands[k].key
-		}
-		if score < bestScore-1e-9 {
-			best, bestScore = out, score
-		}
+	idle := func(r, size int) float64 {
+		return median(sw.samples[sizes[0]][r]) / median(sw.samples[size][sw.best(size)])
 	}
-	try(func(int) int { return 0 }) // Direct for every size, first: it wins ties
+	out := make([]string, len(sizes))
+	for i := range sizes {
+		out[i] = sw.cands[0].key // Direct for every size
+	}
+	bestScore := 0.0
+	for _, size := range sizes {
+		bestScore += norm(0, size)
+	}
 	for r := 1; r < len(sw.cands); r++ {
-		for cut := 0; cut < len(sizes); cut++ { // sizes before cut take one, from cut on the other
-			try(func(i int) int {
-				if i < cut {
-					return r
+		for cut := 1; cut <= len(sizes); cut++ {
+			// low: the router below cut (Direct from cut on); !low: the
+			// router from len−cut on. cut = len(sizes): the router only.
+			for _, low := range []bool{true, false} {
+				if !low && cut == len(sizes) {
+					continue // the same shape as low
 				}
-				return 0
-			})
-			try(func(i int) int {
-				if i < cut {
-					return 0
+				routed := func(i int) bool {
+					if low {
+						return i < cut
+					}
+					return i >= len(sizes)-cut
 				}
-				return r
-			})
+				score := 0.0
+				for i, size := range sizes {
+					if routed(i) {
+						score += norm(r, size)
+					} else {
+						score += norm(0, size) + idle(r, size)
+					}
+				}
+				score += gainPerRoutedSize * float64(cut)
+				if score < bestScore-1e-9 {
+					bestScore = score
+					for i := range sizes {
+						out[i] = sw.cands[0].key
+						if routed(i) {
+							out[i] = sw.cands[r].key
+						}
+					}
+				}
+			}
 		}
 	}
-	return best
+	return out
 }
 
 // sizeBranches writes the msg_size branches for the winners by size: the
