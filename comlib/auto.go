@@ -27,8 +27,17 @@ import (
 // Bracketed parts (each-to-many) all see every BeginIteration and
 // EndIteration, whichever sizes the iteration's messages have, so that
 // their counts stay right (C06–C12); a part that carried nothing in an
-// iteration still takes part in its (empty) exchange. A tree that keeps
-// one bracketed container per size range, not many, costs least.
+// iteration still takes part in its (empty) exchange. It is not skipped
+// because no PE knows that the others sent nothing through the part: a
+// PE that withheld its stage packets would leave its peers waiting for
+// them, and learning it takes an agreement per iteration, which costs
+// what it saves. (A prediction every PE makes alike would do — a
+// "carried something" bit ORed along the previous exchange's packets,
+// with periodic probes, and a sleeping part's messages sent directly —
+// but it changes the recovery protocol, C06–C13, and is not done.) A tree
+// that keeps one bracketed container per size range, not many, costs
+// least; the calibration (tests/bench, comlib/calibrate) charges a mixed
+// tree for the idle exchanges.
 //
 // The size of a message is its Size() if the type has one (Sizer), else
 // an estimate from its fields: fixed-size fields, and the contents of
