@@ -17,6 +17,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib"
 	"github.com/charmgo/charm/comlib/route"
+	"github.com/charmgo/charm/comlib/schedule"
 )
 
 // comlib/alltoall/auto/<bytes>B[/2proc]: the all-to-all of
@@ -114,11 +115,20 @@ type sweep struct {
 	cands   []candidate
 	samples map[int][][]float64
 	chose   map[int]map[string]int64 // Auto's choices by size
+	pes     int
+	model   *schedule.Model // calibrated in the same job (comlib/calibrate only)
 }
 
 func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (*sweep, error) {
-	sw := &sweep{cands: candidates(pes), samples: map[int][][]float64{}, chose: map[int]map[string]int64{}}
+	sw := &sweep{cands: candidates(pes), samples: map[int][][]float64{}, chose: map[int]map[string]int64{}, pes: pes}
 	err := runNodes(pes, nodes, name, func(m *benchMain) error {
+		if !auto { // calibration: the cost model breaks ties (winners)
+			cal, err := comlib.Calibrate(m, comlib.CalibrateOptions{Sizes: sizes, Reps: 3})
+			if err != nil {
+				return err
+			}
+			sw.model = &cal.Model
+		}
 		for _, size := range sizes {
 			x, err := newExchange(m, pes, size)
 			if err != nil {
@@ -302,7 +312,11 @@ func benchCalibrate(cfg config) ([]figure, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		results[cc] = sw.winners(clAutoSizes)
+		var predict func(string, int) (float64, bool)
+		if sw.model != nil {
+			predict = modelPredict(*sw.model, sw.pes)
+		}
+		results[cc] = sw.winners(clAutoSizes, predict)
 		for i, size := range clAutoSizes {
 			b := sw.best(size)
 			fmt.Printf("# %s/%dB: %s (then %s)\n", name, size, sw.cands[b].key, results[cc][i])
@@ -344,59 +358,113 @@ func benchCalibrate(cfg config) ([]figure, error) {
 //     (Auto's own target), so that noise on a loaded machine does not buy
 //     a part that costs an idle exchange at every other size.
 //
-// Of these shapes it returns the one with the lowest score.
-func (sw *sweep) winners(sizes []int) []string {
+// The shape with the lowest score wins, but measurements within noise do
+// not decide: if Direct alone scores within tieBand of the best, Direct;
+// else, among the router shapes within tieBand, the one whose routed
+// sizes the cost model predicts fastest, when predict knows every router
+// among them (the complete-exchange schedules; nil predict, or a router
+// it does not know, leaves the lowest score).
+func (sw *sweep) winners(sizes []int, predict func(router string, size int) (float64, bool)) []string {
 	const gainPerRoutedSize = 0.1
+	tieBand := 0.05 * float64(len(sizes)) // 5 % of the best time at each size
 	norm := func(k, size int) float64 {
 		return median(sw.samples[size][k]) / median(sw.samples[size][sw.best(size)])
 	}
 	idle := func(r, size int) float64 {
 		return median(sw.samples[sizes[0]][r]) / median(sw.samples[size][sw.best(size)])
 	}
-	out := make([]string, len(sizes))
-	for i := range sizes {
-		out[i] = sw.cands[0].key // Direct for every size
+	type shape struct {
+		r      int // the router's candidate, 0 for Direct alone
+		routed []bool
+		score  float64
 	}
-	bestScore := 0.0
+	direct := shape{routed: make([]bool, len(sizes))}
 	for _, size := range sizes {
-		bestScore += norm(0, size)
+		direct.score += norm(0, size)
 	}
+	shapes := []shape{direct}
 	for r := 1; r < len(sw.cands); r++ {
 		for cut := 1; cut <= len(sizes); cut++ {
 			// low: the router below cut (Direct from cut on); !low: the
-			// router from len−cut on. cut = len(sizes): the router only.
+			// router for the last cut sizes. cut = len(sizes): the router only.
 			for _, low := range []bool{true, false} {
 				if !low && cut == len(sizes) {
 					continue // the same shape as low
 				}
-				routed := func(i int) bool {
-					if low {
-						return i < cut
-					}
-					return i >= len(sizes)-cut
-				}
-				score := 0.0
+				sh := shape{r: r, routed: make([]bool, len(sizes))}
 				for i, size := range sizes {
-					if routed(i) {
-						score += norm(r, size)
+					sh.routed[i] = low && i < cut || !low && i >= len(sizes)-cut
+					if sh.routed[i] {
+						sh.score += norm(r, size)
 					} else {
-						score += norm(0, size) + idle(r, size)
+						sh.score += norm(0, size) + idle(r, size)
 					}
 				}
-				score += gainPerRoutedSize * float64(cut)
-				if score < bestScore-1e-9 {
-					bestScore = score
-					for i := range sizes {
-						out[i] = sw.cands[0].key
-						if routed(i) {
-							out[i] = sw.cands[r].key
-						}
-					}
-				}
+				sh.score += gainPerRoutedSize * float64(cut)
+				shapes = append(shapes, sh)
 			}
 		}
 	}
+	best := 0
+	for i, sh := range shapes {
+		if sh.score < shapes[best].score-1e-9 {
+			best = i
+		}
+	}
+	if best != 0 && shapes[0].score > shapes[best].score+tieBand && predict != nil {
+		// Router shapes within noise of the best: the model decides, if it
+		// predicts them all.
+		known := true
+		pick, pickT := best, math.Inf(1)
+		for i, sh := range shapes[1:] {
+			if sh.score > shapes[best].score+tieBand {
+				continue
+			}
+			t := 0.0
+			for j, size := range sizes {
+				if !sh.routed[j] {
+					continue
+				}
+				v, ok := predict(sw.cands[sh.r].router, size)
+				if !ok {
+					known = false
+				}
+				t += v / median(sw.samples[size][sw.best(size)])
+			}
+			if t < pickT {
+				pick, pickT = i+1, t
+			}
+		}
+		if known {
+			best = pick
+		}
+	} else if shapes[0].score <= shapes[best].score+tieBand {
+		best = 0
+	}
+	out := make([]string, len(sizes))
+	for i := range sizes {
+		out[i] = sw.cands[0].key
+		if shapes[best].routed[i] {
+			out[i] = sw.cands[shapes[best].r].key
+		}
+	}
 	return out
+}
+
+// modelPredict predicts, from a calibrated model, a complete-exchange
+// schedule's time on pes participants (one packet per block) in the
+// units of the samples (µs); other routers are not predicted.
+func modelPredict(m schedule.Model, pes int) func(router string, size int) (float64, bool) {
+	return func(router string, size int) (float64, bool) {
+		if !slices.Contains(schedule.Names(), router) {
+			return 0, false
+		}
+		s, err := schedule.New(router, pes, 1, schedule.Options{})
+		if err != nil {
+			return 0, false
+		}
+		return m.At(size).Predict(s).Seconds() * 1e6, true
+	}
 }
 
 // sizeBranches writes the msg_size branches for the winners by size: the

@@ -41,7 +41,64 @@ func TestCalibrationWinners(t *testing.T) {
 			[]float64{300, 400, 1000}, []float64{100, 200, 4000}, []string{m, m, d}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, sweepOf(sizes, tc.direct, tc.router).winners(sizes))
+			require.Equal(t, tc.want, sweepOf(sizes, tc.direct, tc.router).winners(sizes, nil))
 		})
 	}
+}
+
+// Router shapes within noise of each other: the cost model decides when it
+// predicts them all; Direct within noise of the best keeps Direct.
+func TestCalibrationWinnersModelBreaksTies(t *testing.T) {
+	sizes := []int{16, 1024, 65536}
+	sw := &sweep{cands: []candidate{{key: "strategy=direct"}, {key: "router=sync", router: "sync"}, {key: "router=shift", router: "shift"}, {key: "router=mesh", router: "mesh"}},
+		samples: map[int][][]float64{}}
+	set := func(size int, vs ...float64) {
+		sw.samples[size] = nil
+		for _, v := range vs {
+			sw.samples[size] = append(sw.samples[size], []float64{v, v, v, v, v})
+		}
+	}
+	// Direct, sync, shift, mesh: sync measures 1 % faster than shift.
+	set(16, 400, 100, 101, 500)
+	set(1024, 800, 200, 202, 900)
+	set(65536, 8000, 2000, 2020, 9000)
+	model := func(fast string) func(string, int) (float64, bool) {
+		return func(r string, size int) (float64, bool) {
+			switch r {
+			case fast:
+				return 1, true
+			case "sync", "shift":
+				return 2, true
+			}
+			return 0, false
+		}
+	}
+	all := func(k string) []string { return []string{k, k, k} }
+	require.Equal(t, all("router=sync"), sw.winners(sizes, nil), "no model: the lowest score")
+	require.Equal(t, all("router=shift"), sw.winners(sizes, model("shift")), "within noise: the model's choice")
+	require.Equal(t, all("router=sync"), sw.winners(sizes, model("sync")))
+
+	// A router the model does not predict among those within noise: the
+	// lowest score.
+	set(16, 400, 100, 101, 100.5)
+	set(1024, 800, 200, 202, 201)
+	set(65536, 8000, 2000, 2020, 2010)
+	require.Equal(t, all("router=sync"), sw.winners(sizes, model("shift")))
+
+	// Shift far behind: out of the band, the model is not asked.
+	set(16, 400, 100, 300, 500)
+	set(1024, 800, 200, 600, 900)
+	set(65536, 8000, 2000, 6000, 9000)
+	require.Equal(t, all("router=sync"), sw.winners(sizes, model("shift")))
+
+	// Sync 12.5 % faster everywhere: its score (3 + the 10 % margin per
+	// size) beats Direct's 3.43, but within noise: Direct. At 20 %, sync.
+	set(16, 100, 87.5, 300, 500)
+	set(1024, 200, 175, 600, 900)
+	set(65536, 2000, 1750, 6000, 9000)
+	require.Equal(t, all("strategy=direct"), sw.winners(sizes, model("sync")))
+	set(16, 100, 80, 300, 500)
+	set(1024, 200, 160, 600, 900)
+	set(65536, 2000, 1600, 6000, 9000)
+	require.Equal(t, all("router=sync"), sw.winners(sizes, model("sync")))
 }
