@@ -352,7 +352,8 @@ func benchCalibrate(cfg config) ([]figure, error) {
 //     exchange every iteration (every bracketed part sees every bracket);
 //     it is charged the router's time at the smallest size measured (an
 //     exchange of the smallest messages sends as many packets as an empty
-//     one; measured in two processes, Auto paid 0.2–1.0 of it);
+//     one; in two processes Auto paid from none to twice that over the
+//     sizes, about half in the middle);
 //   - a router must earn its part: the shape replaces Direct everywhere
 //     only if it gains more than 10 % of the best time per size it routes
 //     (Auto's own target), so that noise on a loaded machine does not buy
