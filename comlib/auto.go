@@ -19,12 +19,25 @@ import (
 // the message size only, and every container left becomes an instance of
 // its own (a part). Each send then walks the pruned tree with its size —
 // in practice a cache lookup — and goes to the part its container names.
+// A pruned tree that chooses one container whatever the size (one
+// process with the shipped tree, for instance) makes one part, and Auto
+// then is that strategy: a send costs one counter increment more than
+// through the part itself, with no size estimate and no walk.
 //
 // Bracketed parts (each-to-many) all see every BeginIteration and
 // EndIteration, whichever sizes the iteration's messages have, so that
 // their counts stay right (C06–C12); a part that carried nothing in an
-// iteration still takes part in its (empty) exchange. A tree that keeps
-// one bracketed container per size range, not many, costs least.
+// iteration still takes part in its (empty) exchange. It is not skipped
+// because no PE knows that the others sent nothing through the part: a
+// PE that withheld its stage packets would leave its peers waiting for
+// them, and learning it takes an agreement per iteration, which costs
+// what it saves. (A prediction every PE makes alike would do — a
+// "carried something" bit ORed along the previous exchange's packets,
+// with periodic probes, and a sleeping part's messages sent directly —
+// but it changes the recovery protocol, C06–C13, and is not done.) A tree
+// that keeps one bracketed container per size range, not many, costs
+// least; the calibration (tests/bench, comlib/calibrate) charges a mixed
+// tree for the idle exchanges.
 //
 // The size of a message is its Size() if the type has one (Sizer), else
 // an estimate from its fields: fixed-size fields, and the contents of
@@ -82,10 +95,20 @@ func (a *AutoSpec) prune() (*selection.Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n := len(p.Containers()); n != len(a.Parts) {
+	if n := len(autoContainers(p)); n != len(a.Parts) {
 		return nil, fmt.Errorf("auto: the pruned tree has %d containers and the instance %d parts", n, len(a.Parts))
 	}
 	return p, nil
+}
+
+// autoContainers are the parts an Auto instance makes for a pruned tree:
+// its containers, or only the one it always chooses when it is fixed
+// (selection.Tree.Fixed), since the others are never chosen.
+func autoContainers(pruned *selection.Tree) []selection.Container {
+	if c, _, ok := pruned.Fixed(); ok {
+		return []selection.Container{c}
+	}
+	return pruned.Containers()
 }
 
 // newAuto makes an Auto instance and its parts on PE 0.
@@ -117,7 +140,7 @@ func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error)
 		return nil, fmt.Errorf("comlib: auto: %w", err)
 	}
 	// Every part is checked before any is made.
-	conts := pruned.Containers()
+	conts := autoContainers(pruned)
 	specs := make([]Spec, len(conts))
 	for i, c := range conts {
 		sp, err := ContainerSpec(c)
@@ -170,16 +193,22 @@ type Choice struct {
 	Container string // the container chosen, as "strategy=eachtomany(router=mesh)"
 	Trace     string // the branches taken, those pruned at creation marked
 	Messages  int64
-	MinBytes  int // message sizes seen
-	MaxBytes  int
+	// The message sizes seen; both −1 when the pruned tree is fixed (it
+	// chooses one container whatever the size), so that sends skip the
+	// size estimate.
+	MinBytes int
+	MaxBytes int
 }
 
 func (c Choice) String() string {
-	size := fmt.Sprintf("%d B", c.MinBytes)
-	if c.MaxBytes != c.MinBytes {
-		size = fmt.Sprintf("%d–%d B", c.MinBytes, c.MaxBytes)
+	size := fmt.Sprintf("of %d B", c.MinBytes)
+	switch {
+	case c.MinBytes < 0:
+		size = "of any size"
+	case c.MaxBytes != c.MinBytes:
+		size = fmt.Sprintf("of %d–%d B", c.MinBytes, c.MaxBytes)
 	}
-	return fmt.Sprintf("iteration %d: %d messages of %s -> %s via %s", c.Iteration, c.Messages, size, c.Container, c.Trace)
+	return fmt.Sprintf("iteration %d: %d messages %s -> %s via %s", c.Iteration, c.Messages, size, c.Container, c.Trace)
 }
 
 func (a *autoStats) add(cs []Choice) {
@@ -199,8 +228,10 @@ func (a *autoStats) add(cs []Choice) {
 		for i := range list {
 			if list[i].Part == c.Part && list[i].Trace == c.Trace {
 				list[i].Messages += c.Messages
-				list[i].MinBytes = min(list[i].MinBytes, c.MinBytes)
-				list[i].MaxBytes = max(list[i].MaxBytes, c.MaxBytes)
+				if c.MinBytes >= 0 {
+					list[i].MinBytes = min(list[i].MinBytes, c.MinBytes)
+					list[i].MaxBytes = max(list[i].MaxBytes, c.MaxBytes)
+				}
 				merged = true
 				break
 			}
@@ -297,14 +328,30 @@ func (in *Instance) firstBracketed() *Instance {
 type pick struct{ part, trace int32 }
 
 // autoPE is an Auto instance on one PE.
+//
+// What a send costs here depends on the pruned tree. A fixed tree (one
+// container whatever the size) makes one part, and once that part is
+// ready on this PE the instance's table entry points at it (entry.alias):
+// a send then goes to the part's strategy from state.do with one counter
+// increment, no size estimate and no walk — Auto is the strategy it
+// chose. Otherwise a send estimates its size, looks the choice up in a
+// cache (the last size, then a small map; the walk on a miss) and goes to
+// the part's entry directly once that is ready.
 type autoPE struct {
 	s         *state
 	in        *Instance
 	tree      *selection.Tree // pruned: msg_size operators only
 	parts     []*Instance
+	ready     []*entry // the parts' entries, once ready here (nil until then)
 	bracketed []int
 	index     map[string]int // container → part
 	traces    []string
+
+	// A fixed tree: the trace every send has, and the sends since the
+	// last flush (counted here or by state.do through the alias).
+	fixed      bool
+	fixedTrace string
+	sent       int64
 
 	// The walk's cache: the last size, then a small map.
 	lastSize int
@@ -317,13 +364,18 @@ type autoPE struct {
 	queue []op
 	busy  bool
 
-	cur   int // iteration of the latest BeginIteration here
-	local []Choice
-	n     int // messages in local
-	st    *autoStats
+	cur       int // iteration of the latest BeginIteration here
+	local     []Choice
+	lastLocal int // index in local of the latest send's Choice, −1 for none
+	n         int // messages in local
+	st        *autoStats
 }
 
 const autoCacheMax = 256
+
+// autoFlushEvery: without brackets, what a PE counted reaches Served and
+// Explain every so many messages.
+const autoFlushEvery = 256
 
 func newAutoPE(s *state, in *Instance, sp Spec) (*autoPE, error) {
 	if sp.Auto == nil {
@@ -333,8 +385,11 @@ func newAutoPE(s *state, in *Instance, sp Spec) (*autoPE, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &autoPE{s: s, in: in, tree: tree, index: map[string]int{}, cache: map[int]pick{}}
-	conts := tree.Containers()
+	a := &autoPE{s: s, in: in, tree: tree, index: map[string]int{}, cache: map[int]pick{}, lastLocal: -1}
+	if _, tr, ok := tree.Fixed(); ok {
+		a.fixed, a.fixedTrace = true, tr.String()
+	}
+	conts := autoContainers(tree)
 	names := make([]string, len(conts))
 	for i, c := range conts {
 		names[i] = c.String()
@@ -348,6 +403,7 @@ func newAutoPE(s *state, in *Instance, sp Spec) (*autoPE, error) {
 			a.bracketed = append(a.bracketed, i)
 		}
 	}
+	a.ready = make([]*entry, len(a.parts))
 	in.st.mu.Lock()
 	if in.st.auto == nil {
 		in.st.auto = &autoStats{containers: names, parts: a.parts, bracketed: a.bracketed,
@@ -395,25 +451,52 @@ func (a *autoPE) choose(size int) (pick, error) {
 	return p, nil
 }
 
+// count records a send of a walked tree: the latest Choice first, since
+// an iteration's sends mostly take one way.
 func (a *autoPE) count(p pick, size int) {
-	for i := range a.local {
+	a.n++
+	if i := a.lastLocal; i >= 0 && a.matches(i, p) {
 		c := &a.local[i]
-		if c.Part == int(p.part) && c.Iteration == a.cur && c.Trace == a.traces[p.trace] {
+		c.Messages++
+		c.MinBytes, c.MaxBytes = min(c.MinBytes, size), max(c.MaxBytes, size)
+		return
+	}
+	for i := range a.local {
+		if a.matches(i, p) {
+			c := &a.local[i]
 			c.Messages++
 			c.MinBytes, c.MaxBytes = min(c.MinBytes, size), max(c.MaxBytes, size)
-			a.n++
+			a.lastLocal = i
 			return
 		}
 	}
 	a.local = append(a.local, Choice{Iteration: a.cur, Part: int(p.part), Container: a.st.containers[p.part],
 		Trace: a.traces[p.trace], Messages: 1, MinBytes: size, MaxBytes: size})
-	a.n++
+	a.lastLocal = len(a.local) - 1
+}
+
+func (a *autoPE) matches(i int, p pick) bool {
+	c := &a.local[i]
+	return c.Part == int(p.part) && c.Iteration == a.cur && c.Trace == a.traces[p.trace]
 }
 
 func (a *autoPE) flush() {
+	if a.sent > 0 {
+		a.local = append(a.local, Choice{Iteration: a.cur, Part: 0, Container: a.st.containers[0],
+			Trace: a.fixedTrace, Messages: a.sent, MinBytes: -1, MaxBytes: -1})
+		a.sent = 0
+	}
 	if len(a.local) > 0 {
 		a.st.add(a.local)
-		a.local, a.n = a.local[:0], 0
+		a.local, a.n, a.lastLocal = a.local[:0], 0, -1
+	}
+}
+
+// countFixed counts a send of a fixed tree (from do, or from state.do
+// through the alias).
+func (a *autoPE) countFixed() {
+	if a.sent++; a.sent >= autoFlushEvery && len(a.bracketed) == 0 {
+		a.flush()
 	}
 }
 
@@ -427,26 +510,20 @@ func (a *autoPE) end(o op) error       { return a.run(o) }
 // delivery it caused), runs the queue. An error of o is returned; one of
 // an op queued meanwhile fails the job.
 func (a *autoPE) run(o op) error {
-	a.queue = append(a.queue, o)
 	if a.busy {
+		a.queue = append(a.queue, o)
 		return nil
 	}
 	a.busy = true
-	defer func() { a.busy = false }()
-	var first error
+	first := a.do(o)
 	for i := 0; i < len(a.queue); i++ {
-		err := a.do(a.queue[i])
-		if err == nil {
-			continue
-		}
-		if i == 0 {
-			first = err
-		} else {
+		if err := a.do(a.queue[i]); err != nil {
 			a.s.pe.Fail(fmt.Errorf("comlib: %v: %w", a.in, err))
 		}
 	}
 	clear(a.queue)
 	a.queue = a.queue[:0]
+	a.busy = false
 	return first
 }
 
@@ -457,7 +534,7 @@ func (a *autoPE) do(o op) error {
 			a.cur = o.iter
 		}
 		for _, i := range a.bracketed {
-			if err := a.s.do(a.parts[i], o); err != nil {
+			if err := a.toPart(i, o); err != nil {
 				return err
 			}
 		}
@@ -466,14 +543,41 @@ func (a *autoPE) do(o op) error {
 		}
 		return nil
 	}
+	if a.fixed {
+		a.countFixed()
+		return a.toPart(0, o)
+	}
 	size := msgSize(o.env)
 	p, err := a.choose(size)
 	if err != nil {
 		return err
 	}
 	a.count(p, size)
-	if a.n >= 256 && len(a.bracketed) == 0 {
+	if a.n >= autoFlushEvery && len(a.bracketed) == 0 {
 		a.flush()
 	}
-	return a.s.do(a.parts[p.part], o)
+	return a.toPart(int(p.part), o)
+}
+
+// toPart runs o through part i: straight into its strategy once its
+// entry is ready here with nothing held (it stays so), else through
+// state.do, which holds o until then. A fixed tree's instance then
+// becomes its part for sends (alias).
+func (a *autoPE) toPart(i int, o op) error {
+	e := a.ready[i]
+	if e == nil {
+		id := a.parts[i].id
+		if pe := a.s.table[id]; pe != nil && pe.status == stReady && len(a.s.held[id]) == 0 {
+			e, a.ready[i] = pe, pe
+			if a.fixed {
+				if self := a.s.table[a.in.id]; self != nil {
+					self.auto, self.alias = a, pe
+				}
+			}
+		}
+	}
+	if e == nil {
+		return a.s.do(a.parts[i], o)
+	}
+	return a.s.run(e, a.parts[i], o)
 }

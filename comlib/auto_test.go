@@ -332,3 +332,47 @@ func TestAutoTreeFromFlagAndErrors(t *testing.T) {
 	require.ErrorContains(t, r.newErr, "container router=mesh")
 	require.ErrorContains(t, r.newErr, "needs AutoOptions.Sources")
 }
+
+// TestS05_AutoBecomesItsOnlyStrategy: when pruning leaves one container
+// whatever the size, Auto makes that one part and sends skip the size
+// estimate and the walk (0 nodes per send, sizes not measured); a
+// bracketed one still recovers after migrations (C12), and every message
+// is counted in Served, Explain and Stats.
+func TestS05_AutoBecomesItsOnlyStrategy(t *testing.T) {
+	for _, tc := range []struct {
+		name, tree, container, trace string
+		moves                        map[int]map[int]int
+		recovered                    []int
+	}{
+		{"direct", `{"collective=alltoall": {"msg_size=any": {"strategy=direct": {}}}, "collective=any": {"router=mesh": {}}}`,
+			direct, "collective=alltoall (pruned) > msg_size=any; 0 nodes", nil, nil},
+		{"every branch mesh, with moves", `{"msg_size<=64": {"strategy=eachtomany": {"router=mesh": {}}}, "msg_size=any": {"comm_type=intra": {"strategy=eachtomany": {"router=mesh": {}}}, "comm_type=any": {"strategy=direct": {}}}}`,
+			mesh, "msg_size=* (every branch); 0 nodes", map[int]map[int]int{3: {0: 3, 5: 1}}, []int{0, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := acfg{N: 8, Iters: 6, Pads: []int{0, 1000, 10000}, Moves: tc.moves}
+			var r autoResult
+			runJob(t, 4, 1, autoJob(c, comlib.AutoOptions{Tree: mustTree(t, tc.tree)}, &r))
+			require.NoError(t, r.newErr)
+			count, sum := wantA2A(c.N, c.Iters)
+			require.Equal(t, [3]int64{count, sum, 0}, r.cnt)
+			require.Equal(t, 1, r.parts)
+			require.Equal(t, map[string]int64{tc.container: count}, r.served)
+			require.Equal(t, count, r.stats.Messages)
+			if tc.recovered != nil {
+				require.Equal(t, tc.recovered, r.recovered)
+			}
+			per := map[int]int64{}
+			for _, ch := range r.explain {
+				require.Equal(t, tc.container, ch.Container)
+				require.Equal(t, tc.trace, ch.Trace)
+				require.Equal(t, -1, ch.MinBytes, "sizes are not estimated")
+				require.Contains(t, ch.String(), "messages of any size")
+				per[ch.Iteration] += ch.Messages
+			}
+			for it := 0; it < c.Iters; it++ {
+				require.Equal(t, int64(c.N*(c.N-1)), per[it], "iteration %d", it)
+			}
+		})
+	}
+}

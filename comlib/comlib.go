@@ -356,9 +356,10 @@ type StatsSnapshot struct {
 }
 
 // Stats returns what the instance did in this process so far. For an
-// Auto instance, Messages are those sent through it; Packets, Direct and
-// Held are summed over its parts, and the bracket's counters (Iterations
-// to Dests) are its first each-to-many part's, since every such part sees
+// Auto instance, Messages, Packets, Direct and Held are summed over its
+// parts (Messages: those it passed on; Held also counts what waited for
+// the Auto instance itself), and the bracket's counters (Iterations to
+// Dests) are its first each-to-many part's, since every such part sees
 // the same brackets.
 func (in *Instance) Stats() StatsSnapshot {
 	s := in.st
@@ -366,14 +367,14 @@ func (in *Instance) Stats() StatsSnapshot {
 		return StatsSnapshot{}
 	}
 	if a := in.autoStats(); a != nil {
-		out := StatsSnapshot{Messages: s.messages.Load()}
+		var out StatsSnapshot
 		if b := in.firstBracketed(); b != nil {
 			out = b.Stats()
-			out.Messages = s.messages.Load()
-			out.Packets, out.Direct, out.Held = 0, 0, 0
+			out.Messages, out.Packets, out.Direct, out.Held = 0, 0, 0, 0
 		}
 		for _, p := range a.parts {
 			ps := p.Stats()
+			out.Messages += ps.Messages
 			out.Packets += ps.Packets
 			out.Direct += ps.Direct
 			out.Held += ps.Held

@@ -76,6 +76,12 @@ type entry struct {
 	spec   Spec
 	status status
 	strat  peStrategy
+
+	// An Auto instance whose pruned tree is fixed, once its part is
+	// ready: sends go to alias's strategy with no work of Auto's beyond
+	// a count (autoPE.toPart sets it).
+	auto  *autoPE
+	alias *entry
 }
 
 // rootState is PE 0's side of the table protocol.
@@ -312,6 +318,10 @@ func opFrom(from chare.Context, k opKind, e chare.Envelope, iter int) op {
 // instance is not ready here or earlier ops wait.
 func (s *state) do(in *Instance, o op) error {
 	e := s.table[in.id]
+	if e != nil && e.alias != nil && o.kind <= opMulticast && !e.auto.busy {
+		e.auto.countFixed()
+		return s.run(e.alias, e.auto.parts[0], o)
+	}
 	if e == nil || e.status != stReady || len(s.held[in.id]) > 0 {
 		if s.root != nil && e == nil && in.id >= s.root.next {
 			return fmt.Errorf("comlib: %v does not exist (PE 0 made %d instances)", in, s.root.next-1)
@@ -330,15 +340,24 @@ func (s *state) do(in *Instance, o op) error {
 }
 
 func (s *state) run(e *entry, in *Instance, o op) error {
+	// An Auto instance's messages are its parts' (Instance.Stats): one
+	// shared counter less per send.
+	_, isAuto := e.strat.(*autoPE)
 	switch o.kind {
 	case opSend:
-		in.st.messages.Add(1)
+		if !isAuto {
+			in.st.messages.Add(1)
+		}
 		return e.strat.send(o)
 	case opBroadcast:
-		in.st.messages.Add(1)
+		if !isAuto {
+			in.st.messages.Add(1)
+		}
 		return e.strat.broadcast(o)
 	case opMulticast:
-		in.st.messages.Add(1)
+		if !isAuto {
+			in.st.messages.Add(1)
+		}
 		return e.strat.multicast(o)
 	case opBegin, opEnd:
 		b, ok := e.strat.(bracketed)

@@ -139,3 +139,66 @@ func TestFitRejectsBadSamples(t *testing.T) {
 	_, err := schedule.Fit(nil)
 	require.ErrorContains(t, err, "no samples")
 }
+
+// TestFitKeepsTwNonNegative fits noisy timings of a system whose T_w is zero at every size (one
+// process: L ≈ g − O_s − O_r − U_r): an unconstrained fit puts T_w below zero for most seeds, by
+// up to 3 µs at 256 KiB, and a negative T_w makes every prediction too low. The fit must keep T_w ≥ 0 over the
+// sizes measured, and still find g.
+func TestFitKeepsTwNonNegative(t *testing.T) {
+	zeroTw := schedule.Model{
+		Os: schedule.Linear{Base: 300 * time.Nanosecond, PerByte: 0.05},
+		Or: schedule.Linear{Base: 200 * time.Nanosecond, PerByte: 0.05},
+		Ur: schedule.Linear{Base: 100 * time.Nanosecond, PerByte: 0.1},
+		G:  schedule.Linear{Base: 1000 * time.Nanosecond, PerByte: 0.4},
+		L:  schedule.Linear{Base: 400 * time.Nanosecond, PerByte: 0.2},
+	}
+	sizes := []int{64, 1 << 10, 8 << 10, 64 << 10, 256 << 10}
+	for seed := uint64(0); seed < 20; seed++ {
+		samples := synthOf(zeroTw, sizes, rand.New(rand.NewPCG(seed, 5)), 0.05, 4, allKinds...)
+		m, err := schedule.Fit(samples)
+		require.NoError(t, err, "seed %d", seed)
+		for _, b := range []int{64, 100, 1 << 10, 5000, 64 << 10, 256 << 10} {
+			// The fitted lines themselves, not At (which keeps T_w ≥ 0 by raising L): up to
+			// half a nanosecond of rounding in each of the five bases.
+			require.GreaterOrEqual(t, fittedTw(m, b), -2.5, "seed %d, %d B: %+v", seed, b, m)
+			got, want := m.At(b), zeroTw.At(b)
+			require.GreaterOrEqual(t, got.Tw(), time.Duration(0), "seed %d, %d B: %+v", seed, b, got)
+			require.InEpsilon(t, float64(want.G), float64(got.G), 0.05, "seed %d, g at %d B", seed, b)
+			// T_w is small next to the exchange's k(p−1)g, as it is in truth.
+			require.Less(t, got.Tw(), want.G, "seed %d, T_w at %d B", seed, b)
+		}
+	}
+}
+
+// fittedTw is T_w = O_s + L − g + O_r + U_r from a model's lines, in nanoseconds.
+func fittedTw(m schedule.Model, bytes int) float64 {
+	b := float64(bytes)
+	at := func(l schedule.Linear) float64 { return float64(l.Base) + l.PerByte*b }
+	return at(m.Os) + at(m.L) - at(m.G) + at(m.Or) + at(m.Ur)
+}
+
+// synthOf measures model at the sizes, as synth does truth.
+func synthOf(model schedule.Model, sizes []int, rng *rand.Rand, noise float64, reps int, kinds ...schedule.Kind) []schedule.Sample {
+	var out []schedule.Sample
+	for _, b := range sizes {
+		p := model.At(b)
+		for range reps {
+			for _, kind := range kinds {
+				counts := []int{1}
+				if kind == schedule.OneWay {
+					counts = []int{1, 4, 16, 64}
+				}
+				for _, c := range counts {
+					ideal := map[schedule.Kind]time.Duration{
+						schedule.Send: p.Os, schedule.Receive: p.Or, schedule.Handle: p.Ur,
+						schedule.OneWay:   p.Os + time.Duration(c-1)*p.G + p.L + p.Or + p.Ur,
+						schedule.PingPong: 2 * (p.Os + p.L + p.Or + p.Ur),
+					}[kind]
+					d := float64(ideal) * (1 + noise*rng.NormFloat64())
+					out = append(out, schedule.Sample{Kind: kind, Bytes: b, Count: c, Time: time.Duration(d)})
+				}
+			}
+		}
+	}
+	return out
+}

@@ -64,7 +64,8 @@
 // the per-call CallFacts, and returns the container with a Trace: the branches taken, those Prune
 // decided marked, and the number of nodes examined at this call. Walk evaluates the unpruned
 // tree with all facts at once and chooses the same container; it is the per-call cost pruning
-// saves.
+// saves. Fixed tells a pruned tree that chooses one container whatever the call facts, so that
+// its caller can skip the walk, and the facts, altogether.
 //
 // A Tree is immutable and safe for concurrent use.
 package selection

@@ -244,3 +244,58 @@ func stepKeys(steps []Step) []string {
 	}
 	return keys
 }
+
+// Fixed reports whether the tree chooses one container whatever the call facts: on the way down,
+// every operator left either has NAME=any as its first branch (which always holds) or branches
+// that all end in that same container. A pruned tree that is fixed needs no walk at all, and its
+// caller no call facts (S05, S06: what does not depend on the message is decided once).
+//
+// The trace is the one every call has: the keys decided by Prune, the =any branches taken, and,
+// where differing branches all choose the container, one step "msg_size=* (every branch)" that
+// stands for them. Visited is 0: nothing is examined per call.
+func (t *Tree) Fixed() (Container, Trace, bool) {
+	var tr Trace
+	if t == nil || t.root == nil {
+		return Container{}, tr, false
+	}
+	c := t.root
+	for {
+		for _, k := range c.pruned {
+			tr.Steps = append(tr.Steps, Step{Key: k, Pruned: true})
+		}
+		if c.leaf != nil {
+			return *c.leaf, tr, true
+		}
+		if b := c.branches[0]; b.op.form == formAny {
+			tr.Steps = append(tr.Steps, Step{Key: b.key})
+			c = b.next
+			continue
+		}
+		leaf, ok := c.onlyContainer()
+		if !ok {
+			return Container{}, Trace{}, false
+		}
+		tr.Steps = append(tr.Steps, Step{Key: c.typ.String() + "=* (every branch)"})
+		return *leaf, tr, true
+	}
+}
+
+// onlyContainer returns the container every reachable leaf below c names, if they all name one.
+// Branches after a NAME=any are never taken, so they do not count.
+func (c *choice) onlyContainer() (*Container, bool) {
+	if c.leaf != nil {
+		return c.leaf, true
+	}
+	var only *Container
+	for _, b := range c.branches {
+		leaf, ok := b.next.onlyContainer()
+		if !ok || (only != nil && leaf.String() != only.String()) {
+			return nil, false
+		}
+		only = leaf
+		if b.op.form == formAny {
+			break
+		}
+	}
+	return only, only != nil
+}

@@ -493,3 +493,54 @@ func TestFileOrderDecides(t *testing.T) {
 		require.Equal(t, []string{tc.a, tc.b}, []string{ga.Value, gb.Value}, "comm_size=%d", tc.n)
 	}
 }
+
+// TestS05_FixedTreesNeedNoCallFacts: a pruned tree that chooses one container whatever the
+// message needs no walk per call; one that depends on the message is not fixed.
+func TestS05_FixedTreesNeedNoCallFacts(t *testing.T) {
+	intra := CreationFacts{CommSize: 16, CommType: Intra, Collective: Alltoall}
+	for _, tc := range []struct {
+		name, src string
+		fixed     bool
+		container string
+		trace     string
+	}{
+		{"one leaf", `{"strategy=direct":{}}`, true, "strategy=direct", "(top level); 0 nodes"},
+		{"pruned to one leaf", `{"comm_type=intra":{"strategy=direct":{}},"comm_type=any":{"router=mesh":{}}}`,
+			true, "strategy=direct", "comm_type=intra (pruned); 0 nodes"},
+		{"msg_size=any first", `{"comm_size<=4":{"router=mesh":{}},"comm_size=any":{"msg_size=any":{"strategy=direct":{}}}}`,
+			true, "strategy=direct", "comm_size=any (pruned) > msg_size=any; 0 nodes"},
+		{"every branch the same", `{"msg_size<=64":{"strategy=direct":{}},"msg_size<=1024":{"msg_size=any":{"strategy=direct":{}}},"msg_size=any":{"strategy=direct":{}}}`,
+			true, "strategy=direct", "msg_size=* (every branch); 0 nodes"},
+		{"the same, parameters differ", `{"msg_size<=64":{"router=mesh":{}},"msg_size=any":{"router=mesh":{"omega=2":{}}}}`,
+			false, "", ""},
+		{"depends on the size", `{"msg_size<=64":{"strategy=direct":{}},"msg_size=any":{"router=mesh":{}}}`, false, "", ""},
+		{"deeper, depends", `{"msg_size<=64":{"strategy=direct":{}},"msg_size=any":{"msg_size<=99":{"strategy=direct":{}},"msg_size=any":{"router=grid":{}}}}`,
+			false, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := mustParse(t, tc.src).Prune(intra)
+			require.NoError(t, err)
+			c, tr, ok := p.Fixed()
+			require.Equal(t, tc.fixed, ok)
+			if !ok {
+				// Not fixed: two sizes choose differently.
+				seen := map[string]bool{}
+				for _, m := range msgSizes {
+					c, _, err := p.Select(CallFacts{MsgSize: m})
+					require.NoError(t, err)
+					seen[c.String()] = true
+				}
+				require.Greater(t, len(seen), 1, "a tree that is not fixed chooses more than one container")
+				return
+			}
+			require.Equal(t, tc.container, c.String())
+			require.Equal(t, tc.trace, tr.String())
+			// Fixed means every call chooses it.
+			for _, m := range msgSizes {
+				got, _, err := p.Select(CallFacts{MsgSize: m})
+				require.NoError(t, err)
+				require.Equal(t, c, got, "msg_size %d", m)
+			}
+		})
+	}
+}
