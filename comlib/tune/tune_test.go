@@ -122,6 +122,36 @@ func TestE08_BoundShrinksVector(t *testing.T) {
 	}, got)
 }
 
+// TestE08_UpperBound: with Max set (a fan-out bounded by the number of
+// peers) no try crosses it either: a vector that would is shortened to fit,
+// and with no room left on the right it turns left.
+func TestE08_UpperBound(t *testing.T) {
+	tu, err := New(Options{Min: 1, Max: 5, Start: 2, Step: 1, MinStep: 1, Evals: 1})
+	require.NoError(t, err)
+	got := drive(t, tu, func(p float64) float64 { return 10 - p }, 6, 1)
+	require.Equal(t, []step{
+		{2, 1},  // first vector rightwards
+		{3, 2},  // better: grow
+		{5, -4}, // better: grown to 4, no room right of 5: turned left
+		{1, -2}, // worse: reversed and halved to 2, no room: turned left again
+		{3, -1}, // worse: the same, at half the length
+		{4, 1},  // worse at the shortest length: the anchor 5 is scored again next
+	}, got)
+	for seed := 0; seed < 200; seed++ { // any costs: every try stays in [1, 5]
+		tu, err := New(Options{Min: 1, Max: 5, Start: 3, Step: 1, MinStep: 1, Evals: 1})
+		require.NoError(t, err)
+		x := uint32(seed*2654435761 + 1)
+		for i := 0; i < 60; i++ {
+			v := tu.Value()
+			require.True(t, v >= 1 && v <= 5, "seed %d: try %v outside [1, 5]", seed, v)
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			require.NoError(t, tu.Observe(float64(x%1000)))
+		}
+	}
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	for _, tc := range []struct {
 		o    Options
@@ -136,6 +166,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Options{Evals: -2}, "Evals"},
 		{Options{Min: math.NaN()}, "Min"},
 		{Options{Step: math.Inf(1)}, "Step"},
+		{Options{Min: 1, Max: 4, Start: 5}, "Start"},
+		{Options{Min: 1, Max: 1.5, Step: 1, MinStep: 1}, "Max"},
 	} {
 		_, err := New(tc.o)
 		require.Error(t, err, "%+v", tc.o)
