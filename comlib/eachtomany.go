@@ -51,7 +51,7 @@ func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
 		return nil, err
 	}
 	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: map[int]bool{}}
-	e.m = bracket.NewPE[wenv](s.pe.ID(), bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}, func(n int) (bracket.Router, error) {
+	e.m = bracket.NewPE[wenv](s.pe.ID(), bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}, func(n, _ int) (bracket.Router, error) {
 		return route.New(sp.Router, n, sp.routeOptions())
 	})
 	if s.pe.ID() == 0 {
