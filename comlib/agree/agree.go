@@ -154,9 +154,9 @@ type Decider struct {
 	gathers map[int]*gather
 	newest  int // the newest iteration measured
 	traj    []tune.Point
-	// Used records, for each measured iteration, the value every PE
-	// reported (PE → value); the runtime reads it for its statistics.
-	used map[int]map[int]int
+	// The last iteration measured, and the value each PE reported for it.
+	usedIter int
+	used     map[int]int
 }
 
 // NewDecider returns the Decider, or an error naming the option that is
@@ -181,7 +181,7 @@ func NewDecider(o Options) (*Decider, error) {
 	case o.Start < o.Min || o.Start > o.Max:
 		return nil, fmt.Errorf("agree: Options.Start %d outside [Min %d, Max %d]", o.Start, o.Min, o.Max)
 	}
-	d := &Decider{o: o, cur: o.Start, gathers: map[int]*gather{}, used: map[int]map[int]int{}}
+	d := &Decider{o: o, cur: o.Start, gathers: map[int]*gather{}}
 	if !o.Fixed && o.Max > o.Min {
 		t, err := tune.New(tune.Options{Min: float64(o.Min), Max: float64(o.Max), Start: float64(o.Start), Step: 1, MinStep: 1, Evals: o.Evals})
 		if err != nil {
@@ -204,9 +204,14 @@ func (d *Decider) Value(n int) (int, bool) {
 // Trajectory returns one point per evaluation: the value and its mean cost.
 func (d *Decider) Trajectory() []tune.Point { return append([]tune.Point(nil), d.traj...) }
 
-// Used returns the values the PEs reported for iteration n (PE → value),
-// once n has been measured.
-func (d *Decider) Used(n int) map[int]int { return d.used[n] }
+// Used returns the values the PEs reported for iteration n (PE → value)
+// if n is the iteration measured last, else nil.
+func (d *Decider) Used(n int) map[int]int {
+	if d.used == nil || n != d.usedIter {
+		return nil
+	}
+	return d.used
+}
 
 func (d *Decider) announce(r Range) Range {
 	if err := d.plan.add(r); err != nil {
@@ -279,7 +284,7 @@ func (d *Decider) Report(r Report) ([]Range, error) {
 	for pe := range g.pes {
 		used[pe] = g.value
 	}
-	d.used[r.Iter] = used
+	d.usedIter, d.used = r.Iter, used
 	d.newest = max(d.newest, r.Iter)
 	for n := range d.gathers { // iterations an error interrupted never complete
 		if n < d.newest-64*d.o.Length {
