@@ -118,7 +118,7 @@ type Options struct {
 	// measure: slow, but the hardest case for the protocol.
 	Lead int
 	// Evals is the number of evaluations the tuner averages into one score
-	// (E07; default 2: each value is then scored by 2·(Length−Lead)
+	// (E07; default 4: each value is then scored by 4·(Length−Lead)
 	// iterations).
 	Evals int
 	// Fixed turns tuning off: Start holds for every iteration.
@@ -169,7 +169,7 @@ func NewDecider(o Options) (*Decider, error) {
 		o.Lead = o.Length / 2
 	}
 	if o.Evals == 0 {
-		o.Evals = 2
+		o.Evals = 4
 	}
 	switch {
 	case o.Length < 1:
