@@ -152,6 +152,28 @@ func TestE08_UpperBound(t *testing.T) {
 	}
 }
 
+// TestE09_JumpRescoresAtOnce: with Jump, one try scored far above the
+// anchor (the whole cost tripled) sends the search back to the anchor at
+// once, where the paper's rule waits for two worse tries at the shortest
+// vector; the fresh score replaces the stale one.
+func TestE09_JumpRescoresAtOnce(t *testing.T) {
+	for _, jump := range []float64{0, 1.5} {
+		tu, err := New(Options{Start: 10, Step: 1, MinStep: 1, Evals: 1, Jump: jump})
+		require.NoError(t, err)
+		require.NoError(t, tu.Observe(1)) // the anchor 10, scored 1
+		require.Equal(t, 11.0, tu.Value())
+		require.NoError(t, tu.Observe(3)) // the ground moved: 3 > 1.5·1
+		if jump == 0 {
+			require.Equal(t, 9.0, tu.Value(), "the paper's rule: reverse and try the other side")
+			continue
+		}
+		require.Equal(t, 10.0, tu.Value(), "Jump: the anchor is scored again")
+		require.NoError(t, tu.Observe(2.5))
+		_, s, _ := tu.Best()
+		require.Equal(t, 2.5, s, "the fresh score replaces the stale one")
+	}
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	for _, tc := range []struct {
 		o    Options
@@ -168,6 +190,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Options{Step: math.Inf(1)}, "Step"},
 		{Options{Min: 1, Max: 4, Start: 5}, "Start"},
 		{Options{Min: 1, Max: 1.5, Step: 1, MinStep: 1}, "Max"},
+		{Options{Jump: 0.9}, "Jump"},
+		{Options{Jump: -1}, "Jump"},
 	} {
 		_, err := New(tc.o)
 		require.Error(t, err, "%+v", tc.o)
