@@ -233,6 +233,9 @@ func (s *Spec) validate(pes int) error {
 		if s.Tune && s.Router != "group" {
 			return fmt.Errorf("comlib: each-to-many: Tune tunes the group router's fan-out ω; router %q has none", s.Router)
 		}
+		if s.Tune && s.Window == 0 { // a Spec made by hand (ParseStrategy)
+			s.Window = 3
+		}
 		if s.Tune && s.Window < 1 {
 			return fmt.Errorf("comlib: each-to-many with Tune needs segments of at least 1 iteration (Window %d)", s.Window)
 		}

@@ -73,6 +73,11 @@ func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
 		if !ok {
 			t0 = now
 		}
+		for n := range e.starts { // exchanges a recovery interrupted never finish
+			if n < f.Iter-64 {
+				delete(e.starts, n)
+			}
+		}
 		e.in.st.ranFanOut(f.Iter, pe, f.Variant)
 		e.toRoot(ctlMsg{Inst: e.in.id, Measure: &agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant,
 			Cost: float64(now.Sub(t0).Nanoseconds())}})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/comlib"
 )
 
@@ -102,4 +103,29 @@ func TestOmegaTuneNeedsGroupRouter(t *testing.T) {
 		m.Exit(0)
 	})
 	require.ErrorContains(t, got, `Tune tunes the group router's fan-out ω; router "mesh" has none`)
+}
+
+// TestOmegaTunedFromParsedSpec: a Spec from ParseStrategy with Tune set
+// and no Window takes the default segments; a negative Window is an error
+// naming it.
+func TestOmegaTunedFromParsedSpec(t *testing.T) {
+	sp, err := comlib.ParseStrategy("each-to-many:group")
+	require.NoError(t, err)
+	sp.Tune = true
+	var okErr, badErr error
+	runJob(t, 4, 1, func(m *tmain, _ []string) {
+		arr, err := array.New[peer](m, array.Dims(4))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		sp.Sources = arr.Route().Coll
+		_, okErr = comlib.NewSpec(m, sp)
+		bad := sp
+		bad.Window = -2
+		_, badErr = comlib.NewSpec(m, bad)
+		m.Exit(0)
+	})
+	require.NoError(t, okErr)
+	require.ErrorContains(t, badErr, "Window -2")
 }
