@@ -154,8 +154,9 @@ type EachToManyOptions struct {
 	// router takes it.
 	Tune bool
 	// Window is the number of iterations per segment with Tune (default
-	// 3): one ω per segment, announced when the first Window−Window/2
-	// iterations of the previous one are measured.
+	// 8): one ω per segment, scored by the mean of its first Window −
+	// ⌈Window/4⌉ iterations, after which the next segment's ω is
+	// announced; the last ⌈Window/4⌉ leave it time to reach every PE.
 	Window int
 }
 
@@ -171,7 +172,7 @@ type e2mSpec EachToManyOptions
 func (s e2mSpec) spec() Spec {
 	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly, Tune: s.Tune, Window: s.Window}
 	if sp.Tune && sp.Window == 0 {
-		sp.Window = 3
+		sp.Window = 8
 	}
 	if s.Sources != nil {
 		sp.Sources = s.Sources.Route().Coll
@@ -234,7 +235,7 @@ func (s *Spec) validate(pes int) error {
 			return fmt.Errorf("comlib: each-to-many: Tune tunes the group router's fan-out ω; router %q has none", s.Router)
 		}
 		if s.Tune && s.Window == 0 { // a Spec made by hand (ParseStrategy)
-			s.Window = 3
+			s.Window = 8
 		}
 		if s.Tune && s.Window < 1 {
 			return fmt.Errorf("comlib: each-to-many with Tune needs segments of at least 1 iteration (Window %d)", s.Window)
@@ -368,6 +369,7 @@ type Stats struct {
 	iterations, optimized           atomic.Int64
 	recoveries, errorNanos          atomic.Int64
 	dests                           atomic.Int64
+	waited                          atomic.Int64
 }
 
 // StatsSnapshot is a copy of an instance's counters.
@@ -381,6 +383,7 @@ type StatsSnapshot struct {
 	Recoveries int64         // recoveries finished (PE 0's process)
 	ErrorTime  time.Duration // time PEs spent in error mode
 	Dests      int64         // distinct destination PEs of the exchanges
+	Waited     int64         // PE iterations that waited for their ω (EachToManyOptions.Tune)
 }
 
 // Stats returns what the instance did in this process so far. For an
@@ -411,7 +414,7 @@ func (in *Instance) Stats() StatsSnapshot {
 	}
 	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
-		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load()}
+		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load()}
 }
 
 func (s StatsSnapshot) String() string {

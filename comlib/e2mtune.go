@@ -59,6 +59,7 @@ func (e *e2m) tuneStarts(fx bracket.Effects[wenv]) {
 func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
 	for _, n := range fx.Wait {
 		if seg, ask := e.fol.Need(n); ask {
+			e.in.st.waited.Add(1)
 			e.toRoot(ctlMsg{Inst: e.in.id, Need: &seg})
 		}
 	}

@@ -110,16 +110,17 @@ type Options struct {
 	Min, Max int
 	// Start is the first value (it must lie in [Min, Max]).
 	Start int
-	// Length is the number of iterations per segment (default 3).
+	// Length is the number of iterations per segment (default 8).
 	Length int
 	// Lead is how many iterations at the end of a segment the Decider does
-	// not wait for before it announces the next one (default Length/2).
-	// 0 makes every PE wait at each segment for the last iteration's
-	// measure: slow, but the hardest case for the protocol.
+	// not wait for before it announces the next one (default ⌈Length/4⌉,
+	// at most Length−1). 0 makes every PE wait at each segment for the
+	// last iteration's measure: slow, but the hardest case for the
+	// protocol.
 	Lead int
-	// Evals is the number of evaluations the tuner averages into one score
-	// (E07; default 4: each value is then scored by 4·(Length−Lead)
-	// iterations).
+	// Evals is the number of segments the tuner averages into one score
+	// (default 1: each segment's score is already the mean of its
+	// Length−Lead measured iterations, E07).
 	Evals int
 	// Fixed turns tuning off: Start holds for every iteration.
 	Fixed bool
@@ -163,13 +164,13 @@ type Decider struct {
 // out of range.
 func NewDecider(o Options) (*Decider, error) {
 	if o.Length == 0 {
-		o.Length = 3
+		o.Length = 8
 	}
 	if o.Lead == 0 && o.Length > 1 {
-		o.Lead = o.Length / 2
+		o.Lead = min((o.Length+3)/4, o.Length-1)
 	}
 	if o.Evals == 0 {
-		o.Evals = 4
+		o.Evals = 1
 	}
 	switch {
 	case o.Length < 1:

@@ -132,7 +132,7 @@ func TestDeciderRefusesBrokenReports(t *testing.T) {
 // TestDeciderFixed: with nothing to tune (Fixed, or Min = Max) one range
 // covers every segment from the first asked.
 func TestDeciderFixed(t *testing.T) {
-	for _, o := range []Options{{Min: 1, Max: 5, Start: 3, Fixed: true}, {Min: 1, Max: 1, Start: 1}} {
+	for _, o := range []Options{{Min: 1, Max: 5, Start: 3, Fixed: true, Length: 3}, {Min: 1, Max: 1, Start: 1, Length: 3}} {
 		d, err := NewDecider(o)
 		require.NoError(t, err)
 		require.Equal(t, []Range{{5, math.MaxInt, o.Start}}, d.Request(5))
@@ -300,4 +300,18 @@ func TestAgreementNegativeControl(t *testing.T) {
 		}
 	}
 	require.Positive(t, differ, "without waiting, PEs run iterations with different values")
+}
+
+// TestDeciderDefaults: segments of 8 iterations, the next announced once
+// the first 6 of one are measured (a lead of 2), one segment per score.
+func TestDeciderDefaults(t *testing.T) {
+	d, err := NewDecider(Options{Min: 1, Max: 7, Start: 2})
+	require.NoError(t, err)
+	require.Equal(t, 8, d.Length())
+	require.Equal(t, []Range{{0, 0, 2}}, d.Request(0))
+	for n := 0; n < 5; n++ {
+		require.Empty(t, reportAll(t, d, n, 2, 2, 10), "iteration %d", n)
+	}
+	require.Equal(t, []Range{{1, 1, 3}}, reportAll(t, d, 5, 2, 2, 10), "the sixth measured iteration closes the score")
+	require.Len(t, d.Trajectory(), 1)
 }

@@ -32,6 +32,7 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 	fig := figure{name: name, unit: "us"}
 	iters := clIters(cfg, size, 1)
 	used := map[int]int{} // ω → iterations of the timed runs (PE 0's view)
+	var waited float64    // PE iterations that waited for their ω, per timed iteration
 	err := runNodes(clPEs, 1, name, func(m *benchMain) error {
 		x, err := newExchange(m, clElems, size)
 		if err != nil {
@@ -52,6 +53,7 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 			return err
 		}
 		first := x.next[tuned]
+		w0 := x.insts[tuned].Stats().Waited
 		for i := 0; i < pairsOf(cfg); i++ {
 			a, err := x.run(tuned, iters)
 			if err != nil {
@@ -64,6 +66,7 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 			fig.value, fig.baseline = append(fig.value, a), append(fig.baseline, b)
 		}
 		in := x.insts[tuned]
+		waited = float64(in.Stats().Waited-w0) / float64(x.next[tuned]-first)
 		for it, byPE := range in.FanOuts() {
 			if it < first {
 				continue
@@ -98,6 +101,6 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 	for _, w := range ws {
 		parts = append(parts, fmt.Sprintf("%d:%d", w, used[w]))
 	}
-	fig.note = fmt.Sprintf("omega=%d default_omega=%d omega_iterations=%s", top, schedule.DefaultOmega(clPEs), strings.Join(parts, ","))
+	fig.note = fmt.Sprintf("omega=%d default_omega=%d waited_per_iteration=%.2f omega_iterations=%s", top, schedule.DefaultOmega(clPEs), waited, strings.Join(parts, ","))
 	return []figure{fig}, nil
 }
