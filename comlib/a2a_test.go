@@ -141,6 +141,8 @@ type a2aResult struct {
 	stats            comlib.StatsSnapshot
 	recovered        []int
 	exchanges        map[int]int
+	fanOuts          map[int]map[int]int // EachToManyOptions.Tune
+	tuning           []comlib.Tuning
 }
 
 func wantA2A(n, iters int) (count, sum int64) {
@@ -188,13 +190,20 @@ func a2a(n, iters int, opt comlib.EachToManyOptions, moves map[int]map[int]int, 
 		for it := 0; it < iters; it++ {
 			r.exchanges[it] = inst.Exchanges(it)
 		}
+		r.fanOuts, r.tuning = inst.FanOuts(), inst.Tuning()
 		m.Exit(0)
 	}
 }
 
 func runJob(t *testing.T, pes, nodes int, start func(*tmain, []string)) {
 	t.Helper()
-	cfg := chare.Config{PEs: pes, Timeout: 60 * time.Second}
+	runJobFlags(t, pes, nodes, nil, start)
+}
+
+// runJobFlags is runJob with runtime flags (-tunedebug, say).
+func runJobFlags(t *testing.T, pes, nodes int, flags map[string]string, start func(*tmain, []string)) {
+	t.Helper()
+	cfg := chare.Config{PEs: pes, Timeout: 60 * time.Second, Flags: flags}
 	if nodes > 1 {
 		if testing.Short() {
 			t.Skip("launches processes")

@@ -32,8 +32,8 @@ type Spec struct {
 	Large    int           // messages of this size or more go directly
 	Idle     bool          // flush when the PE has nothing else to do
 	Mesh     bool          // two hops over a √P mesh of PEs
-	Tune     bool          // tune MaxMsgs (and Period, if set) online
-	Window   int           // messages per tuning evaluation
+	Tune     bool          // tune MaxMsgs (and Period, if set) online; EachToMany: ω
+	Window   int           // messages per tuning evaluation; EachToMany: iterations per segment
 
 	// EachToMany.
 	Router    string
@@ -142,6 +142,22 @@ type EachToManyOptions struct {
 	// CountOnly detects migrations by count alone, as the original did
 	// (C10); by default the callers' identities are checked too (C13).
 	CountOnly bool
+	// Tune makes the instance tune the group router's ω while the program
+	// runs, starting from Omega, within 1..P−1 (package comlib/tune): PE 0
+	// scores each value by the exchange time of its slowest participant,
+	// averaged over iterations, and gives every segment of Window
+	// iterations its ω before any PE needs it; a PE that gets there first
+	// waits for it, so every PE exchanges every iteration with the same ω,
+	// across migrations and recoveries too (package comlib/agree).
+	// Instance.Tuning reports the trajectory, Instance.FanOuts the ω each PE
+	// used, and -tunedebug DIR writes it as CSV and SVG. Only the "group"
+	// router takes it.
+	Tune bool
+	// Window is the number of iterations per segment with Tune (default
+	// 8): one ω per segment, scored by the mean of its first Window −
+	// ⌈Window/4⌉ iterations, after which the next segment's ω is
+	// announced; the last ⌈Window/4⌉ leave it time to reach every PE.
+	Window int
 }
 
 // EachToMany is the all-to-all and many-to-many strategy: bracketed (each
@@ -154,7 +170,10 @@ func EachToMany(o EachToManyOptions) Strategy { return e2mSpec(o) }
 type e2mSpec EachToManyOptions
 
 func (s e2mSpec) spec() Spec {
-	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly}
+	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly, Tune: s.Tune, Window: s.Window}
+	if sp.Tune && sp.Window == 0 {
+		sp.Window = 8
+	}
 	if s.Sources != nil {
 		sp.Sources = s.Sources.Route().Coll
 	}
@@ -211,6 +230,15 @@ func (s *Spec) validate(pes int) error {
 		}
 		if s.Omega != 0 && s.Router != "group" {
 			return fmt.Errorf("comlib: each-to-many: Omega=%d is the group router's fan-out; router %q has none", s.Omega, s.Router)
+		}
+		if s.Tune && s.Router != "group" {
+			return fmt.Errorf("comlib: each-to-many: Tune tunes the group router's fan-out ω; router %q has none", s.Router)
+		}
+		if s.Tune && s.Window == 0 { // a Spec made by hand (ParseStrategy)
+			s.Window = 8
+		}
+		if s.Tune && s.Window < 1 {
+			return fmt.Errorf("comlib: each-to-many with Tune needs segments of at least 1 iteration (Window %d)", s.Window)
 		}
 		if _, err := route.New(s.Router, max(pes, 1), s.routeOptions()); err != nil {
 			return fmt.Errorf("comlib: each-to-many: %w", err)
@@ -331,15 +359,17 @@ func (s specStrategy) spec() Spec { return Spec(s) }
 // updated atomically; read them with Snapshot.
 type Stats struct {
 	mu        sync.Mutex
-	exchanges map[int]int     // iteration → PEs that exchanged it through the router
-	recovered []int           // iterations recovered, in order (PE 0's process)
-	tunings   map[int]*Tuning // Streaming with Tune, by PE
-	auto      *autoStats      // an Auto instance's choices
+	exchanges map[int]int         // iteration → PEs that exchanged it through the router
+	recovered []int               // iterations recovered, in order (PE 0's process)
+	tunings   map[int]*Tuning     // Streaming with Tune, by PE
+	fanOuts   map[int]map[int]int // EachToMany with Tune: iteration → PE → ω
+	auto      *autoStats          // an Auto instance's choices
 
 	messages, packets, direct, held atomic.Int64
 	iterations, optimized           atomic.Int64
 	recoveries, errorNanos          atomic.Int64
 	dests                           atomic.Int64
+	waited                          atomic.Int64
 }
 
 // StatsSnapshot is a copy of an instance's counters.
@@ -353,6 +383,7 @@ type StatsSnapshot struct {
 	Recoveries int64         // recoveries finished (PE 0's process)
 	ErrorTime  time.Duration // time PEs spent in error mode
 	Dests      int64         // distinct destination PEs of the exchanges
+	Waited     int64         // PE iterations that waited for their ω (EachToManyOptions.Tune)
 }
 
 // Stats returns what the instance did in this process so far. For an
@@ -384,7 +415,7 @@ func (in *Instance) Stats() StatsSnapshot {
 	}
 	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
-		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load()}
+		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load()}
 }
 
 func (s StatsSnapshot) String() string {

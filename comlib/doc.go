@@ -35,7 +35,13 @@
 //     iteration — queued messages go directly, new ones wait — and recovers
 //     at its end (C11, C12). The protocol is package comlib/bracket. The
 //     first iteration teaches the strategy where its sources are, the same
-//     way, so it goes directly.
+//     way, so it goes directly. With the "group" router and
+//     EachToManyOptions.Tune the fan-out ω is tuned per instance: PE 0
+//     scores each ω by its slowest participant's exchange time and gives
+//     each segment of Window iterations its ω ahead of time (package
+//     comlib/agree); a PE that reaches an iteration whose ω it has not
+//     heard waits for it, so all PEs exchange it with the same ω, across
+//     recoveries too. Instance.FanOuts says which ω each PE used.
 //   - Multicast: section multicasts and group broadcasts along a plan of
 //     package comlib/mcast (direct, ring, multiring, tree, dim, node), with
 //     large messages cut into chunks that are pipelined and reassembled.
@@ -69,7 +75,8 @@
 // Tuners' trajectories: -tunedebug DIR makes every process write, when
 // the job ends, each trajectory its tuners reported, as DIR/NAME.csv
 // (eval,value,cost) and DIR/NAME.svg (parameter and cost per evaluation).
-// Streaming reports as comlibI-peN-cap and comlibI-peN-period; any other
+// Streaming reports as comlibI-peN-cap and comlibI-peN-period, a tuned
+// EachToMany as comlibI-omega (on PE 0's process); any other
 // tuner (TRAM's, the overlap loop's) reports with ReportTuning(from, name,
 // trajectory), again as it grows; without the flag that costs a look-up.
 package comlib

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/comlib/agree"
 	"github.com/charmgo/charm/comlib/bracket"
 	"github.com/charmgo/charm/comlib/route"
 )
@@ -31,6 +32,11 @@ type ctlMsg struct {
 	List    *bracket.List   `msgpack:",omitempty"`
 	Ack     int             `msgpack:",omitempty"`
 	Release int             `msgpack:",omitempty"`
+	// Tune: the agreement on ω (package agree). PE 0 announces a Range;
+	// PEs report their exchanges (Measure) and ask for a segment (Need).
+	Range   *agree.Range  `msgpack:",omitempty"`
+	Measure *agree.Report `msgpack:",omitempty"`
+	Need    *int          `msgpack:",omitempty"`
 }
 
 type e2m struct {
@@ -44,6 +50,11 @@ type e2m struct {
 	debug bool
 	dests map[int]bool
 	ctl   bool // applying the effects of a control message
+
+	// Tune: every PE follows the plan of ω; PE 0 decides it.
+	fol    *agree.Follower
+	dec    *agree.Decider
+	starts map[int]time.Time // iteration → when its exchange started here
 }
 
 func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
@@ -51,8 +62,19 @@ func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
 		return nil, err
 	}
 	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: map[int]bool{}}
-	e.m = bracket.NewPE[wenv](s.pe.ID(), bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}, func(n int) (bracket.Router, error) {
-		return route.New(sp.Router, n, sp.routeOptions())
+	opt := bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}
+	if sp.Tune {
+		if err := e.startTuning(); err != nil {
+			return nil, err
+		}
+		opt.Variant = e.fol.Value
+	}
+	e.m = bracket.NewPE[wenv](s.pe.ID(), opt, func(n, v int) (bracket.Router, error) {
+		o := sp.routeOptions()
+		if v > 0 { // a tuned ω (above n−1 it acts as n−1)
+			o.Omega = v
+		}
+		return route.New(sp.Router, n, o)
 	})
 	if s.pe.ID() == 0 {
 		e.root = bracket.NewRoot(s.pe.NumPEs())
@@ -214,6 +236,9 @@ func (e *e2m) multicast(o op) error {
 // apply carries out a machine's effects.
 func (e *e2m) apply(fx bracket.Effects[wenv]) {
 	s, ctx, st := e.s, e.s.ctx(), e.in.st
+	if e.fol != nil {
+		e.tuneStarts(fx)
+	}
 	for i := range fx.Packets {
 		pk := fx.Packets[i]
 		s.pe.Actor().Release(len(pk.Msgs))
@@ -246,6 +271,9 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 		st.optimized.Add(1)
 		st.exchanged(n)
 		st.dests.Store(int64(len(e.dests)))
+	}
+	if e.fol != nil {
+		e.tuneEffects(fx)
 	}
 	for _, err := range fx.Errors {
 		s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
@@ -351,6 +379,8 @@ func (e *e2m) control(m ctlMsg) error {
 		e.ctl = true
 		e.apply(e.m.Release(m.Release))
 		e.ctl = false
+	case m.Range != nil || m.Measure != nil || m.Need != nil:
+		return e.tuneControl(m)
 	}
 	return nil
 }

@@ -106,18 +106,22 @@ func (st *streamTuner) apply() {
 // capOf is the cap for the cap tuner's value (a base-2 logarithm).
 func (st *streamTuner) capOf(v float64) int { return max(1, int(math.Round(math.Exp2(v)))) }
 
-// Tuning is what a PE's tuners of a Streaming instance with Tune did: one
-// point per evaluation (a window of messages), the value in force and its
-// wall time per message in nanoseconds. Cap values are messages (tuned as
-// their base-2 logarithm); period values are microseconds;
-// Period is empty when the instance has no period.
+// Tuning is what a PE's tuners did. For a Streaming instance with Tune:
+// one point per evaluation (a window of messages), the value in force and
+// its wall time per message in nanoseconds. Cap values are messages (tuned
+// as their base-2 logarithm); period values are microseconds; Period is
+// empty when the instance has no period. For an EachToMany instance with
+// Tune, PE 0 (the decider) has Omega: one point per evaluation, the fan-out
+// ω in force and the mean over its measured iterations of the slowest
+// participant's exchange time, in nanoseconds.
 type Tuning struct {
-	PE          int
-	Cap, Period []tune.Point
+	PE                 int
+	Cap, Period, Omega []tune.Point
 }
 
 // Tuning returns, for each PE of this process that tunes the instance
-// (StreamOptions.Tune), the trajectory of its parameters, by PE.
+// (StreamOptions.Tune; for EachToManyOptions.Tune, PE 0 alone), the
+// trajectory of its parameters, by PE.
 func (in *Instance) Tuning() []Tuning {
 	if in.st == nil {
 		return nil
@@ -125,8 +129,8 @@ func (in *Instance) Tuning() []Tuning {
 	in.st.mu.Lock()
 	defer in.st.mu.Unlock()
 	var out []Tuning
-	for pe, tu := range in.st.tunings {
-		out = append(out, Tuning{PE: pe, Cap: append([]tune.Point(nil), tu.Cap...), Period: append([]tune.Point(nil), tu.Period...)})
+	for _, tu := range in.st.tunings {
+		out = append(out, tu.copy())
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].PE < out[j].PE })
 	return out
@@ -136,14 +140,7 @@ func (in *Instance) Tuning() []Tuning {
 func (s *Stats) tuned(pe int, capPt, periodPt *tune.Point) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.tunings == nil {
-		s.tunings = map[int]*Tuning{}
-	}
-	tu := s.tunings[pe]
-	if tu == nil {
-		tu = &Tuning{PE: pe}
-		s.tunings[pe] = tu
-	}
+	tu := s.tuningOf(pe)
 	if capPt != nil {
 		capPt.Eval = len(tu.Cap) + 1
 		tu.Cap = append(tu.Cap, *capPt)
@@ -154,6 +151,19 @@ func (s *Stats) tuned(pe int, capPt, periodPt *tune.Point) {
 	}
 }
 
+// tuningOf returns a PE's trajectories, made if need be (s.mu held).
+func (s *Stats) tuningOf(pe int) *Tuning {
+	if s.tunings == nil {
+		s.tunings = map[int]*Tuning{}
+	}
+	tu := s.tunings[pe]
+	if tu == nil {
+		tu = &Tuning{PE: pe}
+		s.tunings[pe] = tu
+	}
+	return tu
+}
+
 // tuning is a copy of a PE's trajectories.
 func (s *Stats) tuning(pe int) Tuning {
 	s.mu.Lock()
@@ -162,7 +172,12 @@ func (s *Stats) tuning(pe int) Tuning {
 	if tu == nil {
 		return Tuning{PE: pe}
 	}
-	return Tuning{PE: pe, Cap: append([]tune.Point(nil), tu.Cap...), Period: append([]tune.Point(nil), tu.Period...)}
+	return tu.copy()
+}
+
+func (tu *Tuning) copy() Tuning {
+	return Tuning{PE: tu.PE, Cap: append([]tune.Point(nil), tu.Cap...), Period: append([]tune.Point(nil), tu.Period...),
+		Omega: append([]tune.Point(nil), tu.Omega...)}
 }
 
 // Flush sends the calling PE's buffers of the comlib instance that a proxy

@@ -139,7 +139,9 @@ func run(test func() error, l *tune.Loop, b Body) (Stats, error) {
 type TunerOptions struct {
 	// Search is the tune.Tuner's: by default p starts at 0 (all
 	// communication before the computations) and the first vector is 1,
-	// as in the paper; Evals 4, MinStep 1/2.
+	// as in the paper; Evals 4, MinStep 1/2; and Jump 1.3, so that a jump
+	// of the whole time (more work per computation) is noticed at the
+	// first try that sees it (tune.Options.Jump).
 	Search tune.Options
 	// Fast tunes the step of a fast loop (E11) instead of a fixed p.
 	Fast bool
@@ -155,6 +157,9 @@ type Tuner struct {
 
 // NewTuner returns a Tuner, or the tune.Options error.
 func NewTuner(o TunerOptions) (*Tuner, error) {
+	if o.Search == (tune.Options{}) {
+		o.Search.Jump = 1.3
+	}
 	t, err := tune.New(o.Search)
 	if err != nil {
 		return nil, err

@@ -17,7 +17,7 @@ import (
 func TestC06_ExchangeWithOneParticipant(t *testing.T) {
 	for _, name := range route.Names() {
 		t.Run(name, func(t *testing.T) {
-			mk := func(n int) (Router, error) { return route.New(name, n, route.Options{}) }
+			mk := func(n, _ int) (Router, error) { return route.New(name, n, route.Options{}) }
 			done := make(chan []Msg[payload], 1)
 			errs := make(chan error, 1)
 			go func() {

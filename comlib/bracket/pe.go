@@ -95,6 +95,12 @@ type Effects[T any] struct {
 	Errors  []error     // broken restrictions (C07), to report and abort
 	// Exchanges lists the iterations whose exchange started (statistics).
 	Exchanges []int
+	// Finished lists the exchanges that ended here, with the variant of
+	// the router they ran with (Options.Variant).
+	Finished []Finished
+	// Wait lists iterations ready to exchange whose variant is not known
+	// here yet: they start on a later Resume.
+	Wait []int
 	// Ack, if not 0, is the step of a list to acknowledge to PE 0.
 	Ack int
 }
@@ -107,7 +113,15 @@ func (e *Effects[T]) merge(o Effects[T]) {
 	e.Reports = append(e.Reports, o.Reports...)
 	e.Errors = append(e.Errors, o.Errors...)
 	e.Exchanges = append(e.Exchanges, o.Exchanges...)
+	e.Finished = append(e.Finished, o.Finished...)
+	e.Wait = append(e.Wait, o.Wait...)
 	e.Ack = max(e.Ack, o.Ack)
+}
+
+// Finished is an exchange that ended on this PE: its iteration, the list
+// step and number of participants it ran with, and its router's variant.
+type Finished struct {
+	Iter, Step, Parts, Variant int
 }
 
 type status uint8
@@ -137,6 +151,7 @@ type iter[T any] struct {
 	rank    int
 	parts   []int
 	router  Router
+	variant int
 	stage   int
 	got     int         // packets of the current stage received
 	inbox   []Packet[T] // packets not consumed yet
@@ -150,6 +165,13 @@ type Options struct {
 	CountOnly bool
 	// Name, if set, names a source in error messages (keys are bytes).
 	Name func(Key) string
+	// Variant, if set, says which variant of the router an iteration's
+	// exchange runs with (a parameter tuned while the program runs, such as
+	// a fan-out), and whether it is known yet; every PE must answer the
+	// same for the same iteration (package comlib/agree sees to it). An
+	// iteration whose variant is not known waits (Effects.Wait) until a
+	// Resume finds it. Without Variant every exchange uses variant 0.
+	Variant func(iter int) (variant int, ok bool)
 }
 
 func (p *PE[T]) nm(k Key) string {
@@ -163,7 +185,8 @@ func (p *PE[T]) nm(k Key) string {
 type PE[T any] struct {
 	id        int
 	opt       Options
-	newRouter func(n int) (Router, error)
+	newRouter func(n, variant int) (Router, error)
+	variants  map[int]Router // routers of the current list, by variant
 
 	list    *List
 	known   map[Key]bool // the list's sources here
@@ -181,8 +204,9 @@ type PE[T any] struct {
 }
 
 // NewPE returns PE id's machine; newRouter makes the router over n
-// participants once a list is known.
-func NewPE[T any](id int, opt Options, newRouter func(n int) (Router, error)) *PE[T] {
+// participants once a list is known, for a variant (0 without
+// Options.Variant).
+func NewPE[T any](id int, opt Options, newRouter func(n, variant int) (Router, error)) *PE[T] {
 	return &PE[T]{id: id, opt: opt, newRouter: newRouter, rank: -1,
 		done: map[int]bool{}, iters: map[int]*iter[T]{}, elems: map[Key]Progress{}}
 }
@@ -407,7 +431,25 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 	if p.rank < 0 { // sources here that the list does not know: check says so
 		return
 	}
-	it.started, it.step, it.rank, it.parts, it.router = true, p.list.Step, p.rank, p.parts, p.router
+	r, v := p.router, 0
+	if p.opt.Variant != nil {
+		var ok bool
+		if v, ok = p.opt.Variant(it.n); !ok {
+			fx.Wait = append(fx.Wait, it.n)
+			return
+		}
+		if r = p.variants[v]; r == nil {
+			var err error
+			if r, err = p.newRouter(len(p.parts), v); err != nil {
+				// The list's default router still runs the exchange, but the
+				// PEs disagree now: say so, the job ends.
+				fx.Errors = append(fx.Errors, fmt.Errorf("router variant %d over %d PEs: %w", v, len(p.parts), err))
+				return
+			}
+			p.variants[v] = r
+		}
+	}
+	it.started, it.step, it.rank, it.parts, it.router, it.variant = true, p.list.Step, p.rank, p.parts, r, v
 	fx.Exchanges = append(fx.Exchanges, it.n)
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
@@ -478,6 +520,7 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 		it.got = 0
 		it.stage++
 		if it.stage >= it.router.Stages() { // ≥: a router may have no stage for one participant
+			fx.Finished = append(fx.Finished, Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
 			for _, m := range it.have {
 				p.out(m, fx) // every message should be here by now
 			}
@@ -570,12 +613,12 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 		}
 	}
 	p.parts = l.Participants()
-	p.rank, p.router = -1, nil
+	p.rank, p.router, p.variants = -1, nil, map[int]Router{}
 	if i := sort.SearchInts(p.parts, p.id); i < len(p.parts) && p.parts[i] == p.id {
 		p.rank = i
 	}
 	if len(p.parts) > 0 {
-		r, err := p.newRouter(len(p.parts))
+		r, err := p.newRouter(len(p.parts), 0)
 		if err != nil {
 			return fx, fmt.Errorf("router over %d PEs: %w", len(p.parts), err)
 		}
@@ -632,6 +675,25 @@ func (p *PE[T]) Release(step int) Effects[T] {
 			if it.status == open {
 				p.maybeStart(it, &fx)
 			}
+		}
+	}
+	return fx
+}
+
+// Resume starts the exchanges that waited for their variant (Effects.Wait),
+// once the Variant function knows more; it does nothing to the others.
+func (p *PE[T]) Resume() Effects[T] {
+	var fx Effects[T]
+	ns := make([]int, 0, len(p.iters))
+	for n, it := range p.iters {
+		if it.status == open && !it.started {
+			ns = append(ns, n)
+		}
+	}
+	sort.Ints(ns)
+	for _, n := range ns {
+		if it := p.iters[n]; it != nil {
+			p.maybeStart(it, &fx)
 		}
 	}
 	return fx

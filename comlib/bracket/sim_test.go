@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/comlib/agree"
 )
 
 // Routers for the tests (package route has the real ones): everything in
@@ -62,6 +64,10 @@ type wire struct {
 	list    *List
 	ack     int
 	release int
+	// The agreement on router variants (variant_test.go).
+	announce *agree.Range
+	ask      *int
+	measure  *agree.Report
 }
 
 type simSource struct {
@@ -72,7 +78,7 @@ type simSource struct {
 }
 
 type sim struct {
-	t        *testing.T
+	t        require.TestingT
 	rng      *rand.Rand
 	p, n     int
 	iters    int
@@ -86,6 +92,7 @@ type sim struct {
 	exch     map[int]int // exchanges started per iteration
 	lastMove int         // the last iteration before which a source moved
 	errs     []error
+	vary     *varSim // nil: no variants
 }
 
 func key(i int) Key { return Key(fmt.Sprintf("s%d", i)) }
@@ -95,7 +102,7 @@ func keyIndex(k Key) int {
 	return i
 }
 
-func newSim(t *testing.T, seed int64, p, n, iters int, mk func(int) (Router, error), opt Options) *sim {
+func newSim(t require.TestingT, seed int64, p, n, iters int, mk func(int, int) (Router, error), opt Options) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewSource(seed)), p: p, n: n, iters: iters, root: NewRoot(p),
 		chans: map[[2]int][]wire{}, received: map[payload]int{}, exch: map[int]int{}, lastMove: -1}
 	for i := 0; i < p; i++ {
@@ -139,6 +146,9 @@ func (s *sim) apply(pe int, fx Effects[payload]) {
 		s.exch[n]++
 	}
 	s.errs = append(s.errs, fx.Errors...)
+	if s.vary != nil {
+		s.vary.effects(pe, fx)
+	}
 }
 
 // arrive is the location manager: a message for a source that is not
@@ -185,6 +195,8 @@ func (s *sim) deliverWire(from, to int, w wire) {
 		}
 	case w.release != 0:
 		s.apply(to, s.pes[to].Release(w.release))
+	default:
+		s.vary.deliver(to, w)
 	}
 }
 
@@ -295,10 +307,10 @@ func (s *sim) check() {
 	require.False(s.t, rec)
 }
 
-func routers() map[string]func(int) (Router, error) {
-	return map[string]func(int) (Router, error){
-		"direct": func(n int) (Router, error) { return directRouter(n), nil },
-		"ring":   func(n int) (Router, error) { return ringRouter(n), nil },
+func routers() map[string]func(int, int) (Router, error) {
+	return map[string]func(int, int) (Router, error){
+		"direct": func(n, _ int) (Router, error) { return directRouter(n), nil },
+		"ring":   func(n, _ int) (Router, error) { return ringRouter(n), nil },
 	}
 }
 

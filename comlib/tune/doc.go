@@ -23,6 +23,10 @@
 //     at that length are worse, the anchor is scored again: its old score
 //     may be stale (the environment changed) or lucky (noise). If one of
 //     those two tries beats the new score, the search moves there at once.
+//     With Jump set, a single try scored that many times above the anchor
+//     triggers the re-scoring at once: the whole cost has moved.
+//   - Max, if set, bounds the domain above as Min does below (a fan-out
+//     cannot exceed the number of peers).
 //
 // The driving loop is three calls:
 //
@@ -66,5 +70,5 @@
 // evaluations), and from evaluation 61 the anchor stays within 2.2 % of the
 // optimum in 90 % of runs (E12). When the optimum moves from 6 to 19 the
 // anchor is back within 10 % of the new optimum after a median of 19
-// evaluations, 27 in 90 % of runs (E09).
+// evaluations, 27 in 90 % of runs (E09); 15 and 23 with Jump 1.3.
 package tune

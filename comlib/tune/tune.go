@@ -13,6 +13,10 @@ type Options struct {
 	// Min is the lower bound of the domain (inclusive); the paper's p is
 	// bounded by 0 (E08). Default 0.
 	Min float64
+	// Max, if not 0, is the upper bound of the domain (inclusive): a
+	// fan-out cannot exceed the number of peers. A try that would cross it
+	// gets a shorter vector, as at Min. Max − Min must be at least MinStep.
+	Max float64
 	// Start is the first value evaluated. Zero means Min.
 	Start float64
 	// Step is the length of the first exploration vector, which always
@@ -28,6 +32,14 @@ type Options struct {
 	// Evals is n, the number of evaluations averaged into one score
 	// (E07). Default 4.
 	Evals int
+	// Jump: a try whose score exceeds the anchor's by this factor makes
+	// the tuner score its anchor again at once, instead of after two
+	// worse tries at the shortest vector (E09): the whole cost has most
+	// likely moved (more work per iteration, a slower CPU), and every try
+	// measured against the stale score would look worse. 0 turns it off
+	// (the paper's search); 1.3 re-converged a moved optimum in a median
+	// of 15 evaluations instead of 19 in the seeded simulation.
+	Jump float64
 }
 
 func (o Options) withDefaults() Options {
@@ -56,7 +68,7 @@ func (o Options) validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"Min", o.Min}, {"Start", o.Start}, {"Step", o.Step}, {"MinStep", o.MinStep}, {"Grow", o.Grow}, {"Shrink", o.Shrink}} {
+	}{{"Min", o.Min}, {"Max", o.Max}, {"Jump", o.Jump}, {"Start", o.Start}, {"Step", o.Step}, {"MinStep", o.MinStep}, {"Grow", o.Grow}, {"Shrink", o.Shrink}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("tune: Options.%s is %v, want a finite number", f.name, f.v)
 		}
@@ -64,6 +76,8 @@ func (o Options) validate() error {
 	switch {
 	case o.Start < o.Min:
 		return fmt.Errorf("tune: Options.Start %v is below Options.Min %v", o.Start, o.Min)
+	case o.Max != 0 && o.Start > o.Max:
+		return fmt.Errorf("tune: Options.Start %v is above Options.Max %v", o.Start, o.Max)
 	case o.Step < 0:
 		return fmt.Errorf("tune: Options.Step %v is negative; the first vector always points right", o.Step)
 	case o.MinStep <= 0 || o.MinStep > o.Step:
@@ -74,6 +88,10 @@ func (o Options) validate() error {
 		return fmt.Errorf("tune: Options.Shrink %v is outside (0, 1)", o.Shrink)
 	case o.Evals < 1:
 		return fmt.Errorf("tune: Options.Evals %d must be at least 1", o.Evals)
+	case o.Jump < 0 || o.Jump > 0 && o.Jump <= 1:
+		return fmt.Errorf("tune: Options.Jump %v must exceed 1 (or be 0: off)", o.Jump)
+	case o.Max != 0 && o.Max-o.Min < o.MinStep:
+		return fmt.Errorf("tune: Options.Max %v leaves less than MinStep %v above Min %v: nothing to search", o.Max, o.MinStep, o.Min)
 	}
 	return nil
 }
@@ -100,6 +118,7 @@ type Tuner struct {
 	sum      float64
 	k        int
 	rejects  int      // consecutive worse tries
+	jumped   bool     // the last try was far worse: re-score the anchor next
 	refresh  bool     // cur is the anchor being re-scored
 	tried    [2]Point // the last two worse tries (Value, Cost=score), newest first
 	updates  int
@@ -181,6 +200,12 @@ func (t *Tuner) Observe(cost float64) error {
 		}
 		t.rejects++
 		t.tried[1], t.tried[0] = t.tried[0], Point{Value: t.cur, Cost: score}
+		if t.o.Jump > 0 && score > t.s*t.o.Jump {
+			// Only this try is known to be measured on the new ground: the
+			// one before it may carry a stale, lower score.
+			t.jumped = true
+			t.tried[1] = Point{Cost: math.Inf(1)}
+		}
 	}
 	t.next()
 	return nil
@@ -192,7 +217,9 @@ func (t *Tuner) next() {
 	// Two worse tries in a row at the shortest vector mean the anchor is
 	// boxed in — or its score is stale or was lucky. Score it again, so a
 	// change of environment is noticed (E09) and noise cannot pin the search.
-	if t.rejects >= 2 && t.lastTryV <= t.o.MinStep {
+	// A try far worse than the anchor (Jump) says the same at once.
+	if t.jumped || t.rejects >= 2 && t.lastTryV <= t.o.MinStep {
+		t.jumped = false
 		t.cur, t.refresh = t.x, true
 	} else {
 		t.bound()
@@ -204,23 +231,45 @@ func (t *Tuner) next() {
 	}
 }
 
-// bound keeps the next try inside [Min, ∞) (E08): a vector that would cross
-// the bound is halved until it fits; with no room for even MinStep on the
-// left, it turns right.
+// bound keeps the next try inside [Min, ∞) (E08), or [Min, Max]: a vector
+// that would cross a bound is halved until it fits; with no room for even
+// MinStep on that side, it turns round.
 func (t *Tuner) bound() {
-	if t.x+t.v >= t.o.Min {
+	if t.x+t.v < t.o.Min {
+		room := t.x - t.o.Min
+		if room < t.o.MinStep {
+			t.v = math.Abs(t.v)
+		} else {
+			l := -t.v
+			for l > room {
+				l *= t.o.Shrink
+			}
+			t.v = -math.Max(l, t.o.MinStep)
+		}
+	}
+	if t.o.Max == 0 || t.x+t.v <= t.o.Max {
 		return
 	}
-	room := t.x - t.o.Min
+	room := t.o.Max - t.x
 	if room < t.o.MinStep {
-		t.v = math.Abs(t.v)
+		// Turn left, and fit the vector into the room there as at Min
+		// (Max − Min ≥ MinStep leaves some).
+		left := t.x - t.o.Min
+		l := math.Abs(t.v)
+		for l > left {
+			l *= t.o.Shrink
+		}
+		t.v = -math.Min(math.Max(l, t.o.MinStep), left)
 		return
 	}
-	l := -t.v
+	l := t.v
 	for l > room {
 		l *= t.o.Shrink
 	}
-	t.v = -math.Max(l, t.o.MinStep)
+	t.v = math.Max(l, t.o.MinStep)
+	if t.x+t.v > t.o.Max {
+		t.v = room
+	}
 }
 
 // WriteCSV writes a trajectory as CSV with the header eval,value,cost, for

@@ -122,6 +122,58 @@ func TestE08_BoundShrinksVector(t *testing.T) {
 	}, got)
 }
 
+// TestE08_UpperBound: with Max set (a fan-out bounded by the number of
+// peers) no try crosses it either: a vector that would is shortened to fit,
+// and with no room left on the right it turns left.
+func TestE08_UpperBound(t *testing.T) {
+	tu, err := New(Options{Min: 1, Max: 5, Start: 2, Step: 1, MinStep: 1, Evals: 1})
+	require.NoError(t, err)
+	got := drive(t, tu, func(p float64) float64 { return 10 - p }, 6, 1)
+	require.Equal(t, []step{
+		{2, 1},  // first vector rightwards
+		{3, 2},  // better: grow
+		{5, -4}, // better: grown to 4, no room right of 5: turned left
+		{1, -2}, // worse: reversed and halved to 2, no room: turned left again
+		{3, -1}, // worse: the same, at half the length
+		{4, 1},  // worse at the shortest length: the anchor 5 is scored again next
+	}, got)
+	for seed := 0; seed < 200; seed++ { // any costs: every try stays in [1, 5]
+		tu, err := New(Options{Min: 1, Max: 5, Start: 3, Step: 1, MinStep: 1, Evals: 1})
+		require.NoError(t, err)
+		x := uint32(seed*2654435761 + 1)
+		for i := 0; i < 60; i++ {
+			v := tu.Value()
+			require.True(t, v >= 1 && v <= 5, "seed %d: try %v outside [1, 5]", seed, v)
+			x ^= x << 13
+			x ^= x >> 17
+			x ^= x << 5
+			require.NoError(t, tu.Observe(float64(x%1000)))
+		}
+	}
+}
+
+// TestE09_JumpRescoresAtOnce: with Jump, one try scored far above the
+// anchor (the whole cost tripled) sends the search back to the anchor at
+// once, where the paper's rule waits for two worse tries at the shortest
+// vector; the fresh score replaces the stale one.
+func TestE09_JumpRescoresAtOnce(t *testing.T) {
+	for _, jump := range []float64{0, 1.5} {
+		tu, err := New(Options{Start: 10, Step: 1, MinStep: 1, Evals: 1, Jump: jump})
+		require.NoError(t, err)
+		require.NoError(t, tu.Observe(1)) // the anchor 10, scored 1
+		require.Equal(t, 11.0, tu.Value())
+		require.NoError(t, tu.Observe(3)) // the ground moved: 3 > 1.5·1
+		if jump == 0 {
+			require.Equal(t, 9.0, tu.Value(), "the paper's rule: reverse and try the other side")
+			continue
+		}
+		require.Equal(t, 10.0, tu.Value(), "Jump: the anchor is scored again")
+		require.NoError(t, tu.Observe(2.5))
+		_, s, _ := tu.Best()
+		require.Equal(t, 2.5, s, "the fresh score replaces the stale one")
+	}
+}
+
 func TestNewRejectsBadOptions(t *testing.T) {
 	for _, tc := range []struct {
 		o    Options
@@ -136,6 +188,10 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{Options{Evals: -2}, "Evals"},
 		{Options{Min: math.NaN()}, "Min"},
 		{Options{Step: math.Inf(1)}, "Step"},
+		{Options{Min: 1, Max: 4, Start: 5}, "Start"},
+		{Options{Min: 1, Max: 1.5, Step: 1, MinStep: 1}, "Max"},
+		{Options{Jump: 0.9}, "Jump"},
+		{Options{Jump: -1}, "Jump"},
 	} {
 		_, err := New(tc.o)
 		require.Error(t, err, "%+v", tc.o)

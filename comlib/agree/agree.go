@@ -1,0 +1,315 @@
+package agree
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/charmgo/charm/comlib/tune"
+)
+
+// Range gives the segments From..To (inclusive) the value Value.
+type Range struct{ From, To, Value int }
+
+// Segment is the segment of iteration n: ⌊n/length⌋ (iterations may be
+// negative).
+func Segment(n, length int) int {
+	s := n / length
+	if n%length != 0 && n < 0 {
+		s--
+	}
+	return s
+}
+
+// plan is a set of non-overlapping ranges, sorted.
+type plan []Range
+
+func (p plan) find(seg int) (Range, bool) {
+	i := sort.Search(len(p), func(i int) bool { return p[i].To >= seg })
+	if i < len(p) && p[i].From <= seg {
+		return p[i], true
+	}
+	return Range{}, false
+}
+
+// add merges r into the plan; a segment already given another value is an
+// error.
+func (p *plan) add(r Range) error {
+	if r.To < r.From {
+		return fmt.Errorf("agree: range of segments %d..%d is empty", r.From, r.To)
+	}
+	for _, q := range *p {
+		if q.From <= r.To && r.From <= q.To && q.Value != r.Value {
+			lo, hi := max(q.From, r.From), min(q.To, r.To)
+			return fmt.Errorf("agree: segments %d..%d were given value %d and now %d", lo, hi, q.Value, r.Value)
+		}
+	}
+	// Cut what is new out of r, then insert and merge neighbours.
+	out := append(plan(nil), *p...)
+	out = append(out, r)
+	sort.Slice(out, func(i, j int) bool { return out[i].From < out[j].From })
+	merged := out[:0]
+	for _, q := range out {
+		if n := len(merged); n > 0 && merged[n-1].Value == q.Value && q.From <= merged[n-1].To+1 {
+			merged[n-1].To = max(merged[n-1].To, q.To)
+			continue
+		}
+		merged = append(merged, q)
+	}
+	*p = merged
+	return nil
+}
+
+// Follower is one PE's copy of the plan.
+type Follower struct {
+	length int
+	plan   plan
+	asked  map[int]bool
+}
+
+// NewFollower returns a Follower for segments of length iterations
+// (length < 1 counts as 1).
+func NewFollower(length int) *Follower {
+	return &Follower{length: max(length, 1), asked: map[int]bool{}}
+}
+
+// Value is the value of iteration n, and whether it is known here yet.
+func (f *Follower) Value(n int) (int, bool) {
+	r, ok := f.plan.find(Segment(n, f.length))
+	return r.Value, ok
+}
+
+// Need is called for an iteration n whose value is not known: it returns
+// n's segment, and ask is true the first time, when the PE should send the
+// Decider a Request for it.
+func (f *Follower) Need(n int) (seg int, ask bool) {
+	seg = Segment(n, f.length)
+	if _, ok := f.plan.find(seg); ok || f.asked[seg] {
+		return seg, false
+	}
+	f.asked[seg] = true
+	return seg, true
+}
+
+// Take stores a range announced by the Decider. A range that gives a known
+// segment another value is an error, and changes nothing.
+func (f *Follower) Take(r Range) error {
+	if err := f.plan.add(r); err != nil {
+		return err
+	}
+	for seg := range f.asked {
+		if seg >= r.From && seg <= r.To {
+			delete(f.asked, seg)
+		}
+	}
+	return nil
+}
+
+// Options configure a Decider. The value is an integer in [Min, Max].
+type Options struct {
+	Min, Max int
+	// Start is the first value (it must lie in [Min, Max]).
+	Start int
+	// Length is the number of iterations per segment (default 8).
+	Length int
+	// Lead is how many iterations at the end of a segment the Decider does
+	// not wait for before it announces the next one (default ⌈Length/4⌉,
+	// at most Length−1). 0 makes every PE wait at each segment for the
+	// last iteration's measure: slow, but the hardest case for the
+	// protocol.
+	Lead int
+	// Evals is the number of segments the tuner averages into one score
+	// (default 1: each segment's score is already the mean of its
+	// Length−Lead measured iterations, E07).
+	Evals int
+	// Fixed turns tuning off: Start holds for every iteration.
+	Fixed bool
+}
+
+// Report is what a PE says when its part of iteration Iter ends: the value
+// it used, and the cost it measured. Step names the list of participants
+// the iteration ran with (an iteration is measured once Parts reports of
+// the same step are in).
+type Report struct {
+	PE, Iter, Step, Parts, Value int
+	Cost                         float64
+}
+
+type gather struct {
+	step, parts, value int
+	pes                map[int]bool
+	cost               float64
+}
+
+// Decider is the PE that gives every segment its value.
+type Decider struct {
+	o       Options
+	tuner   *tune.Tuner // nil when there is nothing to tune
+	plan    plan
+	started bool
+	lo, hi  int // segments announced: lo..hi, without gaps
+	cur     int // the value under evaluation (in force from evalFrom)
+	from    int // the first segment of the current evaluation
+	sum     float64
+	count   int
+	gathers map[int]*gather
+	newest  int // the newest iteration measured
+	traj    []tune.Point
+	// The last iteration measured, and the value each PE reported for it.
+	usedIter int
+	used     map[int]int
+}
+
+// NewDecider returns the Decider, or an error naming the option that is
+// out of range.
+func NewDecider(o Options) (*Decider, error) {
+	if o.Length == 0 {
+		o.Length = 8
+	}
+	if o.Lead == 0 && o.Length > 1 {
+		o.Lead = min((o.Length+3)/4, o.Length-1)
+	}
+	if o.Evals == 0 {
+		o.Evals = 1
+	}
+	switch {
+	case o.Length < 1:
+		return nil, fmt.Errorf("agree: Options.Length %d, want at least 1 iteration per segment", o.Length)
+	case o.Lead < 0 || o.Lead >= o.Length:
+		return nil, fmt.Errorf("agree: Options.Lead %d outside 0..Length−1 (%d)", o.Lead, o.Length-1)
+	case o.Min > o.Max:
+		return nil, fmt.Errorf("agree: Options.Min %d above Options.Max %d", o.Min, o.Max)
+	case o.Start < o.Min || o.Start > o.Max:
+		return nil, fmt.Errorf("agree: Options.Start %d outside [Min %d, Max %d]", o.Start, o.Min, o.Max)
+	}
+	d := &Decider{o: o, cur: o.Start, gathers: map[int]*gather{}}
+	if !o.Fixed && o.Max > o.Min {
+		t, err := tune.New(tune.Options{Min: float64(o.Min), Max: float64(o.Max), Start: float64(o.Start), Step: 1, MinStep: 1, Evals: o.Evals})
+		if err != nil {
+			return nil, fmt.Errorf("agree: %w", err)
+		}
+		d.tuner = t
+	}
+	return d, nil
+}
+
+// Length is the number of iterations per segment (Followers need it).
+func (d *Decider) Length() int { return d.o.Length }
+
+// Value is the value of iteration n, if it has been announced.
+func (d *Decider) Value(n int) (int, bool) {
+	r, ok := d.plan.find(Segment(n, d.o.Length))
+	return r.Value, ok
+}
+
+// Trajectory returns one point per evaluation: the value and its mean cost.
+func (d *Decider) Trajectory() []tune.Point { return append([]tune.Point(nil), d.traj...) }
+
+// Used returns the values the PEs reported for iteration n (PE → value)
+// if n is the iteration measured last, else nil.
+func (d *Decider) Used(n int) map[int]int {
+	if d.used == nil || n != d.usedIter {
+		return nil
+	}
+	return d.used
+}
+
+func (d *Decider) announce(r Range) Range {
+	if err := d.plan.add(r); err != nil {
+		panic(err) // the Decider only announces segments it has not given a value
+	}
+	if !d.started {
+		d.started, d.lo, d.hi = true, r.From, r.To
+	}
+	d.lo, d.hi = min(d.lo, r.From), max(d.hi, r.To)
+	return r
+}
+
+// Request answers a PE that needs segment seg: the range that covers it,
+// announced now if it was not (with the value in force).
+func (d *Decider) Request(seg int) []Range {
+	switch {
+	case !d.started:
+		d.from = seg
+		if d.tuner == nil { // one value forever: one announcement
+			return []Range{d.announce(Range{From: seg, To: math.MaxInt, Value: d.cur})}
+		}
+		return []Range{d.announce(Range{From: seg, To: seg, Value: d.cur})}
+	case seg > d.hi:
+		return []Range{d.announce(Range{From: d.hi + 1, To: seg, Value: d.cur})}
+	case seg < d.lo:
+		// An iteration older than any announced (iterations may start
+		// anywhere): give it the first value, so that lo..hi stays whole.
+		first := d.plan[0].Value
+		return []Range{d.announce(Range{From: seg, To: d.lo - 1, Value: first})}
+	}
+	r, _ := d.plan.find(seg)
+	return []Range{r} // announced already: the answer is on its way; this copy is harmless
+}
+
+// Report takes a PE's report. Once the iteration is measured it may close
+// an evaluation and announce the next segment's value. A report of a value
+// other than the one announced for its iteration is an error.
+func (d *Decider) Report(r Report) ([]Range, error) {
+	want, ok := d.Value(r.Iter)
+	if !ok {
+		return nil, fmt.Errorf("agree: PE %d ran iteration %d with value %d before any value was announced for it", r.PE, r.Iter, r.Value)
+	}
+	if r.Value != want {
+		return nil, fmt.Errorf("agree: PE %d ran iteration %d with value %d; the value announced for it is %d", r.PE, r.Iter, r.Value, want)
+	}
+	if math.IsNaN(r.Cost) || math.IsInf(r.Cost, 0) || r.Cost < 0 {
+		return nil, fmt.Errorf("agree: PE %d reported cost %v for iteration %d, want a finite non-negative number", r.PE, r.Cost, r.Iter)
+	}
+	g := d.gathers[r.Iter]
+	switch {
+	case g == nil || r.Step > g.step:
+		g = &gather{step: r.Step, parts: r.Parts, value: r.Value, pes: map[int]bool{}}
+		d.gathers[r.Iter] = g
+	case r.Step < g.step:
+		return nil, nil // from an exchange the list replaced
+	}
+	if r.Parts != g.parts {
+		return nil, fmt.Errorf("agree: PE %d ran iteration %d among %d participants, another PE among %d (step %d)", r.PE, r.Iter, r.Parts, g.parts, r.Step)
+	}
+	if g.pes[r.PE] {
+		return nil, fmt.Errorf("agree: PE %d reported iteration %d twice", r.PE, r.Iter)
+	}
+	g.pes[r.PE] = true
+	g.cost = math.Max(g.cost, r.Cost)
+	if len(g.pes) < g.parts {
+		return nil, nil
+	}
+	delete(d.gathers, r.Iter)
+	used := make(map[int]int, len(g.pes))
+	for pe := range g.pes {
+		used[pe] = g.value
+	}
+	d.usedIter, d.used = r.Iter, used
+	d.newest = max(d.newest, r.Iter)
+	for n := range d.gathers { // iterations an error interrupted never complete
+		if n < d.newest-64*d.o.Length {
+			delete(d.gathers, n)
+		}
+	}
+	return d.measured(r.Iter, g.cost), nil
+}
+
+// measured takes the cost of a whole iteration.
+func (d *Decider) measured(n int, cost float64) []Range {
+	if d.tuner == nil || Segment(n, d.o.Length) < d.from {
+		return nil // fixed, or run with an older value
+	}
+	d.sum += cost
+	d.count++
+	if d.count < d.o.Length-d.o.Lead {
+		return nil
+	}
+	mean := d.sum / float64(d.count)
+	d.sum, d.count = 0, 0
+	d.traj = append(d.traj, tune.Point{Eval: len(d.traj) + 1, Value: float64(d.cur), Cost: mean})
+	_ = d.tuner.Observe(mean) // mean is finite and non-negative: checked above
+	d.cur = min(max(int(math.Round(d.tuner.Value())), d.o.Min), d.o.Max)
+	d.from = d.hi + 1
+	return []Range{d.announce(Range{From: d.from, To: d.from, Value: d.cur})}
+}

@@ -1,0 +1,317 @@
+package agree
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestSegment(t *testing.T) {
+	for _, c := range []struct{ n, length, want int }{
+		{0, 3, 0}, {2, 3, 0}, {3, 3, 1}, {-1, 3, -1}, {-3, 3, -1}, {-4, 3, -2}, {7, 1, 7},
+	} {
+		require.Equal(t, c.want, Segment(c.n, c.length), "Segment(%d, %d)", c.n, c.length)
+	}
+}
+
+func TestFollowerTakesRangesAndAsksOnce(t *testing.T) {
+	f := NewFollower(3)
+	_, ok := f.Value(4)
+	require.False(t, ok)
+	seg, ask := f.Need(4)
+	require.Equal(t, 1, seg)
+	require.True(t, ask, "the first time: ask the decider")
+	_, ask = f.Need(5)
+	require.False(t, ask, "the same segment: asked already")
+	require.NoError(t, f.Take(Range{From: 1, To: 2, Value: 4}))
+	v, ok := f.Value(5)
+	require.True(t, ok)
+	require.Equal(t, 4, v)
+	v, ok = f.Value(8)
+	require.True(t, ok)
+	require.Equal(t, 4, v)
+	_, ok = f.Value(9)
+	require.False(t, ok)
+	require.NoError(t, f.Take(Range{From: 2, To: 2, Value: 4}), "a copy of a known range is harmless")
+	err := f.Take(Range{From: 2, To: 3, Value: 5})
+	require.ErrorContains(t, err, "segments 2..2 were given value 4 and now 5")
+	_, ok = f.Value(9)
+	require.False(t, ok, "a refused range changes nothing")
+	require.NoError(t, f.Take(Range{From: 0, To: 0, Value: 4}))
+	require.Equal(t, plan{{0, 2, 4}}, f.plan, "neighbours with one value merge")
+	require.Error(t, f.Take(Range{From: 3, To: 2, Value: 1}), "an empty range")
+}
+
+func TestNewDeciderRejectsBadOptions(t *testing.T) {
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Min: 1, Max: 3, Start: 0}, "Options.Start 0"},
+		{Options{Min: 4, Max: 3, Start: 4}, "Options.Min 4 above"},
+		{Options{Min: 1, Max: 3, Start: 1, Length: -1}, "Options.Length -1"},
+		{Options{Min: 1, Max: 3, Start: 1, Length: 2, Lead: 2}, "Options.Lead 2"},
+	} {
+		_, err := NewDecider(c.o)
+		require.ErrorContains(t, err, c.want)
+	}
+}
+
+// report sends every participant's report of iteration n at cost c.
+func reportAll(t *testing.T, d *Decider, n, parts, value int, c float64) []Range {
+	t.Helper()
+	var out []Range
+	for pe := 0; pe < parts; pe++ {
+		rs, err := d.Report(Report{PE: pe, Iter: n, Step: 1, Parts: parts, Value: value, Cost: c + float64(pe)})
+		require.NoError(t, err)
+		out = append(out, rs...)
+	}
+	return out
+}
+
+// TestDeciderAnnouncesAfterMeasuring: the first request starts the plan;
+// once Length−Lead iterations of the value under evaluation are measured
+// (every participant reported; the cost is the slowest), the next segment
+// is announced with the tuner's next value; requests for segments not yet
+// announced extend the value in force.
+func TestDeciderAnnouncesAfterMeasuring(t *testing.T) {
+	d, err := NewDecider(Options{Min: 1, Max: 7, Start: 2, Length: 3, Lead: 1, Evals: 1})
+	require.NoError(t, err)
+	require.Equal(t, []Range{{0, 0, 2}}, d.Request(0))
+	require.Equal(t, []Range{{0, 0, 2}}, d.Request(0), "asked again: the same answer")
+	require.Empty(t, reportAll(t, d, 0, 4, 2, 100))
+	require.Equal(t, []Range{{1, 1, 3}}, reportAll(t, d, 1, 4, 2, 100), "two measured: the tuner tries 3 from segment 1")
+	require.Equal(t, []tune1{{2, 103}}, points(d))
+	require.Equal(t, map[int]int{0: 2, 1: 2, 2: 2, 3: 2}, d.Used(1))
+	// Iteration 2 (segment 0, value 2) is measured late: not counted for 3.
+	require.Empty(t, reportAll(t, d, 2, 4, 2, 500))
+	// A PE reaches segment 3 before segment 1 is measured: 2 and 3 get 3.
+	require.Equal(t, []Range{{2, 3, 3}}, d.Request(3))
+	require.Empty(t, reportAll(t, d, 3, 4, 3, 50))
+	require.Equal(t, []Range{{4, 4, 5}}, reportAll(t, d, 6, 4, 3, 50), "3 was better: the vector grows")
+	require.Equal(t, []Range{{-2, -1, 2}}, d.Request(-2), "an older segment gets the first value")
+	v, ok := d.Value(-5)
+	require.True(t, ok)
+	require.Equal(t, 2, v)
+}
+
+type tune1 struct{ value, cost float64 }
+
+func points(d *Decider) []tune1 {
+	var out []tune1
+	for _, p := range d.Trajectory() {
+		out = append(out, tune1{p.Value, p.Cost})
+	}
+	return out
+}
+
+func TestDeciderRefusesBrokenReports(t *testing.T) {
+	d, err := NewDecider(Options{Min: 1, Max: 7, Start: 2})
+	require.NoError(t, err)
+	_, err = d.Report(Report{PE: 3, Iter: 0, Parts: 2, Value: 2, Cost: 1})
+	require.ErrorContains(t, err, "PE 3 ran iteration 0 with value 2 before any value was announced")
+	d.Request(0)
+	_, err = d.Report(Report{PE: 3, Iter: 1, Parts: 2, Value: 4, Cost: 1})
+	require.ErrorContains(t, err, "PE 3 ran iteration 1 with value 4; the value announced for it is 2")
+	_, err = d.Report(Report{PE: 3, Iter: 1, Parts: 2, Value: 2, Cost: math.NaN()})
+	require.ErrorContains(t, err, "cost NaN")
+	_, err = d.Report(Report{PE: 3, Iter: 1, Step: 2, Parts: 3, Value: 2, Cost: 1})
+	require.NoError(t, err)
+	_, err = d.Report(Report{PE: 3, Iter: 1, Step: 2, Parts: 3, Value: 2, Cost: 1})
+	require.ErrorContains(t, err, "PE 3 reported iteration 1 twice")
+	_, err = d.Report(Report{PE: 1, Iter: 1, Step: 2, Parts: 2, Value: 2, Cost: 1})
+	require.ErrorContains(t, err, "among 2 participants, another PE among 3")
+	rs, err := d.Report(Report{PE: 1, Iter: 1, Step: 1, Parts: 2, Value: 2, Cost: 1})
+	require.NoError(t, err, "a report of an older step is stale")
+	require.Empty(t, rs)
+}
+
+// TestDeciderFixed: with nothing to tune (Fixed, or Min = Max) one range
+// covers every segment from the first asked.
+func TestDeciderFixed(t *testing.T) {
+	for _, o := range []Options{{Min: 1, Max: 5, Start: 3, Fixed: true, Length: 3}, {Min: 1, Max: 1, Start: 1, Length: 3}} {
+		d, err := NewDecider(o)
+		require.NoError(t, err)
+		require.Equal(t, []Range{{5, math.MaxInt, o.Start}}, d.Request(5))
+		require.Empty(t, reportAll(t, d, 15, 3, o.Start, 1))
+		require.Empty(t, reportAll(t, d, 16, 3, o.Start, 1))
+		require.Empty(t, d.Trajectory())
+		require.Equal(t, []Range{{4, 4, o.Start}}, d.Request(4))
+	}
+}
+
+// agreeSim plays PEs that run iterations one after another, each only
+// with a value it knows, and a Decider; every message — ranges, requests,
+// reports — is delivered in a random order (not even FIFO per pair).
+type agreeSim struct {
+	t      *testing.T
+	rng    *rand.Rand
+	d      *Decider
+	fs     []*Follower
+	next   []int         // the iteration each PE runs next
+	ran    []map[int]int // PE → iteration → value used
+	inbox  []func()      // messages in flight
+	asleep []bool        // waiting for a range
+	waits  int
+	broken bool // PEs use a value of their own when they do not know it (the negative control)
+}
+
+func (s *agreeSim) run(iters int) error {
+	for guard := 0; guard < 1_000_000; guard++ {
+		var ready []int
+		for pe, n := range s.next {
+			// A PE may run n only once every PE has run n−1 (the exchange
+			// needs them all), and at most one iteration ahead.
+			ok := n < iters && !s.asleep[pe]
+			for _, m := range s.next {
+				ok = ok && m >= n
+			}
+			if ok {
+				ready = append(ready, pe)
+			}
+		}
+		if len(ready) == 0 && len(s.inbox) == 0 {
+			for pe, n := range s.next {
+				if n < iters {
+					return fmt.Errorf("PE %d waits at iteration %d with nothing in flight", pe, n)
+				}
+			}
+			return nil
+		}
+		if len(ready) > 0 && (len(s.inbox) == 0 || s.rng.Intn(2) == 0) {
+			s.step(ready[s.rng.Intn(len(ready))])
+			continue
+		}
+		i := s.rng.Intn(len(s.inbox))
+		m := s.inbox[i]
+		s.inbox = append(s.inbox[:i], s.inbox[i+1:]...)
+		m()
+	}
+	return fmt.Errorf("the simulation does not end")
+}
+
+func (s *agreeSim) step(pe int) {
+	n := s.next[pe]
+	v, ok := s.fs[pe].Value(n)
+	if !ok && s.broken {
+		v, ok = 1+pe%2, true
+	}
+	if !ok {
+		s.waits++
+		if seg, ask := s.fs[pe].Need(n); ask {
+			s.inbox = append(s.inbox, func() { s.broadcast(s.d.Request(seg)) })
+		}
+		s.asleep[pe] = true // until a range comes
+		return
+	}
+	s.ran[pe][n] = v
+	s.next[pe]++
+	cost := float64(1+abs(v-4)) * (1 + 0.2*s.rng.Float64())
+	r := Report{PE: pe, Iter: n, Step: 1, Parts: len(s.fs), Value: v, Cost: cost}
+	s.inbox = append(s.inbox, func() {
+		rs, err := s.d.Report(r)
+		if s.broken && err != nil {
+			return
+		}
+		require.NoError(s.t, err)
+		s.broadcast(rs)
+	})
+}
+
+func (s *agreeSim) broadcast(rs []Range) {
+	for _, r := range rs {
+		for pe := range s.fs {
+			r, pe := r, pe
+			s.inbox = append(s.inbox, func() {
+				require.NoError(s.t, s.fs[pe].Take(r))
+				s.asleep[pe] = false
+			})
+		}
+	}
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func newAgreeSim(t *testing.T, seed int64, pes int, o Options) *agreeSim {
+	d, err := NewDecider(o)
+	require.NoError(t, err)
+	s := &agreeSim{t: t, rng: rand.New(rand.NewSource(seed)), d: d, next: make([]int, pes), asleep: make([]bool, pes)}
+	for pe := 0; pe < pes; pe++ {
+		s.fs = append(s.fs, NewFollower(d.Length()))
+		s.ran = append(s.ran, map[int]int{})
+	}
+	return s
+}
+
+// TestAgreementUnderAnyOrder: whatever order the messages take, every PE
+// runs every iteration with the value the Decider announced for it, no PE
+// is left waiting, the value changes as the tuner explores, and PEs do
+// wait when the announcement is late (Lead 0 makes it late every time).
+func TestAgreementUnderAnyOrder(t *testing.T) {
+	const iters = 60
+	for _, o := range []Options{
+		{Min: 1, Max: 7, Start: 2},
+		{Min: 1, Max: 7, Start: 2, Length: 1, Lead: 0},
+		{Min: 1, Max: 3, Start: 3, Length: 4, Lead: 3, Evals: 4},
+	} {
+		waits := 0
+		for seed := int64(1); seed <= 30; seed++ {
+			t.Run(fmt.Sprintf("len%d/lead%d/seed%d", o.Length, o.Lead, seed), func(t *testing.T) {
+				s := newAgreeSim(t, seed, 5, o)
+				require.NoError(t, s.run(iters))
+				seen := map[int]bool{}
+				for n := 0; n < iters; n++ {
+					want, ok := s.d.Value(n)
+					require.True(t, ok)
+					seen[want] = true
+					for pe := range s.fs {
+						require.Equal(t, want, s.ran[pe][n], "PE %d, iteration %d", pe, n)
+					}
+				}
+				require.GreaterOrEqual(t, len(seen), 2, "the value changes")
+				waits += s.waits
+			})
+		}
+		require.Positive(t, waits, "some PE waited for an announcement (%+v)", o)
+	}
+}
+
+// TestAgreementNegativeControl: PEs that pick a value of their own when
+// they do not know one disagree, and the check above sees it.
+func TestAgreementNegativeControl(t *testing.T) {
+	s := newAgreeSim(t, 1, 5, Options{Min: 1, Max: 7, Start: 2, Length: 1, Lead: 0})
+	s.broken = true
+	require.NoError(t, s.run(30))
+	differ := 0
+	for n := 0; n < 30; n++ {
+		for pe := 1; pe < len(s.fs); pe++ {
+			if s.ran[pe][n] != s.ran[0][n] {
+				differ++
+				break
+			}
+		}
+	}
+	require.Positive(t, differ, "without waiting, PEs run iterations with different values")
+}
+
+// TestDeciderDefaults: segments of 8 iterations, the next announced once
+// the first 6 of one are measured (a lead of 2), one segment per score.
+func TestDeciderDefaults(t *testing.T) {
+	d, err := NewDecider(Options{Min: 1, Max: 7, Start: 2})
+	require.NoError(t, err)
+	require.Equal(t, 8, d.Length())
+	require.Equal(t, []Range{{0, 0, 2}}, d.Request(0))
+	for n := 0; n < 5; n++ {
+		require.Empty(t, reportAll(t, d, n, 2, 2, 10), "iteration %d", n)
+	}
+	require.Equal(t, []Range{{1, 1, 3}}, reportAll(t, d, 5, 2, 2, 10), "the sixth measured iteration closes the score")
+	require.Len(t, d.Trajectory(), 1)
+}

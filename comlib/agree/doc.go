@@ -1,0 +1,53 @@
+// Package agree lets one PE choose, while a program runs, a parameter that
+// every PE must use with the same value in the same iteration — the fan-out
+// ω of a group-shuffle exchange, which pairs PEs stage by stage and hangs or
+// loses messages if two PEs disagree on it. It is pure: no clocks, no
+// messages; the runtime carries its values between PEs.
+//
+// # The plan
+//
+// Iterations are cut into segments of Length iterations (segment ⌊n/Length⌋).
+// One Decider (PE 0) gives each segment a value, once, and announces it as a
+// Range of segments; every PE keeps a Follower that stores the ranges it
+// has received. A PE about to run iteration n asks its Follower for the
+// value of n's segment:
+//
+//   - known: it runs n with that value;
+//   - not known: it waits, and sends the Decider one Request for that
+//     segment. The Decider answers every request at once (extending the
+//     value in force), so a waiting PE is never left waiting.
+//
+// Every segment gets one value, decided once by one PE, so for every n all
+// PEs that run n use the same value whatever the order in which ranges,
+// requests and iterations interleave — across migrations and recoveries
+// too, because the value depends on n alone, not on which PEs take part.
+// A Follower refuses a range that contradicts one it has (a broken
+// decider), and the Decider refuses a report of an iteration run with a
+// value it did not announce (a broken follower): both are errors that end
+// the job rather than let it hang.
+//
+// # Tuning
+//
+// Each PE reports, when its part of an iteration n ends, the value it used
+// and its cost (the time its exchange took); n is measured once every
+// participant has reported, and its cost is the maximum. The Decider scores
+// a segment by the mean cost of its first Length−Lead measured iterations
+// (E07), feeds it to a comlib/tune Tuner, and announces the next segment
+// with the Tuner's next value: one announcement per segment. The Lead
+// iterations left at the end of a segment are the time the announcement
+// has to reach every PE before anyone needs it; a PE that gets there first
+// waits, as above, so Lead affects speed, never correctness. (With
+// segments of 3 iterations and a lead of 1, 16 PEs on 2 cores waited for
+// an announcement about once per 3 iterations; with 8 and 2, almost
+// never.)
+//
+//	d, _ := agree.NewDecider(agree.Options{Min: 1, Max: p - 1, Start: 2})
+//	f := agree.NewFollower(d.Length())
+//	// PE about to run iteration n:
+//	if v, ok := f.Value(n); ok { run(n, v) } else if seg, ask := f.Need(n); ask { send(Request(seg)) }
+//	// PE 0, on a request or a report:
+//	ranges := d.Request(seg)          // broadcast each range
+//	ranges, err := d.Report(report)   // err: a PE used a value not announced
+//	// every PE, on a range:
+//	err := f.Take(r)                  // then retry the waiting iteration
+package agree

@@ -1,0 +1,167 @@
+package comlib
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/charmgo/charm/comlib/agree"
+	"github.com/charmgo/charm/comlib/bracket"
+	"github.com/charmgo/charm/comlib/schedule"
+	"github.com/charmgo/charm/comlib/tune"
+)
+
+// Tuning the group router's fan-out ω of an EachToMany instance
+// (EachToManyOptions.Tune). Every PE's bracket machine asks its Follower
+// for the ω of an iteration before it starts the exchange, and waits
+// (Effects.Wait, then Resume) while the Follower does not know it; PE 0's
+// Decider gives ω to segments of iterations and announces them (ctlMsg
+// Range) to every PE. A PE reports each exchange it finishes (Measure),
+// with the ω it used and its duration; the Decider checks the ω, takes the
+// slowest participant's time as the iteration's cost and tunes ω with it.
+
+// startTuning makes the Follower, and on PE 0 the Decider.
+func (e *e2m) startTuning() error {
+	pes := e.s.pe.NumPEs()
+	e.fol = agree.NewFollower(e.sp.Window)
+	e.starts = map[int]time.Time{}
+	if e.s.pe.ID() != 0 {
+		return nil
+	}
+	maxW := max(1, pes-1)
+	start := e.sp.Omega
+	if start == 0 {
+		start = schedule.DefaultOmega(pes)
+	}
+	start = min(start, maxW)
+	d, err := agree.NewDecider(agree.Options{Min: 1, Max: maxW, Start: start, Length: e.sp.Window})
+	if err != nil {
+		return fmt.Errorf("tuning ω: %w", err)
+	}
+	e.dec = d
+	st := e.in.st
+	reportFunc(e.s.pe.Job(), fmt.Sprintf("comlib%d-omega", e.in.id), func() []tune.Point { return st.tuning(0).Omega })
+	return nil
+}
+
+// tuneStarts notes when exchanges start here.
+func (e *e2m) tuneStarts(fx bracket.Effects[wenv]) {
+	if len(fx.Exchanges) == 0 {
+		return
+	}
+	now := time.Now()
+	for _, n := range fx.Exchanges {
+		e.starts[n] = now
+	}
+}
+
+// tuneEffects asks PE 0 for the ω of iterations that wait for it, and
+// reports the exchanges that finished.
+func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
+	for _, n := range fx.Wait {
+		if seg, ask := e.fol.Need(n); ask {
+			e.in.st.waited.Add(1)
+			e.toRoot(ctlMsg{Inst: e.in.id, Need: &seg})
+		}
+	}
+	if len(fx.Finished) == 0 {
+		return
+	}
+	now := time.Now()
+	pe := e.s.pe.ID()
+	for _, f := range fx.Finished {
+		t0, ok := e.starts[f.Iter]
+		delete(e.starts, f.Iter)
+		if !ok {
+			t0 = now
+		}
+		for n := range e.starts { // exchanges a recovery interrupted never finish
+			if n < f.Iter-64 {
+				delete(e.starts, n)
+			}
+		}
+		e.in.st.ranFanOut(f.Iter, pe, f.Variant)
+		e.toRoot(ctlMsg{Inst: e.in.id, Measure: &agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant,
+			Cost: float64(now.Sub(t0).Nanoseconds())}})
+	}
+}
+
+// tuneControl handles the agreement's messages.
+func (e *e2m) tuneControl(m ctlMsg) error {
+	if e.fol == nil {
+		return fmt.Errorf("a message about ω for an instance that does not tune it")
+	}
+	switch {
+	case m.Range != nil:
+		if err := e.fol.Take(*m.Range); err != nil {
+			return err
+		}
+		e.apply(e.m.Resume())
+	case e.dec == nil:
+		return fmt.Errorf("a report or request about ω reached PE %d, not PE 0", e.s.pe.ID())
+	case m.Need != nil:
+		e.announce(e.dec.Request(*m.Need))
+	case m.Measure != nil:
+		rs, err := e.dec.Report(*m.Measure)
+		if err != nil {
+			return err // a PE ran with an ω other than the plan's: the plan is broken
+		}
+		if used := e.dec.Used(m.Measure.Iter); used != nil {
+			for pe, w := range used {
+				e.in.st.ranFanOut(m.Measure.Iter, pe, w)
+			}
+		}
+		if len(rs) > 0 { // an evaluation ended
+			e.in.st.omegaTrajectory(e.dec.Trajectory())
+		}
+		e.announce(rs)
+	}
+	return nil
+}
+
+func (e *e2m) announce(rs []agree.Range) {
+	for i := range rs {
+		e.broadcastCtl(ctlMsg{Inst: e.in.id, Range: &rs[i]})
+	}
+}
+
+// ranFanOut records the ω a PE's exchange of an iteration ran with.
+func (s *Stats) ranFanOut(iter, pe, omega int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fanOuts == nil {
+		s.fanOuts = map[int]map[int]int{}
+	}
+	if s.fanOuts[iter] == nil {
+		s.fanOuts[iter] = map[int]int{}
+	}
+	s.fanOuts[iter][pe] = omega
+}
+
+// omegaTrajectory stores the decider's trajectory as PE 0's.
+func (s *Stats) omegaTrajectory(pts []tune.Point) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tuningOf(0).Omega = pts
+}
+
+// FanOuts returns, for an EachToMany instance with Tune, the fan-out ω
+// that each PE's exchange of each iteration ran with: iteration → PE → ω.
+// In PE 0's process it holds every PE's, as reported to the decider once
+// every participant had finished the iteration; elsewhere, this process's
+// PEs'. Iterations recovered in error mode run no exchange and are absent.
+func (in *Instance) FanOuts() map[int]map[int]int {
+	if in.st == nil {
+		return nil
+	}
+	in.st.mu.Lock()
+	defer in.st.mu.Unlock()
+	out := make(map[int]map[int]int, len(in.st.fanOuts))
+	for it, byPE := range in.st.fanOuts {
+		cp := make(map[int]int, len(byPE))
+		for pe, w := range byPE {
+			cp[pe] = w
+		}
+		out[it] = cp
+	}
+	return out
+}

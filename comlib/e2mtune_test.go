@@ -1,0 +1,131 @@
+package comlib_test
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/comlib"
+)
+
+// TestOmegaTunedPerInstance: an all-to-all through the group router with
+// Tune changes its fan-out ω while it runs; every PE exchanges every
+// iteration with the same ω (as each reported it to the decider, across
+// processes too), also after an element migrates in the middle (a
+// recovery); every block arrives exactly once; the trajectory is reported
+// by Instance.Tuning and written by -tunedebug. Window 1 makes every PE
+// wait for the ω of each iteration: the waiting path all the time.
+func TestOmegaTunedPerInstance(t *testing.T) {
+	const n, iters, moveAt = 12, 42, 20
+	for _, c := range []struct {
+		pes, nodes, window int
+	}{{6, 1, 0}, {6, 1, 1}, {4, 2, 0}} {
+		t.Run(fmt.Sprintf("p%d/%dproc/window%d", c.pes, c.nodes, c.window), func(t *testing.T) {
+			dir := t.TempDir()
+			var r a2aResult
+			moves := map[int]map[int]int{moveAt: {0: c.pes - 1}} // element 0 leaves PE 0 (across processes with 2)
+			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Window: c.window}
+			runJobFlags(t, c.pes, c.nodes, map[string]string{comlib.FlagTuneDebug: dir}, a2a(n, iters, opt, moves, &r))
+			checkA2A(t, n, iters, r)
+			require.Contains(t, r.recovered, moveAt, "the migration was recovered")
+
+			seen := map[int]bool{}
+			for it, byPE := range r.fanOuts {
+				var w int
+				for pe, x := range byPE {
+					if w == 0 {
+						w = x
+					}
+					require.Equal(t, w, x, "iteration %d: PE %d ran with ω %d, another with %d (%v)", it, pe, x, w, byPE)
+				}
+				require.True(t, w >= 1 && w <= c.pes-1, "iteration %d: ω %d outside 1..%d", it, w, c.pes-1)
+				seen[w] = true
+			}
+			// The last two iterations' reports may still be on their way
+			// from the other process when the job ends.
+			for it := 1; it < iters-2; it++ {
+				if it == moveAt {
+					continue // recovered: no exchange
+				}
+				require.Len(t, r.fanOuts[it], c.pes, "iteration %d: every PE's ω is known (%v)", it, r.fanOuts[it])
+			}
+			require.GreaterOrEqual(t, len(seen), 2, "ω changed while the job ran: %v", seen)
+			var byIter []string
+			for it := 0; it < iters; it++ {
+				for _, w := range r.fanOuts[it] {
+					byIter = append(byIter, fmt.Sprintf("%d:%d", it, w))
+					break
+				}
+			}
+			t.Logf("ω by iteration: %v", byIter)
+
+			var pts int
+			for _, tu := range r.tuning {
+				if len(tu.Omega) > 0 {
+					require.Equal(t, 0, tu.PE, "PE 0 decides")
+					pts = len(tu.Omega)
+				}
+			}
+			require.GreaterOrEqual(t, pts, 4, "evaluations in the trajectory")
+			f, err := os.Open(filepath.Join(dir, "comlib1-omega.csv"))
+			require.NoError(t, err)
+			defer f.Close()
+			rows, err := csv.NewReader(f).ReadAll()
+			require.NoError(t, err)
+			require.Equal(t, []string{"eval", "value", "cost"}, rows[0])
+			require.Len(t, rows, pts+1, "one row per evaluation")
+			for _, row := range rows[1:] {
+				w, err := strconv.ParseFloat(row[1], 64)
+				require.NoError(t, err)
+				require.True(t, w >= 1 && w <= float64(c.pes-1), "ω %v in the CSV", w)
+			}
+			_, err = os.Stat(filepath.Join(dir, "comlib1-omega.svg"))
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestOmegaTuneNeedsGroupRouter: Tune is the group router's; another
+// router gets an error naming it.
+func TestOmegaTuneNeedsGroupRouter(t *testing.T) {
+	sp, err := comlib.ParseStrategy("each-to-many:mesh")
+	require.NoError(t, err)
+	sp.Tune = true
+	var got error
+	runJob(t, 2, 1, func(m *tmain, _ []string) {
+		_, got = comlib.NewSpec(m, sp)
+		m.Exit(0)
+	})
+	require.ErrorContains(t, got, `Tune tunes the group router's fan-out ω; router "mesh" has none`)
+}
+
+// TestOmegaTunedFromParsedSpec: a Spec from ParseStrategy with Tune set
+// and no Window takes the default segments; a negative Window is an error
+// naming it.
+func TestOmegaTunedFromParsedSpec(t *testing.T) {
+	sp, err := comlib.ParseStrategy("each-to-many:group")
+	require.NoError(t, err)
+	sp.Tune = true
+	var okErr, badErr error
+	runJob(t, 4, 1, func(m *tmain, _ []string) {
+		arr, err := array.New[peer](m, array.Dims(4))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		sp.Sources = arr.Route().Coll
+		_, okErr = comlib.NewSpec(m, sp)
+		bad := sp
+		bad.Window = -2
+		_, badErr = comlib.NewSpec(m, bad)
+		m.Exit(0)
+	})
+	require.NoError(t, okErr)
+	require.ErrorContains(t, badErr, "Window -2")
+}

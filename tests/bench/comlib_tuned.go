@@ -1,0 +1,106 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/comlib/schedule"
+)
+
+// comlib/alltoall/group/tuned/<bytes>B: the all-to-all of comlib/alltoall
+// (16 elements, one per PE on 16 PEs, one process) through EachToMany with
+// the group router and Tune, which tunes the fan-out ω while it runs; the
+// baseline is the group router at its default ω = ⌈√15⌉ = 4, the same
+// array, interleaved run by run. The tuned instance first warms up for
+// clTuneWarm iterations (its first evaluations), and keeps tuning in the
+// timed runs (the search never stops probing, E09): the figure includes
+// what tuning costs. The note gives the ω used most in the timed runs and
+// how often each was used.
+
+const clTuneWarm = 120
+
+func init() {
+	for _, size := range clSizes {
+		name := fmt.Sprintf("comlib/alltoall/group/tuned/%dB", size)
+		registerPaired(name, func(cfg config) ([]figure, error) { return benchGroupTuned(cfg, name, size) })
+	}
+}
+
+func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
+	fig := figure{name: name, unit: "us"}
+	iters := clIters(cfg, size, 1)
+	used := map[int]int{} // ω → iterations of the timed runs (PE 0's view)
+	var waited float64    // PE iterations that waited for their ω, per timed iteration
+	err := runNodes(clPEs, 1, name, func(m *benchMain) error {
+		x, err := newExchange(m, clElems, size)
+		if err != nil {
+			return err
+		}
+		tuned, err := x.add(comlib.EachToMany(comlib.EachToManyOptions{Router: "group", Tune: true, Sources: x.arr}))
+		if err != nil {
+			return err
+		}
+		def, err := x.add(comlib.EachToMany(comlib.EachToManyOptions{Router: "group", Sources: x.arr}))
+		if err != nil {
+			return err
+		}
+		if _, err := x.run(tuned, clTuneWarm); err != nil {
+			return err
+		}
+		if _, err := x.run(def, 2); err != nil { // the first iteration learns the sources
+			return err
+		}
+		first := x.next[tuned]
+		w0 := x.insts[tuned].Stats().Waited
+		for i := 0; i < pairsOf(cfg); i++ {
+			a, err := x.run(tuned, iters)
+			if err != nil {
+				return err
+			}
+			b, err := x.run(def, iters)
+			if err != nil {
+				return err
+			}
+			fig.value, fig.baseline = append(fig.value, a), append(fig.baseline, b)
+		}
+		in := x.insts[tuned]
+		waited = float64(in.Stats().Waited-w0) / float64(x.next[tuned]-first)
+		for it, byPE := range in.FanOuts() {
+			if it < first {
+				continue
+			}
+			w := -1
+			for pe, v := range byPE {
+				if w >= 0 && v != w {
+					return fmt.Errorf("%s: iteration %d ran with ω %d on PE %d and %d elsewhere", name, it, v, pe, w)
+				}
+				w = v
+			}
+			used[w]++
+		}
+		if len(used) == 0 {
+			return fmt.Errorf("%s: no timed iteration of the tuned instance went through the router", name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var ws []int
+	top := 0
+	for w := range used {
+		ws = append(ws, w)
+		if used[w] > used[top] {
+			top = w
+		}
+	}
+	sort.Ints(ws)
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%d:%d", w, used[w]))
+	}
+	fig.note = fmt.Sprintf("omega=%d default_omega=%d waited_per_iteration=%.2f omega_iterations=%s", top, schedule.DefaultOmega(clPEs), waited, strings.Join(parts, ","))
+	return []figure{fig}, nil
+}
