@@ -33,9 +33,10 @@ type Describer interface {
 // PE is one processing element. Its fields are touched only by code running
 // on it (its message handlers and the thread that holds it).
 type PE struct {
-	rt  *Runtime
-	id  int
-	pid *pa.PID
+	rt       *Runtime
+	id       int
+	pid      *pa.PID
+	dispatch *peDispatcher // the goroutine that runs its mailbox
 
 	created, processed int64 // quiescence counts
 	cur                *Thread
@@ -196,6 +197,10 @@ func (extMsg) system() {}
 
 // Receive implements protoactor-go's Actor.
 func (pe *PE) Receive(ctx pa.Context) {
+	if _, ok := ctx.Message().(*pa.Stopped); ok && pe.dispatch != nil {
+		pe.dispatch.stop()
+		return
+	}
 	if pe.rt.stopped.Load() {
 		return
 	}

@@ -113,7 +113,9 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
-		pid, err := rt.sys.Root.SpawnNamed(pa.PropsFromProducer(func() pa.Actor { return pe }), fmt.Sprintf("%spe-%d", rt.prefix, i))
+		pe.dispatch = newPEDispatcher(peThroughput)
+		props := pa.PropsFromProducer(func() pa.Actor { return pe }, pa.WithDispatcher(pe.dispatch))
+		pid, err := rt.sys.Root.SpawnNamed(props, fmt.Sprintf("%spe-%d", rt.prefix, i))
 		if err != nil {
 			rt.Abort(fmt.Errorf("actor: spawning PE %d: %w", i, err))
 			rt.shutdown()
@@ -251,6 +253,10 @@ func (rt *Runtime) shutdown() {
 		rt.kids.reap(grace, func(n int) bool { return rt.node.lost[n].Load() })
 	}
 }
+
+// peThroughput is how many messages a PE's mailbox delivers before its
+// goroutine yields (protoactor-go's default).
+const peThroughput = 300
 
 // funcMsg runs a function on the destination PE; it is a control message.
 type funcMsg func(pe *PE)
