@@ -96,6 +96,8 @@ type Aggregator[T any] struct {
 	buffered  int
 	bytes     int
 	stats     Stats
+	fixed     int        // bytes per item when Config.Size is nil (setFixedSize)
+	fast      bool       // a hop table, no Size function, no cutoff: see add
 	pool      *sync.Pool // of *[]Envelope[T]: emptied buffers, see Recycle
 }
 
@@ -164,6 +166,7 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 			a.hop[dest] = int32(a.slotFor(dest))
 		}
 	}
+	a.fast = a.hop != nil && cfg.Size == nil && cfg.DirectCutoff == 0
 	return a, nil
 }
 
@@ -236,19 +239,27 @@ func (a *Aggregator[T]) BufferLen(peer int) int {
 // Stats returns the counters.
 func (a *Aggregator[T]) Stats() Stats {
 	s := a.stats
-	s.Buffered, s.BufferedBytes = a.buffered, a.bytes
+	s.Buffered, s.BufferedBytes = a.buffered, a.bytes+a.buffered*a.fixed
 	return s
 }
 
 // Insert submits item for PE dest (insertData, claim T17) and returns what it triggers.
 func (a *Aggregator[T]) Insert(item T, dest int) (Output[T], error) {
 	var out Output[T]
+	err := a.InsertTo(item, dest, &out)
+	return out, err
+}
+
+// InsertTo is Insert adding what the item triggers to out, which the
+// caller empties and reuses: the streamer's per-item path returns no
+// Output by value and allocates nothing.
+func (a *Aggregator[T]) InsertTo(item T, dest int, out *Output[T]) error {
 	if !a.cfg.Topology.Contains(dest) {
-		return out, fmt.Errorf("tram: PE %d: insert for PE %d outside topology %s (%d PEs)", a.cfg.PE, dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
+		return fmt.Errorf("tram: PE %d: insert for PE %d outside topology %s (%d PEs)", a.cfg.PE, dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
 	}
 	a.stats.Inserted++
-	a.add(Envelope[T]{Dest: dest, Item: item}, &out)
-	return out, nil
+	a.add(Envelope[T]{Dest: dest, Item: item}, out)
+	return nil
 }
 
 // Route sorts the items of a message received from a peer into the local buffers, delivering
@@ -263,6 +274,37 @@ func (a *Aggregator[T]) Route(items []Envelope[T]) (Output[T], error) {
 		out.Local = append(out.Local, e)
 	}, &out)
 	return out, err
+}
+
+// RouteSplit is Route for a caller that delivers the items for this PE
+// itself, in one loop: it routes the items for other PEs into the
+// buffers, adding the messages to send and the direct items to out, and
+// moves the items for this PE, in order, to the front of items, which it
+// returns. items is the caller's (a received message's) and is
+// overwritten. Envelopes outside the grid are dropped, and the error
+// names the first.
+func (a *Aggregator[T]) RouteSplit(items []Envelope[T], out *Output[T]) ([]Envelope[T], error) {
+	var err error
+	pe, npes := a.cfg.PE, a.cfg.Topology.NumPEs()
+	local := 0
+	for i := range items {
+		e := &items[i]
+		switch {
+		case e.Dest == pe:
+			items[local] = *e // local <= i: an item already read
+			local++
+		case uint(e.Dest) >= uint(npes):
+			if err == nil {
+				err = fmt.Errorf("tram: PE %d: received item for PE %d outside topology %s (%d PEs)", pe, e.Dest, a.cfg.Topology, npes)
+			}
+			continue
+		default:
+			a.add(*e, out)
+		}
+		a.stats.Routed++
+	}
+	a.stats.Local += local
+	return items[:local], err
 }
 
 // RouteEach is Route for a caller that delivers the items for this PE at
@@ -290,14 +332,39 @@ func (a *Aggregator[T]) RouteEach(items []Envelope[T], local func(Envelope[T]), 
 
 func (a *Aggregator[T]) size(item T) int {
 	if a.cfg.Size == nil {
-		return 0
+		return a.fixed
 	}
 	return a.cfg.Size(item)
+}
+
+// setFixedSize counts every item as n bytes, as a Config.Size that
+// returns n would, without a call per item; it replaces Config.Size.
+func (a *Aggregator[T]) setFixedSize(n int) {
+	a.cfg.Size, a.fixed = nil, n
+	a.fast = a.hop != nil && a.cfg.DirectCutoff == 0
 }
 
 // add places one envelope: locally, directly, or in the buffer of its next hop, then sends that
 // buffer if full (T06) or the fullest buffer if the PE's capacity is reached (T07).
 func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
+	if a.fast {
+		// The common case in a few loads and stores: items of one size,
+		// no cutoff, the next hop's slot from the table, no byte counts
+		// (Stats derives them).
+		if slot := int(a.hop[e.Dest]); slot >= 0 {
+			buf := a.bufs[slot]
+			if buf == nil {
+				buf = a.newBuffer()
+			}
+			buf = append(buf, e)
+			a.bufs[slot] = buf
+			a.buffered++
+			if len(buf) >= a.sizing.BufferItems || a.buffered >= a.sizing.TotalCapacity {
+				a.full(slot, out)
+			}
+			return
+		}
+	}
 	if e.Dest == a.cfg.PE {
 		a.stats.Local++
 		out.Local = append(out.Local, e)
@@ -315,13 +382,23 @@ func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
 	} else {
 		slot = a.slotFor(e.Dest)
 	}
-	if a.bufs[slot] == nil {
-		a.bufs[slot] = a.newBuffer()
+	buf := a.bufs[slot]
+	if buf == nil {
+		buf = a.newBuffer()
 	}
-	a.bufs[slot] = append(a.bufs[slot], e)
+	buf = append(buf, e)
+	a.bufs[slot] = buf
 	a.buffered++
-	a.bytes += n
-	a.slotBytes[slot] += n
+	if a.cfg.Size != nil {
+		a.bytes += n
+		a.slotBytes[slot] += n
+	}
+	a.full(slot, out)
+}
+
+// full sends slot's buffer if it is full (T06), or the fullest buffer if
+// the PE's capacity is reached (T07).
+func (a *Aggregator[T]) full(slot int, out *Output[T]) {
 	switch {
 	case len(a.bufs[slot]) >= a.sizing.BufferItems:
 		a.stats.FullFlushes++

@@ -1,6 +1,7 @@
 package tram
 
 import (
+	"math/rand"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -210,5 +211,59 @@ func TestNextHopTableAndComputedAgree(t *testing.T) {
 			require.Zero(t, a.Stats().BufferedBytes)
 			a.Recycle(f.Items)
 		}
+	}
+}
+
+// TestFastPathAgreesWithGeneral: items of a fixed size without a cutoff
+// take add's fast path (no Size call, no byte counts kept); on every grid
+// and sizing it must flush the same buffers, in the same order, with the
+// same counters as the general path, and RouteSplit must route and
+// deliver as Route does (T06, T07, T08).
+func TestFastPathAgreesWithGeneral(t *testing.T) {
+	tests := []struct {
+		dims []int
+		pe   int
+		s    Sizing
+	}{
+		{[]int{4}, 0, Sizing{BufferItems: 3}},
+		{[]int{2, 3, 4}, 7, Sizing{BufferItems: 5}},
+		{[]int{8, 8}, 63, Sizing{BufferItems: 100, TotalCapacity: 9}}, // T07 before T06
+		{[]int{3, 1, 5}, 4, Sizing{TotalCapacity: 20}},
+	}
+	for _, tt := range tests {
+		t.Run(shape(tt.dims), func(t *testing.T) {
+			topo := mustTopology(t, tt.dims...)
+			general := newAgg(t, topo, tt.pe, tt.s)
+			fast := newAgg(t, topo, tt.pe, tt.s)
+			fast.setFixedSize(8)
+			require.False(t, general.fast)
+			require.True(t, fast.fast)
+			r := rand.New(rand.NewSource(int64(tt.pe)))
+			var gotG, gotF Output[int]
+			for i := range 500 {
+				dest := r.Intn(topo.NumPEs())
+				require.NoError(t, general.InsertTo(i, dest, &gotG))
+				require.NoError(t, fast.InsertTo(i, dest, &gotF))
+				require.Equal(t, general.Stats(), fast.Stats(), "after item %d", i)
+			}
+			require.Equal(t, gotG, gotF)
+			require.NotEmpty(t, gotF.Flushes)
+
+			// A received message: some items here, some passing on, one corrupt.
+			var msg []Envelope[int]
+			for i := range 300 {
+				msg = append(msg, Envelope[int]{Dest: r.Intn(topo.NumPEs()), Item: 1000 + i})
+			}
+			msg[150].Dest = topo.NumPEs()
+			want, errG := general.Route(append([]Envelope[int](nil), msg...))
+			var out Output[int]
+			local, errF := fast.RouteSplit(msg, &out)
+			require.ErrorContains(t, errG, "outside topology")
+			require.Equal(t, errG, errF)
+			require.Equal(t, want.Local, local)
+			require.Equal(t, want.Flushes, out.Flushes)
+			require.Equal(t, general.Stats(), fast.Stats())
+			require.Equal(t, general.FlushAll(), fast.FlushAll())
+		})
 	}
 }

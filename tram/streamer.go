@@ -338,6 +338,7 @@ type branch[C, T any] struct {
 	setup    Setup[C]
 	ms       methods[C, T]
 	agg      *Aggregator[T]
+	out      Output[T] // what an insertion triggers, reused (see insert)
 	sink     sink[C, T]
 	give     func(T) // the delivery to the client on this PE, made on first use
 	step     int
@@ -362,7 +363,11 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 	b.setup, b.idle.period = s, s.Period
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
-		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: itemSize[T](), DirectCutoff: s.Cutoff})
+		size, fixed := itemSize[T]()
+		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: size, DirectCutoff: s.Cutoff})
+		if err == nil && size == nil {
+			b.agg.setFixedSize(fixed)
+		}
 	}
 	p, ok := sinks.Load(s.Entry)
 	if err == nil && !ok {
@@ -581,8 +586,7 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 		b.delivering--
 		return nil
 	}
-	out, err := b.agg.Insert(item, dest)
-	if err != nil {
+	if err := b.agg.InsertTo(item, dest, &b.out); err != nil {
 		return err
 	}
 	b.Here().Actor().Hold(1) // the item is work until it is delivered (T23)
@@ -596,8 +600,18 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 		// nothing else would ever send it.
 		b.strand = true
 	}
-	if !out.Empty() {
+	if !b.out.Empty() {
+		// A delivery that handle makes may insert again: it gets an
+		// empty Output, and the slices come back for reuse afterwards.
+		out := b.out
+		b.out = Output[T]{}
 		b.handle(out)
+		if b.out.Empty() {
+			clear(out.Flushes) // sent: the buffers belong to the messages
+			clear(out.Direct)
+			clear(out.Local)
+			b.out = Output[T]{Flushes: out.Flushes[:0], Direct: out.Direct[:0], Local: out.Local[:0]}
+		}
 	}
 	return nil
 }
@@ -629,18 +643,19 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 		b.det = m.Det // items may come before this PE's Begin
 	}
 	var out Output[T]
+	local, err := b.agg.RouteSplit(m.Items, &out)
 	n := 0
-	b.delivering++
-	err := b.agg.RouteEach(m.Items, func(e Envelope[T]) {
-		// The client's branch is found on the first delivery: a PE that
-		// only passes items on may not have one yet.
-		if b.give == nil && !b.makeGive() {
-			return
+	// The client's branch is found on the first delivery: a PE that
+	// only passes items on may not have one yet.
+	if len(local) > 0 && (b.give != nil || b.makeGive()) {
+		b.delivering++
+		give := b.give
+		for i := range local {
+			give(local[i].Item)
 		}
-		n++
-		b.give(e.Item)
-	}, &out)
-	b.delivering--
+		n = len(local)
+		b.delivering--
+	}
 	b.agg.Recycle(m.Items)
 	if err != nil {
 		b.Abort(err)
@@ -731,13 +746,12 @@ func (b *branch[C, T]) tick() {
 }
 
 // itemSize measures items for the direct-send cutoff: their own Size
-// method, or the size of their type.
-func itemSize[T any]() func(T) int {
+// method, or else (a nil function) the size of their type, fixed.
+func itemSize[T any]() (size func(T) int, fixed int) {
 	if _, ok := any(*new(T)).(interface{ Size() int }); ok {
-		return func(item T) int { return any(item).(interface{ Size() int }).Size() }
+		return func(item T) int { return any(item).(interface{ Size() int }).Size() }, 0
 	}
-	n := int(reflect.TypeFor[T]().Size())
-	return func(T) int { return n }
+	return nil, int(reflect.TypeFor[T]().Size())
 }
 
 // localElements counts the elements of an array on this PE (the senders
