@@ -298,6 +298,7 @@ type methods[C, T any] struct {
 	begin  chare.Bound[branch[C, T], beginMsg]
 	recv   chare.Bound[branch[C, T], batch[T]]
 	marker chare.Bound[branch[C, T], markerMsg]
+	drain  chare.Bound[branch[C, T], drainMsg]
 }
 
 var boundMethods sync.Map // reflect.Type of branch[C, T] → methods[C, T]
@@ -308,12 +309,13 @@ func methodsOf[C, T any]() (methods[C, T], error) {
 		return m.(methods[C, T]), nil
 	}
 	var ms methods[C, T]
-	var e1, e2, e3, e4 error
+	var e1, e2, e3, e4, e5 error
 	ms.init, e1 = chare.Bind("Init", (*branch[C, T]).Init)
 	ms.begin, e2 = chare.Bind("Begin", (*branch[C, T]).Begin)
 	ms.recv, e3 = chare.Bind("Recv", (*branch[C, T]).Recv)
 	ms.marker, e4 = chare.Bind("Marker", (*branch[C, T]).Marker)
-	if err := errors.Join(e1, e2, e3, e4); err != nil {
+	ms.drain, e5 = chare.Bind("Drain", (*branch[C, T]).Drain)
+	if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
 		return ms, fmt.Errorf("tram: %w (was tram.Register called?)", err)
 	}
 	boundMethods.Store(key, ms)
@@ -354,8 +356,13 @@ type branch[C, T any] struct {
 	// period, which leave at the end of the delivered run.
 	delivering int
 	strand     bool
-	stg        staged
-	tuner      *stepTuner // Options.Tune, on the PE that calls Start
+	// draining says that every producer of this completion step called
+	// Done: what a received message leaves in the buffers is sent at its
+	// end, instead of waiting for the periodic flush (see Drain).
+	draining bool
+	drainCB  chare.Callback // on the PE that calls Start, made once
+	stg      staged
+	tuner    *stepTuner // Options.Tune, on the PE that calls Start
 }
 
 // Init builds the branch's aggregator.
@@ -433,7 +440,11 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 		if st.Producers < 1 {
 			return fmt.Errorf("tram: a completion step needs at least one producer, not %d", st.Producers)
 		}
-		det, err := chare.StartCompletion(from, chare.Completion{Producers: st.Producers, Finished: st.Finished})
+		c := chare.Completion{Producers: st.Producers, Finished: st.Finished}
+		if needsFlushing(st.Mode, topo) {
+			c.AllProduced = b.drainCallback()
+		}
+		det, err := chare.StartCompletion(from, c)
 		if err != nil {
 			return err
 		}
@@ -452,6 +463,7 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 // Begin starts a step on this PE.
 func (b *branch[C, T]) Begin(m beginMsg) {
 	b.step, b.mode, b.det, b.active, b.done = m.Step, m.Mode, m.Det, true, false
+	b.draining = false
 	b.resize(m.BufferItems, m.Period)
 	b.tick()
 	_ = b.Contribute(nil, reducer.Nop, m.Started)
@@ -665,7 +677,7 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 		b.consumed(n)
 	}
 	b.handle(out)
-	if b.strand {
+	if b.strand || b.draining {
 		b.strand = false
 		b.flush()
 	}
@@ -738,6 +750,37 @@ func (b *branch[C, T]) flush() {
 	for _, f := range fs {
 		b.send(f.To, f.Items)
 	}
+}
+
+// drainMsg tells every branch that all producers of step Step are done.
+type drainMsg struct{ Step int }
+
+// drainCallback is the AllProduced callback of this PE's completion
+// steps on a grid of several dimensions: it tells every branch to drain.
+// It is made once per branch, since function callbacks are kept for good.
+func (b *branch[C, T]) drainCallback() chare.Callback {
+	if b.drainCB.Kind == 0 {
+		b.drainCB = chare.FuncCallback(b.PE(), func(ctx chare.Context, _ any) {
+			if err := b.ms.drain.Send(ctx, b.ThisProxy(), drainMsg{Step: b.step}); err != nil {
+				b.Abort(err)
+			}
+		})
+	}
+	return b.drainCB
+}
+
+// Drain: every producer of the step called Done, so no item is inserted
+// any more but by deliveries. Items that pass this PE on a grid of
+// several dimensions would wait in its buffers for the periodic flush
+// (T24, T25); from now on they leave at the end of each received
+// message, and what is buffered leaves now (T26). An old step's drain is
+// ignored.
+func (b *branch[C, T]) Drain(m drainMsg) {
+	if m.Step != b.step || !b.active || b.mode != Completion {
+		return
+	}
+	b.draining = true
+	b.flush()
 }
 
 // tick keeps the periodic flush going while a step is active (T24).
