@@ -98,6 +98,7 @@ type Aggregator[T any] struct {
 	stats     Stats
 	fixed     int        // bytes per item when Config.Size is nil (setFixedSize)
 	fast      bool       // a hop table, no Size function, no cutoff: see add
+	flat      bool       // envelopes hold no pointers: Recycle need not clear them
 	pool      *sync.Pool // of *[]Envelope[T]: emptied buffers, see Recycle
 }
 
@@ -159,6 +160,7 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 		bufs:      make([][]Envelope[T], peers.Len()),
 		slotBytes: make([]int, peers.Len()),
 		pool:      poolOf[T](),
+		flat:      pointerFree(reflect.TypeFor[T]()),
 	}
 	if n := cfg.Topology.NumPEs(); n <= maxHopTable {
 		a.hop = make([]int32, n)
@@ -168,6 +170,27 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 	}
 	a.fast = a.hop != nil && cfg.Size == nil && cfg.DirectCutoff == 0
 	return a, nil
+}
+
+// pointerFree reports whether values of t hold no pointers for the
+// garbage collector to follow.
+func pointerFree(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Array:
+		return t.Len() == 0 || pointerFree(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !pointerFree(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // slotFor computes the buffer slot of dest's next hop, -1 for this PE.
@@ -186,7 +209,9 @@ func (a *Aggregator[T]) Recycle(items []Envelope[T]) {
 	if cap(items) < min(a.sizing.BufferItems, firstCap) {
 		return
 	}
-	clear(items) // no item outlives its delivery through the pool
+	if !a.flat {
+		clear(items) // no item outlives its delivery through the pool
+	}
 	items = items[:0]
 	a.pool.Put(&items)
 }

@@ -2,6 +2,7 @@ package tram
 
 import (
 	"math/rand"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -266,4 +267,32 @@ func TestFastPathAgreesWithGeneral(t *testing.T) {
 			require.Equal(t, general.FlushAll(), fast.FlushAll())
 		})
 	}
+}
+
+func TestPointerFree(t *testing.T) {
+	type pair struct {
+		A int32
+		B [3]float64
+	}
+	type named struct {
+		Name string
+		N    int
+	}
+	tests := []struct {
+		v    any
+		want bool
+	}{
+		{[8]byte{}, true}, {uint64(0), true}, {pair{}, true}, {true, true}, {[0]*int{}, true},
+		{"", false}, {named{}, false}, {[]int{}, false}, {[2]*int{}, false}, {map[int]int{}, false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, pointerFree(reflect.TypeOf(tt.v)), "%T", tt.v)
+	}
+	// Recycled buffers of pointer-free items are not cleared; others are.
+	topo := mustTopology(t, 2)
+	strs, err := NewAggregator(Config[string]{Topology: topo, Sizing: Sizing{BufferItems: 1}})
+	require.NoError(t, err)
+	buf := []Envelope[string]{{Dest: 1, Item: "kept alive"}}
+	strs.Recycle(buf)
+	require.Equal(t, Envelope[string]{}, buf[:1][0], "a recycled string buffer is cleared")
 }

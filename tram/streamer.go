@@ -10,6 +10,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
@@ -340,6 +341,8 @@ type branch[C, T any] struct {
 	setup    Setup[C]
 	ms       methods[C, T]
 	agg      *Aggregator[T]
+	me       int       // this PE, for the per-item test of insert
+	ap       *actor.PE // this PE's actor, for the per-item Hold
 	out      Output[T] // what an insertion triggers, reused (see insert)
 	sink     sink[C, T]
 	give     func(T) // the delivery to the client on this PE, made on first use
@@ -368,6 +371,7 @@ type branch[C, T any] struct {
 // Init builds the branch's aggregator.
 func (b *branch[C, T]) Init(s Setup[C]) {
 	b.setup, b.idle.period = s, s.Period
+	b.me, b.ap = b.PE(), b.Here().Actor()
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
 		size, fixed := itemSize[T]()
@@ -585,7 +589,7 @@ func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {
 }
 
 func (b *branch[C, T]) insert(item T, dest int) error {
-	if dest == b.PE() {
+	if dest == b.me {
 		// The local fast path: produced and consumed at once, so neither
 		// the detector nor quiescence detection needs to hear of it.
 		if b.give == nil && !b.makeGive() {
@@ -601,7 +605,7 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 	if err := b.agg.InsertTo(item, dest, &b.out); err != nil {
 		return err
 	}
-	b.Here().Actor().Hold(1) // the item is work until it is delivered (T23)
+	b.ap.Hold(1) // the item is work until it is delivered (T23)
 	if b.mode == Completion {
 		b.produced++ // told to the detector before the item can be consumed
 	}
