@@ -283,6 +283,22 @@ func (a *Aggregator[T]) InsertTo(item T, dest int, out *Output[T]) error {
 		return fmt.Errorf("tram: PE %d: insert for PE %d outside topology %s (%d PEs)", a.cfg.PE, dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
 	}
 	a.stats.Inserted++
+	if a.fast {
+		// add's fast path, written out here: one call less per item.
+		if slot := int(a.hop[dest]); slot >= 0 {
+			buf := a.bufs[slot]
+			if buf == nil {
+				buf = a.newBuffer()
+			}
+			buf = append(buf, Envelope[T]{Dest: dest, Item: item})
+			a.bufs[slot] = buf
+			a.buffered++
+			if len(buf) >= a.sizing.BufferItems || a.buffered >= a.sizing.TotalCapacity {
+				a.full(slot, out)
+			}
+			return nil
+		}
+	}
 	a.add(Envelope[T]{Dest: dest, Item: item}, out)
 	return nil
 }
