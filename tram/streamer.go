@@ -171,6 +171,24 @@ func tableFor[C, T any](coll chare.CollID, n int) *branchTable[C, T] {
 	}
 }
 
+// get returns this PE's branch from the table, or nil if the table (of
+// a streamer not decoded in this process, say) does not have it.
+func (t *branchTable[C, T]) get(from chare.Context) *branch[C, T] {
+	if t == nil {
+		return nil
+	}
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return nil
+	}
+	if id := pe.ID(); id < len(t.slots) {
+		if b := t.slots[id].Load(); b != nil && b.Here() == pe {
+			return b
+		}
+	}
+	return nil // a branch of an earlier job, or none
+}
+
 // streamerWire is a streamer as it travels.
 type streamerWire[C, T any] struct {
 	G      group.Proxy[branch[C, T]]
@@ -489,9 +507,12 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 // Insert submits an item for PE dest (insertData, T17). It must be called
 // on a PE of the job, between the Started callback and this PE's Done.
 func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
-	b, err := s.branchOn(from)
-	if err != nil {
-		return err
+	b := s.local.get(from)
+	if b == nil || !b.active || b.done || b.agg == nil {
+		var err error
+		if b, err = acceptingBranch(b, from, s.G); err != nil {
+			return err
+		}
 	}
 	if err := b.insert(item, dest); err != nil {
 		return err
@@ -548,14 +569,7 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 
 // branchAny returns this PE's branch, in or out of a step.
 func (s Streamer[C, T]) branchAny(from chare.Context) (*branch[C, T], error) {
-	var b *branch[C, T]
-	if pe := chare.PEOf(from); pe != nil && s.local != nil {
-		if id := pe.ID(); id < len(s.local.slots) {
-			if b = s.local.slots[id].Load(); b != nil && b.Here() != pe {
-				b = nil
-			}
-		}
-	}
+	b := s.local.get(from)
 	if b == nil {
 		b = group.LocalBranch(from, s.G)
 	}
@@ -565,17 +579,18 @@ func (s Streamer[C, T]) branchAny(from chare.Context) (*branch[C, T], error) {
 	return b, nil
 }
 
+// branchOn returns this PE's branch if it accepts items.
 func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {
-	var b *branch[C, T]
-	if pe := chare.PEOf(from); pe != nil && s.local != nil {
-		if id := pe.ID(); id < len(s.local.slots) {
-			if b = s.local.slots[id].Load(); b != nil && b.Here() != pe {
-				b = nil // a branch of an earlier job
-			}
-		}
+	return acceptingBranch(s.local.get(from), from, s.G)
+}
+
+// acceptingBranch checks b, found in the table, or else looked up in g.
+func acceptingBranch[C, T any](b *branch[C, T], from chare.Context, g group.Proxy[branch[C, T]]) (*branch[C, T], error) {
+	if b != nil && b.active && !b.done && b.agg != nil {
+		return b, nil // the usual case, decided here
 	}
 	if b == nil {
-		b = group.LocalBranch(from, s.G)
+		b = group.LocalBranch(from, g)
 	}
 	switch {
 	case b == nil:
