@@ -514,7 +514,14 @@ func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 			return err
 		}
 	}
-	if err := b.insert(item, dest); err != nil {
+	// b.insert written out for the usual item, for another PE: the item
+	// is passed on the stack at each call, so one call less counts.
+	if dest != b.me {
+		if err := b.agg.InsertTo(item, dest, &b.out); err != nil {
+			return err
+		}
+		b.buffered()
+	} else if err := b.insert(item, dest); err != nil {
 		return err
 	}
 	if y := b.setup.Yield; y > 0 {
@@ -620,6 +627,12 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 	if err := b.agg.InsertTo(item, dest, &b.out); err != nil {
 		return err
 	}
+	b.buffered()
+	return nil
+}
+
+// buffered counts an item put in a buffer and sends what it made leave.
+func (b *branch[C, T]) buffered() {
 	b.ap.Hold(1) // the item is work until it is delivered (T23)
 	if b.mode == Completion {
 		b.produced++ // told to the detector before the item can be consumed
@@ -644,7 +657,6 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 			b.out = Output[T]{Flushes: out.Flushes[:0], Direct: out.Direct[:0], Local: out.Local[:0]}
 		}
 	}
-	return nil
 }
 
 // syncProduced tells the detector about the items produced so far; it
