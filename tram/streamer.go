@@ -223,19 +223,34 @@ func (s *Streamer[C, T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 // context and the client's proxy, returns the per-item delivery.
 var sinks sync.Map // chare.EntryID → sink[C, X] for some C, X
 
-type sink[C, X any] func(ctx chare.Context, client chare.Proxy[C]) (func(item X), error)
+type sink[C, X any] func(ctx chare.Context, client chare.Proxy[C]) (giver[X], error)
+
+// giver delivers items to the client on one PE: one item, or the items
+// of a received run in one loop (one call per item less than calling
+// one for each).
+type giver[X any] struct {
+	one func(item X)
+	run func(items []Envelope[X])
+}
 
 // Register makes a TRAM instance type for a group client C and items T,
 // with the client's process method (an entry method of C taking a T).
 // Call it in an init function, in the same order in every process.
 func Register[C, T any](process func(*C, T)) {
 	chare.Register[branch[C, T]]()
-	storeSink(process, sink[C, T](func(ctx chare.Context, client chare.Proxy[C]) (func(T), error) {
+	storeSink(process, sink[C, T](func(ctx chare.Context, client chare.Proxy[C]) (giver[T], error) {
 		c := group.LocalBranch(ctx, group.Proxy[C]{Proxy: client})
 		if c == nil {
-			return nil, fmt.Errorf("tram: the client group has no branch on PE %d", chare.PEOf(ctx).ID())
+			return giver[T]{}, fmt.Errorf("tram: the client group has no branch on PE %d", chare.PEOf(ctx).ID())
 		}
-		return func(item T) { process(c, item) }, nil
+		return giver[T]{
+			one: func(item T) { process(c, item) },
+			run: func(items []Envelope[T]) {
+				for i := range items {
+					process(c, items[i].Item)
+				}
+			},
+		}, nil
 	}))
 }
 
@@ -363,7 +378,7 @@ type branch[C, T any] struct {
 	ap       *actor.PE // this PE's actor, for the per-item Hold
 	out      Output[T] // what an insertion triggers, reused (see insert)
 	sink     sink[C, T]
-	give     func(T) // the delivery to the client on this PE, made on first use
+	give     giver[T] // the delivery to the client on this PE, made on first use
 	step     int
 	mode     Mode
 	det      chare.Detector
@@ -614,13 +629,13 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 	if dest == b.me {
 		// The local fast path: produced and consumed at once, so neither
 		// the detector nor quiescence detection needs to hear of it.
-		if b.give == nil && !b.makeGive() {
+		if b.give.one == nil && !b.makeGive() {
 			return fmt.Errorf("tram: no client to deliver to on PE %d", dest)
 		}
 		b.agg.InsertLocal()
 		b.idle.busy = true
 		b.delivering++
-		b.give(item)
+		b.give.one(item)
 		b.delivering--
 		return nil
 	}
@@ -690,12 +705,9 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 	n := 0
 	// The client's branch is found on the first delivery: a PE that
 	// only passes items on may not have one yet.
-	if len(local) > 0 && (b.give != nil || b.makeGive()) {
+	if len(local) > 0 && (b.give.one != nil || b.makeGive()) {
 		b.delivering++
-		give := b.give
-		for i := range local {
-			give(local[i].Item)
-		}
+		b.give.run(local)
 		n = len(local)
 		b.delivering--
 	}
@@ -742,11 +754,11 @@ func (b *branch[C, T]) send(to int, items []Envelope[T]) {
 
 // deliver hands one item to the client's local branch (T10).
 func (b *branch[C, T]) deliver(item T) {
-	if b.give == nil && !b.makeGive() {
+	if b.give.one == nil && !b.makeGive() {
 		return
 	}
 	b.delivering++
-	b.give(item)
+	b.give.one(item)
 	b.delivering--
 	b.consumed(1)
 }
