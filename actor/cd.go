@@ -22,6 +22,10 @@ type Detection struct {
 type cdCounters struct {
 	produced, consumed, done int64
 	started                  bool
+	// poked says that a Consume poked the root since the last wave read
+	// these counters: one such poke per PE and wave is enough (see
+	// Consume), not one per consumed run.
+	poked bool
 }
 
 type cdRoot struct {
@@ -74,9 +78,11 @@ func (pe *PE) Produce(id DetectorID, n int64) { pe.cd(uint64(id)).produced += n 
 func (pe *PE) Consume(id DetectorID, n int64) {
 	c := pe.cd(uint64(id))
 	c.consumed += n
-	if c.started && c.done > 0 {
+	if c.started && c.done > 0 && !c.poked {
 		// items may still be in flight after the producers finished: tell the
-		// root that something changed, without counting for quiescence.
+		// root that something changed, without counting for quiescence. A
+		// poke already on its way (no wave read the counters since) says it.
+		c.poked = true
 		pe.sendSys(pe.rt.tree.Root, cdPoke{ID: uint64(id)})
 	}
 }

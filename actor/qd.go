@@ -89,6 +89,7 @@ func (pe *PE) waveCounters(kind waveKind, id uint64) [3]int64 {
 		return [3]int64{pe.created, pe.processed}
 	}
 	c := pe.cd(id)
+	c.poked = false // a later Consume pokes again
 	return [3]int64{c.produced, c.consumed, c.done}
 }
 

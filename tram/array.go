@@ -46,18 +46,18 @@ type ArrayStreamer[C any, I comparable, T any] struct {
 // an init function, in the same order in every process.
 func RegisterArray[C any, I comparable, T any](process func(*C, T)) {
 	chare.Register[branch[C, Indexed[I, T]]]()
-	storeSink(process, sink[C, Indexed[I, T]](func(ctx chare.Context, client chare.Proxy[C]) (func(Indexed[I, T]), error) {
+	storeSink(process, sink[C, Indexed[I, T]](func(ctx chare.Context, client chare.Proxy[C]) (giver[Indexed[I, T]], error) {
 		pe := chare.PEOf(ctx)
 		part, err := pe.Part(client.Route().Coll)
 		if err != nil {
-			return nil, err
+			return giver[Indexed[I, T]]{}, err
 		}
 		each, ok := part.(interface{ Each(func(any)) })
 		if !ok {
-			return nil, errors.New("tram: the client is not a chare array")
+			return giver[Indexed[I, T]]{}, errors.New("tram: the client is not a chare array")
 		}
 		ap := array.Proxy[C, I]{Proxy: client}
-		return func(it Indexed[I, T]) {
+		one := func(it Indexed[I, T]) {
 			if it.All {
 				each.Each(func(obj any) { process(obj.(*C), it.Item) })
 				return
@@ -70,7 +70,12 @@ func RegisterArray[C any, I comparable, T any](process func(*C, T)) {
 			if err := chare.Send(ctx, ap.At(it.Index), process, it.Item); err != nil {
 				pe.Fail(fmt.Errorf("tram: re-sending an item for element %v: %w", it.Index, err))
 			}
-		}, nil
+		}
+		return giver[Indexed[I, T]]{one: one, run: func(items []Envelope[Indexed[I, T]]) {
+			for i := range items {
+				one(items[i].Item)
+			}
+		}}, nil
 	}))
 }
 

@@ -96,6 +96,9 @@ type Aggregator[T any] struct {
 	buffered  int
 	bytes     int
 	stats     Stats
+	fixed     int        // bytes per item when Config.Size is nil (setFixedSize)
+	fast      bool       // a hop table, no Size function, no cutoff: see add
+	flat      bool       // envelopes hold no pointers: Recycle need not clear them
 	pool      *sync.Pool // of *[]Envelope[T]: emptied buffers, see Recycle
 }
 
@@ -157,6 +160,7 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 		bufs:      make([][]Envelope[T], peers.Len()),
 		slotBytes: make([]int, peers.Len()),
 		pool:      poolOf[T](),
+		flat:      pointerFree(reflect.TypeFor[T]()),
 	}
 	if n := cfg.Topology.NumPEs(); n <= maxHopTable {
 		a.hop = make([]int32, n)
@@ -164,7 +168,29 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 			a.hop[dest] = int32(a.slotFor(dest))
 		}
 	}
+	a.fast = a.hop != nil && cfg.Size == nil && cfg.DirectCutoff == 0
 	return a, nil
+}
+
+// pointerFree reports whether values of t hold no pointers for the
+// garbage collector to follow.
+func pointerFree(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Array:
+		return t.Len() == 0 || pointerFree(t.Elem())
+	case reflect.Struct:
+		for i := 0; i < t.NumField(); i++ {
+			if !pointerFree(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // slotFor computes the buffer slot of dest's next hop, -1 for this PE.
@@ -183,7 +209,9 @@ func (a *Aggregator[T]) Recycle(items []Envelope[T]) {
 	if cap(items) < min(a.sizing.BufferItems, firstCap) {
 		return
 	}
-	clear(items) // no item outlives its delivery through the pool
+	if !a.flat {
+		clear(items) // no item outlives its delivery through the pool
+	}
 	items = items[:0]
 	a.pool.Put(&items)
 }
@@ -236,19 +264,43 @@ func (a *Aggregator[T]) BufferLen(peer int) int {
 // Stats returns the counters.
 func (a *Aggregator[T]) Stats() Stats {
 	s := a.stats
-	s.Buffered, s.BufferedBytes = a.buffered, a.bytes
+	s.Buffered, s.BufferedBytes = a.buffered, a.bytes+a.buffered*a.fixed
 	return s
 }
 
 // Insert submits item for PE dest (insertData, claim T17) and returns what it triggers.
 func (a *Aggregator[T]) Insert(item T, dest int) (Output[T], error) {
 	var out Output[T]
+	err := a.InsertTo(item, dest, &out)
+	return out, err
+}
+
+// InsertTo is Insert adding what the item triggers to out, which the
+// caller empties and reuses: the streamer's per-item path returns no
+// Output by value and allocates nothing.
+func (a *Aggregator[T]) InsertTo(item T, dest int, out *Output[T]) error {
 	if !a.cfg.Topology.Contains(dest) {
-		return out, fmt.Errorf("tram: PE %d: insert for PE %d outside topology %s (%d PEs)", a.cfg.PE, dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
+		return fmt.Errorf("tram: PE %d: insert for PE %d outside topology %s (%d PEs)", a.cfg.PE, dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
 	}
 	a.stats.Inserted++
-	a.add(Envelope[T]{Dest: dest, Item: item}, &out)
-	return out, nil
+	if a.fast {
+		// add's fast path, written out here: one call less per item.
+		if slot := int(a.hop[dest]); slot >= 0 {
+			buf := a.bufs[slot]
+			if buf == nil {
+				buf = a.newBuffer()
+			}
+			buf = append(buf, Envelope[T]{Dest: dest, Item: item})
+			a.bufs[slot] = buf
+			a.buffered++
+			if len(buf) >= a.sizing.BufferItems || a.buffered >= a.sizing.TotalCapacity {
+				a.full(slot, out)
+			}
+			return nil
+		}
+	}
+	a.add(Envelope[T]{Dest: dest, Item: item}, out)
+	return nil
 }
 
 // Route sorts the items of a message received from a peer into the local buffers, delivering
@@ -263,6 +315,37 @@ func (a *Aggregator[T]) Route(items []Envelope[T]) (Output[T], error) {
 		out.Local = append(out.Local, e)
 	}, &out)
 	return out, err
+}
+
+// RouteSplit is Route for a caller that delivers the items for this PE
+// itself, in one loop: it routes the items for other PEs into the
+// buffers, adding the messages to send and the direct items to out, and
+// moves the items for this PE, in order, to the front of items, which it
+// returns. items is the caller's (a received message's) and is
+// overwritten. Envelopes outside the grid are dropped, and the error
+// names the first.
+func (a *Aggregator[T]) RouteSplit(items []Envelope[T], out *Output[T]) ([]Envelope[T], error) {
+	var err error
+	pe, npes := a.cfg.PE, a.cfg.Topology.NumPEs()
+	local := 0
+	for i := range items {
+		e := &items[i]
+		switch {
+		case e.Dest == pe:
+			items[local] = *e // local <= i: an item already read
+			local++
+		case uint(e.Dest) >= uint(npes):
+			if err == nil {
+				err = fmt.Errorf("tram: PE %d: received item for PE %d outside topology %s (%d PEs)", pe, e.Dest, a.cfg.Topology, npes)
+			}
+			continue
+		default:
+			a.add(*e, out)
+		}
+		a.stats.Routed++
+	}
+	a.stats.Local += local
+	return items[:local], err
 }
 
 // RouteEach is Route for a caller that delivers the items for this PE at
@@ -290,14 +373,39 @@ func (a *Aggregator[T]) RouteEach(items []Envelope[T], local func(Envelope[T]), 
 
 func (a *Aggregator[T]) size(item T) int {
 	if a.cfg.Size == nil {
-		return 0
+		return a.fixed
 	}
 	return a.cfg.Size(item)
+}
+
+// setFixedSize counts every item as n bytes, as a Config.Size that
+// returns n would, without a call per item; it replaces Config.Size.
+func (a *Aggregator[T]) setFixedSize(n int) {
+	a.cfg.Size, a.fixed = nil, n
+	a.fast = a.hop != nil && a.cfg.DirectCutoff == 0
 }
 
 // add places one envelope: locally, directly, or in the buffer of its next hop, then sends that
 // buffer if full (T06) or the fullest buffer if the PE's capacity is reached (T07).
 func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
+	if a.fast {
+		// The common case in a few loads and stores: items of one size,
+		// no cutoff, the next hop's slot from the table, no byte counts
+		// (Stats derives them).
+		if slot := int(a.hop[e.Dest]); slot >= 0 {
+			buf := a.bufs[slot]
+			if buf == nil {
+				buf = a.newBuffer()
+			}
+			buf = append(buf, e)
+			a.bufs[slot] = buf
+			a.buffered++
+			if len(buf) >= a.sizing.BufferItems || a.buffered >= a.sizing.TotalCapacity {
+				a.full(slot, out)
+			}
+			return
+		}
+	}
 	if e.Dest == a.cfg.PE {
 		a.stats.Local++
 		out.Local = append(out.Local, e)
@@ -315,13 +423,23 @@ func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
 	} else {
 		slot = a.slotFor(e.Dest)
 	}
-	if a.bufs[slot] == nil {
-		a.bufs[slot] = a.newBuffer()
+	buf := a.bufs[slot]
+	if buf == nil {
+		buf = a.newBuffer()
 	}
-	a.bufs[slot] = append(a.bufs[slot], e)
+	buf = append(buf, e)
+	a.bufs[slot] = buf
 	a.buffered++
-	a.bytes += n
-	a.slotBytes[slot] += n
+	if a.cfg.Size != nil {
+		a.bytes += n
+		a.slotBytes[slot] += n
+	}
+	a.full(slot, out)
+}
+
+// full sends slot's buffer if it is full (T06), or the fullest buffer if
+// the PE's capacity is reached (T07).
+func (a *Aggregator[T]) full(slot int, out *Output[T]) {
 	switch {
 	case len(a.bufs[slot]) >= a.sizing.BufferItems:
 		a.stats.FullFlushes++

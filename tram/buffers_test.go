@@ -1,6 +1,8 @@
 package tram
 
 import (
+	"math/rand"
+	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -211,4 +213,86 @@ func TestNextHopTableAndComputedAgree(t *testing.T) {
 			a.Recycle(f.Items)
 		}
 	}
+}
+
+// TestFastPathAgreesWithGeneral: items of a fixed size without a cutoff
+// take add's fast path (no Size call, no byte counts kept); on every grid
+// and sizing it must flush the same buffers, in the same order, with the
+// same counters as the general path, and RouteSplit must route and
+// deliver as Route does (T06, T07, T08).
+func TestFastPathAgreesWithGeneral(t *testing.T) {
+	tests := []struct {
+		dims []int
+		pe   int
+		s    Sizing
+	}{
+		{[]int{4}, 0, Sizing{BufferItems: 3}},
+		{[]int{2, 3, 4}, 7, Sizing{BufferItems: 5}},
+		{[]int{8, 8}, 63, Sizing{BufferItems: 100, TotalCapacity: 9}}, // T07 before T06
+		{[]int{3, 1, 5}, 4, Sizing{TotalCapacity: 20}},
+	}
+	for _, tt := range tests {
+		t.Run(shape(tt.dims), func(t *testing.T) {
+			topo := mustTopology(t, tt.dims...)
+			general := newAgg(t, topo, tt.pe, tt.s)
+			fast := newAgg(t, topo, tt.pe, tt.s)
+			fast.setFixedSize(8)
+			require.False(t, general.fast)
+			require.True(t, fast.fast)
+			r := rand.New(rand.NewSource(int64(tt.pe)))
+			var gotG, gotF Output[int]
+			for i := range 500 {
+				dest := r.Intn(topo.NumPEs())
+				require.NoError(t, general.InsertTo(i, dest, &gotG))
+				require.NoError(t, fast.InsertTo(i, dest, &gotF))
+				require.Equal(t, general.Stats(), fast.Stats(), "after item %d", i)
+			}
+			require.Equal(t, gotG, gotF)
+			require.NotEmpty(t, gotF.Flushes)
+
+			// A received message: some items here, some passing on, one corrupt.
+			var msg []Envelope[int]
+			for i := range 300 {
+				msg = append(msg, Envelope[int]{Dest: r.Intn(topo.NumPEs()), Item: 1000 + i})
+			}
+			msg[150].Dest = topo.NumPEs()
+			want, errG := general.Route(append([]Envelope[int](nil), msg...))
+			var out Output[int]
+			local, errF := fast.RouteSplit(msg, &out)
+			require.ErrorContains(t, errG, "outside topology")
+			require.Equal(t, errG, errF)
+			require.Equal(t, want.Local, local)
+			require.Equal(t, want.Flushes, out.Flushes)
+			require.Equal(t, general.Stats(), fast.Stats())
+			require.Equal(t, general.FlushAll(), fast.FlushAll())
+		})
+	}
+}
+
+func TestPointerFree(t *testing.T) {
+	type pair struct {
+		A int32
+		B [3]float64
+	}
+	type named struct {
+		Name string
+		N    int
+	}
+	tests := []struct {
+		v    any
+		want bool
+	}{
+		{[8]byte{}, true}, {uint64(0), true}, {pair{}, true}, {true, true}, {[0]*int{}, true},
+		{"", false}, {named{}, false}, {[]int{}, false}, {[2]*int{}, false}, {map[int]int{}, false},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, pointerFree(reflect.TypeOf(tt.v)), "%T", tt.v)
+	}
+	// Recycled buffers of pointer-free items are not cleared; others are.
+	topo := mustTopology(t, 2)
+	strs, err := NewAggregator(Config[string]{Topology: topo, Sizing: Sizing{BufferItems: 1}})
+	require.NoError(t, err)
+	buf := []Envelope[string]{{Dest: 1, Item: "kept alive"}}
+	strs.Recycle(buf)
+	require.Equal(t, Envelope[string]{}, buf[:1][0], "a recycled string buffer is cleared")
 }

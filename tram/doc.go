@@ -61,7 +61,10 @@
 // dependent items need (T25): Start refuses, in every process alike, a
 // step that could strand items without it. A completion step on a 1-D
 // grid needs none, even for chains of items, because what deliveries
-// insert is sent at the end of each delivered run. A Delegate carries
+// insert is sent at the end of each delivered run. On a grid of several
+// dimensions a completion step drains once every producer called Done
+// (the detector's all-produced): items passing a PE leave at the end of
+// each received message instead of at the next idle flush. A Delegate carries
 // the element sends of a delegated proxy over TRAM, so that existing send
 // code is aggregated unchanged (T28). Staged completion (Staged: local producers, T13)
 // finishes the grid dimension by dimension with per-peer message counts
@@ -100,7 +103,10 @@
 // counting. Other items cost an append to a recycled buffer whose slot
 // comes from a table of next hops; a received batch is counted once for
 // the completion detector and quiescence detection, however many items it
-// delivers. A streamer that travels in a message finds its process's
-// branches through a table, so Insert looks nothing up per item in any
-// process.
+// delivers, and its items for this PE are delivered in one loop. A
+// streamer that travels in a message finds its process's branches through
+// a table, so Insert looks nothing up per item in any process. Fixed-size
+// items without a cutoff skip the size call and byte counts, and a batch
+// of them crosses processes through the runtime's codec (MarshalMsg)
+// written straight into the message.
 package tram

@@ -10,6 +10,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
@@ -170,6 +171,24 @@ func tableFor[C, T any](coll chare.CollID, n int) *branchTable[C, T] {
 	}
 }
 
+// get returns this PE's branch from the table, or nil if the table (of
+// a streamer not decoded in this process, say) does not have it.
+func (t *branchTable[C, T]) get(from chare.Context) *branch[C, T] {
+	if t == nil {
+		return nil
+	}
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return nil
+	}
+	if id := pe.ID(); id < len(t.slots) {
+		if b := t.slots[id].Load(); b != nil && b.Here() == pe {
+			return b
+		}
+	}
+	return nil // a branch of an earlier job, or none
+}
+
 // streamerWire is a streamer as it travels.
 type streamerWire[C, T any] struct {
 	G      group.Proxy[branch[C, T]]
@@ -204,19 +223,34 @@ func (s *Streamer[C, T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 // context and the client's proxy, returns the per-item delivery.
 var sinks sync.Map // chare.EntryID → sink[C, X] for some C, X
 
-type sink[C, X any] func(ctx chare.Context, client chare.Proxy[C]) (func(item X), error)
+type sink[C, X any] func(ctx chare.Context, client chare.Proxy[C]) (giver[X], error)
+
+// giver delivers items to the client on one PE: one item, or the items
+// of a received run in one loop (one call per item less than calling
+// one for each).
+type giver[X any] struct {
+	one func(item X)
+	run func(items []Envelope[X])
+}
 
 // Register makes a TRAM instance type for a group client C and items T,
 // with the client's process method (an entry method of C taking a T).
 // Call it in an init function, in the same order in every process.
 func Register[C, T any](process func(*C, T)) {
 	chare.Register[branch[C, T]]()
-	storeSink(process, sink[C, T](func(ctx chare.Context, client chare.Proxy[C]) (func(T), error) {
+	storeSink(process, sink[C, T](func(ctx chare.Context, client chare.Proxy[C]) (giver[T], error) {
 		c := group.LocalBranch(ctx, group.Proxy[C]{Proxy: client})
 		if c == nil {
-			return nil, fmt.Errorf("tram: the client group has no branch on PE %d", chare.PEOf(ctx).ID())
+			return giver[T]{}, fmt.Errorf("tram: the client group has no branch on PE %d", chare.PEOf(ctx).ID())
 		}
-		return func(item T) { process(c, item) }, nil
+		return giver[T]{
+			one: func(item T) { process(c, item) },
+			run: func(items []Envelope[T]) {
+				for i := range items {
+					process(c, items[i].Item)
+				}
+			},
+		}, nil
 	}))
 }
 
@@ -298,6 +332,7 @@ type methods[C, T any] struct {
 	begin  chare.Bound[branch[C, T], beginMsg]
 	recv   chare.Bound[branch[C, T], batch[T]]
 	marker chare.Bound[branch[C, T], markerMsg]
+	drain  chare.Bound[branch[C, T], drainMsg]
 }
 
 var boundMethods sync.Map // reflect.Type of branch[C, T] → methods[C, T]
@@ -308,12 +343,13 @@ func methodsOf[C, T any]() (methods[C, T], error) {
 		return m.(methods[C, T]), nil
 	}
 	var ms methods[C, T]
-	var e1, e2, e3, e4 error
+	var e1, e2, e3, e4, e5 error
 	ms.init, e1 = chare.Bind("Init", (*branch[C, T]).Init)
 	ms.begin, e2 = chare.Bind("Begin", (*branch[C, T]).Begin)
 	ms.recv, e3 = chare.Bind("Recv", (*branch[C, T]).Recv)
 	ms.marker, e4 = chare.Bind("Marker", (*branch[C, T]).Marker)
-	if err := errors.Join(e1, e2, e3, e4); err != nil {
+	ms.drain, e5 = chare.Bind("Drain", (*branch[C, T]).Drain)
+	if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
 		return ms, fmt.Errorf("tram: %w (was tram.Register called?)", err)
 	}
 	boundMethods.Store(key, ms)
@@ -338,8 +374,11 @@ type branch[C, T any] struct {
 	setup    Setup[C]
 	ms       methods[C, T]
 	agg      *Aggregator[T]
+	me       int       // this PE, for the per-item test of insert
+	ap       *actor.PE // this PE's actor, for the per-item Hold
+	out      Output[T] // what an insertion triggers, reused (see insert)
 	sink     sink[C, T]
-	give     func(T) // the delivery to the client on this PE, made on first use
+	give     giver[T] // the delivery to the client on this PE, made on first use
 	step     int
 	mode     Mode
 	det      chare.Detector
@@ -353,16 +392,26 @@ type branch[C, T any] struct {
 	// period, which leave at the end of the delivered run.
 	delivering int
 	strand     bool
-	stg        staged
-	tuner      *stepTuner // Options.Tune, on the PE that calls Start
+	// draining says that every producer of this completion step called
+	// Done: what a received message leaves in the buffers is sent at its
+	// end, instead of waiting for the periodic flush (see Drain).
+	draining bool
+	drainCB  chare.Callback // on the PE that calls Start, made once
+	stg      staged
+	tuner    *stepTuner // Options.Tune, on the PE that calls Start
 }
 
 // Init builds the branch's aggregator.
 func (b *branch[C, T]) Init(s Setup[C]) {
 	b.setup, b.idle.period = s, s.Period
+	b.me, b.ap = b.PE(), b.Here().Actor()
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
-		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: itemSize[T](), DirectCutoff: s.Cutoff})
+		size, fixed := itemSize[T]()
+		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: size, DirectCutoff: s.Cutoff})
+		if err == nil && size == nil {
+			b.agg.setFixedSize(fixed)
+		}
 	}
 	p, ok := sinks.Load(s.Entry)
 	if err == nil && !ok {
@@ -428,7 +477,11 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 		if st.Producers < 1 {
 			return fmt.Errorf("tram: a completion step needs at least one producer, not %d", st.Producers)
 		}
-		det, err := chare.StartCompletion(from, chare.Completion{Producers: st.Producers, Finished: st.Finished})
+		c := chare.Completion{Producers: st.Producers, Finished: st.Finished}
+		if needsFlushing(st.Mode, topo) {
+			c.AllProduced = b.drainCallback()
+		}
+		det, err := chare.StartCompletion(from, c)
 		if err != nil {
 			return err
 		}
@@ -447,6 +500,7 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 // Begin starts a step on this PE.
 func (b *branch[C, T]) Begin(m beginMsg) {
 	b.step, b.mode, b.det, b.active, b.done = m.Step, m.Mode, m.Det, true, false
+	b.draining = false
 	b.resize(m.BufferItems, m.Period)
 	b.tick()
 	_ = b.Contribute(nil, reducer.Nop, m.Started)
@@ -468,11 +522,21 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 // Insert submits an item for PE dest (insertData, T17). It must be called
 // on a PE of the job, between the Started callback and this PE's Done.
 func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
-	b, err := s.branchOn(from)
-	if err != nil {
-		return err
+	b := s.local.get(from)
+	if b == nil || !b.active || b.done || b.agg == nil {
+		var err error
+		if b, err = acceptingBranch(b, from, s.G); err != nil {
+			return err
+		}
 	}
-	if err := b.insert(item, dest); err != nil {
+	// b.insert written out for the usual item, for another PE: the item
+	// is passed on the stack at each call, so one call less counts.
+	if dest != b.me {
+		if err := b.agg.InsertTo(item, dest, &b.out); err != nil {
+			return err
+		}
+		b.buffered()
+	} else if err := b.insert(item, dest); err != nil {
 		return err
 	}
 	if y := b.setup.Yield; y > 0 {
@@ -527,14 +591,7 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 
 // branchAny returns this PE's branch, in or out of a step.
 func (s Streamer[C, T]) branchAny(from chare.Context) (*branch[C, T], error) {
-	var b *branch[C, T]
-	if pe := chare.PEOf(from); pe != nil && s.local != nil {
-		if id := pe.ID(); id < len(s.local.slots) {
-			if b = s.local.slots[id].Load(); b != nil && b.Here() != pe {
-				b = nil
-			}
-		}
-	}
+	b := s.local.get(from)
 	if b == nil {
 		b = group.LocalBranch(from, s.G)
 	}
@@ -544,17 +601,18 @@ func (s Streamer[C, T]) branchAny(from chare.Context) (*branch[C, T], error) {
 	return b, nil
 }
 
+// branchOn returns this PE's branch if it accepts items.
 func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {
-	var b *branch[C, T]
-	if pe := chare.PEOf(from); pe != nil && s.local != nil {
-		if id := pe.ID(); id < len(s.local.slots) {
-			if b = s.local.slots[id].Load(); b != nil && b.Here() != pe {
-				b = nil // a branch of an earlier job
-			}
-		}
+	return acceptingBranch(s.local.get(from), from, s.G)
+}
+
+// acceptingBranch checks b, found in the table, or else looked up in g.
+func acceptingBranch[C, T any](b *branch[C, T], from chare.Context, g group.Proxy[branch[C, T]]) (*branch[C, T], error) {
+	if b != nil && b.active && !b.done && b.agg != nil {
+		return b, nil // the usual case, decided here
 	}
 	if b == nil {
-		b = group.LocalBranch(from, s.G)
+		b = group.LocalBranch(from, g)
 	}
 	switch {
 	case b == nil:
@@ -568,24 +626,29 @@ func (s Streamer[C, T]) branchOn(from chare.Context) (*branch[C, T], error) {
 }
 
 func (b *branch[C, T]) insert(item T, dest int) error {
-	if dest == b.PE() {
+	if dest == b.me {
 		// The local fast path: produced and consumed at once, so neither
 		// the detector nor quiescence detection needs to hear of it.
-		if b.give == nil && !b.makeGive() {
+		if b.give.one == nil && !b.makeGive() {
 			return fmt.Errorf("tram: no client to deliver to on PE %d", dest)
 		}
 		b.agg.InsertLocal()
 		b.idle.busy = true
 		b.delivering++
-		b.give(item)
+		b.give.one(item)
 		b.delivering--
 		return nil
 	}
-	out, err := b.agg.Insert(item, dest)
-	if err != nil {
+	if err := b.agg.InsertTo(item, dest, &b.out); err != nil {
 		return err
 	}
-	b.Here().Actor().Hold(1) // the item is work until it is delivered (T23)
+	b.buffered()
+	return nil
+}
+
+// buffered counts an item put in a buffer and sends what it made leave.
+func (b *branch[C, T]) buffered() {
+	b.ap.Hold(1) // the item is work until it is delivered (T23)
 	if b.mode == Completion {
 		b.produced++ // told to the detector before the item can be consumed
 	}
@@ -596,10 +659,19 @@ func (b *branch[C, T]) insert(item T, dest int) error {
 		// nothing else would ever send it.
 		b.strand = true
 	}
-	if !out.Empty() {
+	if !b.out.Empty() {
+		// A delivery that handle makes may insert again: it gets an
+		// empty Output, and the slices come back for reuse afterwards.
+		out := b.out
+		b.out = Output[T]{}
 		b.handle(out)
+		if b.out.Empty() {
+			clear(out.Flushes) // sent: the buffers belong to the messages
+			clear(out.Direct)
+			clear(out.Local)
+			b.out = Output[T]{Flushes: out.Flushes[:0], Direct: out.Direct[:0], Local: out.Local[:0]}
+		}
 	}
-	return nil
 }
 
 // syncProduced tells the detector about the items produced so far; it
@@ -629,18 +701,16 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 		b.det = m.Det // items may come before this PE's Begin
 	}
 	var out Output[T]
+	local, err := b.agg.RouteSplit(m.Items, &out)
 	n := 0
-	b.delivering++
-	err := b.agg.RouteEach(m.Items, func(e Envelope[T]) {
-		// The client's branch is found on the first delivery: a PE that
-		// only passes items on may not have one yet.
-		if b.give == nil && !b.makeGive() {
-			return
-		}
-		n++
-		b.give(e.Item)
-	}, &out)
-	b.delivering--
+	// The client's branch is found on the first delivery: a PE that
+	// only passes items on may not have one yet.
+	if len(local) > 0 && (b.give.one != nil || b.makeGive()) {
+		b.delivering++
+		b.give.run(local)
+		n = len(local)
+		b.delivering--
+	}
 	b.agg.Recycle(m.Items)
 	if err != nil {
 		b.Abort(err)
@@ -650,7 +720,7 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 		b.consumed(n)
 	}
 	b.handle(out)
-	if b.strand {
+	if b.strand || b.draining {
 		b.strand = false
 		b.flush()
 	}
@@ -684,11 +754,11 @@ func (b *branch[C, T]) send(to int, items []Envelope[T]) {
 
 // deliver hands one item to the client's local branch (T10).
 func (b *branch[C, T]) deliver(item T) {
-	if b.give == nil && !b.makeGive() {
+	if b.give.one == nil && !b.makeGive() {
 		return
 	}
 	b.delivering++
-	b.give(item)
+	b.give.one(item)
 	b.delivering--
 	b.consumed(1)
 }
@@ -725,19 +795,49 @@ func (b *branch[C, T]) flush() {
 	}
 }
 
+// drainMsg tells every branch that all producers of step Step are done.
+type drainMsg struct{ Step int }
+
+// drainCallback is the AllProduced callback of this PE's completion
+// steps on a grid of several dimensions: it tells every branch to drain.
+// It is made once per branch, since function callbacks are kept for good.
+func (b *branch[C, T]) drainCallback() chare.Callback {
+	if b.drainCB.Kind == 0 {
+		b.drainCB = chare.FuncCallback(b.PE(), func(ctx chare.Context, _ any) {
+			if err := b.ms.drain.Send(ctx, b.ThisProxy(), drainMsg{Step: b.step}); err != nil {
+				b.Abort(err)
+			}
+		})
+	}
+	return b.drainCB
+}
+
+// Drain: every producer of the step called Done, so no item is inserted
+// any more but by deliveries. Items that pass this PE on a grid of
+// several dimensions would wait in its buffers for the periodic flush
+// (T24, T25); from now on they leave at the end of each received
+// message, and what is buffered leaves now (T26). An old step's drain is
+// ignored.
+func (b *branch[C, T]) Drain(m drainMsg) {
+	if m.Step != b.step || !b.active || b.mode != Completion {
+		return
+	}
+	b.draining = true
+	b.flush()
+}
+
 // tick keeps the periodic flush going while a step is active (T24).
 func (b *branch[C, T]) tick() {
 	b.idle.arm(b.Here().Actor(), b.flush, func() bool { return b.active })
 }
 
 // itemSize measures items for the direct-send cutoff: their own Size
-// method, or the size of their type.
-func itemSize[T any]() func(T) int {
+// method, or else (a nil function) the size of their type, fixed.
+func itemSize[T any]() (size func(T) int, fixed int) {
 	if _, ok := any(*new(T)).(interface{ Size() int }); ok {
-		return func(item T) int { return any(item).(interface{ Size() int }).Size() }
+		return func(item T) int { return any(item).(interface{ Size() int }).Size() }, 0
 	}
-	n := int(reflect.TypeFor[T]().Size())
-	return func(T) int { return n }
+	return nil, int(reflect.TypeFor[T]().Size())
 }
 
 // localElements counts the elements of an array on this PE (the senders

@@ -168,3 +168,53 @@ func TestInsertOutsideAStepIsAnError(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 }
+
+// claim T26
+//
+// TestT26_CompletionOnAGridDrainsWithoutThePeriod: on a grid of several
+// dimensions, items that reach an intermediate PE after its Done would
+// wait in its buffers for the periodic flush. Once every producer is done
+// (the detector's all-produced), each branch sends what it holds and
+// what later messages leave in its buffers, so the step ends although the
+// period here is an hour (without the drain, it would end at the job's
+// timeout, a failure). Two steps: the second's drain is its own.
+func TestT26_CompletionOnAGridDrainsWithoutThePeriod(t *testing.T) {
+	cases := []struct {
+		pes  int
+		dims []int
+	}{{4, []int{2, 2}}, {8, []int{2, 2, 2}}, {6, []int{3, 2}}}
+	for _, c := range cases {
+		t.Run(fmt.Sprint(c.dims), func(t *testing.T) {
+			const items, steps = 3000, 2
+			var got [steps][]int64
+			code, err := chare.Run(chare.Config{PEs: c.pes, Timeout: 20 * time.Second}, func(m *tmain, _ []string) {
+				g, err := group.New[table](m)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: c.dims, Sizing: tram.Sizing{BufferItems: 64}, FlushPeriod: time.Hour})
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				for i := range steps {
+					got[i], err = runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: c.pes}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: int64(7 + i)}))
+					if err != nil {
+						m.Abort(err)
+						return
+					}
+				}
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			var n, sum int64
+			for i := range steps {
+				ni, si := expected(c.pes, items, int64(7+i))
+				n, sum = n+ni, sum+si
+				require.Equal(t, []int64{n, sum}, got[i], "step %d: items and their sum when completion fired", i+1)
+			}
+		})
+	}
+}

@@ -34,9 +34,30 @@ func (r *relay) Hop(left int) {
 	}
 }
 
-// Go learns the streamer and submits n chains of the given length.
-func (r *relay) Go(m relayStart) {
+// Set gives every branch the streamer before the step: a branch may get
+// an item (and so need the streamer) before its own Go.
+func (r *relay) Set(m relaySet) {
 	r.s, r.rand = m.S, rand.New(rand.NewSource(int64(r.PE())))
+	_ = r.Contribute(nil, reducer.Nop, m.Ready)
+}
+
+type relaySet struct {
+	S     tram.Streamer[relay, int]
+	Ready chare.Callback
+}
+
+// setRelays runs Set on every branch and waits until all have run it.
+func setRelays(m *tmain, g group.Proxy[relay], s tram.Streamer[relay, int]) error {
+	ready := chare.NewFuture[any](m)
+	if err := chare.Send(m, g, (*relay).Set, relaySet{S: s, Ready: ready.Callback()}); err != nil {
+		return err
+	}
+	_, err := ready.Get(m)
+	return err
+}
+
+// Go submits n chains of the given length (after Set).
+func (r *relay) Go(m relayStart) {
 	for i := 0; i < m.Chains; i++ {
 		if err := r.s.Insert(r, m.Length, r.rand.Intn(r.NumPEs())); err != nil {
 			r.Abort(err)
@@ -72,6 +93,10 @@ func runChains(t *testing.T, period, timeout time.Duration) (int, error) {
 		// Buffers far larger than the traffic: they never fill.
 		s, err := tram.New(m, g, (*relay).Hop, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: 100000}, FlushPeriod: period})
 		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := setRelays(m, g, s); err != nil {
 			m.Abort(err)
 			return
 		}
@@ -151,6 +176,10 @@ func TestCompletionChainsOn1DGridWithoutFlushing(t *testing.T) {
 		// their way at once), no flush period.
 		s, err := tram.New(m, g, (*relay).Hop, tram.Options{Dims: []int{pes}, Sizing: tram.Sizing{BufferItems: 1000}})
 		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := setRelays(m, g, s); err != nil {
 			m.Abort(err)
 			return
 		}

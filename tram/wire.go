@@ -1,8 +1,10 @@
 package tram
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/charmgo/charm/actor"
@@ -136,12 +138,191 @@ func (m *batch[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if len(block)%rec != 0 {
 		return fmt.Errorf("tram: a binary batch of %d bytes is not a whole number of %d-byte %v items", len(block), rec, reflect.TypeFor[T]())
 	}
-	m.Items = make([]Envelope[T], len(block)/rec)
-	for i := range m.Items {
-		e := &m.Items[i]
+	m.Items = readBlock[T](block, size)
+	return nil
+}
+
+// readBlock makes the envelopes of a block whose length is a whole
+// number of records, in a recycled buffer if one is at hand (the
+// receiving branch recycles it once the items are routed).
+func readBlock[T any](block []byte, size int) []Envelope[T] {
+	rec, n := 4+size, len(block)/(4+size)
+	var items []Envelope[T]
+	if p, ok := poolOf[T]().Get().(*[]Envelope[T]); ok && cap(*p) >= n {
+		items = (*p)[:n]
+	} else {
+		items = make([]Envelope[T], n)
+	}
+	for i := range items {
+		e := &items[i]
 		b := block[i*rec : (i+1)*rec]
 		e.Dest = int(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(&e.Item)), size), b[4:])
 	}
-	return nil
+	return items
+}
+
+// MarshalMsg appends the batch to b as EncodeMsgpack writes it: the
+// runtime's codec calls it for a message body, so a block batch is
+// written straight into the message, without an encoder or a block of its
+// own.
+func (m *batch[T]) MarshalMsg(b []byte) ([]byte, error) {
+	size := blockItem[T]()
+	if size == 0 { // item by item, as the runtime encodes by reflection
+		w := appender{b}
+		enc := msgpack.NewEncoder(&w)
+		enc.UseArrayEncodedStructs(true)
+		enc.UseCompactInts(true)
+		if err := m.EncodeMsgpack(enc); err != nil {
+			return b, err
+		}
+		return w.b, nil
+	}
+	rec := 4 + size
+	n := len(m.Items) * rec
+	if uint64(n) > 1<<32-1 {
+		return b, fmt.Errorf("tram: a batch of %d bytes is too large for one message", n)
+	}
+	b = append(b, 0x94, wireBlock) // an array of 4; the format, a fixint
+	d, from := uint64(m.Det.ID), uint64(int64(m.From))
+	b = append(b, 0xcf, byte(d>>56), byte(d>>48), byte(d>>40), byte(d>>32), byte(d>>24), byte(d>>16), byte(d>>8), byte(d))
+	b = append(b, 0xd3, byte(from>>56), byte(from>>48), byte(from>>40), byte(from>>32), byte(from>>24), byte(from>>16), byte(from>>8), byte(from))
+	b = append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	b = slices.Grow(b, n)
+	for i := range m.Items {
+		e := &m.Items[i]
+		d := uint32(e.Dest)
+		b = append(b, byte(d), byte(d>>8), byte(d>>16), byte(d>>24))
+		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(&e.Item)), size)...)
+	}
+	return b, nil
+}
+
+// UnmarshalMsg reads a batch from the start of b and returns the bytes
+// after it. A block batch is read in place; anything else goes through
+// DecodeMsgpack.
+func (m *batch[T]) UnmarshalMsg(b []byte) ([]byte, error) {
+	size := blockItem[T]()
+	if size == 0 || len(b) < 2 || b[0] != 0x94 || b[1] != wireBlock {
+		return m.unmarshalSlow(b)
+	}
+	r := wireReader{b: b[2:]}
+	det, from := r.uint(), r.int()
+	block := r.bin()
+	if r.err != nil {
+		return nil, fmt.Errorf("tram: a batch of %v items: %w", reflect.TypeFor[T](), r.err)
+	}
+	if rec := 4 + size; len(block)%rec != 0 {
+		return nil, fmt.Errorf("tram: a binary batch of %d bytes is not a whole number of %d-byte %v items", len(block), rec, reflect.TypeFor[T]())
+	}
+	m.Det, m.From = chare.Detector{ID: actor.DetectorID(det)}, int(from)
+	m.Items = readBlock[T](block, size)
+	return r.b, nil
+}
+
+// appender is an io.Writer that appends to a byte slice.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) {
+	a.b = append(a.b, p...)
+	return len(p), nil
+}
+
+func (m *batch[T]) unmarshalSlow(b []byte) ([]byte, error) {
+	r := bytes.NewReader(b)
+	dec := msgpack.GetDecoder()
+	defer msgpack.PutDecoder(dec)
+	dec.Reset(r)
+	if err := m.DecodeMsgpack(dec); err != nil {
+		return nil, err
+	}
+	return b[len(b)-r.Len():], nil
+}
+
+// wireReader reads the msgpack integers and binary string of a block
+// batch header; the first error sticks.
+type wireReader struct {
+	b   []byte
+	err error
+}
+
+func (r *wireReader) take(n int) []byte {
+	if r.err != nil {
+		return nil
+	}
+	if len(r.b) < n {
+		r.err = fmt.Errorf("a header cut short (%d bytes left, %d needed)", len(r.b), n)
+		return nil
+	}
+	p := r.b[:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *wireReader) be(n int) uint64 {
+	var v uint64
+	for _, c := range r.take(n) {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+// uint reads an unsigned (or non-negative) msgpack integer.
+func (r *wireReader) uint() uint64 {
+	v := r.int()
+	if r.err == nil && v < 0 {
+		r.err = fmt.Errorf("a negative detector ID %d", v)
+	}
+	return uint64(v)
+}
+
+// int reads a msgpack integer of any width as an int64.
+func (r *wireReader) int() int64 {
+	t := r.take(1)
+	if t == nil {
+		return 0
+	}
+	switch c := t[0]; {
+	case c <= 0x7f:
+		return int64(c)
+	case c >= 0xe0:
+		return int64(int8(c))
+	case c == 0xcc, c == 0xcd, c == 0xce:
+		return int64(r.be(1 << (c - 0xcc)))
+	case c == 0xcf:
+		return int64(r.be(8))
+	case c == 0xd0, c == 0xd1, c == 0xd2, c == 0xd3:
+		n := 1 << (c - 0xd0)
+		v := r.be(n)
+		shift := 64 - 8*n
+		return int64(v<<shift) >> shift
+	default:
+		r.err = fmt.Errorf("a byte %#x where an integer belongs", c)
+		return 0
+	}
+}
+
+// bin reads a msgpack binary string.
+func (r *wireReader) bin() []byte {
+	t := r.take(1)
+	if t == nil {
+		return nil
+	}
+	var n uint64
+	switch t[0] {
+	case 0xc4:
+		n = r.be(1)
+	case 0xc5:
+		n = r.be(2)
+	case 0xc6:
+		n = r.be(4)
+	default:
+		r.err = fmt.Errorf("a byte %#x where the block belongs", t[0])
+		return nil
+	}
+	if r.err == nil && n > uint64(len(r.b)) {
+		r.err = fmt.Errorf("a block of %d bytes in %d", n, len(r.b))
+		return nil
+	}
+	return r.take(int(n))
 }

@@ -81,3 +81,72 @@ func TestBatchWireRefusesBadBlocks(t *testing.T) {
 	require.NoError(t, msgpack.Unmarshal(frame(wireBlock, make([]byte, 24)), &u))
 	require.Len(t, u.Items, 2)
 }
+
+// TestBatchMarshalMsg: the codec's path (MarshalMsg, UnmarshalMsg) writes
+// the bytes EncodeMsgpack writes for a block batch, reads what either
+// writes, appends after what b holds, and refuses cut or corrupt frames
+// with an error, never a panic.
+func TestBatchMarshalMsg(t *testing.T) {
+	blk := batch[pair]{Items: []Envelope[pair]{{Dest: 3, Item: pair{-1, [3]uint16{1, 2, 65535}}}, {Dest: 70000, Item: pair{A: 7}}}, Det: chare.Detector{ID: 1 << 45}, From: 2}
+	neg := batch[uint64]{Items: []Envelope[uint64]{{Dest: 1, Item: 9}}, From: -1}
+	itm := batch[named]{Items: []Envelope[named]{{Dest: 1, Item: named{"x"}}}, From: 5, Det: chare.Detector{ID: 3}}
+	prefix := []byte{0xAA, 0xBB}
+
+	out, err := blk.MarshalMsg(append([]byte(nil), prefix...))
+	require.NoError(t, err)
+	require.Equal(t, prefix, out[:2], "MarshalMsg appends")
+	var got batch[pair]
+	rest, err := got.UnmarshalMsg(append(out[2:], 0x01))
+	require.NoError(t, err)
+	require.Equal(t, []byte{0x01}, rest)
+	require.Equal(t, blk, got)
+	var viaMsgpack batch[pair]
+	require.NoError(t, msgpack.Unmarshal(out[2:], &viaMsgpack), "msgpack reads what MarshalMsg writes")
+	require.Equal(t, blk, viaMsgpack)
+
+	// What EncodeMsgpack writes (compact integers) reads back too.
+	for _, m := range []any{&neg, &itm} {
+		var buf bytes.Buffer
+		enc := msgpack.NewEncoder(&buf)
+		enc.UseCompactInts(true)
+		require.NoError(t, enc.Encode(m))
+		switch m := m.(type) {
+		case *batch[uint64]:
+			var g batch[uint64]
+			rest, err := g.UnmarshalMsg(buf.Bytes())
+			require.NoError(t, err)
+			require.Empty(t, rest)
+			require.Equal(t, *m, g)
+			own, err := m.MarshalMsg(nil)
+			require.NoError(t, err)
+			var g2 batch[uint64]
+			_, err = g2.UnmarshalMsg(own)
+			require.NoError(t, err)
+			require.Equal(t, *m, g2)
+		case *batch[named]:
+			var g batch[named]
+			rest, err := g.UnmarshalMsg(buf.Bytes())
+			require.NoError(t, err)
+			require.Empty(t, rest)
+			require.Equal(t, *m, g)
+			own, err := m.MarshalMsg(nil)
+			require.NoError(t, err)
+			var g2 batch[named]
+			_, err = g2.UnmarshalMsg(own)
+			require.NoError(t, err)
+			require.Equal(t, *m, g2)
+		}
+	}
+
+	// Every cut of a good frame, and a wrong block length, is an error.
+	for n := 0; n < len(out)-2; n++ {
+		var g batch[pair]
+		_, err := g.UnmarshalMsg(out[2 : 2+n])
+		require.Error(t, err, "a frame cut to %d bytes", n)
+	}
+	bad := append([]byte(nil), out[2:]...)
+	bad[len(bad)-len(blk.Items)*16-1]-- // the block's length, one byte short
+	var g batch[pair]
+	_, err = g.UnmarshalMsg(bad)
+	require.ErrorContains(t, err, "not a whole number of 16-byte")
+}
