@@ -31,6 +31,9 @@
 // them with Merge). Clocks of different hosts are only as close as NTP
 // keeps them.
 //
-// Flows are drawn between PEs of one process; a message to another process
-// carries no flow number on the wire.
+// A flow's id joins the sending PE (job-wide) to a number that PE draws
+// (FlowID), and the number travels with the message, to another process
+// too: the receiving PE records the end under the same id, so arrows
+// cross from one node's track to another's in the merged file, and ids of
+// different nodes never collide.
 package trace
