@@ -56,6 +56,48 @@ func TestFlowNumbersSkipZeroWhenTheyWrap(t *testing.T) {
 	require.NotEqual(t, FlowID(1, 1), FlowID(2, 1), "flows of different PEs differ")
 }
 
+func TestFlowsStartWhereTheSendingSliceStarts(t *testing.T) {
+	b := NewBuffer(1, time.Now().Add(-time.Second), 0)
+	b.sampler.Per = 1 << 20
+	outer := b.Enter(100)
+	require.Equal(t, int64(-1), outer, "no slice was open")
+	b.FlowFrom()
+	inner := b.Enter(200) // an entry method run inline
+	b.FlowFrom()
+	b.Leave(inner)
+	b.FlowFrom()
+	b.Leave(outer)
+	b.FlowFrom()
+	var ts []int64
+	for _, e := range b.Events {
+		ts = append(ts, e.TS)
+	}
+	require.Equal(t, []int64{100, 200, 100}, ts[:3])
+	require.Greater(t, ts[3], int64(time.Second/2), "a send outside any slice starts when it happens")
+}
+
+func TestEventsPutSlicesFirstAtTheirTime(t *testing.T) {
+	b := NewBuffer(0, time.Now(), 0)
+	outer := &Label{Name: "T.Outer", Cat: CatEntry}
+	inner := &Label{Name: "T.Inner", Cat: CatEntry}
+	// As a PE records them: the flow as it is sent, each slice as it ends.
+	b.Instant("lb", "step")
+	b.Events[0].TS = 90
+	b.Enter(100)
+	b.sampler.Per = 1 << 20
+	b.FlowFrom()
+	b.FlowTo(3, 1, 100)
+	b.Slice(inner, nil, 100, 110)
+	b.Slice(outer, nil, 100, 150)
+	var got []string
+	for _, e := range Events(0, []*Buffer{b}) {
+		if e.Ph != "M" {
+			got = append(got, e.Ph+" "+e.Name)
+		}
+	}
+	require.Equal(t, []string{"i step", "X T.Outer", "X T.Inner", "s message", "f message"}, got)
+}
+
 func TestEventsAndWrite(t *testing.T) {
 	b := NewBuffer(2, time.Now(), 0)
 	l := &Label{Name: "W.Step", Cat: "entry", Type: "W", Entry: "Step"}

@@ -60,11 +60,36 @@ func Events(node int, bufs []*Buffer) []JSONEvent {
 			JSONEvent{Name: "thread_sort_index", Ph: "M", PID: node, TID: b.PE, Args: map[string]any{"sort_index": b.PE}})
 	}
 	for _, b := range bufs {
+		sortEvents(b.Events)
 		for i := range b.Events {
 			out = append(out, b.Events[i].json(node, b.PE))
 		}
 	}
 	return out
+}
+
+// CatEntry is the category of the slices of entry methods, and of the
+// flows between them: Chrome's DevTools joins a flow to a slice only of
+// its own category.
+const CatEntry = "entry"
+
+// sortEvents puts a PE's events in the order of their times, slices
+// before the flows and instants of the same time, and an enclosing slice
+// before one it encloses. A PE records a slice when it ends, after the
+// flows it drew and the slices it ran inline; a viewer that reads the
+// file in order (Perfetto) binds a flow to the slice open at its time, so
+// that slice must come first.
+func sortEvents(ev []Event) {
+	sort.SliceStable(ev, func(i, j int) bool {
+		a, b := &ev[i], &ev[j]
+		if a.TS != b.TS {
+			return a.TS < b.TS
+		}
+		if (a.Kind == Slice) != (b.Kind == Slice) {
+			return a.Kind == Slice
+		}
+		return a.Kind == Slice && a.Dur > b.Dur
+	})
 }
 
 func (e *Event) json(node, pe int) JSONEvent {
@@ -78,7 +103,7 @@ func (e *Event) json(node, pe int) JSONEvent {
 			j.Args["index"] = fmt.Sprint(e.Index)
 		}
 	case FlowStart, FlowEnd:
-		j.Ph, j.Name, j.Cat, j.ID = "s", "message", "flow", e.ID
+		j.Ph, j.Name, j.Cat, j.ID = "s", "message", CatEntry, e.ID
 		if e.Kind == FlowEnd {
 			j.Ph, j.BP = "f", "e"
 		}

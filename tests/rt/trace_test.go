@@ -170,7 +170,8 @@ func TestTraceFlowsCrossProcesses(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, f.OtherData.Missing, "node 1's events are merged")
 
-	nodeOf := map[int]int{} // PE → node, from the tracks' metadata
+	nodeOf := map[int]int{}          // PE → node, from the tracks' metadata
+	sliceAt := map[[2]float64]bool{} // [PE, start] of every slice
 	type end struct {
 		pid, tid int
 		ts       float64
@@ -186,6 +187,8 @@ func TestTraceFlowsCrossProcesses(t *testing.T) {
 			if e.Name == "thread_name" {
 				nodeOf[e.TID] = e.PID
 			}
+		case "X":
+			sliceAt[[2]float64{float64(e.TID), e.TS}] = true
 		case "s":
 			_, dup := starts[e.ID]
 			require.False(t, dup, "flow id %#x is drawn twice", e.ID)
@@ -206,6 +209,11 @@ func TestTraceFlowsCrossProcesses(t *testing.T) {
 		require.Equal(t, nodeOf[s.tid], s.pid, "a flow starts on its PE's node")
 		require.Equal(t, nodeOf[e.tid], e.pid, "a flow ends on its PE's node")
 		require.GreaterOrEqual(t, e.ts, s.ts, "flow %#x ends (PE %d) before it starts (PE %d)", e.id, e.tid, s.tid)
+		// DevTools joins a flow only to a slice that starts when it does.
+		require.True(t, sliceAt[[2]float64{float64(e.tid), e.ts}], "flow %#x ends where no slice of PE %d starts", e.id, e.tid)
+		if s.pid != e.pid {
+			require.True(t, sliceAt[[2]float64{float64(s.tid), s.ts}], "flow %#x starts where no slice of PE %d starts", e.id, s.tid)
+		}
 		across[[2]int{s.pid, e.pid}]++
 	}
 	require.Positive(t, across[[2]int{0, 1}], "an arrow from node 0 to node 1 (%v)", across)
