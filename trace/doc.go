@@ -10,8 +10,9 @@
 //   - a complete slice ("X") per entry method, named Type.Entry, with the
 //     chare type, the entry and the element index (or branch PE) in args;
 //   - flow arrows ("s" to "f") from the slice that sends a message to
-//     the slice that runs it, both ends at their slice's start time and in
-//     its category (what Chrome's DevTools needs to join them), sampled: each PE draws at most FlowsPerWindow arrows per
+//     the slice that runs it, both ends at their slice's start time and
+//     in its category (what Chrome's DevTools needs to join them),
+//     sampled: each PE draws at most FlowsPerWindow arrows per
 //     FlowWindow, so that a run of millions of messages still gives a
 //     file that the viewers open;
 //   - instant events ("i") for migrations, load-balancing steps, TRAM
