@@ -59,13 +59,23 @@ func Events(node int, bufs []*Buffer) []JSONEvent {
 			JSONEvent{Name: "thread_name", Ph: "M", PID: node, TID: b.PE, Args: map[string]any{"name": fmt.Sprintf("PE %d", b.PE)}},
 			JSONEvent{Name: "thread_sort_index", Ph: "M", PID: node, TID: b.PE, Args: map[string]any{"sort_index": b.PE}})
 	}
+	meta := len(out)
 	for _, b := range bufs {
 		sortEvents(b.Events)
 		for i := range b.Events {
 			out = append(out, b.Events[i].json(node, b.PE))
 		}
 	}
+	byTime(out[meta:])
 	return out
+}
+
+// byTime sorts events by their times, keeping the order of those of the
+// same time. The whole file goes in time order, not PE after PE: Chrome's
+// DevTools reads flows in file order and drops a flow's end that comes
+// before its start (every arrow to a lower PE, or to node 0).
+func byTime(ev []JSONEvent) {
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TS < ev[j].TS })
 }
 
 // CatEntry is the category of the slices of entry methods, and of the
@@ -156,7 +166,8 @@ func ReadFile(path string) (*File, error) {
 
 // Merge returns the events of several nodes' files on one time line: each
 // file's timestamps are shifted by the difference between its start and
-// the earliest start, and otherData sums the dropped events.
+// the earliest start, the metadata first and then every event in time
+// order; otherData sums the dropped events.
 func Merge(files []*File) ([]JSONEvent, OtherData) {
 	if len(files) == 0 {
 		return nil, OtherData{}
@@ -167,19 +178,23 @@ func Merge(files []*File) ([]JSONEvent, OtherData) {
 	}
 	var out []JSONEvent
 	other := OtherData{Node: files[0].OtherData.Node, StartUnixNano: first}
+	var rest []JSONEvent
 	for _, f := range files {
 		shift := us(f.OtherData.StartUnixNano - first)
 		for _, e := range f.TraceEvents {
-			if e.Ph != "M" {
-				e.TS += shift
+			if e.Ph == "M" {
+				out = append(out, e)
+				continue
 			}
-			out = append(out, e)
+			e.TS += shift
+			rest = append(rest, e)
 		}
 		other.Dropped += f.OtherData.Dropped
 		other.Missing = append(other.Missing, f.OtherData.Missing...)
 	}
+	byTime(rest)
 	sort.Ints(other.Missing)
-	return out, other
+	return append(out, rest...), other
 }
 
 // NodePath is the file node n writes in a job of several processes, beside
