@@ -1,5 +1,6 @@
 // Package trace records a run as a timeline in the Chrome trace-event JSON
-// format, which Perfetto (ui.perfetto.dev) and chrome://tracing open.
+// format, which Perfetto (ui.perfetto.dev), chrome://tracing and Chrome
+// DevTools' Performance panel (Load profile) open.
 //
 // A program gets it with the runtime flag -trace FILE (or chare.Config's
 // Trace). The runtime keeps one Buffer per PE, written only by that PE,
