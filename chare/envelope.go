@@ -20,8 +20,9 @@ type Header struct {
 	// Hops counts how many times a message to an array element has been
 	// forwarded.
 	Hops uint8
-	// Flow numbers the message's arrow in a trace (0: none); it does not
-	// travel to other processes.
+	// Flow numbers the message's arrow in a trace (0: none); with Src it
+	// names the arrow job-wide (trace.FlowID), and it travels to other
+	// processes in the envelope's tail.
 	Flow uint16
 }
 

@@ -461,7 +461,8 @@ func underLauncher(cfg *Config, token, nodehost string, jobport int) error {
 	if _, child := lookupEnv("CHARMGO_NODE"); child {
 		return nil
 	}
-	job, err := launcher.Detect(lookupEnv, launcher.Options{Port: jobport, NodeHost: nodehost, Secret: token})
+	job, err := launcher.Detect(lookupEnv, launcher.Options{Port: jobport, NodeHost: nodehost, Secret: token,
+		KVSName: func() (string, error) { return launcher.PMIKVSName(lookupEnv) }})
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,9 @@ func (pe *PE) invokeTraced(obj any, e Envelope) {
 	if h.Flow != 0 {
 		pe.tr.FlowTo(h.Src, h.Flow, t0)
 	}
+	outer := pe.tr.Enter(t0)
 	pe.invoke(obj, e)
+	pe.tr.Leave(outer)
 	var index any
 	if c, ok := obj.(Context); ok {
 		if b := c.base(); b.coll != nil && b.coll.Kind != KindChare {
@@ -93,7 +95,7 @@ func (pe *PE) label(e *Entry) *trace.Label {
 	if l := pe.labels[e]; l != nil {
 		return l
 	}
-	l := &trace.Label{Name: "entry method", Cat: "entry"}
+	l := &trace.Label{Name: "entry method", Cat: trace.CatEntry}
 	if e != nil {
 		l.Name, l.Type, l.Entry = e.String(), e.Type.Name, e.Name
 	}

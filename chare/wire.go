@@ -272,6 +272,8 @@ func encodeIndex(i any) ([]byte, error) {
 //	flags (1 byte), then as the flags say:
 //	  reply future: PE (zig-zag varint), ID (uvarint)
 //	  epoch (uvarint), hops (1 byte)
+//	  flow number (uvarint, 1..65535): a traced send's arrow, whose end
+//	  the receiving PE records (absent whenever tracing is off)
 //	  index: length (uvarint) and its msgpack bytes, or, on a multicast
 //	  hop, the number of members (uvarint) and each member so
 //	then the message to the end, in its type's codec (actor/codec:
@@ -286,6 +288,7 @@ const (
 	tailEpoch               // epoch and hops follow
 	tailIndex               // an index follows
 	tailMembers             // a multicast hop's members follow
+	tailFlow                // a trace's flow number follows (only set while tracing)
 )
 
 func appendEnvHead(b []byte, h *Header) []byte {
@@ -316,6 +319,9 @@ func appendEnvTail(b []byte, h *Header, reply futureRef) ([]byte, error) {
 	} else if h.Index != nil {
 		flags |= tailIndex
 	}
+	if h.Flow != 0 {
+		flags |= tailFlow
+	}
 	b = append(b, flags)
 	if flags&tailReply != 0 {
 		b = binary.AppendVarint(b, int64(reply.PE))
@@ -324,6 +330,9 @@ func appendEnvTail(b []byte, h *Header, reply futureRef) ([]byte, error) {
 	if flags&tailEpoch != 0 {
 		b = binary.AppendUvarint(b, uint64(h.Epoch))
 		b = append(b, h.Hops)
+	}
+	if flags&tailFlow != 0 {
+		b = binary.AppendUvarint(b, uint64(h.Flow))
 	}
 	var err error
 	switch {
@@ -389,7 +398,7 @@ func decodeEnvTail(h *Header, tail []byte) (futureRef, []byte, error) {
 		return reply, nil, errors.New("an envelope without a tail")
 	}
 	flags := tail[0]
-	if flags&^(tailReply|tailEpoch|tailIndex|tailMembers) != 0 || flags&tailIndex != 0 && flags&tailMembers != 0 {
+	if flags&^(tailReply|tailEpoch|tailIndex|tailMembers|tailFlow) != 0 || flags&tailIndex != 0 && flags&tailMembers != 0 {
 		return reply, nil, fmt.Errorf("an envelope with tail flags %#x", flags)
 	}
 	if (flags&tailMembers != 0) != (h.Kind == KindSection) {
@@ -418,6 +427,16 @@ func decodeEnvTail(h *Header, tail []byte) (futureRef, []byte, error) {
 		}
 		h.Epoch, h.Hops = uint32(ep), r.b[r.off]
 		r.off++
+	}
+	if flags&tailFlow != 0 {
+		f, err := r.uvarint("flow number")
+		if err != nil {
+			return reply, nil, err
+		}
+		if f == 0 || f > math.MaxUint16 {
+			return reply, nil, fmt.Errorf("an envelope's flow number %d is out of range", f)
+		}
+		h.Flow = uint16(f)
 	}
 	switch {
 	case flags&tailIndex != 0:

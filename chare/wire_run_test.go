@@ -77,7 +77,7 @@ func TestEnvelopeRun(t *testing.T) {
 	var envs []actor.WireRunner
 	for i := range 5 {
 		env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i - 2), B: [4]byte{byte(i)}}}
-		env.h = Header{Route: route, Entry: e, Src: 3, Root: 1, Epoch: uint32(i * 1000), Hops: uint8(i)}
+		env.h = Header{Route: route, Entry: e, Src: 3, Root: 1, Epoch: uint32(i * 1000), Hops: uint8(i), Flow: uint16(i * 16000)}
 		env.h.Index = rawIndex{0x01, byte(i)} // different elements, one run
 		envs = append(envs, env)
 	}
@@ -103,6 +103,45 @@ func TestEnvelopeRun(t *testing.T) {
 	got := ms[0].(Envelope)
 	require.Equal(t, sec.h, *got.Header())
 	require.Equal(t, runMsg{A: 7}, got.Payload())
+}
+
+// A traced send's flow number crosses with the envelope: out of range, or
+// 0 with the flag that says one follows, it is an error.
+func TestEnvelopeFlowNumber(t *testing.T) {
+	e := runEntry(t)
+	env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: 1}}
+	env.h = Header{Route: Route{Kind: KindBranch, Coll: 3, PE: 1}, Entry: e, Src: 2, Flow: 300}
+	it := encodeRun(t, env)
+	ms, err := decodeRun(it)
+	require.NoError(t, err)
+	require.Equal(t, uint16(300), ms[0].(Envelope).Header().Flow)
+
+	untraced := *env
+	untraced.h.Flow = 0
+	plain := encodeRun(t, &untraced)
+	require.Equal(t, len(it.Body)-2, len(plain.Body), "an untraced send carries no flow bytes")
+
+	tail, _, ok := wire.NextTail(it.Body)
+	require.True(t, ok)
+	require.Equal(t, byte(tailFlow), tail[0])
+	tests := []struct {
+		name string
+		flow []byte
+		want string
+	}{
+		{"zero", []byte{0}, "flow number 0 is out of range"},
+		{"above 65535", []byte{0x80, 0x80, 0x04}, "flow number 65536 is out of range"},
+		{"truncated", []byte{0x80}, "flow number is truncated"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			bad := append([]byte{tailFlow}, tc.flow...)
+			next, err := decodeEnvHead(nil, it.Head)
+			require.NoError(t, err)
+			_, err = next(bad)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }
 
 func TestEnvelopeRunRejects(t *testing.T) {

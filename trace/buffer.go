@@ -10,7 +10,7 @@ type Kind uint8
 
 const (
 	Slice     Kind = iota + 1 // an entry method that ran: TS, Dur
-	FlowStart                 // a sampled send: TS, ID
+	FlowStart                 // a sampled send: TS (the start of the slice that sends), ID
 	FlowEnd                   // its delivery: TS (the start of the slice that runs it), ID
 	Instant                   // a point event: TS, Label, Args
 )
@@ -80,12 +80,24 @@ type Buffer struct {
 	start   time.Time
 	sampler Sampler
 	flow    uint16 // the last flow number drawn
+	open    int64  // the start of the slice running now, or -1
 }
 
 // NewBuffer returns an empty buffer for a PE whose times count from start.
 func NewBuffer(pe int, start time.Time, limit int) *Buffer {
-	return &Buffer{PE: pe, Limit: limit, start: start, sampler: Sampler{Window: int64(FlowWindow), Per: FlowsPerWindow}}
+	return &Buffer{PE: pe, Limit: limit, start: start, open: -1, sampler: Sampler{Window: int64(FlowWindow), Per: FlowsPerWindow}}
 }
+
+// Enter marks the start t0 of a slice that runs now, so that the flows it
+// sends start where it starts, and returns what was open before (an entry
+// method may run another inline); pass that to Leave when it ends.
+func (b *Buffer) Enter(t0 int64) (outer int64) {
+	outer, b.open = b.open, t0
+	return outer
+}
+
+// Leave ends the slice that Enter opened.
+func (b *Buffer) Leave(outer int64) { b.open = outer }
 
 // Now returns the current time in the buffer's clock.
 func (b *Buffer) Now() int64 { return int64(time.Since(b.start)) }
@@ -108,10 +120,15 @@ func (b *Buffer) Slice(l *Label, index any, t0, t1 int64) {
 	b.add(Event{Kind: Slice, TS: t0, Dur: t1 - t0, Label: l, Index: index})
 }
 
-// FlowFrom records, if the sampler takes it, the start of a flow at the
+// FlowFrom records, if the sampler takes it, the start of a flow for the
 // send happening now, and returns its number (never 0), or 0 for a send
 // without an arrow. The number is unique per PE until it wraps at 65535:
 // the receiver joins it with the sending PE to find the flow (FlowID).
+//
+// The flow starts at the start of the slice that sends (Enter), not at
+// the send: Chrome's DevTools joins a flow only to a slice that starts at
+// the flow's own time, and Perfetto and chrome://tracing draw the arrow
+// from the enclosing slice anyway. A send outside any slice starts now.
 func (b *Buffer) FlowFrom() uint16 {
 	now := b.Now()
 	if !b.sampler.Take(now) {
@@ -121,7 +138,11 @@ func (b *Buffer) FlowFrom() uint16 {
 	if b.flow == 0 {
 		b.flow = 1
 	}
-	b.add(Event{Kind: FlowStart, TS: now, ID: FlowID(b.PE, b.flow)})
+	ts := now
+	if b.open >= 0 {
+		ts = b.open
+	}
+	b.add(Event{Kind: FlowStart, TS: ts, ID: FlowID(b.PE, b.flow)})
 	return b.flow
 }
 

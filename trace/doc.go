@@ -1,5 +1,6 @@
 // Package trace records a run as a timeline in the Chrome trace-event JSON
-// format, which Perfetto (ui.perfetto.dev) and chrome://tracing open.
+// format, which Perfetto (ui.perfetto.dev), chrome://tracing and Chrome
+// DevTools' Performance panel (Load profile) open.
 //
 // A program gets it with the runtime flag -trace FILE (or chare.Config's
 // Trace). The runtime keeps one Buffer per PE, written only by that PE,
@@ -9,7 +10,9 @@
 //     named "node N" and "PE i" by metadata events;
 //   - a complete slice ("X") per entry method, named Type.Entry, with the
 //     chare type, the entry and the element index (or branch PE) in args;
-//   - flow arrows ("s" to "f") from a send to the slice that runs it,
+//   - flow arrows ("s" to "f") from the slice that sends a message to
+//     the slice that runs it, both ends at their slice's start time and
+//     in its category (what Chrome's DevTools needs to join them),
 //     sampled: each PE draws at most FlowsPerWindow arrows per
 //     FlowWindow, so that a run of millions of messages still gives a
 //     file that the viewers open;
@@ -31,6 +34,9 @@
 // them with Merge). Clocks of different hosts are only as close as NTP
 // keeps them.
 //
-// Flows are drawn between PEs of one process; a message to another process
-// carries no flow number on the wire.
+// A flow's id joins the sending PE (job-wide) to a number that PE draws
+// (FlowID), and the number travels with the message, to another process
+// too: the receiving PE records the end under the same id, so arrows
+// cross from one node's track to another's in the merged file, and ids of
+// different nodes never collide.
 package trace

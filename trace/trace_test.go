@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,6 +57,69 @@ func TestFlowNumbersSkipZeroWhenTheyWrap(t *testing.T) {
 	require.NotEqual(t, FlowID(1, 1), FlowID(2, 1), "flows of different PEs differ")
 }
 
+func TestFlowsStartWhereTheSendingSliceStarts(t *testing.T) {
+	b := NewBuffer(1, time.Now().Add(-time.Second), 0)
+	b.sampler.Per = 1 << 20
+	outer := b.Enter(100)
+	require.Equal(t, int64(-1), outer, "no slice was open")
+	b.FlowFrom()
+	inner := b.Enter(200) // an entry method run inline
+	b.FlowFrom()
+	b.Leave(inner)
+	b.FlowFrom()
+	b.Leave(outer)
+	b.FlowFrom()
+	var ts []int64
+	for _, e := range b.Events {
+		ts = append(ts, e.TS)
+	}
+	require.Equal(t, []int64{100, 200, 100}, ts[:3])
+	require.Greater(t, ts[3], int64(time.Second/2), "a send outside any slice starts when it happens")
+}
+
+func TestEventsPutSlicesFirstAtTheirTime(t *testing.T) {
+	b := NewBuffer(0, time.Now(), 0)
+	outer := &Label{Name: "T.Outer", Cat: CatEntry}
+	inner := &Label{Name: "T.Inner", Cat: CatEntry}
+	// As a PE records them: the flow as it is sent, each slice as it ends.
+	b.Instant("lb", "step")
+	b.Events[0].TS = 90
+	b.Enter(100)
+	b.sampler.Per = 1 << 20
+	b.FlowFrom()
+	b.FlowTo(3, 1, 100)
+	b.Slice(inner, nil, 100, 110)
+	b.Slice(outer, nil, 100, 150)
+	var got []string
+	for _, e := range Events(0, []*Buffer{b}) {
+		if e.Ph != "M" {
+			got = append(got, e.Ph+" "+e.Name)
+		}
+	}
+	require.Equal(t, []string{"i step", "X T.Outer", "X T.Inner", "s message", "f message"}, got)
+}
+
+// DevTools drops a flow's end that comes before its start in the file:
+// the file is in time order across PEs, not PE after PE.
+func TestEventsOfAllPEsInTimeOrder(t *testing.T) {
+	start := time.Now()
+	b0, b1 := NewBuffer(0, start, 0), NewBuffer(1, start, 0)
+	l := &Label{Name: "T.M", Cat: CatEntry}
+	b1.sampler.Per = 1 << 20
+	b1.Enter(100)
+	n := b1.FlowFrom()
+	b1.Slice(l, nil, 100, 150)
+	b0.FlowTo(1, n, 300)
+	b0.Slice(l, nil, 300, 320)
+	var got []string
+	for _, e := range Events(0, []*Buffer{b0, b1}) {
+		if e.Ph != "M" {
+			got = append(got, fmt.Sprintf("%s PE %d at %g", e.Ph, e.TID, e.TS*1000))
+		}
+	}
+	require.Equal(t, []string{"X PE 1 at 100", "s PE 1 at 100", "X PE 0 at 300", "f PE 0 at 300"}, got)
+}
+
 func TestEventsAndWrite(t *testing.T) {
 	b := NewBuffer(2, time.Now(), 0)
 	l := &Label{Name: "W.Step", Cat: "entry", Type: "W", Entry: "Step"}
@@ -91,7 +155,12 @@ func TestMergeShiftsNodesToTheEarliestStart(t *testing.T) {
 	ev, other := Merge([]*File{f0, f1})
 	require.Equal(t, int64(3000), other.StartUnixNano)
 	require.Equal(t, 3, other.Dropped)
-	require.Equal(t, []float64{0, 12, 10}, []float64{ev[0].TS, ev[1].TS, ev[2].TS}, "node 0 started 2 µs later")
+	type at struct {
+		pid int
+		ts  float64
+	}
+	require.Equal(t, []at{{0, 0}, {1, 10}, {0, 12}}, []at{{ev[0].PID, ev[0].TS}, {ev[1].PID, ev[1].TS}, {ev[2].PID, ev[2].TS}},
+		"metadata first, then in time order: node 0 started 2 µs later")
 }
 
 func TestOpenNamesAPathThatCannotBeWritten(t *testing.T) {

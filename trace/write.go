@@ -59,12 +59,47 @@ func Events(node int, bufs []*Buffer) []JSONEvent {
 			JSONEvent{Name: "thread_name", Ph: "M", PID: node, TID: b.PE, Args: map[string]any{"name": fmt.Sprintf("PE %d", b.PE)}},
 			JSONEvent{Name: "thread_sort_index", Ph: "M", PID: node, TID: b.PE, Args: map[string]any{"sort_index": b.PE}})
 	}
+	meta := len(out)
 	for _, b := range bufs {
+		sortEvents(b.Events)
 		for i := range b.Events {
 			out = append(out, b.Events[i].json(node, b.PE))
 		}
 	}
+	byTime(out[meta:])
 	return out
+}
+
+// byTime sorts events by their times, keeping the order of those of the
+// same time. The whole file goes in time order, not PE after PE: Chrome's
+// DevTools reads flows in file order and drops a flow's end that comes
+// before its start (every arrow to a lower PE, or to node 0).
+func byTime(ev []JSONEvent) {
+	sort.SliceStable(ev, func(i, j int) bool { return ev[i].TS < ev[j].TS })
+}
+
+// CatEntry is the category of the slices of entry methods, and of the
+// flows between them: Chrome's DevTools joins a flow to a slice only of
+// its own category.
+const CatEntry = "entry"
+
+// sortEvents puts a PE's events in the order of their times, slices
+// before the flows and instants of the same time, and an enclosing slice
+// before one it encloses. A PE records a slice when it ends, after the
+// flows it drew and the slices it ran inline; a viewer that reads the
+// file in order (Perfetto) binds a flow to the slice open at its time, so
+// that slice must come first.
+func sortEvents(ev []Event) {
+	sort.SliceStable(ev, func(i, j int) bool {
+		a, b := &ev[i], &ev[j]
+		if a.TS != b.TS {
+			return a.TS < b.TS
+		}
+		if (a.Kind == Slice) != (b.Kind == Slice) {
+			return a.Kind == Slice
+		}
+		return a.Kind == Slice && a.Dur > b.Dur
+	})
 }
 
 func (e *Event) json(node, pe int) JSONEvent {
@@ -78,7 +113,7 @@ func (e *Event) json(node, pe int) JSONEvent {
 			j.Args["index"] = fmt.Sprint(e.Index)
 		}
 	case FlowStart, FlowEnd:
-		j.Ph, j.Name, j.Cat, j.ID = "s", "message", "flow", e.ID
+		j.Ph, j.Name, j.Cat, j.ID = "s", "message", CatEntry, e.ID
 		if e.Kind == FlowEnd {
 			j.Ph, j.BP = "f", "e"
 		}
@@ -131,7 +166,8 @@ func ReadFile(path string) (*File, error) {
 
 // Merge returns the events of several nodes' files on one time line: each
 // file's timestamps are shifted by the difference between its start and
-// the earliest start, and otherData sums the dropped events.
+// the earliest start, the metadata first and then every event in time
+// order; otherData sums the dropped events.
 func Merge(files []*File) ([]JSONEvent, OtherData) {
 	if len(files) == 0 {
 		return nil, OtherData{}
@@ -142,19 +178,23 @@ func Merge(files []*File) ([]JSONEvent, OtherData) {
 	}
 	var out []JSONEvent
 	other := OtherData{Node: files[0].OtherData.Node, StartUnixNano: first}
+	var rest []JSONEvent
 	for _, f := range files {
 		shift := us(f.OtherData.StartUnixNano - first)
 		for _, e := range f.TraceEvents {
-			if e.Ph != "M" {
-				e.TS += shift
+			if e.Ph == "M" {
+				out = append(out, e)
+				continue
 			}
-			out = append(out, e)
+			e.TS += shift
+			rest = append(rest, e)
 		}
 		other.Dropped += f.OtherData.Dropped
 		other.Missing = append(other.Missing, f.OtherData.Missing...)
 	}
+	byTime(rest)
 	sort.Ints(other.Missing)
-	return out, other
+	return append(out, rest...), other
 }
 
 // NodePath is the file node n writes in a job of several processes, beside

@@ -8,11 +8,15 @@
 // 0 is node 0), the number of ranks, the address to listen on, node 0's
 // address and the job's token; ParseHostList expands host lists such as
 // "node[01-04,07]". Both are pure: they take the environment as a
-// function and do no I/O, and package chare calls them from ParseArgs.
+// function and do no I/O of their own, and package chare calls them from
+// ParseArgs.
 //
 // The token is a hash of the launcher, its job id and a secret that the
 // user exports to every rank (CHARMGO_SECRET, or -token): a launcher's job
-// id alone is known to every user of the machine. Node 0 listens on a
+// id alone is known to every user of the machine. Hydra sets no job id in
+// the environment: its ranks ask its PMI server (PMI_FD) for the job's
+// key-value-space name instead (PMIKVSName, the one exchange with a
+// launcher here, which Detect makes through Options.KVSName). Node 0 listens on a
 // port from -jobport or, by default, one derived from the job id; the
 // other ranks listen on any free port and tell node 0.
 //

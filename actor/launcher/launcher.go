@@ -34,6 +34,12 @@ type Options struct {
 	NodeHost string
 	// Secret is the job's secret (-token); "" reads SecretVar.
 	Secret string
+	// KVSName asks Hydra's PMI server for the job's name (PMIKVSName),
+	// Hydra's only per-job value; nil asks nothing, and a Hydra job's
+	// token then rests on the secret alone. Detect calls it only for a
+	// job of several ranks under Hydra whose environment has PMI_FD and
+	// no PMI_JOBID.
+	KVSName func() (string, error)
 }
 
 // Job is one process's place in a job that a launcher started.
@@ -140,6 +146,11 @@ func hydra(env Env, opt Options) (*Job, error) {
 		return nil, err
 	}
 	id, _ := env("PMI_JOBID") // set by some PMI servers; Hydra keeps its id to the PMI protocol
+	if _, fd := env("PMI_FD"); id == "" && fd && opt.KVSName != nil {
+		if id, err = opt.KVSName(); err != nil {
+			return nil, fmt.Errorf("%s: asking for the job's name to make its token from: %w", who, err)
+		}
+	}
 	local, err := localSize(env, who, "MPI_LOCALNRANKS", size)
 	if err != nil {
 		return nil, err

@@ -227,6 +227,35 @@ func TestMpiexecHydra(t *testing.T) {
 	})
 }
 
+// Hydra gives its ranks no job id in the environment; they ask its PMI
+// server for the job's name, so that two jobs started at once with one
+// secret get two tokens and two ports. (With the secret alone both chose
+// the same port, and the second failed: "address already in use".)
+func TestMpiexecHydraTwoJobsOneSecret(t *testing.T) {
+	env := append(environ(setup(t, "hydra")...), "CHARMGO_SECRET="+secret(t))
+	bin := programs(t)
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	type job struct {
+		cmd *exec.Cmd
+		out bytes.Buffer
+	}
+	jobs := make([]*job, 2)
+	for i := range jobs {
+		j := &job{cmd: exec.CommandContext(ctx, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "jacobi2d"), "-p", "2", "-iters", "2000")}
+		j.cmd.Env, j.cmd.Dir, j.cmd.WaitDelay = env, t.TempDir(), 5*time.Second
+		j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.out
+		require.NoError(t, j.cmd.Start())
+		jobs[i] = j
+	}
+	for i, j := range jobs {
+		err := j.cmd.Wait()
+		require.NoError(t, ctx.Err(), "the jobs did not end within %v", runTimeout)
+		require.NoError(t, err, "job %d:\n%s", i, j.out.String())
+		checkOneJob(t, "jacobi2d", j.out.String())
+	}
+}
+
 func srun(extra ...string) []string {
 	return append([]string{"srun", "-n", "2", "--time=2", "--kill-on-bad-exit=1"}, extra...)
 }

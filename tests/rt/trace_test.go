@@ -140,3 +140,83 @@ func TestTraceFlagNeedsAFile(t *testing.T) {
 	_, err = chare.ParseArgs([]string{"-trace"})
 	require.ErrorContains(t, err, "-trace")
 }
+
+// TestTraceFlowsCrossProcesses: a sampled send from a PE of node 0 to a
+// PE of node 1 (and back) is one flow arrow in the merged file, its start
+// on the sender's track and its end on the receiver's, under one id.
+func TestTraceFlowsCrossProcesses(t *testing.T) {
+	const pes, n = 4, 8
+	path := filepath.Join(traceDir(t), "cross.json")
+	cfg := asTwoProcesses(t, pes)
+	cfg.Trace = path
+	code, err := runConfig(t, cfg, func(m *tmain, _ []string) {
+		a, err := array.New[tracee](m, array.Dims(n))
+		inJob.NoError(err)
+		inJob.NoError(chare.Send(m, a.At(0), (*tracee).Pass, passMsg{Left: 2 * n, N: n}))
+		quiesce(m)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var generic struct {
+		TraceEvents []map[string]any `json:"traceEvents"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &generic), "the merged trace is JSON")
+	require.NotEmpty(t, generic.TraceEvents)
+	f, err := trace.ReadFile(path)
+	require.NoError(t, err)
+	require.Empty(t, f.OtherData.Missing, "node 1's events are merged")
+
+	nodeOf := map[int]int{}          // PE → node, from the tracks' metadata
+	sliceAt := map[[2]float64]bool{} // [PE, start] of every slice
+	type end struct {
+		pid, tid int
+		ts       float64
+	}
+	starts := map[uint64]end{}
+	var ends []struct {
+		id uint64
+		end
+	}
+	for _, e := range f.TraceEvents {
+		switch e.Ph {
+		case "M":
+			if e.Name == "thread_name" {
+				nodeOf[e.TID] = e.PID
+			}
+		case "X":
+			sliceAt[[2]float64{float64(e.TID), e.TS}] = true
+		case "s":
+			_, dup := starts[e.ID]
+			require.False(t, dup, "flow id %#x is drawn twice", e.ID)
+			starts[e.ID] = end{e.PID, e.TID, e.TS}
+		case "f":
+			require.Equal(t, "e", e.BP, "a flow end binds to the slice that runs the message")
+			_, started := starts[e.ID]
+			require.True(t, started, "flow %#x ends on PE %d before it starts in the file, or never starts (DevTools reads flows in file order)", e.ID, e.TID)
+			ends = append(ends, struct {
+				id uint64
+				end
+			}{e.ID, end{e.PID, e.TID, e.TS}})
+		}
+	}
+	require.Equal(t, map[int]int{0: 0, 1: 0, 2: 1, 3: 1}, nodeOf, "two PEs per node")
+	across := map[[2]int]int{} // [from node, to node] → arrows
+	for _, e := range ends {
+		s := starts[e.id]
+		require.Equal(t, nodeOf[s.tid], s.pid, "a flow starts on its PE's node")
+		require.Equal(t, nodeOf[e.tid], e.pid, "a flow ends on its PE's node")
+		require.GreaterOrEqual(t, e.ts, s.ts, "flow %#x ends (PE %d) before it starts (PE %d)", e.id, e.tid, s.tid)
+		// DevTools joins a flow only to a slice that starts when it does.
+		require.True(t, sliceAt[[2]float64{float64(e.tid), e.ts}], "flow %#x ends where no slice of PE %d starts", e.id, e.tid)
+		if s.pid != e.pid {
+			require.True(t, sliceAt[[2]float64{float64(s.tid), s.ts}], "flow %#x starts where no slice of PE %d starts", e.id, s.tid)
+		}
+		across[[2]int{s.pid, e.pid}]++
+	}
+	require.Positive(t, across[[2]int{0, 1}], "an arrow from node 0 to node 1 (%v)", across)
+	require.Positive(t, across[[2]int{1, 0}], "an arrow from node 1 to node 0 (%v)", across)
+}
