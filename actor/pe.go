@@ -46,6 +46,7 @@ type PE struct {
 	cdPending          map[uint64]int
 
 	out     [][]Message    // buffered sends, per destination PE
+	outN    []int          // the messages in them (a Multi counts for several)
 	dirty   []int          // destinations with buffered sends
 	rout    [][]wire.Item  // encoded sends for other nodes, per node
 	routEnc []*itemEncoder // the buffers of their bodies, per node
@@ -99,6 +100,48 @@ func (pe *PE) Send(dest int, m Message) {
 	pe.enqueue(dest, m)
 }
 
+// Multi is a message that stands for several: a run of sends of one entry
+// method to one PE, carried as one slice of messages instead of one
+// envelope each. Its Deliver runs all of them; it counts as Count messages
+// for quiescence, for back-pressure and for the bound on a batch. A Multi
+// sent with Send must have Count 1 then; it grows with Grow.
+type Multi interface {
+	Message
+	Count() int
+}
+
+// Open returns the message sent last to dest if it is still buffered on
+// pe, or nil: a caller may add to it (a Multi) and then call Grow, which
+// keeps the order of sends since nothing was sent to dest after it. It must
+// be called by code running on pe.
+func (pe *PE) Open(dest int) Message {
+	if pe.out == nil || dest < 0 || dest >= len(pe.out) {
+		return nil
+	}
+	if q := pe.out[dest]; len(q) > 0 {
+		return q[len(q)-1]
+	}
+	return nil
+}
+
+// Grow records that one message was added to the Multi that Open returned
+// for dest: it counts like a Send.
+func (pe *PE) Grow(dest int) {
+	pe.created++
+	pe.outN[dest]++
+	if pe.outN[dest] >= batchMax {
+		pe.flushTo(dest)
+	}
+}
+
+// count is how many messages m stands for.
+func count(m Message) int {
+	if mm, ok := m.(Multi); ok {
+		return mm.Count()
+	}
+	return 1
+}
+
 // PostControl puts a control message in pe's mailbox from any goroutine
 // (a timer, say).
 func (pe *PE) PostControl(m Message) { pe.post(extMsg{m}) }
@@ -112,12 +155,17 @@ func (pe *PE) sendSys(dest int, m Message) { pe.enqueue(dest, controlMsg{m}) }
 // batchMax bounds how many messages wait in one destination's buffer.
 const batchMax = 256
 
-// batch carries several messages in one mailbox operation.
-type batch struct{ msgs []Message }
+// batch carries several messages in one mailbox operation; n counts
+// those that Multis stand for.
+type batch struct {
+	msgs []Message
+	n    int
+}
 
 func (pe *PE) enqueue(dest int, m Message) {
 	if pe.out == nil {
 		pe.out = make([][]Message, len(pe.rt.pes))
+		pe.outN = make([]int, len(pe.rt.pes))
 	}
 	q := pe.out[dest]
 	if len(q) == 0 {
@@ -125,7 +173,8 @@ func (pe *PE) enqueue(dest int, m Message) {
 	}
 	q = append(q, m)
 	pe.out[dest] = q
-	if len(q) >= batchMax {
+	pe.outN[dest]++
+	if pe.outN[dest] >= batchMax {
 		pe.flushTo(dest)
 	}
 }
@@ -155,7 +204,8 @@ func (pe *PE) flushLocal() {
 }
 
 func (pe *PE) flushTo(dest int) {
-	q := pe.out[dest]
+	q, n := pe.out[dest], pe.outN[dest]
+	pe.outN[dest] = 0
 	if pe.rt.pes[dest] == nil && len(q) > 0 { // a PE of another node
 		pe.flushRemote(dest, q)
 		clear(q)
@@ -167,14 +217,14 @@ func (pe *PE) flushTo(dest int) {
 	}
 	d := pe.rt.pes[dest]
 	pe.awaitCredit(d)
-	d.credit.backlog.Add(int64(len(q)))
+	d.credit.backlog.Add(int64(n))
 	if len(q) == 1 {
 		d.post(q[0])
 		q[0] = nil
 		pe.out[dest] = q[:0] // the slice stays here: reuse it
 		return
 	}
-	d.post(&batch{q})
+	d.post(&batch{q, n})
 	pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
 }
 
@@ -214,12 +264,12 @@ func (pe *PE) Receive(ctx pa.Context) {
 				return
 			}
 		}
-		pe.consumed(len(m.msgs))
+		pe.consumed(m.n)
 	case extMsg:
 		pe.deliver(m)
 	case Message:
 		pe.deliver(m)
-		pe.consumed(1)
+		pe.consumed(count(m))
 	default:
 		return // protoactor-go's own lifecycle messages
 	}
@@ -233,7 +283,11 @@ func (pe *PE) deliver(m Message) {
 		}
 	}()
 	m.Deliver(pe)
-	if _, sys := m.(control); !sys {
+	switch x := m.(type) {
+	case control:
+	case Multi:
+		pe.processed += int64(x.Count())
+	default:
 		pe.processed++
 	}
 }

@@ -49,10 +49,27 @@ type WireRunner interface {
 // tail is only valid during the call.
 type RunDecoder func(pe *PE, head []byte) (func(tail []byte) (Message, error), error)
 
+// WireMulti is a Multi whose messages can cross processes as one run:
+// the head once, then a tail per message (see WireRunner).
+type WireMulti interface {
+	Multi
+	WireKind() uint16
+	AppendWireHead(b []byte) []byte
+	// AppendWireTailAt appends the tail of message i (0 <= i < Count).
+	AppendWireTailAt(b []byte, i int) ([]byte, error)
+}
+
+// RunAllDecoder reads a whole run into one message, a Multi, on the
+// destination PE, so that a run of n messages is not n allocations. It
+// returns nil, nil for a run it cannot read whole (then the kind's
+// RunDecoder reads it tail by tail).
+type RunAllDecoder func(pe *PE, it wire.Item) (Message, error)
+
 type wireKind struct {
 	name   string
 	decode WireDecoder
 	run    RunDecoder
+	all    RunAllDecoder
 }
 
 var (
@@ -94,6 +111,20 @@ func RegisterWireRun(kind uint16, name string, decode RunDecoder) {
 		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
 	}
 	wireKinds[kind].name, wireKinds[kind].run = name, decode
+}
+
+// RegisterWireRunAll registers the decoder of whole runs of a kind that has
+// a RunDecoder (see RegisterWire for the rules).
+func RegisterWireRunAll(kind uint16, name string, decode RunAllDecoder) {
+	if kind == 0 || kind >= controlBit {
+		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
+	}
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	if old := wireKinds[kind]; old.name != "" && old.name != name {
+		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
+	}
+	wireKinds[kind].name, wireKinds[kind].all = name, decode
 }
 
 // itemEncoder writes the messages for one node into one buffer; the items
@@ -138,6 +169,16 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	if c, ok := m.(controlMsg); ok {
 		m, flag = c.Message, controlBit
 	}
+	if mm, ok := m.(WireMulti); ok && flag == 0 {
+		var err error
+		for i := range mm.Count() {
+			tail := func(b []byte) ([]byte, error) { return mm.AppendWireTailAt(b, i) }
+			if items, err = ie.addToRun(items, dest, mm.WireKind(), mm, tail); err != nil {
+				return items, err
+			}
+		}
+		return items, nil
+	}
 	wm, ok := m.(WireMessage)
 	if !ok {
 		return items, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
@@ -147,7 +188,7 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	}
 	kind := wm.WireKind() | flag
 	if r, ok := wm.(WireRunner); ok {
-		return ie.addToRun(items, dest, kind, r)
+		return ie.addToRun(items, dest, kind, r, r.AppendWireTail)
 	}
 	start := len(ie.b)
 	if err := wm.EncodeWire(ie.enc); err != nil {
@@ -157,7 +198,10 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	return append(items, wire.Item{PE: int32(dest), Kind: kind, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
 }
 
-func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r WireRunner) ([]wire.Item, error) {
+// addToRun appends a message that travels in runs: r's head, and the tail
+// that tail appends.
+func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r interface{ AppendWireHead([]byte) []byte },
+	tail func([]byte) ([]byte, error)) ([]wire.Item, error) {
 	hs := len(ie.b)
 	ie.b = r.AppendWireHead(ie.b)
 	he := len(ie.b)
@@ -174,7 +218,7 @@ func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r Wire
 	}
 	before := len(ie.b)
 	b, mark := wire.BeginTail(ie.b)
-	b, err := r.AppendWireTail(b)
+	b, err := tail(b)
 	if err != nil {
 		if continues {
 			ie.b = ie.b[:before]
@@ -311,6 +355,16 @@ func (pe *PE) receiveRun(it wire.Item) (err error) {
 			err = fmt.Errorf("actor: decoding a %s on PE %d: %v", k.name, pe.id, r)
 		}
 	}()
+	if k.all != nil && it.Kind&controlBit == 0 {
+		m, err := k.all(pe, it)
+		if err != nil {
+			return fmt.Errorf("actor: decoding a run of %d %s on PE %d: %w", it.Tails, k.name, pe.id, err)
+		}
+		if m != nil {
+			pe.deliver(m)
+			return nil
+		}
+	}
 	next, err := k.run(pe, it.Head)
 	if err != nil {
 		return fmt.Errorf("actor: decoding the head of a run of %s on PE %d: %w", k.name, pe.id, err)
