@@ -276,7 +276,7 @@ const eagerFrame = 64 << 10
 func (pe *PE) sendFramesTo(n int) {
 	items := pe.rout[n]
 	for _, chunk := range wire.Split(items, wire.MaxFrame-1024) {
-		pe.rt.sendFrame(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
+		pe.sendData(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
 	}
 	clear(items)
 	pe.rout[n] = items[:0]
@@ -295,10 +295,13 @@ func (pe *PE) sendFrames() {
 }
 
 // remoteBatch carries the items of one frame that are for one PE.
-type remoteBatch struct{ items []wire.Item }
+type remoteBatch struct {
+	items []wire.Item
+	done  *frameDone // acknowledges the frame once every PE's batch is done
+}
 
-// deliverRemote hands a data frame's items to their PEs.
-func (rt *Runtime) deliverRemote(f *wire.Frame) {
+// deliverRemote hands a data frame of size bytes's items to their PEs.
+func (rt *Runtime) deliverRemote(f *wire.Frame, size int) {
 	byPE := map[int32][]wire.Item{}
 	var order []int32
 	for _, it := range f.Items {
@@ -312,13 +315,20 @@ func (rt *Runtime) deliverRemote(f *wire.Frame) {
 		}
 		byPE[it.PE] = append(byPE[it.PE], it)
 	}
+	d := &frameDone{from: f.From, bytes: int64(size)}
+	d.left.Store(int32(len(order)))
+	if len(order) == 0 { // nothing to deliver: acknowledged all the same
+		d.left.Store(1)
+		rt.frameProcessed(d)
+	}
 	for _, p := range order {
-		rt.pes[p].post(&remoteBatch{items: byPE[p]})
+		rt.pes[p].post(&remoteBatch{items: byPE[p], done: d})
 	}
 }
 
 // receiveRemote decodes and delivers the items of a remote batch.
 func (pe *PE) receiveRemote(b *remoteBatch) {
+	defer pe.rt.frameProcessed(b.done)
 	for _, it := range b.items {
 		if it.Tails > 0 {
 			if err := pe.receiveRun(it); err != nil {

@@ -30,6 +30,12 @@ type Config struct {
 	// The memory of messages in flight inside a process is then at most
 	// about PEs × (MaxInFlight + PEs × 256) envelopes.
 	MaxInFlight int
+	// MaxRemoteInFlight bounds, in bytes of frames, what the PEs of this
+	// process may have sent to another process and that process has not
+	// yet processed: a sender that finds the bound reached waits until
+	// half of it is processed (see rcredit.go). 0 means
+	// DefaultMaxRemoteInFlight; a negative value, no bound.
+	MaxRemoteInFlight int
 	// Node, if set, makes this process one node of a job of several; the
 	// PEs are split between the nodes. Nil means one process.
 	Node *NodeConfig
