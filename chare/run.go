@@ -2,6 +2,7 @@ package chare
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/actor/codec"
@@ -29,10 +30,16 @@ import (
 // measurement is on, the collection is held, anything unusual), the run is
 // unrolled into ordinary envelopes that take the usual path.
 
-// runCap is the capacity of a new run's slice of messages; it doubles as
-// the run grows (the actor layer posts a destination's buffer at 256
-// messages).
-const runCap = 16
+// runCap is the least capacity of a new run's slice of messages, and
+// runBytes the most bytes one is given at first. A run's slice doubles as
+// it grows; the PE remembers the capacity that its runs reached
+// (PE.runHint), so that in a steady stream of sends a run's slice is
+// allocated once, at the size it will need (the actor layer posts a
+// destination's buffer at 256 messages).
+const (
+	runCap   = 16
+	runBytes = 16 << 10
+)
 
 // run1 carries messages for one entry method func(*T, M) of one branch.
 type run1[T, M any] struct {
@@ -97,6 +104,9 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 	}
 	dest := r.PE
 	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.PE == dest {
+		if len(open.msgs) == cap(open.msgs) {
+			pe.runHint = max(pe.runHint, 2*cap(open.msgs))
+		}
 		open.msgs = append(open.msgs, msg)
 		pe.ap.Grow(dest)
 		return true
@@ -108,7 +118,11 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 	if _, err := pe.collection(r.Coll); err != nil {
 		return false
 	}
-	run := &run1[T, M]{fn: method, msgs: make([]M, 1, runCap)}
+	n := runCap
+	if size := int(unsafe.Sizeof(msg)); pe.runHint > n && size > 0 {
+		n = max(n, min(pe.runHint, runBytes/size))
+	}
+	run := &run1[T, M]{fn: method, msgs: make([]M, 1, n)}
 	run.h = Header{Route: Route{Kind: KindBranch, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
 	run.msgs[0] = msg
 	pe.ap.Send(dest, run)
