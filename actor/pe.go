@@ -142,6 +142,31 @@ func count(m Message) int {
 	return 1
 }
 
+// Sized is implemented by a Multi that knows the bytes it holds: the bound
+// on messages in flight (Config.MaxInFlight) counts it by its bytes, in
+// units of an envelope's size (EnvelopeBytes), instead of by its messages,
+// so that a run of small messages may hold as many as the same memory of
+// envelopes would.
+type Sized interface {
+	Multi
+	Bytes() int
+}
+
+// EnvelopeBytes is the size of a single message as the bound on messages in
+// flight counts it: about that of an envelope with its header.
+const EnvelopeBytes = 128
+
+// weight is how much of the bound on messages in flight m takes.
+func weight(m Message) int {
+	switch x := m.(type) {
+	case Sized:
+		return max(1, (x.Bytes()+EnvelopeBytes-1)/EnvelopeBytes)
+	case Multi:
+		return x.Count()
+	}
+	return 1
+}
+
 // PostControl puts a control message in pe's mailbox from any goroutine
 // (a timer, say).
 func (pe *PE) PostControl(m Message) { pe.post(extMsg{m}) }
@@ -155,11 +180,11 @@ func (pe *PE) sendSys(dest int, m Message) { pe.enqueue(dest, controlMsg{m}) }
 // batchMax bounds how many messages wait in one destination's buffer.
 const batchMax = 256
 
-// batch carries several messages in one mailbox operation; n counts
-// those that Multis stand for.
+// batch carries several messages in one mailbox operation; w is their
+// weight for the bound on messages in flight.
 type batch struct {
 	msgs []Message
-	n    int
+	w    int
 }
 
 func (pe *PE) enqueue(dest int, m Message) {
@@ -215,16 +240,23 @@ func (pe *PE) flushTo(dest int) {
 	if len(q) == 0 {
 		return
 	}
+	w := n
+	if len(q) < n { // Multis: weighed by their bytes
+		w = 0
+		for _, m := range q {
+			w += weight(m)
+		}
+	}
 	d := pe.rt.pes[dest]
 	pe.awaitCredit(d)
-	d.credit.backlog.Add(int64(n))
+	d.credit.backlog.Add(int64(w))
 	if len(q) == 1 {
 		d.post(q[0])
 		q[0] = nil
 		pe.out[dest] = q[:0] // the slice stays here: reuse it
 		return
 	}
-	d.post(&batch{q, n})
+	d.post(&batch{q, w})
 	pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
 }
 
@@ -264,12 +296,12 @@ func (pe *PE) Receive(ctx pa.Context) {
 				return
 			}
 		}
-		pe.consumed(m.n)
+		pe.consumed(m.w)
 	case extMsg:
 		pe.deliver(m)
 	case Message:
 		pe.deliver(m)
-		pe.consumed(count(m))
+		pe.consumed(weight(m))
 	default:
 		return // protoactor-go's own lifecycle messages
 	}

@@ -110,7 +110,7 @@ func (pe *PE) awaitRemote(n int) {
 	rc := rt.node.credit
 	rt.tellWaiting(true)
 	defer rt.tellWaiting(false)
-	pe.credit.waiting.Store(true) // local senders do not wait for this PE either
+	pe.startWaiting() // local senders do not wait for this PE either
 	defer pe.credit.waiting.Store(false)
 	low := rc.bound / 2
 	var t *time.Timer

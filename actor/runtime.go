@@ -23,7 +23,8 @@ type Config struct {
 	// Setup, if set, runs for every local PE before any message is
 	// delivered; upper layers attach their per-PE state there.
 	Setup func(pe *PE)
-	// MaxInFlight bounds, in messages, the backlog of each PE's mailbox
+	// MaxInFlight bounds, in messages (a Sized run of messages counts by
+	// its bytes, EnvelopeBytes a message), the backlog of each PE's mailbox
 	// that other PEs of this process may build: a sender that finds its
 	// receiver's backlog at the bound waits until it has halved (see
 	// credit.go). 0 means DefaultMaxInFlight; a negative value, no bound.

@@ -51,6 +51,13 @@ type run1[T, M any] struct {
 // Count implements actor.Multi.
 func (r *run1[T, M]) Count() int { return len(r.msgs) }
 
+// Bytes implements actor.Sized: the bound on messages in flight counts a
+// run by the memory it holds, not by its messages.
+func (r *run1[T, M]) Bytes() int {
+	var m M
+	return int(unsafe.Sizeof(*r)) + cap(r.msgs)*int(unsafe.Sizeof(m))
+}
+
 // objectPart is the part of a collection whose member can be had by index
 // (groups: their branch).
 type objectPart interface{ Object(index any) any }
