@@ -103,8 +103,9 @@ func (pe *PE) Send(dest int, m Message) {
 // Multi is a message that stands for several: a run of sends of one entry
 // method to one PE, carried as one slice of messages instead of one
 // envelope each. Its Deliver runs all of them; it counts as Count messages
-// for quiescence, for back-pressure and for the bound on a batch. A Multi
-// sent with Send must have Count 1 then; it grows with Grow.
+// for quiescence and for the bound on a batch, and for back-pressure too
+// unless it is Sized. A Multi sent with Send must have Count 1 then; it
+// grows with Grow.
 type Multi interface {
 	Message
 	Count() int
@@ -132,14 +133,6 @@ func (pe *PE) Grow(dest int) {
 	if pe.outN[dest] >= batchMax {
 		pe.flushTo(dest)
 	}
-}
-
-// count is how many messages m stands for.
-func count(m Message) int {
-	if mm, ok := m.(Multi); ok {
-		return mm.Count()
-	}
-	return 1
 }
 
 // Sized is implemented by a Multi that knows the bytes it holds: the bound
