@@ -35,7 +35,9 @@ type Config struct {
 	// process may have sent to another process and that process has not
 	// yet processed: a sender that finds the bound reached waits until
 	// half of it is processed (see rcredit.go). 0 means
-	// DefaultMaxRemoteInFlight; a negative value, no bound.
+	// DefaultMaxRemoteInFlight; a negative value, no bound. Every node of
+	// a job must be given the same value (chare.Run does): a receiver
+	// acknowledges what it processed in steps of a quarter of its own.
 	MaxRemoteInFlight int
 	// Node, if set, makes this process one node of a job of several; the
 	// PEs are split between the nodes. Nil means one process.
