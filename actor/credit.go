@@ -25,7 +25,7 @@ import (
 // A PE never waits for itself, nor for a PE of another process (messages to
 // other nodes are not bounded here), and waiting ends when the job does.
 
-// DefaultMaxInFlight is the backlog, in messages, at which a local sender
+// DefaultMaxInFlight is the backlog, in messages (see Sized), at which a local sender
 // waits for its receiver when Config.MaxInFlight is 0.
 const DefaultMaxInFlight = 1 << 14
 
@@ -67,7 +67,7 @@ func (pe *PE) awaitCredit(d *PE) {
 		return
 	}
 	low := limit / 2
-	pe.credit.waiting.Store(true)
+	pe.startWaiting()
 	defer pe.credit.waiting.Store(false)
 	var t *time.Timer
 	for {
@@ -106,6 +106,16 @@ func (pe *PE) awaitCredit(d *PE) {
 	}
 }
 
+// startWaiting marks pe as waiting and wakes the senders parked for it:
+// they no longer wait for it, and should not sleep until their next look
+// to find that out.
+func (pe *PE) startWaiting() {
+	pe.credit.waiting.Store(true)
+	if pe.credit.parked.Load() {
+		pe.wakeSenders()
+	}
+}
+
 // consumed lowers pe's backlog by n processed messages and wakes the
 // senders parked for it once it is below the low mark.
 func (pe *PE) consumed(n int) {
@@ -113,6 +123,11 @@ func (pe *PE) consumed(n int) {
 	if b >= pe.rt.bound/2 || !pe.credit.parked.Load() {
 		return
 	}
+	pe.wakeSenders()
+}
+
+// wakeSenders wakes the senders parked for pe.
+func (pe *PE) wakeSenders() {
 	pe.credit.mu.Lock()
 	if pe.credit.wake != nil {
 		close(pe.credit.wake)

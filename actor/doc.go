@@ -21,7 +21,16 @@
 // Sends are buffered per destination PE while a message is processed and
 // posted when it ends (or when 256 wait for one PE): one mailbox operation
 // then carries many messages, which is why in-process sends beat raw
-// protoactor-go sends. Order per sender and receiver is kept.
+// protoactor-go sends. Order per sender and receiver is kept. A [Multi]
+// stands for several messages (a run of sends of one entry method, which
+// the layer above appends to while it is the last one buffered for its PE,
+// see [PE.Open]): it counts as many for quiescence and back-pressure.
+//
+// Messages in flight are bounded: between the PEs of a process in messages
+// (Config.MaxInFlight, credit.go), and towards each other process in bytes
+// of frames (Config.MaxRemoteInFlight, rcredit.go). A sender at the bound
+// waits; nothing is dropped, and a PE never waits for a PE or a process
+// whose PEs wait themselves, so waits form no cycle.
 //
 // A job may span several processes (nodes, [NodeConfig]): node 0 gathers
 // the others' hellos, sends them the node table and starts the program

@@ -85,6 +85,8 @@ type nodeState struct {
 	sub        *eventstream.Subscription
 
 	Rejected atomic.Int64 // frames rejected (corrupt, wrong token)
+
+	credit *remoteCredit // back-pressure towards the other nodes (rcredit.go)
 }
 
 // helloInfo is what a joining node tells node 0.
@@ -193,6 +195,7 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 	ns := &nodeState{cfg: nc, joined: make(chan error, 1), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
 		seen: make([]atomic.Int64, nc.Nodes), lost: make([]atomic.Bool, nc.Nodes), gone: map[int]bool{}, goneSig: make(chan struct{}, 1),
 		links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
+	ns.credit = newRemoteCredit(nc.Nodes, rt.cfg.MaxRemoteInFlight)
 	ns.nodeOf = make([]int, rt.cfg.PEs)
 	for n := 0; n < nc.Nodes; n++ {
 		lo, hi := PERange(n, nc.Nodes, rt.cfg.PEs)
@@ -356,9 +359,9 @@ func splitHostPort(addr string) (string, int, error) {
 	return host, port, nil
 }
 
-// sendFrame encodes f and sends it to node n's link actor. Any goroutine
-// may call it.
-func (rt *Runtime) sendFrame(n int, f *wire.Frame) {
+// sendFrame encodes f and sends it to node n's link actor, and returns its
+// size in bytes (0 if it was not sent). Any goroutine may call it.
+func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 	ns := rt.node
 	f.Token, f.From = ns.cfg.Token, ns.cfg.Node
 	fail := func(err error) {
@@ -371,20 +374,21 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) {
 	b, err := wire.AppendFrame(nil, f)
 	if err != nil {
 		fail(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
-		return
+		return 0
 	}
 	if len(b) > wire.MaxFrame {
 		fail(fmt.Errorf("actor: a frame of %d bytes for node %d exceeds the %d-byte limit (a message is too large)", len(b), n, wire.MaxFrame))
-		return
+		return 0
 	}
 	ns.mu.Lock()
 	pid := ns.links[n]
 	ns.mu.Unlock()
 	if pid == nil {
 		fail(fmt.Errorf("actor: no address for node %d", n))
-		return
+		return 0
 	}
 	rt.sys.Root.Send(pid, &wrapperspb.BytesValue{Value: b})
+	return len(b)
 }
 
 // linkReceive handles the frames that arrive from other nodes.
@@ -417,7 +421,12 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 	ns.seen[f.From].Store(time.Now().UnixNano())
 	switch f.Kind {
 	case wire.KindData:
-		rt.deliverRemote(f)
+		rt.deliverRemote(f, len(bv.Value))
+	case wire.KindCredit:
+		if !rt.onCredit(f) {
+			ns.Rejected.Add(1)
+			rt.log.Warn("rejected a credit frame", "node", ns.cfg.Node, "from", f.From)
+		}
 	case wire.KindBeat:
 	case wire.KindHello:
 		rt.onHello(f)

@@ -47,6 +47,7 @@ type PE struct {
 	cdPending          map[uint64]int
 
 	out     [][]Message    // buffered sends, per destination PE
+	outN    []int          // the messages in them (a Multi counts for several)
 	dirty   []int          // destinations with buffered sends
 	rout    [][]wire.Item  // encoded sends for other nodes, per node
 	routEnc []*itemEncoder // the buffers of their bodies, per node
@@ -100,6 +101,66 @@ func (pe *PE) Send(dest int, m Message) {
 	pe.enqueue(dest, m)
 }
 
+// Multi is a message that stands for several: a run of sends of one entry
+// method to one PE, carried as one slice of messages instead of one
+// envelope each. Its Deliver runs all of them; it counts as Count messages
+// for quiescence and for the bound on a batch, and for back-pressure too
+// unless it is Sized. A Multi sent with Send must have Count 1 then; it
+// grows with Grow.
+type Multi interface {
+	Message
+	Count() int
+}
+
+// Open returns the message sent last to dest if it is still buffered on
+// pe, or nil: a caller may add to it (a Multi) and then call Grow, which
+// keeps the order of sends since nothing was sent to dest after it. It must
+// be called by code running on pe.
+func (pe *PE) Open(dest int) Message {
+	if pe.out == nil || dest < 0 || dest >= len(pe.out) {
+		return nil
+	}
+	if q := pe.out[dest]; len(q) > 0 {
+		return q[len(q)-1]
+	}
+	return nil
+}
+
+// Grow records that one message was added to the Multi that Open returned
+// for dest: it counts like a Send.
+func (pe *PE) Grow(dest int) {
+	pe.created++
+	pe.outN[dest]++
+	if pe.outN[dest] >= batchMax {
+		pe.flushTo(dest)
+	}
+}
+
+// Sized is implemented by a Multi that knows the bytes it holds: the bound
+// on messages in flight (Config.MaxInFlight) counts it by its bytes, in
+// units of an envelope's size (EnvelopeBytes), instead of by its messages,
+// so that a run of small messages may hold as many as the same memory of
+// envelopes would.
+type Sized interface {
+	Multi
+	Bytes() int
+}
+
+// EnvelopeBytes is the size of a single message as the bound on messages in
+// flight counts it: about that of an envelope with its header.
+const EnvelopeBytes = 128
+
+// weight is how much of the bound on messages in flight m takes.
+func weight(m Message) int {
+	switch x := m.(type) {
+	case Sized:
+		return max(1, (x.Bytes()+EnvelopeBytes-1)/EnvelopeBytes)
+	case Multi:
+		return x.Count()
+	}
+	return 1
+}
+
 // PostControl puts a control message in pe's mailbox from any goroutine
 // (a timer, say).
 func (pe *PE) PostControl(m Message) { pe.post(extMsg{m}) }
@@ -113,12 +174,17 @@ func (pe *PE) sendSys(dest int, m Message) { pe.enqueue(dest, controlMsg{m}) }
 // batchMax bounds how many messages wait in one destination's buffer.
 const batchMax = 256
 
-// batch carries several messages in one mailbox operation.
-type batch struct{ msgs []Message }
+// batch carries several messages in one mailbox operation; w is their
+// weight for the bound on messages in flight.
+type batch struct {
+	msgs []Message
+	w    int
+}
 
 func (pe *PE) enqueue(dest int, m Message) {
 	if pe.out == nil {
 		pe.out = make([][]Message, len(pe.rt.pes))
+		pe.outN = make([]int, len(pe.rt.pes))
 	}
 	q := pe.out[dest]
 	if len(q) == 0 {
@@ -126,7 +192,8 @@ func (pe *PE) enqueue(dest int, m Message) {
 	}
 	q = append(q, m)
 	pe.out[dest] = q
-	if len(q) >= batchMax {
+	pe.outN[dest]++
+	if pe.outN[dest] >= batchMax {
 		pe.flushTo(dest)
 	}
 }
@@ -156,7 +223,8 @@ func (pe *PE) flushLocal() {
 }
 
 func (pe *PE) flushTo(dest int) {
-	q := pe.out[dest]
+	q, n := pe.out[dest], pe.outN[dest]
+	pe.outN[dest] = 0
 	if pe.rt.pes[dest] == nil && len(q) > 0 { // a PE of another node
 		pe.flushRemote(dest, q)
 		clear(q)
@@ -166,16 +234,23 @@ func (pe *PE) flushTo(dest int) {
 	if len(q) == 0 {
 		return
 	}
+	w := n
+	if len(q) < n { // Multis: weighed by their bytes
+		w = 0
+		for _, m := range q {
+			w += weight(m)
+		}
+	}
 	d := pe.rt.pes[dest]
 	pe.awaitCredit(d)
-	d.credit.backlog.Add(int64(len(q)))
+	d.credit.backlog.Add(int64(w))
 	if len(q) == 1 {
 		d.post(q[0])
 		q[0] = nil
 		pe.out[dest] = q[:0] // the slice stays here: reuse it
 		return
 	}
-	d.post(&batch{q})
+	d.post(&batch{q, w})
 	pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
 }
 
@@ -219,12 +294,12 @@ func (pe *PE) Receive(ctx pa.Context) {
 				return
 			}
 		}
-		pe.consumed(len(m.msgs))
+		pe.consumed(m.w)
 	case extMsg:
 		pe.deliver(m)
 	case Message:
 		pe.deliver(m)
-		pe.consumed(1)
+		pe.consumed(weight(m))
 	default:
 		return // protoactor-go's own lifecycle messages
 	}
@@ -238,7 +313,11 @@ func (pe *PE) deliver(m Message) {
 		}
 	}()
 	m.Deliver(pe)
-	if _, sys := m.(control); !sys {
+	switch x := m.(type) {
+	case control:
+	case Multi:
+		pe.processed += int64(x.Count())
+	default:
 		pe.processed++
 	}
 }

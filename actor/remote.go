@@ -49,10 +49,27 @@ type WireRunner interface {
 // tail is only valid during the call.
 type RunDecoder func(pe *PE, head []byte) (func(tail []byte) (Message, error), error)
 
+// WireMulti is a Multi whose messages can cross processes as one run:
+// the head once, then a tail per message (see WireRunner).
+type WireMulti interface {
+	Multi
+	WireKind() uint16
+	AppendWireHead(b []byte) []byte
+	// AppendWireTailAt appends the tail of message i (0 <= i < Count).
+	AppendWireTailAt(b []byte, i int) ([]byte, error)
+}
+
+// RunAllDecoder reads a whole run into one message, a Multi, on the
+// destination PE, so that a run of n messages is not n allocations. It
+// returns nil, nil for a run it cannot read whole (then the kind's
+// RunDecoder reads it tail by tail).
+type RunAllDecoder func(pe *PE, it wire.Item) (Message, error)
+
 type wireKind struct {
 	name   string
 	decode WireDecoder
 	run    RunDecoder
+	all    RunAllDecoder
 }
 
 var (
@@ -94,6 +111,20 @@ func RegisterWireRun(kind uint16, name string, decode RunDecoder) {
 		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
 	}
 	wireKinds[kind].name, wireKinds[kind].run = name, decode
+}
+
+// RegisterWireRunAll registers the decoder of whole runs of a kind that has
+// a RunDecoder (see RegisterWire for the rules).
+func RegisterWireRunAll(kind uint16, name string, decode RunAllDecoder) {
+	if kind == 0 || kind >= controlBit {
+		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
+	}
+	wireMu.Lock()
+	defer wireMu.Unlock()
+	if old := wireKinds[kind]; old.name != "" && old.name != name {
+		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
+	}
+	wireKinds[kind].name, wireKinds[kind].all = name, decode
 }
 
 // itemEncoder writes the messages for one node into one buffer; the items
@@ -138,6 +169,16 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	if c, ok := m.(controlMsg); ok {
 		m, flag = c.Message, controlBit
 	}
+	if mm, ok := m.(WireMulti); ok && flag == 0 {
+		var err error
+		for i := range mm.Count() {
+			tail := func(b []byte) ([]byte, error) { return mm.AppendWireTailAt(b, i) }
+			if items, err = ie.addToRun(items, dest, mm.WireKind(), mm, tail); err != nil {
+				return items, err
+			}
+		}
+		return items, nil
+	}
 	wm, ok := m.(WireMessage)
 	if !ok {
 		return items, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
@@ -147,7 +188,7 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	}
 	kind := wm.WireKind() | flag
 	if r, ok := wm.(WireRunner); ok {
-		return ie.addToRun(items, dest, kind, r)
+		return ie.addToRun(items, dest, kind, r, r.AppendWireTail)
 	}
 	start := len(ie.b)
 	if err := wm.EncodeWire(ie.enc); err != nil {
@@ -157,7 +198,10 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	return append(items, wire.Item{PE: int32(dest), Kind: kind, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
 }
 
-func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r WireRunner) ([]wire.Item, error) {
+// addToRun appends a message that travels in runs: r's head, and the tail
+// that tail appends.
+func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r interface{ AppendWireHead([]byte) []byte },
+	tail func([]byte) ([]byte, error)) ([]wire.Item, error) {
 	hs := len(ie.b)
 	ie.b = r.AppendWireHead(ie.b)
 	he := len(ie.b)
@@ -174,7 +218,7 @@ func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r Wire
 	}
 	before := len(ie.b)
 	b, mark := wire.BeginTail(ie.b)
-	b, err := r.AppendWireTail(b)
+	b, err := tail(b)
 	if err != nil {
 		if continues {
 			ie.b = ie.b[:before]
@@ -232,7 +276,7 @@ const eagerFrame = 64 << 10
 func (pe *PE) sendFramesTo(n int) {
 	items := pe.rout[n]
 	for _, chunk := range wire.Split(items, wire.MaxFrame-1024) {
-		pe.rt.sendFrame(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
+		pe.sendData(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
 	}
 	clear(items)
 	pe.rout[n] = items[:0]
@@ -251,10 +295,13 @@ func (pe *PE) sendFrames() {
 }
 
 // remoteBatch carries the items of one frame that are for one PE.
-type remoteBatch struct{ items []wire.Item }
+type remoteBatch struct {
+	items []wire.Item
+	done  *frameDone // acknowledges the frame once every PE's batch is done
+}
 
-// deliverRemote hands a data frame's items to their PEs.
-func (rt *Runtime) deliverRemote(f *wire.Frame) {
+// deliverRemote hands a data frame of size bytes's items to their PEs.
+func (rt *Runtime) deliverRemote(f *wire.Frame, size int) {
 	byPE := map[int32][]wire.Item{}
 	var order []int32
 	for _, it := range f.Items {
@@ -268,13 +315,20 @@ func (rt *Runtime) deliverRemote(f *wire.Frame) {
 		}
 		byPE[it.PE] = append(byPE[it.PE], it)
 	}
+	d := &frameDone{from: f.From, bytes: int64(size)}
+	d.left.Store(int32(len(order)))
+	if len(order) == 0 { // nothing to deliver: acknowledged all the same
+		d.left.Store(1)
+		rt.frameProcessed(d)
+	}
 	for _, p := range order {
-		rt.pes[p].post(&remoteBatch{items: byPE[p]})
+		rt.pes[p].post(&remoteBatch{items: byPE[p], done: d})
 	}
 }
 
 // receiveRemote decodes and delivers the items of a remote batch.
 func (pe *PE) receiveRemote(b *remoteBatch) {
+	defer pe.rt.frameProcessed(b.done)
 	for _, it := range b.items {
 		if it.Tails > 0 {
 			if err := pe.receiveRun(it); err != nil {
@@ -311,6 +365,16 @@ func (pe *PE) receiveRun(it wire.Item) (err error) {
 			err = fmt.Errorf("actor: decoding a %s on PE %d: %v", k.name, pe.id, r)
 		}
 	}()
+	if k.all != nil && it.Kind&controlBit == 0 {
+		m, err := k.all(pe, it)
+		if err != nil {
+			return fmt.Errorf("actor: decoding a run of %d %s on PE %d: %w", it.Tails, k.name, pe.id, err)
+		}
+		if m != nil {
+			pe.deliver(m)
+			return nil
+		}
+	}
 	next, err := k.run(pe, it.Head)
 	if err != nil {
 		return fmt.Errorf("actor: decoding the head of a run of %s on PE %d: %w", k.name, pe.id, err)

@@ -23,13 +23,22 @@ type Config struct {
 	// Setup, if set, runs for every local PE before any message is
 	// delivered; upper layers attach their per-PE state there.
 	Setup func(pe *PE)
-	// MaxInFlight bounds, in messages, the backlog of each PE's mailbox
+	// MaxInFlight bounds, in messages (a Sized run of messages counts by
+	// its bytes, EnvelopeBytes a message), the backlog of each PE's mailbox
 	// that other PEs of this process may build: a sender that finds its
 	// receiver's backlog at the bound waits until it has halved (see
 	// credit.go). 0 means DefaultMaxInFlight; a negative value, no bound.
 	// The memory of messages in flight inside a process is then at most
 	// about PEs × (MaxInFlight + PEs × 256) envelopes.
 	MaxInFlight int
+	// MaxRemoteInFlight bounds, in bytes of frames, what the PEs of this
+	// process may have sent to another process and that process has not
+	// yet processed: a sender that finds the bound reached waits until
+	// half of it is processed (see rcredit.go). 0 means
+	// DefaultMaxRemoteInFlight; a negative value, no bound. Every node of
+	// a job must be given the same value (chare.Run does): a receiver
+	// acknowledges what it processed in steps of a quarter of its own.
+	MaxRemoteInFlight int
 	// Node, if set, makes this process one node of a job of several; the
 	// PEs are split between the nodes. Nil means one process.
 	Node *NodeConfig

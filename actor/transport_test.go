@@ -72,16 +72,27 @@ type twoNodes struct {
 // runs on PE 0 once both have joined.
 func startTwo(t *testing.T, pes int, token string, tls *TLSFiles, boot func(*PE)) twoNodes {
 	t.Helper()
+	return startTwoConfig(t, Config{PEs: pes}, token, tls, boot)
+}
+
+// startTwoConfig is startTwo with the rest of the configuration (bounds)
+// given in base.
+func startTwoConfig(t *testing.T, base Config, token string, tls *TLSFiles, boot func(*PE)) twoNodes {
+	t.Helper()
 	addr0 := endpointAddr(t)
 	var two twoNodes
 	errs := make(chan error, 2)
 	go func() {
-		rt, err := Start(Config{PEs: pes, Node: &NodeConfig{Node: 0, Nodes: 2, Token: token, TLS: tls}}, boot)
+		cfg := base
+		cfg.Node = &NodeConfig{Node: 0, Nodes: 2, Token: token, TLS: tls}
+		rt, err := Start(cfg, boot)
 		two.rt0 = rt
 		errs <- err
 	}()
 	go func() {
-		rt, err := Start(Config{PEs: pes, Node: &NodeConfig{Node: 1, Nodes: 2, Join: addr0, Token: token, TLS: tls}}, boot)
+		cfg := base
+		cfg.Node = &NodeConfig{Node: 1, Nodes: 2, Join: addr0, Token: token, TLS: tls}
+		rt, err := Start(cfg, boot)
 		two.rt1 = rt
 		errs <- err
 	}()

@@ -56,6 +56,12 @@ type Config struct {
 	// processed; no message is dropped. 0 means actor.DefaultMaxInFlight,
 	// a negative value no bound. See actor.Config.MaxInFlight.
 	MaxInFlight int
+	// MaxRemoteInFlight bounds, in bytes, the messages that the PEs of
+	// this process have sent to another process and that it has not
+	// processed yet: a sender at the bound waits; nothing is dropped.
+	// 0 means actor.DefaultMaxRemoteInFlight, a negative value no bound.
+	// See actor.Config.MaxRemoteInFlight.
+	MaxRemoteInFlight int
 }
 
 // flagDef is a runtime flag that another package registered.
@@ -150,10 +156,11 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		}
 	}
 	rt, err := actor.Start(actor.Config{
-		PEs:         pes,
-		Logger:      cfg.Logger,
-		Node:        nc,
-		MaxInFlight: cfg.MaxInFlight,
+		PEs:               pes,
+		Logger:            cfg.Logger,
+		Node:              nc,
+		MaxInFlight:       cfg.MaxInFlight,
+		MaxRemoteInFlight: cfg.MaxRemoteInFlight,
 		// Set job.rt here, before any PE runs: boot may run on PE 0
 		// before Start returns.
 		Setup: func(ap *actor.PE) {

@@ -101,6 +101,7 @@ type PE struct {
 	slabs         map[*Entry]any // *envSlab per entry method sent from here
 	lastSlab      any            // the cache of slabs
 	lastSlabEntry *Entry
+	runHint       int // the capacity that runs of sends reached (run.go)
 
 	futures  map[uint64]*futureSlot
 	pending  map[CollID][]heldWork // work waiting for a collection's announcement

@@ -50,6 +50,10 @@ type Entry struct {
 	// typed envelope, which calls the method without reflection. Send and
 	// Fast install it; without it, decoding and the call use reflection.
 	wireEnv atomic.Pointer[wireDecoder]
+	// wireRun decodes a whole run of messages for this entry from another
+	// process into one typed run (run.go); installed with wireEnv for
+	// entries that take a message and return nothing.
+	wireRun atomic.Pointer[runDecoder]
 	// delegate, if set, receives every send of this entry method made
 	// through an undelegated proxy (MarkEntry).
 	delegate atomic.Pointer[Delegate]

@@ -26,9 +26,12 @@ func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) 
 	} else if e, err = pe.entry(method, &env1[T, M]{fn: method}); err != nil {
 		return err
 	}
+	p := to.proxy()
+	if sendRun(pe, &p, e, method, msg) {
+		return nil
+	}
 	env := nextEnv1[T, M](pe, e)
 	env.fn, env.msg, env.h.Entry = method, msg, e
-	p := to.proxy()
 	return pe.post(p.route, p.del, from, env)
 }
 
@@ -410,9 +413,12 @@ func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error {
 	if b.e == nil {
 		return errors.New("chare: Send through an unbound method")
 	}
+	p := to.proxy()
+	if sendRun(pe, &p, b.e, b.fn, msg) {
+		return nil
+	}
 	env := nextEnv1[T, M](pe, b.e)
 	env.fn, env.msg, env.h.Entry = b.fn, msg, b.e
-	p := to.proxy()
 	return pe.post(p.route, p.del, from, env)
 }
 

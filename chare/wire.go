@@ -469,21 +469,11 @@ func decodeEnvTail(h *Header, tail []byte) (futureRef, []byte, error) {
 // decodeEnvHead reads a run's head and returns the decoder of its tails:
 // the entry and its typed decoder are looked up once per run.
 func decodeEnvHead(_ *actor.PE, head []byte) (func(tail []byte) (actor.Message, error), error) {
-	if len(head) != envHeadLen {
-		return nil, fmt.Errorf("an envelope head of %d bytes, not %d", len(head), envHeadLen)
-	}
-	le := binary.LittleEndian
-	kind := Kind(head[0])
-	if kind == KindNone || kind > KindSection {
-		return nil, fmt.Errorf("an envelope of route kind %d", kind)
-	}
-	e, err := EntryByID(EntryID(le.Uint32(head[21:])))
+	base, err := parseEnvHead(head)
 	if err != nil {
 		return nil, err
 	}
-	base := Header{Route: Route{Kind: kind, Coll: CollID(le.Uint64(head[1:])), PE: int(int32(le.Uint32(head[9:])))},
-		Entry: e, Src: int(int32(le.Uint32(head[13:]))), Root: int(int32(le.Uint32(head[17:])))}
-	typed := e.wireEnv.Load()
+	typed := base.Entry.wireEnv.Load()
 	return func(tail []byte) (actor.Message, error) {
 		h := base
 		reply, msg, err := decodeEnvTail(&h, tail)
@@ -495,6 +485,24 @@ func decodeEnvHead(_ *actor.PE, head []byte) (func(tail []byte) (actor.Message, 
 		}
 		return decodeDyn(h, reply, msg)
 	}, nil
+}
+
+// parseEnvHead reads a run's head: the header that its messages share.
+func parseEnvHead(head []byte) (Header, error) {
+	if len(head) != envHeadLen {
+		return Header{}, fmt.Errorf("an envelope head of %d bytes, not %d", len(head), envHeadLen)
+	}
+	le := binary.LittleEndian
+	kind := Kind(head[0])
+	if kind == KindNone || kind > KindSection {
+		return Header{}, fmt.Errorf("an envelope of route kind %d", kind)
+	}
+	e, err := EntryByID(EntryID(le.Uint32(head[21:])))
+	if err != nil {
+		return Header{}, err
+	}
+	return Header{Route: Route{Kind: kind, Coll: CollID(le.Uint64(head[1:])), PE: int(int32(le.Uint32(head[9:])))},
+		Entry: e, Src: int(int32(le.Uint32(head[13:]))), Root: int(int32(le.Uint32(head[17:])))}, nil
 }
 
 // decodeDyn decodes an envelope whose entry has no typed decoder in this
@@ -746,6 +754,7 @@ func decodeReduction(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 func init() {
 	actor.RegisterWire(kindEnvelope, "chare envelope", decodeEnvelope)
 	actor.RegisterWireRun(kindEnvelope, "chare envelope", decodeEnvHead)
+	actor.RegisterWireRunAll(kindEnvelope, "chare envelope", decodeEnvRun)
 	actor.RegisterWire(kindCreate, "collection creation", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		var c CollID
 		err := dec.Decode(&c)
@@ -912,6 +921,7 @@ func (e *env1[T, M]) installWire(en *Entry) {
 		return out, nil
 	})
 	en.wireEnv.CompareAndSwap(nil, &f)
+	installRunDecoder(en, fn)
 }
 
 func (e *env0[T]) installWire(en *Entry) {

@@ -10,7 +10,8 @@
 // carries many messages for the PEs of one node ([KindData]), because
 // coalescing messages per destination node is what makes cross-process
 // sends fast; the other kinds carry the job's control protocol (hello,
-// node table, ready, start, exit, heartbeat).
+// node table, ready, start, exit, heartbeat) and its flow control
+// ([KindCredit]: bytes processed, and whether the sender's PEs wait).
 //
 // gRPC's default 4 MB receive limit applies to whole frames, so the sender
 // keeps each frame under [MaxFrame], cutting long lists of messages with

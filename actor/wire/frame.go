@@ -22,27 +22,29 @@ const MaxFrame = 3 << 20
 type FrameKind uint8
 
 const (
-	KindData  FrameKind = iota + 1 // messages for PEs, in Items
-	KindHello                      // a node asks to join: Body holds the node's info
-	KindTable                      // the job's node table, from node 0
-	KindReady                      // a node has created its PEs
-	KindStart                      // node 0: start
-	KindExit                       // the job ends: Code, and the reason in Body
-	KindBeat                       // heartbeat
+	KindData   FrameKind = iota + 1 // messages for PEs, in Items
+	KindHello                       // a node asks to join: Body holds the node's info
+	KindTable                       // the job's node table, from node 0
+	KindReady                       // a node has created its PEs
+	KindStart                       // node 0: start
+	KindExit                        // the job ends: Code, and the reason in Body
+	KindBeat                        // heartbeat
+	KindCredit                      // flow control: Body, a uvarint, is the bytes of data frames from the receiver that this node has processed; Code 1 says PEs of this node wait for credit
 )
 
 var kindNames = [...]string{
-	KindData:  "data",
-	KindHello: "hello",
-	KindTable: "table",
-	KindReady: "ready",
-	KindStart: "start",
-	KindExit:  "exit",
-	KindBeat:  "beat",
+	KindData:   "data",
+	KindHello:  "hello",
+	KindTable:  "table",
+	KindReady:  "ready",
+	KindStart:  "start",
+	KindExit:   "exit",
+	KindBeat:   "beat",
+	KindCredit: "credit",
 }
 
 // Valid reports whether k is one of the kinds above.
-func (k FrameKind) Valid() bool { return k >= KindData && k <= KindBeat }
+func (k FrameKind) Valid() bool { return k >= KindData && k <= KindCredit }
 
 func (k FrameKind) String() string {
 	if k.Valid() {

@@ -188,7 +188,7 @@ func randomFrame(r *rand.Rand) *Frame {
 		return v
 	}
 	f := &Frame{
-		Kind:  FrameKind(1 + r.IntN(int(KindBeat))),
+		Kind:  FrameKind(1 + r.IntN(int(KindCredit))),
 		Token: string(bytesOf(300)),
 		From:  int(u64() & math.MaxInt),
 		Seq:   u64(),
@@ -254,7 +254,7 @@ func TestAppendFrameRejects(t *testing.T) {
 	}{
 		{"nil frame", nil, "nil frame"},
 		{"kind 0", &Frame{}, "unknown kind 0"},
-		{"kind 8", &Frame{Kind: KindBeat + 1}, "unknown kind 8"},
+		{"kind 9", &Frame{Kind: KindCredit + 1}, "unknown kind 9"},
 		{"negative from", &Frame{Kind: KindBeat, From: -1}, "node -1 is negative"},
 		{"negative PE", &Frame{Kind: KindData, Items: []Item{{PE: 1}, {PE: -2}}}, "item 1: PE -2 is negative"},
 	}

@@ -1,0 +1,121 @@
+package chare
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/actor/wire"
+)
+
+// A run of sends (run.go) crosses processes as one wire run and is read
+// back whole into one run, with the header once and the messages in
+// order; runs that need a header per message are left to the per-tail
+// decoder, and damaged runs are errors.
+
+// encodeMulti encodes a WireMulti as the transport does.
+func encodeMulti(t *testing.T, m actor.WireMulti) wire.Item {
+	t.Helper()
+	it := wire.Item{Head: m.AppendWireHead(nil)}
+	for i := range m.Count() {
+		var mark int
+		var err error
+		it.Body, mark = wire.BeginTail(it.Body)
+		it.Body, err = m.AppendWireTailAt(it.Body, i)
+		require.NoError(t, err)
+		it.Body = wire.EndTail(it.Body, mark)
+		it.Tails++
+	}
+	return it
+}
+
+func TestRunRoundTrip(t *testing.T) {
+	e := runEntry(t)
+	src := &run1[runWorker, runMsg]{fn: (*runWorker).Take}
+	src.h = Header{Route: Route{Kind: KindBranch, Coll: 1<<32 | 7, PE: 3}, Entry: e, Src: 2}
+	for i := range 300 {
+		src.msgs = append(src.msgs, runMsg{A: int32(i*7 - 100), B: [4]byte{byte(i), 1, 2, 3}})
+	}
+	it := encodeMulti(t, src)
+	require.Less(t, len(it.Body), 300*16, "each message costs its own bytes and a tail of 3 bytes, not a 25-byte head")
+
+	m, err := decodeEnvRun(nil, it)
+	require.NoError(t, err)
+	got, ok := m.(*run1[runWorker, runMsg])
+	require.True(t, ok, "read whole into a run: %T", m)
+	require.Equal(t, src.h, got.h)
+	require.Equal(t, src.msgs, got.msgs)
+	require.Equal(t, 300, got.Count())
+}
+
+func TestRunDecodeFallsBackOrRejects(t *testing.T) {
+	e := runEntry(t)
+	plain := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: 1}}
+	plain.h = Header{Route: Route{Kind: KindBranch, Coll: 3, PE: 1}, Entry: e}
+	withEpoch := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: 2}}
+	withEpoch.h = plain.h
+	withEpoch.h.Epoch = 9
+
+	tests := []struct {
+		name string
+		envs []actor.WireRunner
+	}{
+		{"first has an epoch", []actor.WireRunner{withEpoch, plain}},
+		{"a later one has an epoch", []actor.WireRunner{plain, plain, withEpoch}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			it := encodeRun(t, tc.envs...)
+			m, err := decodeEnvRun(nil, it)
+			require.NoError(t, err)
+			require.Nil(t, m, "left to the per-tail decoder")
+			ms, err := decodeRun(it)
+			require.NoError(t, err)
+			require.Len(t, ms, len(tc.envs))
+		})
+	}
+
+	it := encodeRun(t, plain, plain)
+	bad := []struct {
+		name string
+		it   wire.Item
+		want string
+	}{
+		{"more tails than bytes", wire.Item{Head: it.Head, Body: it.Body, Tails: len(it.Body) + 1}, "a run of"},
+		{"a tail missing", wire.Item{Head: it.Head, Body: it.Body, Tails: 3}, "ends after 2 of 3 messages"},
+		{"a short message", func() wire.Item {
+			b := append([]byte{}, it.Body...)
+			b[1]-- // the first tail's length: one byte of it now reads as the next tail
+			return wire.Item{Head: it.Head, Body: b, Tails: 2}
+		}(), "decoding message 0"},
+		{"bad head", wire.Item{Head: it.Head[:3], Body: it.Body, Tails: 2}, "an envelope head of 3 bytes"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeEnvRun(nil, tc.it)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+}
+
+// Reading a run whole allocates the run and its slice of messages, however
+// many messages it has.
+func TestRunDecodeAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under -race are not the program's")
+	}
+	e := runEntry(t)
+	src := &run1[runWorker, runMsg]{fn: (*runWorker).Take}
+	src.h = Header{Route: Route{Kind: KindBranch, Coll: 3, PE: 1}, Entry: e}
+	for i := range 200 {
+		src.msgs = append(src.msgs, runMsg{A: int32(i)})
+	}
+	it := encodeMulti(t, src)
+	allocs := testing.AllocsPerRun(20, func() {
+		if _, err := decodeEnvRun(nil, it); err != nil {
+			panic(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 2.0, "the run and its messages' slice, for 200 messages")
+}

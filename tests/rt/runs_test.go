@@ -1,0 +1,119 @@
+package rt_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
+)
+
+// Sends of one entry method to one group branch travel as runs (a []M
+// behind one header, chare/run.go). Runs must not reorder a sender's
+// messages to one receiver, even when the sender interleaves entry
+// methods, the bound method of chare.Bind, and more messages than one
+// buffer holds; and they must be counted for quiescence like single
+// messages. With load measurement on, the receiver unrolls runs into
+// envelopes, which must keep the same order.
+
+type runSeq struct{ From, Seq int }
+
+type runMark struct {
+	From, Seq int
+	Tag       string
+}
+
+type runGo struct {
+	M       int
+	Measure bool
+}
+
+type runBranch struct {
+	group.Branch[runBranch]
+	next map[int]int // the next sequence number expected from each sender
+	got  int
+}
+
+var runBound = func() chare.Bound[runBranch, runSeq] {
+	chare.Register[runBranch]()
+	b, err := chare.Bind("Bound", (*runBranch).Bound)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+func (b *runBranch) take(from, seq int) {
+	if b.next == nil {
+		b.next = map[int]int{}
+	}
+	inJob.Equal(b.next[from], seq, "FIFO broken on PE %d: message %d of sender %d", b.PE(), seq, from)
+	b.next[from]++
+	b.got++
+}
+
+func (b *runBranch) Recv(m runSeq)  { b.take(m.From, m.Seq) }
+func (b *runBranch) Bound(m runSeq) { b.take(m.From, m.Seq) }
+func (b *runBranch) Mark(m runMark) {
+	inJob.Equal(fmt.Sprint("mark ", m.Seq), m.Tag)
+	b.take(m.From, m.Seq)
+}
+
+// Go sends M messages to every branch, this one included: mostly Recv,
+// with a Mark every 7th and a bound send every 11th, so that runs are
+// broken and started again.
+func (b *runBranch) Go(g runGo) {
+	chare.PEOf(b).SetMeasure(g.Measure)
+	p, me := b.NumPEs(), b.PE()
+	seq := make([]int, p)
+	for s := 0; s < g.M; s++ {
+		for d := 0; d < p; d++ {
+			to := b.ThisProxy().At(d)
+			m := runSeq{me, seq[d]}
+			switch {
+			case s%7 == 3:
+				inJob.NoError(chare.Send(b, to, (*runBranch).Mark, runMark{me, seq[d], fmt.Sprint("mark ", seq[d])}))
+			case s%11 == 5:
+				inJob.NoError(runBound.Send(b, to, m))
+			default:
+				inJob.NoError(chare.Send(b, to, (*runBranch).Recv, m))
+			}
+			seq[d]++
+		}
+	}
+}
+
+func (b *runBranch) Report(cb chare.Callback) {
+	inJob.NoError(b.Contribute(b.got, gather[int, int]{}, cb))
+}
+
+func init() { registerReducers(gather[int, int]{}) }
+
+func TestDeliveryGroupRuns(t *testing.T) {
+	cases := []struct {
+		pes, m  int
+		measure bool
+	}{
+		{1, 700, false},
+		{2, 1000, false}, // several buffers' worth to each PE
+		{4, 300, false},
+		{3, 400, true}, // runs unrolled into envelopes on arrival
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%dPEs_%d_measure=%v", c.pes, c.m, c.measure), func(t *testing.T) {
+			runMain(t, c.pes, func(mc *tmain) {
+				g, err := group.New[runBranch](mc)
+				inJob.NoError(err)
+				inJob.NoError(chare.Send(mc, g, (*runBranch).Go, runGo{c.m, c.measure}))
+				quiesce(mc) // every run counted as its messages, or this would end early or never
+				f := chare.NewFuture[map[int]int](mc)
+				inJob.NoError(chare.Send(mc, g, (*runBranch).Report, f.Callback()))
+				got := get(mc, f)
+				inJob.Len(got, c.pes)
+				for pe := range c.pes {
+					inJob.Equal(c.pes*c.m, got[pe], "messages received on PE %d", pe)
+				}
+			})
+		})
+	}
+}
