@@ -59,6 +59,29 @@ func (rt *Runtime) inFlightBound() int64 {
 // nobody.
 const recheck = 2 * time.Millisecond
 
+// park waits until ch is closed or recheck has passed, on the caller's
+// timer *t (made on first use); false if the job ended meanwhile.
+func (rt *Runtime) park(ch <-chan struct{}, t **time.Timer) bool {
+	if *t == nil {
+		*t = time.NewTimer(recheck)
+	} else {
+		(*t).Reset(recheck)
+	}
+	select {
+	case <-ch:
+	case <-(*t).C:
+	case <-rt.done:
+		return false
+	}
+	return true
+}
+
+func stopTimer(t **time.Timer) {
+	if *t != nil {
+		(*t).Stop()
+	}
+}
+
 // awaitCredit parks the calling PE while d's backlog is at or over the
 // bound, as described above.
 func (pe *PE) awaitCredit(d *PE) {
@@ -70,6 +93,7 @@ func (pe *PE) awaitCredit(d *PE) {
 	pe.startWaiting()
 	defer pe.credit.waiting.Store(false)
 	var t *time.Timer
+	defer stopTimer(&t)
 	for {
 		if d.credit.waiting.Load() {
 			pe.credit.overrun.Add(1)
@@ -91,16 +115,7 @@ func (pe *PE) awaitCredit(d *PE) {
 			continue
 		}
 		d.credit.waits.Add(1)
-		if t == nil {
-			t = time.NewTimer(recheck)
-			defer t.Stop()
-		} else {
-			t.Reset(recheck)
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-		case <-pe.rt.done:
+		if !pe.rt.park(ch, &t) {
 			return
 		}
 	}

@@ -114,6 +114,7 @@ func (pe *PE) awaitRemote(n int) {
 	defer pe.credit.waiting.Store(false)
 	low := rc.bound / 2
 	var t *time.Timer
+	defer stopTimer(&t)
 	for {
 		if rc.peerWait[n].Load() {
 			rc.overrun.Add(1)
@@ -134,16 +135,7 @@ func (pe *PE) awaitRemote(n int) {
 			continue
 		}
 		rc.waits.Add(1)
-		if t == nil {
-			t = time.NewTimer(recheck)
-			defer t.Stop()
-		} else {
-			t.Reset(recheck)
-		}
-		select {
-		case <-ch:
-		case <-t.C:
-		case <-rt.done:
+		if !rt.park(ch, &t) {
 			return
 		}
 	}

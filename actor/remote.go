@@ -87,35 +87,25 @@ const controlBit = 0x8000
 // runtime uses kinds below 100; package chare 100 to 199. Register in init
 // functions only: lookups take no lock.
 func RegisterWire(kind uint16, name string, decode WireDecoder) {
-	if kind == 0 || kind >= controlBit {
-		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
-	}
-	wireMu.Lock()
-	defer wireMu.Unlock()
-	if old := wireKinds[kind]; old.decode != nil && old.name != name {
-		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
-	}
-	wireKinds[kind].name, wireKinds[kind].decode = name, decode
+	registerKind(kind, name, func(k *wireKind) { k.decode = decode })
 }
 
 // RegisterWireRun registers the run decoder of a kind whose messages are
 // WireRunners (see RegisterWire for the rules). A kind may have both
 // decoders: runs use this one.
 func RegisterWireRun(kind uint16, name string, decode RunDecoder) {
-	if kind == 0 || kind >= controlBit {
-		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
-	}
-	wireMu.Lock()
-	defer wireMu.Unlock()
-	if old := wireKinds[kind]; old.name != "" && old.name != name {
-		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
-	}
-	wireKinds[kind].name, wireKinds[kind].run = name, decode
+	registerKind(kind, name, func(k *wireKind) { k.run = decode })
 }
 
 // RegisterWireRunAll registers the decoder of whole runs of a kind that has
 // a RunDecoder (see RegisterWire for the rules).
 func RegisterWireRunAll(kind uint16, name string, decode RunAllDecoder) {
+	registerKind(kind, name, func(k *wireKind) { k.all = decode })
+}
+
+// registerKind gives kind another decoder (set), checking the kind's range
+// and that it is not registered under another name.
+func registerKind(kind uint16, name string, set func(*wireKind)) {
 	if kind == 0 || kind >= controlBit {
 		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
 	}
@@ -124,7 +114,8 @@ func RegisterWireRunAll(kind uint16, name string, decode RunAllDecoder) {
 	if old := wireKinds[kind]; old.name != "" && old.name != name {
 		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
 	}
-	wireKinds[kind].name, wireKinds[kind].all = name, decode
+	wireKinds[kind].name = name
+	set(&wireKinds[kind])
 }
 
 // itemEncoder writes the messages for one node into one buffer; the items
