@@ -1,6 +1,8 @@
 package tram
 
 import (
+	"fmt"
+
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 )
@@ -25,22 +27,45 @@ type staged struct {
 	recv     map[int]int // messages received from each peer
 	counts   map[int]int // the counts peers announced
 	finished chare.Callback
+	// early holds the markers of a step this PE has not begun: a PE
+	// without producers sends its markers from its Begin, which can reach
+	// a peer before the peer's own Begin (nothing orders a broadcast
+	// against another PE's sends).
+	early []markerMsg
 }
 
-func (s *staged) begin(ndims, producers int, finished chare.Callback) {
+// begin starts step step, taking the markers for it that came early.
+func (s *staged) begin(step, ndims, producers int, finished chare.Callback) {
+	early := s.early
 	*s = staged{left: producers, dim: ndims - 1, sent: map[int]int{}, recv: map[int]int{}, counts: map[int]int{}, finished: finished}
+	for _, m := range early {
+		if m.Step == step {
+			s.counts[m.From] = m.Count
+		} else if m.Step > step {
+			s.early = append(s.early, m)
+		}
+	}
 }
 
 func (s *staged) received(from int) { s.recv[from]++ }
 
 // markerMsg carries a peer's count of messages along one dimension.
 type markerMsg struct {
+	Step  int
 	From  int
 	Count int
 }
 
-// Marker records a peer's count.
+// Marker records a peer's count, or keeps it for a step not begun here.
 func (b *branch[C, T]) Marker(m markerMsg) {
+	if m.Step > b.step || b.stg.counts == nil {
+		b.stg.early = append(b.stg.early, m)
+		return
+	}
+	if m.Step < b.step {
+		b.Abort(fmt.Errorf("tram: a staged marker of step %d from PE %d reached PE %d in step %d", m.Step, m.From, b.PE(), b.step))
+		return
+	}
 	b.stg.counts[m.From] = m.Count
 	b.advance()
 }
@@ -60,7 +85,7 @@ func (b *branch[C, T]) advance() {
 				b.send(f.To, f.Items)
 			}
 			for _, p := range peers {
-				if err := b.ms.marker.Send(b, b.ThisProxy().At(p), markerMsg{From: b.PE(), Count: s.sent[p]}); err != nil {
+				if err := b.ms.marker.Send(b, b.ThisProxy().At(p), markerMsg{Step: b.step, From: b.PE(), Count: s.sent[p]}); err != nil {
 					b.Abort(err)
 					return
 				}

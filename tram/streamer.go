@@ -514,7 +514,7 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 			}
 			producers = n
 		}
-		b.stg.begin(b.agg.cfg.Topology.NumDims(), producers, m.Finished)
+		b.stg.begin(b.step, b.agg.cfg.Topology.NumDims(), producers, m.Finished)
 		b.advance() // a PE without producers is done at once (T14)
 	}
 }
