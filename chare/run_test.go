@@ -119,3 +119,52 @@ func TestRunDecodeAllocations(t *testing.T) {
 	})
 	require.LessOrEqual(t, allocs, 2.0, "the run and its messages' slice, for 200 messages")
 }
+
+// A run that cannot be read whole (array elements: an index per message)
+// is read tail by tail, and its envelopes come from slabs: a handful of
+// allocations per run, not one per message.
+func TestElementRunDecodeAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under -race are not the program's")
+	}
+	e := runEntry(t)
+	const n = 256
+	var envs []actor.WireRunner
+	for i := range n {
+		env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i)}}
+		env.h = Header{Route: Route{Kind: KindElement, Coll: 1<<32 | 5, PE: 2}, Entry: e, Epoch: uint32(i)}
+		envs = append(envs, env)
+	}
+	it := encodeRun(t, envs...)
+	whole, err := decodeEnvRun(nil, it)
+	require.NoError(t, err)
+	require.Nil(t, whole, "elements' runs are read tail by tail")
+
+	var got []actor.Message
+	allocs := testing.AllocsPerRun(20, func() {
+		next, err := decodeEnvHead(nil, it.Head)
+		if err != nil {
+			panic(err)
+		}
+		got = got[:0]
+		rest := it.Body
+		for range it.Tails {
+			tail, r, _ := wire.NextTail(rest)
+			rest = r
+			m, err := next(tail)
+			if err != nil {
+				panic(err)
+			}
+			got = append(got, m)
+		}
+	})
+	require.Len(t, got, n)
+	for i, m := range got {
+		env, ok := m.(*env1[runWorker, runMsg])
+		require.True(t, ok, "message %d is a %T", i, m)
+		require.Equal(t, int32(i), env.msg.A)
+		require.Equal(t, uint32(i), env.h.Epoch)
+	}
+	// The head's closure and its slab, then slabs of 4, 8, ..., 64: 9 for 256.
+	require.LessOrEqual(t, allocs, 12.0, "allocations to decode a run of %d element messages", n)
+}

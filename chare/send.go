@@ -63,6 +63,11 @@ func nextEnv1[T, M any](pe *PE, e *Entry) *env1[T, M] {
 		}
 		pe.lastSlab, pe.lastSlabEntry = s, e
 	}
+	return s.next()
+}
+
+// next returns a zeroed envelope from the slab.
+func (s *envSlab[T, M]) next() *env1[T, M] {
 	if len(s.free) == 0 {
 		s.free = make([]env1[T, M], s.n)
 		s.n = min(2*s.n, slabMax)

@@ -467,13 +467,16 @@ func decodeEnvTail(h *Header, tail []byte) (futureRef, []byte, error) {
 }
 
 // decodeEnvHead reads a run's head and returns the decoder of its tails:
-// the entry and its typed decoder are looked up once per run.
+// the entry and its typed decoder are looked up once per run, and the
+// run's envelopes are carved from slabs (as a sender's are), not
+// allocated one by one.
 func decodeEnvHead(_ *actor.PE, head []byte) (func(tail []byte) (actor.Message, error), error) {
 	base, err := parseEnvHead(head)
 	if err != nil {
 		return nil, err
 	}
 	typed := base.Entry.wireEnv.Load()
+	var slab any
 	return func(tail []byte) (actor.Message, error) {
 		h := base
 		reply, msg, err := decodeEnvTail(&h, tail)
@@ -481,7 +484,7 @@ func decodeEnvHead(_ *actor.PE, head []byte) (func(tail []byte) (actor.Message, 
 			return nil, err
 		}
 		if typed != nil {
-			return (*typed)(h, reply, msg)
+			return (*typed)(h, reply, msg, &slab)
 		}
 		return decodeDyn(h, reply, msg)
 	}, nil
@@ -898,8 +901,10 @@ func Fingerprint() string {
 }
 
 // wireDecoder builds a typed envelope from another process: its header,
-// reply future and message bytes (in the message type's codec).
-type wireDecoder func(h Header, reply futureRef, msg []byte) (actor.Message, error)
+// reply future and message bytes (in the message type's codec). slab, if
+// not nil, is where the decoder may keep the slab its envelopes come from
+// between calls on one goroutine (a run's tails).
+type wireDecoder func(h Header, reply futureRef, msg []byte, slab *any) (actor.Message, error)
 
 // wireInstaller is implemented by the typed envelopes: they install, once
 // per entry method, the decoder that rebuilds them.
@@ -909,11 +914,22 @@ type wireInstaller interface {
 
 func (e *env1[T, M]) installWire(en *Entry) {
 	fn, c := e.fn, codec.For[M]()
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte, slab *any) (actor.Message, error) {
 		if reply.ID != 0 {
 			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
 		}
-		out := &env1[T, M]{fn: fn}
+		var out *env1[T, M]
+		if slab != nil {
+			s, ok := (*slab).(*envSlab[T, M])
+			if !ok {
+				s = &envSlab[T, M]{n: 4}
+				*slab = s
+			}
+			out = s.next()
+			out.fn = fn
+		} else {
+			out = &env1[T, M]{fn: fn}
+		}
 		out.h = h
 		if err := codec.Decode(c, msg, &out.msg); err != nil {
 			return nil, fmt.Errorf("decoding the message of %s: %w", h.Entry, err)
@@ -926,7 +942,7 @@ func (e *env1[T, M]) installWire(en *Entry) {
 
 func (e *env0[T]) installWire(en *Entry) {
 	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte, _ *any) (actor.Message, error) {
 		if reply.ID != 0 {
 			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
 		}
@@ -942,7 +958,7 @@ func (e *env0[T]) installWire(en *Entry) {
 
 func (e *envCall[T, M, R]) installWire(en *Entry) {
 	fn, c := e.fn, codec.For[M]()
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte, _ *any) (actor.Message, error) {
 		out := &envCall[T, M, R]{fn: fn, reply: reply}
 		out.h = h
 		if err := codec.Decode(c, msg, &out.msg); err != nil {
@@ -955,7 +971,7 @@ func (e *envCall[T, M, R]) installWire(en *Entry) {
 
 func (e *envCall0[T, R]) installWire(en *Entry) {
 	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte) (actor.Message, error) {
+	f := wireDecoder(func(h Header, reply futureRef, msg []byte, _ *any) (actor.Message, error) {
 		out := &envCall0[T, R]{fn: fn, reply: reply}
 		out.h = h
 		return out, noMessage(h.Entry, msg)
