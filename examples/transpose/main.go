@@ -38,7 +38,13 @@
 // With -router auto the blocks go through comlib.Auto: a selection tree
 // (the package's default, or -comlibselect's) pruned when the strategy is
 // made chooses a strategy by the size of each block. -explain prints, for
-// each iteration, a line per choice before the last line:
+// each iteration, a line per choice before the last line. With the shipped
+// tree, which chooses Direct whatever the size, pruning leaves nothing to
+// walk per send ("any size", 0 nodes):
+//
+//	explain: iteration 3: 56 messages of any size -> strategy=direct via collective=alltoall (pruned) > comm_type=intra (pruned) > comm_size<=4 (pruned) > msg_size=any; 0 nodes
+//
+// A tree that tests msg_size shows the size and the nodes walked instead:
 //
 //	explain: iteration 3: 56 messages of 528 B -> strategy=eachtomany(router=direct) via collective=alltoall (pruned) > comm_size<=8 (pruned) > comm_type=intra (pruned) > msg_size<=32768; 2 nodes
 //
