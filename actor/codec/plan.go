@@ -239,38 +239,23 @@ func decBool(r *msgp.Reader, p unsafe.Pointer) error {
 func intCodec(k reflect.Kind) (encFn, decFn, bool) {
 	switch k {
 	case reflect.Int8:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int8)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Int(math.MinInt8, math.MaxInt8)
-				*(*int8)(p) = int8(v)
-				return err
-			}, true
+		return signed[int8](math.MinInt8, math.MaxInt8)
 	case reflect.Int16:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int16)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Int(math.MinInt16, math.MaxInt16)
-				*(*int16)(p) = int16(v)
-				return err
-			}, true
+		return signed[int16](math.MinInt16, math.MaxInt16)
 	case reflect.Int32:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int32)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Int(math.MinInt32, math.MaxInt32)
-				*(*int32)(p) = int32(v)
-				return err
-			}, true
+		return signed[int32](math.MinInt32, math.MaxInt32)
 	case reflect.Int:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*int)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Int(math.MinInt, math.MaxInt)
-				*(*int)(p) = int(v)
-				return err
-			}, true
+		return signed[int](math.MinInt, math.MaxInt)
 	}
-	return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, *(*int64)(p)) },
+	return signed[int64](math.MinInt64, math.MaxInt64)
+}
+
+// signed codes an integer of type T, whose range is [lo, hi].
+func signed[T int8 | int16 | int32 | int | int64](lo, hi int64) (encFn, decFn, bool) {
+	return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*T)(p))) },
 		func(r *msgp.Reader, p unsafe.Pointer) error {
-			v, err := r.Int(math.MinInt64, math.MaxInt64)
-			*(*int64)(p) = v
+			v, err := r.Int(lo, hi)
+			*(*T)(p) = T(v)
 			return err
 		}, true
 }
@@ -278,38 +263,23 @@ func intCodec(k reflect.Kind) (encFn, decFn, bool) {
 func uintCodec(k reflect.Kind) (encFn, decFn, bool) {
 	switch k {
 	case reflect.Uint8:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint8)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Uint(math.MaxUint8)
-				*(*uint8)(p) = uint8(v)
-				return err
-			}, true
+		return unsigned[uint8](math.MaxUint8)
 	case reflect.Uint16:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint16)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Uint(math.MaxUint16)
-				*(*uint16)(p) = uint16(v)
-				return err
-			}, true
+		return unsigned[uint16](math.MaxUint16)
 	case reflect.Uint32:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint32)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Uint(math.MaxUint32)
-				*(*uint32)(p) = uint32(v)
-				return err
-			}, true
+		return unsigned[uint32](math.MaxUint32)
 	case reflect.Uint:
-		return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*uint)(p))) },
-			func(r *msgp.Reader, p unsafe.Pointer) error {
-				v, err := r.Uint(math.MaxUint)
-				*(*uint)(p) = uint(v)
-				return err
-			}, true
+		return unsigned[uint](math.MaxUint)
 	}
-	return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, *(*uint64)(p)) },
+	return unsigned[uint64](math.MaxUint64)
+}
+
+// unsigned codes an unsigned integer of type T, at most hi.
+func unsigned[T uint8 | uint16 | uint32 | uint | uint64](hi uint64) (encFn, decFn, bool) {
+	return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*T)(p))) },
 		func(r *msgp.Reader, p unsafe.Pointer) error {
-			v, err := r.Uint(math.MaxUint64)
-			*(*uint64)(p) = v
+			v, err := r.Uint(hi)
+			*(*T)(p) = T(v)
 			return err
 		}, true
 }
