@@ -142,3 +142,35 @@ func TestSendBackPressure(t *testing.T) {
 		})
 	}
 }
+
+// loneSized is a Sized Multi of one message that weighs three envelopes.
+type loneSized struct{ next func(pe *actor.PE) }
+
+func (m loneSized) Deliver(pe *actor.PE) { m.next(pe) }
+func (loneSized) Count() int             { return 1 }
+func (loneSized) Bytes() int             { return 3 * actor.EnvelopeBytes }
+
+// A message posted alone is weighed the same way by its sender and its
+// receiver: after rounds of lone Sized messages the receiver's backlog is
+// back at zero, not below.
+func TestLoneSizedMessageLeavesNoBacklog(t *testing.T) {
+	const rounds = 50
+	var backlog [rounds]int64
+	code, err := start(t, 2, func(pe *actor.PE) {
+		var ping func(pe *actor.PE, k int)
+		ping = func(pe *actor.PE, k int) {
+			_, _, backlog[k] = pe.Runtime().CreditStats(1)
+			if k == rounds-1 {
+				pe.Runtime().Exit(0)
+				return
+			}
+			pe.Send(1, loneSized{func(pe1 *actor.PE) {
+				pe1.Send(0, do(func(pe *actor.PE) { ping(pe, k+1) }))
+			}})
+		}
+		ping(pe, 0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, [rounds]int64{}, backlog, "PE 1's backlog each time PE 0 heard back")
+}

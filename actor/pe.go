@@ -234,8 +234,15 @@ func (pe *PE) flushTo(dest int) {
 	if len(q) == 0 {
 		return
 	}
+	// The weight for the bound on messages in flight: a batch carries the
+	// sender's (the receiver gives back what the batch says), a lone
+	// message is weighed by the receiver as weight does, so both weigh
+	// it so.
 	w := n
-	if len(q) < n { // Multis: weighed by their bytes
+	switch {
+	case len(q) == 1:
+		w = weight(q[0])
+	case len(q) < n: // Multis: weighed by their bytes
 		w = 0
 		for _, m := range q {
 			w += weight(m)
