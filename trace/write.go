@@ -262,10 +262,8 @@ func (w *Writer) Close() error {
 			files = append(files, f)
 			merged = append(merged, NodePath(w.Path, n))
 		}
-		missing := other.Missing
-		files[0].OtherData = other
+		files[0].OtherData = other // Merge keeps its Missing
 		events, other = Merge(files)
-		other.Missing = missing
 	}
 	err := Write(w.file, events, other)
 	if cerr := w.file.Close(); err == nil {
