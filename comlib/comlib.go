@@ -68,8 +68,9 @@ type StreamOptions struct {
 	// 32 KiB); it leaves when it reaches either.
 	MaxMsgs, MaxBytes int
 	// Large: messages of this many bytes or more go directly (default
-	// 8 KiB). Sizes are known only for messages that leave the process,
-	// or whose type says (Sizer); others count as 64 bytes.
+	// 8 KiB). A message's size is its Size() (Sizer), else the estimate
+	// Auto's msg_size uses: fixed-size fields and the contents of
+	// top-level slices and strings.
 	Large int
 	// NoIdleFlush keeps buffers when the PE runs out of work (by default
 	// they are flushed then).

@@ -342,22 +342,15 @@ func (s *state) do(in *Instance, o op) error {
 func (s *state) run(e *entry, in *Instance, o op) error {
 	// An Auto instance's messages are its parts' (Instance.Stats): one
 	// shared counter less per send.
-	_, isAuto := e.strat.(*autoPE)
+	if _, isAuto := e.strat.(*autoPE); o.kind <= opMulticast && !isAuto {
+		in.st.messages.Add(1)
+	}
 	switch o.kind {
 	case opSend:
-		if !isAuto {
-			in.st.messages.Add(1)
-		}
 		return e.strat.send(o)
 	case opBroadcast:
-		if !isAuto {
-			in.st.messages.Add(1)
-		}
 		return e.strat.broadcast(o)
 	case opMulticast:
-		if !isAuto {
-			in.st.messages.Add(1)
-		}
 		return e.strat.multicast(o)
 	case opBegin, opEnd:
 		b, ok := e.strat.(bracketed)

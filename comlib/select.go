@@ -3,6 +3,7 @@ package comlib
 import (
 	_ "embed"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -142,7 +143,7 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 		return Spec{}, fmt.Errorf("unknown container %q (valid: strategy, router)", c.Key)
 	}
 	for _, p := range c.Params {
-		if !contains(params, p.Name) {
+		if !slices.Contains(params, p.Name) {
 			if len(params) == 0 {
 				return Spec{}, fmt.Errorf("%s=%s takes no parameters, not %s", c.Key, c.Value, p.Name)
 			}
@@ -171,15 +172,6 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 }
 
 var e2mParams = []string{"degree", "countonly", "omega"}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
 
 // setParam sets one parameter of a container on sp.
 func setParam(sp *Spec, p selection.Param) error {

@@ -92,13 +92,6 @@ func (t *stream) hop(dest int) int {
 	return mid
 }
 
-func sizeOf(env chare.Envelope) int {
-	if s, ok := env.Payload().(Sizer); ok {
-		return s.Size()
-	}
-	return 64
-}
-
 func (t *stream) send(o op) error {
 	dest, err := destinationPE(t.s, o.env)
 	if err != nil {
@@ -111,7 +104,7 @@ func (t *stream) send(o op) error {
 		t.in.st.direct.Add(1)
 		return chare.Forward(t.s.ctx(), o.env)
 	}
-	size := sizeOf(o.env)
+	size := msgSize(o.env)
 	if size >= t.sp.Large {
 		t.in.st.direct.Add(1)
 		return chare.Forward(t.s.ctx(), o.env)
@@ -192,7 +185,7 @@ func (t *stream) receive(m streamMsg) {
 			t.s.pe.Fail(fmt.Errorf("comlib: %v: a streamed message for PE %d, which does not exist", t.in, d))
 			continue
 		}
-		t.add(d, it.E, sizeOf(it.E.E))
+		t.add(d, it.E, msgSize(it.E.E))
 	}
 }
 
