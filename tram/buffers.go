@@ -160,7 +160,7 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 		bufs:      make([][]Envelope[T], peers.Len()),
 		slotBytes: make([]int, peers.Len()),
 		pool:      poolOf[T](),
-		flat:      pointerFree(reflect.TypeFor[T]()),
+		flat:      plainData(reflect.TypeFor[T](), false),
 	}
 	if n := cfg.Topology.NumPEs(); n <= maxHopTable {
 		a.hop = make([]int32, n)
@@ -170,27 +170,6 @@ func NewAggregator[T any](cfg Config[T]) (*Aggregator[T], error) {
 	}
 	a.fast = a.hop != nil && cfg.Size == nil && cfg.DirectCutoff == 0
 	return a, nil
-}
-
-// pointerFree reports whether values of t hold no pointers for the
-// garbage collector to follow.
-func pointerFree(t reflect.Type) bool {
-	switch t.Kind() {
-	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
-		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
-		return true
-	case reflect.Array:
-		return t.Len() == 0 || pointerFree(t.Elem())
-	case reflect.Struct:
-		for i := 0; i < t.NumField(); i++ {
-			if !pointerFree(t.Field(i).Type) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
 }
 
 // slotFor computes the buffer slot of dest's next hop, -1 for this PE.
@@ -304,16 +283,15 @@ func (a *Aggregator[T]) InsertTo(item T, dest int, out *Output[T]) error {
 }
 
 // Route sorts the items of a message received from a peer into the local buffers, delivering
-// those for this PE (claim T08). Envelopes whose destination is outside the grid — corrupt data —
-// are dropped, and the error names the first; the others are still routed.
+// those for this PE (claim T08) in Local, which reuses items (the received message's: it is
+// overwritten). Envelopes whose destination is outside the grid — corrupt data — are dropped,
+// and the error names the first; the others are still routed.
 func (a *Aggregator[T]) Route(items []Envelope[T]) (Output[T], error) {
 	var out Output[T]
-	err := a.RouteEach(items, func(e Envelope[T]) {
-		if out.Local == nil {
-			out.Local = make([]Envelope[T], 0, len(items))
-		}
-		out.Local = append(out.Local, e)
-	}, &out)
+	local, err := a.RouteSplit(items, &out)
+	if len(local) > 0 {
+		out.Local = local
+	}
 	return out, err
 }
 
@@ -346,29 +324,6 @@ func (a *Aggregator[T]) RouteSplit(items []Envelope[T], out *Output[T]) ([]Envel
 	}
 	a.stats.Local += local
 	return items[:local], err
-}
-
-// RouteEach is Route for a caller that delivers the items for this PE at
-// once: it calls local for each of them, in order, and adds the messages
-// to send and the direct items to out. local may insert further items.
-func (a *Aggregator[T]) RouteEach(items []Envelope[T], local func(Envelope[T]), out *Output[T]) error {
-	var err error
-	for _, e := range items {
-		if !a.cfg.Topology.Contains(e.Dest) {
-			if err == nil {
-				err = fmt.Errorf("tram: PE %d: received item for PE %d outside topology %s (%d PEs)", a.cfg.PE, e.Dest, a.cfg.Topology, a.cfg.Topology.NumPEs())
-			}
-			continue
-		}
-		a.stats.Routed++
-		if e.Dest == a.cfg.PE {
-			a.stats.Local++
-			local(e)
-			continue
-		}
-		a.add(e, out)
-	}
-	return err
 }
 
 func (a *Aggregator[T]) size(item T) int {

@@ -286,7 +286,7 @@ func TestPointerFree(t *testing.T) {
 		{"", false}, {named{}, false}, {[]int{}, false}, {[2]*int{}, false}, {map[int]int{}, false},
 	}
 	for _, tt := range tests {
-		require.Equal(t, tt.want, pointerFree(reflect.TypeOf(tt.v)), "%T", tt.v)
+		require.Equal(t, tt.want, plainData(reflect.TypeOf(tt.v), false), "%T", tt.v)
 	}
 	// Recycled buffers of pointer-free items are not cleared; others are.
 	topo := mustTopology(t, 2)

@@ -25,19 +25,24 @@ const (
 	wireBlock = 1 // Items as one binary block
 )
 
-// fixedSize reports whether values of t are fixed-size and pointer-free,
-// and any bytes make a valid value.
-func fixedSize(t reflect.Type) bool {
+// plainData reports whether values of t are fixed-size and hold no
+// pointers for the garbage collector to follow (recycled buffers of such
+// items need no clearing). With anyBytes it also asks that any bytes make
+// a valid value, as a binary block from the network needs: no bool (a
+// byte other than 0 or 1), no uintptr.
+func plainData(t reflect.Type, anyBytes bool) bool {
 	switch t.Kind() {
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
 		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
 		return true
+	case reflect.Bool, reflect.Uintptr:
+		return !anyBytes
 	case reflect.Array:
-		return fixedSize(t.Elem())
+		return (!anyBytes && t.Len() == 0) || plainData(t.Elem(), anyBytes)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
-			if !fixedSize(t.Field(i).Type) {
+			if !plainData(t.Field(i).Type, anyBytes) {
 				return false
 			}
 		}
@@ -56,7 +61,7 @@ var (
 func blockItem[T any]() int {
 	t := reflect.TypeFor[T]()
 	pt := reflect.PointerTo(t)
-	if !fixedSize(t) || t.Size() == 0 || pt.Implements(customEncoder) || pt.Implements(marshaler) {
+	if !plainData(t, true) || t.Size() == 0 || pt.Implements(customEncoder) || pt.Implements(marshaler) {
 		return 0
 	}
 	return int(t.Size())
