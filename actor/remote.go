@@ -164,7 +164,8 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 		var err error
 		for i := range mm.Count() {
 			tail := func(b []byte) ([]byte, error) { return mm.AppendWireTailAt(b, i) }
-			if items, err = ie.addToRun(items, dest, mm.WireKind(), mm, tail); err != nil {
+			// After the first, a message of mm has the open run's head.
+			if items, err = ie.addToRun(items, dest, mm.WireKind(), mm, tail, i > 0); err != nil {
 				return items, err
 			}
 		}
@@ -179,7 +180,7 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	}
 	kind := wm.WireKind() | flag
 	if r, ok := wm.(WireRunner); ok {
-		return ie.addToRun(items, dest, kind, r, r.AppendWireTail)
+		return ie.addToRun(items, dest, kind, r, r.AppendWireTail, false)
 	}
 	start := len(ie.b)
 	if err := wm.EncodeWire(ie.enc); err != nil {
@@ -190,22 +191,28 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 }
 
 // addToRun appends a message that travels in runs: r's head, and the tail
-// that tail appends.
+// that tail appends. sameHead says the message continues the open run if
+// that is still open (the next message of a Multi): its head is not
+// written again to be compared.
 func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r interface{ AppendWireHead([]byte) []byte },
-	tail func([]byte) ([]byte, error)) ([]wire.Item, error) {
+	tail func([]byte) ([]byte, error), sameHead bool) ([]wire.Item, error) {
 	hs := len(ie.b)
-	ie.b = r.AppendWireHead(ie.b)
-	he := len(ie.b)
-	continues := false
-	if ie.run >= 0 && ie.run == len(items)-1 && hs-ie.tailsStart < maxRun {
-		open := &items[ie.run]
-		continues = open.PE == int32(dest) && open.Kind == kind && bytes.Equal(ie.b[ie.headStart:ie.tailsStart], ie.b[hs:he])
+	open := ie.run >= 0 && ie.run == len(items)-1 && hs-ie.tailsStart < maxRun
+	continues := open && sameHead
+	if open && !sameHead {
+		ie.b = r.AppendWireHead(ie.b)
+		run := &items[ie.run]
+		continues = run.PE == int32(dest) && run.Kind == kind && bytes.Equal(ie.b[ie.headStart:ie.tailsStart], ie.b[hs:])
+		if continues {
+			ie.b = ie.b[:hs] // the run has this head already
+		}
 	}
-	if continues {
-		ie.b = ie.b[:hs] // the run has this head already
-	} else {
+	if !continues {
+		if len(ie.b) == hs {
+			ie.b = r.AppendWireHead(ie.b)
+		}
 		items = append(items, wire.Item{PE: int32(dest), Kind: kind})
-		ie.run, ie.headStart, ie.tailsStart = len(items)-1, hs, he
+		ie.run, ie.headStart, ie.tailsStart = len(items)-1, hs, len(ie.b)
 	}
 	before := len(ie.b)
 	b, mark := wire.BeginTail(ie.b)
