@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/trace"
 )
 
@@ -43,14 +44,10 @@ func (pe *PE) setupTrace() {
 	if jt == nil {
 		return
 	}
-	rt, local := pe.job.rt, 0
-	for p := range pe.NumPEs() {
-		if rt.NodeOf(p) == rt.NodeOf(pe.ID()) {
-			local++
-		}
-	}
+	rt := pe.job.rt
+	lo, hi := actor.PERange(rt.Node(), rt.NumNodes(), pe.NumPEs())
 	jt.mu.Lock()
-	pe.tr = jt.w.Buffer(pe.ID(), local)
+	pe.tr = jt.w.Buffer(pe.ID(), hi-lo)
 	jt.mu.Unlock()
 	pe.labels = map[*Entry]*trace.Label{}
 }

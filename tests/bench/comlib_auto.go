@@ -324,10 +324,7 @@ func benchCalibrate(cfg config) ([]figure, error) {
 				value: sw.samples[size][b], baseline: sw.samples[size][0]})
 		}
 	}
-	data, err := calibratedTree(results)
-	if err != nil {
-		return nil, err
-	}
+	data := calibratedTree(results)
 	if _, err := comlib.ParseSelection(data); err != nil {
 		return nil, fmt.Errorf("the calibrated tree does not load: %w", err)
 	}
@@ -464,7 +461,7 @@ func modelPredict(m schedule.Model, pes int) func(router string, size int) (floa
 		if err != nil {
 			return 0, false
 		}
-		return m.At(size).Predict(s).Seconds() * 1e6, true
+		return us(m.At(size).Predict(s)), true
 	}
 }
 
@@ -522,7 +519,7 @@ func writeKV(b *bytes.Buffer, members []kv, indent string) {
 // calibratedTree builds the selection file: collective=alltoall, then
 // comm_type, then comm_size (the PE counts measured: up to each, the
 // winners measured there), then msg_size; other collectives go directly.
-func calibratedTree(res map[calConfig][]string) ([]byte, error) {
+func calibratedTree(res map[calConfig][]string) []byte {
 	byType := func(nodes int) []kv {
 		var ps []int
 		for cc := range res {
@@ -554,5 +551,5 @@ func calibratedTree(res map[calConfig][]string) ([]byte, error) {
 	var b bytes.Buffer
 	writeKV(&b, top, "")
 	b.WriteByte('\n')
-	return b.Bytes(), nil
+	return b.Bytes()
 }
