@@ -40,7 +40,10 @@ type Entry struct {
 	Msg      reflect.Type // nil for a method without a message
 	Result   reflect.Type // nil unless the method returns a value (a sync entry)
 	Threaded bool
-	fn       reflect.Value // the method expression, func(*T[, M])[R]
+	// NoRuns: every message of the entry method travels in an envelope of
+	// its own, never in a run (NoRuns).
+	NoRuns bool
+	fn     reflect.Value // the method expression, func(*T[, M])[R]
 
 	// invoke calls the method with a message held in an any. Generic code
 	// (Send, EntryCallback) installs a typed version; until then reflection
@@ -83,6 +86,7 @@ type Option func(*registration)
 
 type registration struct {
 	threaded  []any
+	noRuns    []any
 	fast      []func(*Type) error
 	transient []string
 }
@@ -109,6 +113,15 @@ func Fast[T, M any](method func(*T, M)) Option {
 // on futures without blocking their PE (Charm++ [threaded]).
 func Threaded(methods ...any) Option {
 	return func(r *registration) { r.threaded = append(r.threaded, methods...) }
+}
+
+// NoRuns marks entry methods whose messages each travel in an envelope of
+// their own: consecutive sends to one group branch do not share a run
+// (run.go). Nothing but the cost changes — the order and the delivery are
+// the same — so this is for measuring what runs save, or for comparing
+// with a runtime that sends one message per call, as Charm++ does.
+func NoRuns(methods ...any) Option {
+	return func(r *registration) { r.noRuns = append(r.noRuns, methods...) }
 }
 
 type registry struct {
@@ -227,6 +240,13 @@ func register(rt reflect.Type, opts ...Option) (*Type, error) {
 			return nil, err
 		}
 		e.Threaded = true
+	}
+	for _, m := range o.noRuns {
+		e, err := entryOfLocked(t, m)
+		if err != nil {
+			return nil, err
+		}
+		e.NoRuns = true
 	}
 	return t, nil
 }

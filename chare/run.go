@@ -25,10 +25,11 @@ import (
 //
 // Runs are used only where nothing needs a message's own envelope: an
 // undelegated proxy of a group branch, an entry method that is not
-// threaded nor marked for a delegate, and a PE that is not traced. On the
-// receiving side, if the branch is not simply there to call (load
-// measurement is on, the collection is held, anything unusual), the run is
-// unrolled into ordinary envelopes that take the usual path.
+// threaded nor marked for a delegate nor registered with NoRuns, and a
+// PE that is not traced. On the receiving side, if the branch is not
+// simply there to call (load measurement is on, the collection is held,
+// anything unusual), the run is unrolled into ordinary envelopes that take
+// the usual path.
 
 // runCap is the least capacity of a new run's slice of messages, and
 // runBytes the most bytes one is given at first. A run's slice doubles as
@@ -106,7 +107,7 @@ func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 // whether it did; if not, the caller sends an envelope.
 func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
 	r := &p.route
-	if p.del != nil || r.Kind != KindBranch || r.Index != nil || pe.tr != nil || e.Threaded || e.delegate.Load() != nil {
+	if p.del != nil || r.Kind != KindBranch || r.Index != nil || pe.tr != nil || e.Threaded || e.NoRuns || e.delegate.Load() != nil {
 		return false
 	}
 	dest := r.PE

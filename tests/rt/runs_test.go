@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 
 	"github.com/charmgo/charm/chare"
@@ -116,4 +117,76 @@ func TestDeliveryGroupRuns(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Sends of an entry method registered with chare.NoRuns each take an
+// envelope of their own: the same sends cost several times the memory of
+// a run's []M slot. The branch types differ only in the option.
+type noRunsGo struct{ M int }
+
+type plainRunBranch struct {
+	group.Branch[plainRunBranch]
+	got int
+}
+
+type noRunBranch struct {
+	group.Branch[noRunBranch]
+	got int
+}
+
+func init() {
+	chare.Register[plainRunBranch]()
+	chare.Register[noRunBranch](chare.NoRuns((*noRunBranch).Recv))
+}
+
+func (b *plainRunBranch) Recv(m runSeq) { b.got++ }
+func (b *noRunBranch) Recv(m runSeq)    { b.got++ }
+
+func (b *plainRunBranch) Go(g noRunsGo) {
+	for s := range g.M {
+		inJob.NoError(chare.Send(b, b.ThisProxy().At(1-b.PE()), (*plainRunBranch).Recv, runSeq{b.PE(), s}))
+	}
+}
+
+func (b *noRunBranch) Go(g noRunsGo) {
+	for s := range g.M {
+		inJob.NoError(chare.Send(b, b.ThisProxy().At(1-b.PE()), (*noRunBranch).Recv, runSeq{b.PE(), s}))
+	}
+}
+
+func (b *plainRunBranch) Report(cb chare.Callback) {
+	inJob.NoError(b.Contribute(b.got, gather[int, int]{}, cb))
+}
+func (b *noRunBranch) Report(cb chare.Callback) {
+	inJob.NoError(b.Contribute(b.got, gather[int, int]{}, cb))
+}
+
+func TestNoRunsSendsEnvelopes(t *testing.T) {
+	const m = 20000
+	runMain(t, 2, func(mc *tmain) {
+		pg, err := group.New[plainRunBranch](mc)
+		inJob.NoError(err)
+		ng, err := group.New[noRunBranch](mc)
+		inJob.NoError(err)
+		quiesce(mc)
+		// perMsg runs start, waits for quiescence, checks what report
+		// counted, and returns the bytes allocated per message meanwhile.
+		perMsg := func(start func(), report func(chare.Callback)) float64 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			start()
+			quiesce(mc)
+			runtime.ReadMemStats(&after)
+			f := chare.NewFuture[map[int]int](mc)
+			report(f.Callback())
+			inJob.Equal(map[int]int{0: m, 1: m}, get(mc, f), "messages received per PE")
+			return float64(after.TotalAlloc-before.TotalAlloc) / (2 * m)
+		}
+		runs := perMsg(func() { inJob.NoError(chare.Send(mc, pg, (*plainRunBranch).Go, noRunsGo{m})) },
+			func(cb chare.Callback) { inJob.NoError(chare.Send(mc, pg, (*plainRunBranch).Report, cb)) })
+		alone := perMsg(func() { inJob.NoError(chare.Send(mc, ng, (*noRunBranch).Go, noRunsGo{m})) },
+			func(cb chare.Callback) { inJob.NoError(chare.Send(mc, ng, (*noRunBranch).Report, cb)) })
+		t.Logf("bytes per message: %.0f with NoRuns, %.0f in runs", alone, runs)
+		inJob.Greater(alone, 3*runs, "bytes allocated per message: %.0f with NoRuns, %.0f in runs", alone, runs)
+	})
 }
