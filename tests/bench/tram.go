@@ -33,6 +33,13 @@ import (
 // generators, one goroutine per PE producing and one consuming, batches of
 // 256 items per destination over channels, no framework (histLimit).
 //
+// With 8-byte items, a .../envelopes line per grid (and across processes)
+// compares TRAM with direct sends that each take an envelope of their own
+// (the entry method is registered with chare.NoRuns), measured in the same
+// pairs: the cost of one message per item that TRAM was built to avoid,
+// and the baseline the TRAM/direct targets were set against,
+// before consecutive sends to one PE formed runs.
+//
 // A .../mem line per grid gives the buffer memory a PE reserves: peers ×
 // items per peer × the size of an envelope. Its baseline is the flat 1-D
 // grid, whose P−1 buffers are what TRAM's routing over a grid saves on
@@ -50,7 +57,8 @@ var histSizes = []int{8, 16, 32, 64}
 
 func init() {
 	chare.Register[histTable](chare.Fast((*histTable).Add8), chare.Fast((*histTable).Add16),
-		chare.Fast((*histTable).Add32), chare.Fast((*histTable).Add64))
+		chare.Fast((*histTable).Add32), chare.Fast((*histTable).Add64),
+		chare.Fast((*histTable).One8), chare.NoRuns((*histTable).One8))
 	tram.Register((*histTable).Add8)
 	tram.Register((*histTable).Add16)
 	tram.Register((*histTable).Add32)
@@ -82,6 +90,10 @@ func (t *histTable) Add16(it [16]byte) { t.add(it[:]) }
 func (t *histTable) Add32(it [32]byte) { t.add(it[:]) }
 func (t *histTable) Add64(it [64]byte) { t.add(it[:]) }
 
+// One8 is Add8 registered with chare.NoRuns: every item sent to it takes
+// an envelope of its own, as one message per call does in Charm++.
+func (t *histTable) One8(it [8]byte) { t.add(it[:]) }
+
 func (t *histTable) add(b []byte) {
 	if t.counts == nil {
 		t.ensure() // items may come before this branch's Feed or Expect
@@ -106,6 +118,7 @@ type histFeed struct {
 	N      int
 	Seed   int64
 	Direct bool
+	Alone  bool // direct sends of 8-byte items to One8 (an envelope each)
 	S8     tram.Streamer[histTable, [8]byte]
 	S16    tram.Streamer[histTable, [16]byte]
 	S32    tram.Streamer[histTable, [32]byte]
@@ -158,7 +171,11 @@ func (t *histTable) Feed(f histFeed) {
 	var err error
 	switch f.Size {
 	case 8:
-		err = histFeedOf(t, f, f.S8, (*histTable).Add8)
+		add := (*histTable).Add8
+		if f.Alone {
+			add = (*histTable).One8
+		}
+		err = histFeedOf(t, f, f.S8, add)
 	case 16:
 		err = histFeedOf(t, f, f.S16, (*histTable).Add16)
 	case 32:
@@ -232,10 +249,17 @@ func (h *histJob) checkTotal(what string) error {
 	return nil
 }
 
-// direct measures the baseline: one message per item.
-func (h *histJob) direct() (float64, error) {
+// direct measures the baseline: one message per item (chare.Send), which
+// consecutive sends to one PE carry in a run (chare/run.go).
+func (h *histJob) direct() (float64, error) { return h.directSends(false) }
+
+// alone measures one envelope per item: the 8-byte items sent to One8,
+// registered with chare.NoRuns.
+func (h *histJob) alone() (float64, error) { return h.directSends(true) }
+
+func (h *histJob) directSends(alone bool) (float64, error) {
 	h.seed++
-	feed := histFeed{Size: h.size, N: h.n, Seed: h.seed, Direct: true}
+	feed := histFeed{Size: h.size, N: h.n, Seed: h.seed, Direct: true, Alone: alone}
 	ready, done := chare.NewFuture[any](h.m), chare.NewFuture[any](h.m)
 	if err := chare.Send(h.m, h.g, (*histTable).Expect, histExpect{Feed: feed, Ready: ready.Callback(), Done: done.Callback()}); err != nil {
 		return 0, err
@@ -340,9 +364,11 @@ func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]f
 	prefix := fmt.Sprintf("tram/histogram/%dB/1proc%s", size, suffix)
 	figs := make([]figure, len(grids))
 	limits := make([]figure, len(grids))
+	envs := make([]figure, len(grids)) // 8-byte items only
 	for i, gr := range grids {
 		figs[i] = figure{name: prefix + "/" + gr.name, unit: "items/s"}
 		limits[i] = figure{name: prefix + "/" + gr.name + "/limit", unit: "items/s"}
+		envs[i] = figure{name: prefix + "/" + gr.name + "/envelopes", unit: "items/s"}
 	}
 	items := histItems * histPEs / pes // per PE: as many in all as on 4 PEs
 	err := runJob(pes, func(m *benchMain) error {
@@ -367,6 +393,13 @@ func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]f
 			if err != nil {
 				return err
 			}
+			alone := 0.0
+			if size == 8 {
+				goruntime.GC()
+				if alone, err = h.alone(); err != nil {
+					return err
+				}
+			}
 			for i, gr := range grids {
 				goruntime.GC()
 				rate, err := h.viaTRAM(feeds[i])
@@ -375,6 +408,7 @@ func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]f
 				}
 				figs[i].value, figs[i].baseline = append(figs[i].value, rate), append(figs[i].baseline, base)
 				limits[i].value, limits[i].baseline = append(limits[i].value, rate), append(limits[i].baseline, limit)
+				envs[i].value, envs[i].baseline = append(envs[i].value, rate), append(envs[i].baseline, alone)
 			}
 		}
 		return nil
@@ -392,13 +426,18 @@ func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]f
 		if err != nil {
 			return nil, err
 		}
-		fs = append(fs, figs[i], limits[i], figure{name: figs[i].name + "/mem", unit: "bytes", value: []float64{mem}, baseline: []float64{flat}})
+		fs = append(fs, figs[i], limits[i])
+		if size == 8 {
+			fs = append(fs, envs[i])
+		}
+		fs = append(fs, figure{name: figs[i].name + "/mem", unit: "bytes", value: []float64{mem}, baseline: []float64{flat}})
 	}
 	return fs, nil
 }
 
 func benchHist2(cfg config, size int, name string) ([]figure, error) {
 	fig := figure{name: name, unit: "items/s"}
+	env := figure{name: name + "/envelopes", unit: "items/s"} // 8-byte items only
 	err := runNodes(histPEs, 2, name, func(m *benchMain) error {
 		h, err := newHistJob(m, cfg, size, histItems)
 		if err != nil {
@@ -414,17 +453,28 @@ func benchHist2(cfg config, size int, name string) ([]figure, error) {
 			if err != nil {
 				return err
 			}
+			alone := 0.0
+			if size == 8 {
+				goruntime.GC()
+				if alone, err = h.alone(); err != nil {
+					return err
+				}
+			}
 			goruntime.GC()
 			rate, err := h.viaTRAM(feed)
 			if err != nil {
 				return err
 			}
 			fig.value, fig.baseline = append(fig.value, rate), append(fig.baseline, base)
+			env.value, env.baseline = append(env.value, rate), append(env.baseline, alone)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	if size == 8 {
+		return []figure{fig, env}, nil
 	}
 	return []figure{fig}, nil
 }
