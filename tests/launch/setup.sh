@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts the launchers the tests in this folder use, once per
-# machine: Open MPI's mpirun (`setup.sh mpi`), MPICH's Hydra mpiexec
+# machine: Open MPI's mpirun (`setup.sh mpi`; with its compiler wrapper
+# mpicc, for the benchmark comlib/alltoall/mpi, `setup.sh mpicc`), MPICH's
+# Hydra mpiexec
 # (`setup.sh hydra`) and a one-host Slurm with
 # munge, slurmctld and slurmd on localhost (`setup.sh slurm`). It installs
 # Debian's packages (apt-get update once, then apt-get install -y) as root
@@ -11,7 +13,7 @@
 # printing it.
 set -euo pipefail
 
-what=${1:?usage: setup.sh mpi|hydra|slurm|stop NAMES}
+what=${1:?usage: setup.sh mpi|mpicc|hydra|slurm|stop NAMES}
 state=/var/tmp/charmgo-launch # conf, spool and logs of the test Slurm
 conf=$state/slurm.conf
 
@@ -42,6 +44,10 @@ running() { pgrep -x "$1" >/dev/null; }
 case $what in
 mpi)
   install mpirun.openmpi openmpi-bin
+  ;;
+mpicc)
+  install mpirun.openmpi openmpi-bin
+  install mpicc libopenmpi-dev
   ;;
 hydra)
   install mpiexec.hydra mpich
