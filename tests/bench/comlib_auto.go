@@ -25,7 +25,8 @@ import (
 // with /2proc) through comlib.Auto with
 // the shipped selection tree (or -comlibselect's) and the size it sends
 // declared (AutoOptions.MsgSize: the tree is pruned to one strategy when
-// the instance is made), against every fixed
+// the instance is made; -auto-declare=false sizes each send instead),
+// against every fixed
 // strategy Auto could have been — Direct and EachToMany with each router
 // — in the same job, interleaved run by run (each round runs every one
 // of them, in an order drawn per round, each run settled first: see
@@ -48,6 +49,8 @@ import (
 
 var (
 	calibrateOut = flag.String("calibrate-out", "comlib_select.json", "comlib/calibrate: where to write the selection file")
+	benchSelect  = flag.String(comlib.FlagSelect, "", "comlib/alltoall/auto/*: Auto's selection tree, instead of the shipped one")
+	autoDeclare  = flag.Bool("auto-declare", true, "comlib/alltoall/auto/*: Auto declares the message size it sends (AutoOptions.MsgSize); false: each send is sized and walked, and every part of a mixed tree runs")
 	clAutoSizes  = []int{16, 128, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
 )
 
@@ -148,7 +151,11 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 			if auto {
 				// Auto declares the size it will carry, as an MPI
 				// collective's count: the tree is pruned to one strategy.
-				s, err := x.add(comlib.Auto(comlib.AutoOptions{Sources: x.arr, MsgSize: clMsgSize(size)}))
+				o := comlib.AutoOptions{Sources: x.arr}
+				if *autoDeclare {
+					o.MsgSize = clMsgSize(size)
+				}
+				s, err := x.add(comlib.Auto(o))
 				if err != nil {
 					return err
 				}
@@ -552,4 +559,12 @@ func calibratedTree(res map[calConfig][]string) []byte {
 	writeKV(&b, top, "")
 	b.WriteByte('\n')
 	return b.Bytes()
+}
+
+// jobFlags are the runtime flags the benchmark's jobs get: -comlibselect.
+func jobFlags() map[string]string {
+	if *benchSelect == "" {
+		return nil
+	}
+	return map[string]string{comlib.FlagSelect: *benchSelect}
 }
