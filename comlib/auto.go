@@ -15,33 +15,54 @@ import (
 // AutoOptions.Tree). When the instance is made, on PE 0, the tree is
 // pruned with what is known then (S05, S06, S08): comm_size is the number
 // of participants, comm_type is intra with one process and inter with
-// several, collective is AutoOptions.Collective. What is left depends on
-// the message size only, and every container left becomes an instance of
-// its own (a part). Each send then walks the pruned tree with its size —
-// in practice a cache lookup — and goes to the part its container names.
-// A pruned tree that chooses one container whatever the size (one
-// process with the shipped tree, for instance) makes one part, and Auto
-// then is that strategy: a send costs one counter increment more than
-// through the part itself, with no size estimate and no walk.
+// several, collective is AutoOptions.Collective, and msg_size is
+// AutoOptions.MsgSize if the caller declares it.
 //
-// Bracketed parts (each-to-many) all see every BeginIteration and
-// EndIteration, whichever sizes the iteration's messages have, so that
-// their counts stay right (C06–C12); a part that carried nothing in an
-// iteration still takes part in its (empty) exchange. It is not skipped
-// because no PE knows that the others sent nothing through the part: a
-// PE that withheld its stage packets would leave its peers waiting for
-// them, and learning it takes an agreement per iteration, which costs
-// what it saves. (A prediction every PE makes alike would do — a
-// "carried something" bit ORed along the previous exchange's packets,
-// with periodic probes, and a sleeping part's messages sent directly —
-// but it changes the recovery protocol, C06–C13, and is not done.) A tree
-// that keeps one bracketed container per size range, not many, costs
-// least; the calibration (tests/bench, comlib/calibrate) charges a mixed
-// tree for the idle exchanges.
+// With a declared size — the way an MPI collective chooses: every rank
+// passes the same count, so every rank picks the same algorithm without
+// agreeing — the pruned tree is one container, and Auto is that strategy:
+// one part, a send costs one counter increment more than through the part
+// itself, with no size estimate and no walk. The same holds without a
+// declaration when the pruned tree chooses one container whatever the
+// size (selection.Tree.Fixed: one process with the shipped tree, for
+// instance). A program whose exchange changes size makes an instance per
+// size it declares (they cost nothing while unused), or declares nothing.
+//
+// Without a declared size what is left depends on the message size, and
+// every container left becomes an instance of its own (a part). Each send
+// walks the pruned tree with its size — in practice a cache lookup — and
+// goes to the part its container names. Bracketed parts (each-to-many)
+// all see every BeginIteration and EndIteration, whichever sizes the
+// iteration's messages have, so that their counts stay right (C06–C12);
+// a part that carried nothing in an iteration still takes part in its
+// (empty) exchange. It is not skipped because no PE knows that the others
+// sent nothing through the part: a PE that withheld its stage packets
+// would leave its peers waiting for them, and learning it takes an
+// agreement per iteration, which costs what it saves. (A prediction every
+// PE makes alike would do — a "carried something" bit ORed along the
+// previous exchange's packets, with periodic probes, and a sleeping
+// part's messages sent directly — but it changes the recovery protocol,
+// C06–C13, and is not done.) The calibration (tests/bench,
+// comlib/calibrate) writes the fastest strategy per size, for declared
+// sizes; an undeclared Auto over a mixed tree pays, at the sizes one part
+// carries, the other part's empty exchange.
+//
+// A size declared per iteration (BeginIteration with a size every source
+// passes alike, switching among bracketed parts with no idle exchange) is
+// not offered. Each part would see only the iterations it carries, which
+// the bracket protocol admits (iterations must grow, not be
+// consecutive), but: BeginIteration is chare's, and carries no size; a
+// source that declared another size than its peers would leave both
+// parts' exchanges waiting for its packets — a hang, not an error, since
+// no PE can tell without the agreement the declaration is meant to
+// avoid; and a part's list of sources goes stale while it sleeps, so a
+// switch after migrations costs a recovery in the part switched to. An
+// instance per declared size does the same with none of these.
 //
 // The size of a message is its Size() if the type has one (Sizer), else
 // an estimate from its fields: fixed-size fields, and the contents of
-// slices and strings at the top level.
+// slices and strings at the top level (MessageSize tells it for a
+// sample, for a declaration in the same units).
 //
 // Explain tells, per iteration, which branches of the tree chose which
 // part for how many messages; Served counts messages per part.
@@ -63,6 +84,17 @@ type AutoOptions struct {
 	// CommSize is the number of participants (default: the number of
 	// PEs).
 	CommSize int
+	// MsgSize declares the size, in bytes as Auto counts them
+	// (MessageSize), of the messages the instance will carry: the tree is
+	// then pruned on msg_size as well when the instance is made, Auto is
+	// the one strategy left, and no send is sized or walked. Every PE
+	// reads it from the strategy table, so all choose alike without
+	// agreeing, as MPI's collectives do from the count every rank passes.
+	// Messages of another size go the same way: the declaration is not
+	// checked per send. 0 = not declared: each send is sized and walked,
+	// and a tree mixing containers by size makes a part of each (see
+	// Auto). Negative is an error.
+	MsgSize int
 }
 
 type autoStrategy struct{ o AutoOptions }
@@ -78,11 +110,13 @@ type AutoSpec struct {
 	CommSize   int
 	CommType   string
 	Collective string
+	MsgSize    int      // declared (AutoOptions.MsgSize); 0 = sized per send
 	Parts      []uint32 // the instances of the pruned tree's containers, in Containers order
 }
 
 func (a *AutoSpec) facts() selection.CreationFacts {
-	return selection.CreationFacts{CommSize: a.CommSize, CommType: selection.CommType(a.CommType), Collective: selection.Collective(a.Collective)}
+	return selection.CreationFacts{CommSize: a.CommSize, CommType: selection.CommType(a.CommType), Collective: selection.Collective(a.Collective),
+		MsgSize: a.MsgSize}
 }
 
 // prune parses and prunes the tree of an AutoSpec.
@@ -113,6 +147,9 @@ func autoContainers(pruned *selection.Tree) []selection.Container {
 
 // newAuto makes an Auto instance and its parts on PE 0.
 func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error) {
+	if o.MsgSize < 0 {
+		return nil, fmt.Errorf("comlib: auto: AutoOptions.MsgSize %d is negative (0 = not declared: each send is sized)", o.MsgSize)
+	}
 	tree := o.Tree
 	if tree == nil {
 		var err error
@@ -120,7 +157,7 @@ func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error)
 			return nil, fmt.Errorf("comlib: auto: %w", err)
 		}
 	}
-	as := &AutoSpec{CommSize: o.CommSize, CommType: string(selection.Intra), Collective: string(o.Collective)}
+	as := &AutoSpec{CommSize: o.CommSize, CommType: string(selection.Intra), Collective: string(o.Collective), MsgSize: o.MsgSize}
 	if as.CommSize <= 0 {
 		as.CommSize = pe.NumPEs()
 	}
@@ -155,8 +192,8 @@ func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error)
 			err = sp.validate(pe.NumPEs())
 		}
 		if err != nil {
-			return nil, fmt.Errorf("comlib: auto: container %s (for comm_size=%d comm_type=%s collective=%s): %w",
-				c, as.CommSize, as.CommType, as.Collective, err)
+			return nil, fmt.Errorf("comlib: auto: container %s (for comm_size=%d comm_type=%s collective=%s%s): %w",
+				c, as.CommSize, as.CommType, as.Collective, declared(as.MsgSize), err)
 		}
 		specs[i] = sp
 	}
@@ -169,6 +206,14 @@ func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error)
 		as.Parts = append(as.Parts, in.id)
 	}
 	return s.create(from, Spec{Kind: "auto", Auto: as})
+}
+
+// declared writes a declared message size for an error, "" for none.
+func declared(size int) string {
+	if size == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" msg_size=%d", size)
 }
 
 // autoStats is what an Auto instance chose in this process.

@@ -376,3 +376,90 @@ func TestS05_AutoBecomesItsOnlyStrategy(t *testing.T) {
 		})
 	}
 }
+
+// TestS05_DeclaredMsgSizeMakesOnePart: with AutoOptions.MsgSize the tree
+// is pruned on msg_size too when the instance is made, so a tree that
+// mixes containers by size makes exactly one part — the container for the
+// declared size — and no other part runs an exchange: every block goes
+// through it (the declaration, not each block's size, decides, as an MPI
+// collective's count does), nothing is walked per send, and its trace has
+// every branch decided at creation. In one process and across two, with
+// migrations for the bracketed ones.
+func TestS05_DeclaredMsgSizeMakesOnePart(t *testing.T) {
+	// Across processes, small messages directly and large through the mesh.
+	const interTree = `{"msg_size<=64": {"strategy=direct": {}}, "msg_size=any": {"comm_type=inter": {"router=mesh": {}}, "comm_type=any": {"strategy=direct": {}}}}`
+	moves := map[int]map[int]int{3: {0: 3, 5: 1}}
+	for _, tc := range []struct {
+		name      string
+		nodes     int
+		tree      string
+		size      int
+		container string
+		trace     string
+		moves     map[int]map[int]int
+		recovered []int
+	}{
+		{"small: the mesh", 1, sizeTree, 24, mesh,
+			"collective=alltoall (pruned) > comm_size=any (pruned) > msg_size<=64 (pruned) > comm_type=intra (pruned); 0 nodes", moves, []int{0, 3}},
+		{"middle: the hypercube", 1, sizeTree, 1024, hypercube,
+			"collective=alltoall (pruned) > comm_size=any (pruned) > msg_size<=4096 (pruned) > comm_type=intra (pruned); 0 nodes", nil, []int{0}},
+		{"large: direct", 1, sizeTree, 10024, direct,
+			"collective=alltoall (pruned) > comm_size=any (pruned) > msg_size=any (pruned); 0 nodes", nil, nil},
+		{"2 processes, small: direct", 2, interTree, 24, direct, "msg_size<=64 (pruned); 0 nodes", nil, nil},
+		{"2 processes, large: the mesh", 2, interTree, 10024, "router=mesh",
+			"msg_size=any (pruned) > comm_type=inter (pruned); 0 nodes", moves, []int{0, 3}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := acfg{N: 8, Iters: 6, Pads: []int{0, 1000, 10000}, Mixed: true, Moves: tc.moves}
+			var r autoResult
+			runJob(t, 4, tc.nodes, autoJob(c, comlib.AutoOptions{Tree: mustTree(t, tc.tree), MsgSize: tc.size}, &r))
+			require.NoError(t, r.newErr)
+			count, sum := wantA2A(c.N, c.Iters)
+			require.Equal(t, [3]int64{count, sum, 0}, r.cnt)
+			require.Equal(t, 1, r.parts, "one part: the declared size's container")
+			if tc.nodes == 1 {
+				require.Equal(t, count, r.stats.Messages)
+				require.Equal(t, map[string]int64{tc.container: count}, r.served)
+			} else { // Stats and Served count this process's sends: half the elements
+				require.Equal(t, count/2, r.stats.Messages)
+				require.Equal(t, map[string]int64{tc.container: count / 2}, r.served)
+			}
+			if tc.recovered != nil {
+				require.Equal(t, tc.recovered, r.recovered)
+			} else {
+				require.Empty(t, r.recovered)
+			}
+			if tc.container != direct {
+				require.Positive(t, r.stats.Packets, "the exchanges ran through the part")
+			}
+			require.NotEmpty(t, r.explain)
+			for _, ch := range r.explain {
+				require.Equal(t, tc.container, ch.Container)
+				require.Equal(t, tc.trace, ch.Trace)
+				require.Equal(t, -1, ch.MinBytes, "sizes are not estimated")
+			}
+		})
+	}
+}
+
+// A negative declared size fails New with an error naming it.
+func TestAutoNegativeMsgSize(t *testing.T) {
+	var newErr error
+	code, err := chare.Run(chare.Config{PEs: 2}, func(m *tmain, _ []string) {
+		_, newErr = comlib.New(m, comlib.Auto(comlib.AutoOptions{MsgSize: -1}))
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Zero(t, code)
+	require.ErrorContains(t, newErr, "AutoOptions.MsgSize -1 is negative")
+}
+
+// MessageSize is the size a send is walked with: declaring it for a
+// sample block chooses what the undeclared instance chose for the block.
+func TestMessageSizeIsAutosEstimate(t *testing.T) {
+	for _, pad := range []int{0, 1000, 10000} {
+		require.Equal(t, 24+pad, comlib.MessageSize(ablock{Pad: make([]byte, pad)}))
+		require.Equal(t, 24+pad, comlib.MessageSize(&ablock{Pad: make([]byte, pad)}))
+	}
+	require.Zero(t, comlib.MessageSize(nil))
+}

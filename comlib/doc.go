@@ -48,7 +48,9 @@
 //   - Auto: a strategy per message, chosen from a selection tree (package
 //     comlib/selection; the shipped default_select.json, -comlibselect
 //     FILE, or AutoOptions.Tree) pruned when the instance is made, so
-//     that each send walks only the msg_size branches. Its containers are
+//     that each send walks only the msg_size branches — or none, when the
+//     caller declares the message size (AutoOptions.MsgSize) and Auto is
+//     the one strategy the tree chooses for it. Its containers are
 //     parsed by ContainerSpec; Explain and Served say what it chose.
 //
 // Start-up (C03–C05): New creates the manager group (a branch per PE) the

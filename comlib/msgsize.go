@@ -12,8 +12,12 @@ import (
 // strings at the top level of the message (or of a struct message) their
 // contents. Deeper structure is not walked: the estimate costs a few
 // field reads per send, not an encoding.
-func msgSize(env chare.Envelope) int {
-	v := env.Payload()
+func msgSize(env chare.Envelope) int { return MessageSize(env.Payload()) }
+
+// MessageSize is the size Auto's msg_size sees for a message v (see
+// msgSize): what to declare in AutoOptions.MsgSize for an exchange of
+// messages like v.
+func MessageSize(v any) int {
 	if v == nil {
 		return 0
 	}

@@ -67,5 +67,10 @@
 // saves. Fixed tells a pruned tree that chooses one container whatever the call facts, so that
 // its caller can skip the walk, and the facts, altogether.
 //
+// A caller that knows the message size when the communicator is made — every call of a
+// collective with one count, the way every MPI rank passes the same count so that each picks the
+// same algorithm without agreeing — declares it in CreationFacts.MsgSize: Prune then resolves the
+// msg_size operators too, and the tree left is one container (Fixed holds).
+//
 // A Tree is immutable and safe for concurrent use.
 package selection

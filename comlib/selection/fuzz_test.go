@@ -47,6 +47,17 @@ func FuzzParse(f *testing.F) {
 				got, _, err := p.Select(CallFacts{MsgSize: m})
 				require.NoError(t, err)
 				require.Equal(t, want, got)
+				if m == 0 {
+					continue // 0 declares nothing
+				}
+				// Declared at creation: one container, the same one.
+				d := c
+				d.MsgSize = m
+				pd, err := tr.Prune(d)
+				require.NoError(t, err)
+				fixed, _, ok := pd.Fixed()
+				require.True(t, ok)
+				require.Equal(t, want, fixed)
 			}
 		}
 	})

@@ -11,6 +11,11 @@ type CreationFacts struct {
 	CommSize   int        // participants; 0 = not known
 	CommType   CommType   // Intra or Inter; "" = not known
 	Collective Collective // "" = not known
+	// MsgSize is the message size every call will have, when the caller
+	// declares it at creation (as every MPI rank passes the same count to
+	// a collective, so that each picks the same algorithm without
+	// agreeing); 0 = not known, and Select takes it per call.
+	MsgSize int
 }
 
 // CallFacts are what is known at each call.
@@ -48,6 +53,12 @@ func (f *facts) setCreation(c CreationFacts) error {
 	if c.CommSize > 0 {
 		f.known[opCommSize], f.commSize = true, int64(c.CommSize)
 	}
+	if c.MsgSize < 0 {
+		return fmt.Errorf("selection: MsgSize %d is negative", c.MsgSize)
+	}
+	if c.MsgSize > 0 {
+		f.known[opMsgSize], f.msgSize = true, int64(c.MsgSize)
+	}
 	if c.CommType != "" {
 		if !inDomain(opCommType, string(c.CommType)) {
 			return fmt.Errorf("selection: unknown CommType %q (valid: %s)", c.CommType, strings.Join(opCommType.domain(), ", "))
@@ -82,7 +93,8 @@ func inDomain(t opType, v string) bool {
 
 // Prune resolves the operators whose facts are known, wherever they stand in the tree — above,
 // below and between the others (S06) — and returns the smaller tree that is left (S08). With
-// every creation fact known, only msg_size operators remain. Pruning a pruned tree again with more
+// every creation fact known, only msg_size operators remain, and with a
+// declared MsgSize too, none: the tree is one container. Pruning a pruned tree again with more
 // facts is allowed. The tree t is not changed.
 func (t *Tree) Prune(c CreationFacts) (*Tree, error) {
 	if t == nil || t.root == nil {
@@ -188,13 +200,14 @@ func (t *Tree) Select(call CallFacts) (Container, Trace, error) {
 }
 
 // Walk evaluates the whole tree with every fact at once: what each call would cost without
-// pruning. It chooses what Prune(c) followed by Select(call) chooses.
+// pruning. It chooses what Prune(c) followed by Select(call) chooses: a MsgSize declared in c
+// is the one that counts, as Prune leaves no msg_size operator for call's.
 func (t *Tree) Walk(c CreationFacts, call CallFacts) (Container, Trace, error) {
 	var f facts
-	if err := f.setCreation(c); err != nil {
+	if err := f.setCall(call); err != nil {
 		return Container{}, Trace{}, err
 	}
-	if err := f.setCall(call); err != nil {
+	if err := f.setCreation(c); err != nil {
 		return Container{}, Trace{}, err
 	}
 	return t.walk(&f)

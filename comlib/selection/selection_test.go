@@ -544,3 +544,59 @@ func TestS05_FixedTreesNeedNoCallFacts(t *testing.T) {
 		})
 	}
 }
+
+// TestS05_DeclaredMsgSizePrunesToOneContainer: a message size declared at creation is one more
+// creation fact: Prune resolves the msg_size operators too, wherever they stand, and the tree
+// left is the container Walk chooses for that size — fixed, nothing tested per call, the
+// msg_size branch in its trace marked pruned. Every declared size over the grid agrees with
+// the per-call walk; a negative one is an error naming it.
+func TestS05_DeclaredMsgSizePrunesToOneContainer(t *testing.T) {
+	tr := loadDefault(t)
+	forAllFacts(func(c CreationFacts, call CallFacts) {
+		if call.MsgSize == 0 {
+			return // 0 declares nothing
+		}
+		want, wt, err := tr.Walk(c, call)
+		require.NoError(t, err)
+		d := c
+		d.MsgSize = call.MsgSize
+		p, err := tr.Prune(d)
+		require.NoError(t, err)
+		got, ft, ok := p.Fixed()
+		require.True(t, ok, "%+v: a declared size leaves one container", d)
+		require.Equal(t, want, got, "%+v", d)
+		require.Equal(t, 1, p.Size(), "%+v", d)
+		require.Equal(t, stepKeys(wt.Steps), stepKeys(ft.Steps), "%+v: the same branches, all decided at creation", d)
+		for _, s := range ft.Steps {
+			require.True(t, s.Pruned, "%+v: %s", d, s.Key)
+		}
+		require.Zero(t, ft.Visited)
+		// Walk with the declaration: the declared size counts, not the call's.
+		other, _, err := tr.Walk(d, CallFacts{MsgSize: 1 << 30})
+		require.NoError(t, err)
+		require.Equal(t, want, other, "%+v", d)
+	})
+
+	// A msg_size operator above the creation-time ones is resolved as well (S06).
+	mixed := mustParse(t, `{"msg_size<=100":{"comm_type=intra":{"strategy=direct":{}},"comm_type=any":{"router=mesh":{}}},"msg_size=any":{"router=hypercube":{}}}`)
+	for _, tc := range []struct {
+		size int
+		ct   CommType
+		want string
+	}{{100, Intra, "strategy=direct"}, {100, Inter, "router=mesh"}, {101, Intra, "router=hypercube"}} {
+		p, err := mixed.Prune(CreationFacts{CommType: tc.ct, MsgSize: tc.size})
+		require.NoError(t, err)
+		c, _, ok := p.Fixed()
+		require.True(t, ok)
+		require.Equal(t, tc.want, c.String(), "%d B %s", tc.size, tc.ct)
+	}
+	// Declared but the comm_type not known: what depends on it stays.
+	p, err := mixed.Prune(CreationFacts{MsgSize: 50})
+	require.NoError(t, err)
+	require.JSONEq(t, `{"comm_type=intra":{"strategy=direct":{}},"comm_type=any":{"router=mesh":{}}}`, marshal(t, p))
+
+	_, err = tr.Prune(CreationFacts{MsgSize: -3})
+	require.ErrorContains(t, err, "MsgSize -3 is negative")
+	_, _, err = tr.Walk(CreationFacts{MsgSize: -3}, CallFacts{MsgSize: 1})
+	require.ErrorContains(t, err, "MsgSize -3 is negative")
+}

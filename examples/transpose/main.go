@@ -36,17 +36,20 @@
 //	go run ./examples/transpose -p 4 -router auto -explain -comlibselect my_select.json
 //
 // With -router auto the blocks go through comlib.Auto: a selection tree
-// (the package's default, or -comlibselect's) pruned when the strategy is
-// made chooses a strategy by the size of each block. -explain prints, for
-// each iteration, a line per choice before the last line. With the shipped
-// tree, which chooses Direct whatever the size, pruning leaves nothing to
-// walk per send ("any size", 0 nodes):
+// (the package's default, or -comlibselect's) chooses a strategy by the
+// size of the blocks, which the program declares (AutoOptions.MsgSize:
+// every block is (grid/pencils)² float64s and two ints), so that the tree
+// is pruned to one strategy when it is made, msg_size included, as an MPI
+// collective chooses from the count every rank passes. -explain prints,
+// for each iteration, a line per choice before the last line; every
+// branch was decided at creation, nothing is walked per send ("any size",
+// 0 nodes):
 //
-//	explain: iteration 3: 56 messages of any size -> strategy=direct via collective=alltoall (pruned) > comm_type=intra (pruned) > comm_size<=4 (pruned) > msg_size=any; 0 nodes
+//	explain: iteration 3: 56 messages of any size -> strategy=direct via collective=alltoall (pruned) > comm_type=intra (pruned) > comm_size<=4 (pruned) > msg_size=any (pruned); 0 nodes
 //
-// A tree that tests msg_size shows the size and the nodes walked instead:
+// and with a tree that tests msg_size, the branch the declared size took:
 //
-//	explain: iteration 3: 56 messages of 528 B -> strategy=eachtomany(router=direct) via collective=alltoall (pruned) > comm_size<=8 (pruned) > comm_type=intra (pruned) > msg_size<=32768; 2 nodes
+//	explain: iteration 3: 56 messages of any size -> strategy=eachtomany(router=direct) via collective=alltoall (pruned) > comm_size<=8 (pruned) > comm_type=intra (pruned) > msg_size<=32768 (pruned); 0 nodes
 //
 // The runtime takes its flags (-p N, -nodes M) anywhere on the line. The
 // last line is
@@ -237,7 +240,10 @@ func (m *Main) run() error {
 	}
 	var strat comlib.Strategy = comlib.EachToMany(comlib.EachToManyOptions{Router: p.Router, Sources: pencils})
 	if p.Router == "auto" {
-		strat = comlib.Auto(comlib.AutoOptions{Sources: pencils})
+		// Every block has the same size: declared, the tree is pruned to
+		// one strategy when the instance is made, and no block is sized.
+		b := p.Grid / p.Pencils
+		strat = comlib.Auto(comlib.AutoOptions{Sources: pencils, MsgSize: comlib.MessageSize(Block{Data: make([]float64, b*b)})})
 	}
 	inst, err := comlib.New(m, strat)
 	if err != nil {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -150,19 +152,19 @@ func TestTransposeOnePencil(t *testing.T) {
 }
 
 // TestTransposeAuto: -router auto sends the blocks through comlib.Auto
-// and the package's default selection tree; -explain prints one line per
-// iteration and choice, naming the branches pruned when the strategy was
-// made and the msg_size branch each block took, and the last line is
-// still the ok line.
+// and the package's default selection tree, declaring their size (S05):
+// -explain prints one line per iteration and choice, naming the branches
+// pruned when the strategy was made, the msg_size one among them, with
+// nothing walked per block; the last line is still the ok line.
 func TestTransposeAuto(t *testing.T) {
 	m, code, output := run(t, 4, "-router", "auto", "-explain", "-grid", "32", "-pencils", "8", "-iters", "10", "-migrate-every", "3")
 	require.Equal(t, 0, code, output)
 	mt := lastOK(t, output)
 	require.Equal(t, []string{"4", "32", "8", "auto", "10", "560"}, mt[1:7])
 	require.Len(t, m.res.Explain, 10, "one choice per iteration: the blocks are all 16+8·16 bytes")
-	// "any size": a tree that chooses one container whatever the size
-	// (the shipped one in one process) does not estimate sizes.
-	line := regexp.MustCompile(`^explain: iteration (\d+): (\d+) messages of (?:144 B|any size) -> (\S+) via collective=alltoall \(pruned\) > .*msg_size\S+( \(every branch\))?; \d+ nodes$`)
+	// "any size", 0 nodes: the declared size pruned the msg_size branch
+	// when the instance was made, and no block is sized.
+	line := regexp.MustCompile(`^explain: iteration (\d+): (\d+) messages of any size -> (\S+) via collective=alltoall \(pruned\) > .*msg_size\S+ \(pruned\); 0 nodes$`)
 	var iters []string
 	var total int
 	for _, l := range strings.Split(output, "\n") {
@@ -186,4 +188,36 @@ func TestTransposeAuto(t *testing.T) {
 	_, code, output = run(t, 2, "-explain", "-router", "mesh")
 	require.NotEqual(t, 0, code)
 	require.Contains(t, output, "-explain explains -router auto")
+}
+
+// TestS05_TransposeDeclaresItsBlockSize: with a tree that splits by
+// msg_size, the declared block size (two ints and (grid/pencils)²
+// float64s) chooses the one strategy Auto makes: 48 B blocks go directly,
+// 144 B ones through the mesh, and -explain names the branch taken at
+// creation.
+func TestS05_TransposeDeclaresItsBlockSize(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sel.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"msg_size<=100": {"strategy=direct": {}}, "msg_size=any": {"router=mesh": {}}}`), 0o644))
+	for _, tc := range []struct {
+		grid, branch, container string
+		bracketed               bool
+	}{
+		{"16", "msg_size<=100", "strategy=direct", false}, // 2×2 floats: 16+32 B
+		{"32", "msg_size=any", "router=mesh", true},       // 4×4 floats: 16+128 B
+	} {
+		t.Run(tc.grid, func(t *testing.T) {
+			m, code, output := extest.Run(t, "transpose", &out, (*Main).Start, chare.Config{PEs: 4, Timeout: 60 * time.Second,
+				Flags: map[string]string{comlib.FlagSelect: file},
+				Args:  []string{"-router", "auto", "-explain", "-grid", tc.grid, "-pencils", "8", "-iters", "6", "-migrate-every", "3"}})
+			require.Equal(t, 0, code, output)
+			lastOK(t, output)
+			require.Equal(t, map[string]int64{tc.container: 6 * 8 * 7}, m.res.Served)
+			require.Len(t, m.res.Explain, 6)
+			for _, c := range m.res.Explain {
+				require.Equal(t, tc.container, c.Container)
+				require.Equal(t, tc.branch+" (pruned); 0 nodes", c.Trace)
+			}
+			require.Equal(t, tc.bracketed, m.res.Stats.Iterations > 0)
+		})
+	}
 }

@@ -23,7 +23,10 @@ import (
 // comlib/alltoall/auto/<bytes>B[/2proc]: the all-to-all of
 // comlib/alltoall (16 elements, one per PE on 16 PEs, one process, or two
 // with /2proc) through comlib.Auto with
-// the shipped selection tree (or -comlibselect's), against every fixed
+// the shipped selection tree (or -comlibselect's) and the size it sends
+// declared (AutoOptions.MsgSize: the tree is pruned to one strategy when
+// the instance is made; -auto-declare=false sizes each send instead),
+// against every fixed
 // strategy Auto could have been — Direct and EachToMany with each router
 // — in the same job, interleaved run by run (each round runs every one
 // of them, in an order drawn per round, each run settled first: see
@@ -46,12 +49,15 @@ import (
 
 var (
 	calibrateOut = flag.String("calibrate-out", "comlib_select.json", "comlib/calibrate: where to write the selection file")
+	benchSelect  = flag.String(comlib.FlagSelect, "", "comlib/alltoall/auto/*: Auto's selection tree, instead of the shipped one")
+	autoDeclare  = flag.Bool("auto-declare", true, "comlib/alltoall/auto/*: Auto declares the message size it sends (AutoOptions.MsgSize); false: each send is sized and walked, and every part of a mixed tree runs")
 	clAutoSizes  = []int{16, 128, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
 )
 
-// clAutoHeader is the message size Auto estimates for a clBlock with no
-// data: three ints.
-const clAutoHeader = 24
+// clMsgSize is the size Auto sees for a block of size bytes of data (its
+// three ints and the data): what the benchmark declares and what the
+// calibrated tree's msg_size bounds count.
+func clMsgSize(size int) int { return comlib.MessageSize(clBlock{Data: make([]byte, size)}) }
 
 func init() {
 	for _, nodes := range []int{1, 2} {
@@ -143,7 +149,13 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 				slots = append(slots, s)
 			}
 			if auto {
-				s, err := x.add(comlib.Auto(comlib.AutoOptions{Sources: x.arr}))
+				// Auto declares the size it will carry, as an MPI
+				// collective's count: the tree is pruned to one strategy.
+				o := comlib.AutoOptions{Sources: x.arr}
+				if *autoDeclare {
+					o.MsgSize = clMsgSize(size)
+				}
+				s, err := x.add(comlib.Auto(o))
 				if err != nil {
 					return err
 				}
@@ -319,7 +331,7 @@ func benchCalibrate(cfg config) ([]figure, error) {
 		results[cc] = sw.winners(clAutoSizes, predict)
 		for i, size := range clAutoSizes {
 			b := sw.best(size)
-			fmt.Printf("# %s/%dB: %s (then %s)\n", name, size, sw.cands[b].key, results[cc][i])
+			fmt.Printf("# %s/%dB: %s (then %s); medians: %s\n", name, size, sw.cands[b].key, results[cc][i], sw.medians(size))
 			figs = append(figs, figure{name: fmt.Sprintf("%s/%dB", name, size), unit: "us",
 				value: sw.samples[size][b], baseline: sw.samples[size][0]})
 		}
@@ -342,19 +354,17 @@ func benchCalibrate(cfg config) ([]figure, error) {
 // per size, so that noise between neighbouring sizes does not make the
 // tree alternate.
 //
-// A shape is scored by its mean time over the grid relative to the best
-// candidate at each size, counting what Auto will really pay:
-//
-//   - at the sizes Direct carries, the router's part still runs an empty
-//     exchange every iteration (every bracketed part sees every bracket);
-//     it is charged the router's time at the smallest size measured (an
-//     exchange of the smallest messages sends as many packets as an empty
-//     one; in two processes Auto paid from none to twice that over the
-//     sizes, about half in the middle);
-//   - a router must earn its part: the shape replaces Direct everywhere
-//     only if it gains more than 10 % of the best time per size it routes
-//     (Auto's own target), so that noise on a loaded machine does not buy
-//     a part that costs an idle exchange at every other size.
+// The winners are what an Auto that declares its message size
+// (AutoOptions.MsgSize) runs: its tree is pruned to one container at
+// creation, so a shape is scored by its mean time over the grid relative
+// to the best candidate at each size, with nothing charged at the sizes
+// its other part carries. (An Auto that does not declare its size keeps
+// both parts of a mixed tree and pays the router's empty exchange at the
+// sizes Direct carries: the package doc says so, and tells to declare.)
+// A router must earn its part: the shape replaces Direct only if it gains
+// more than 10 % of the best time per size it routes (Auto's own target),
+// so that noise on a loaded machine does not buy a router, and an
+// undeclared Auto an idle part, for nothing.
 //
 // The shape with the lowest score wins, but measurements within noise do
 // not decide: if Direct alone scores within tieBand of the best, Direct;
@@ -367,9 +377,6 @@ func (sw *sweep) winners(sizes []int, predict func(router string, size int) (flo
 	tieBand := 0.05 * float64(len(sizes)) // 5 % of the best time at each size
 	norm := func(k, size int) float64 {
 		return median(sw.samples[size][k]) / median(sw.samples[size][sw.best(size)])
-	}
-	idle := func(r, size int) float64 {
-		return median(sw.samples[sizes[0]][r]) / median(sw.samples[size][sw.best(size)])
 	}
 	type shape struct {
 		r      int // the router's candidate, 0 for Direct alone
@@ -395,7 +402,7 @@ func (sw *sweep) winners(sizes []int, predict func(router string, size int) (flo
 					if sh.routed[i] {
 						sh.score += norm(r, size)
 					} else {
-						sh.score += norm(0, size) + idle(r, size)
+						sh.score += norm(0, size)
 					}
 				}
 				sh.score += gainPerRoutedSize * float64(cut)
@@ -467,7 +474,7 @@ func modelPredict(m schedule.Model, pes int) func(router string, size int) (floa
 
 // sizeBranches writes the msg_size branches for the winners by size: the
 // bound between two sizes whose winners differ is their geometric mean,
-// in message bytes (clAutoHeader + payload).
+// in message bytes (clMsgSize).
 func sizeBranches(w []string) []kv {
 	var out []kv
 	for i := 0; i < len(w); i++ {
@@ -478,7 +485,7 @@ func sizeBranches(w []string) []kv {
 			out = append(out, kv{"msg_size=any", container(w[i])})
 			break
 		}
-		bound := int(math.Sqrt(float64(clAutoHeader+clAutoSizes[i]) * float64(clAutoHeader+clAutoSizes[i+1])))
+		bound := int(math.Sqrt(float64(clMsgSize(clAutoSizes[i])) * float64(clMsgSize(clAutoSizes[i+1]))))
 		out = append(out, kv{fmt.Sprintf("msg_size<=%d", bound), container(w[i])})
 	}
 	if len(out) == 1 { // one winner for every size
@@ -552,4 +559,12 @@ func calibratedTree(res map[calConfig][]string) []byte {
 	writeKV(&b, top, "")
 	b.WriteByte('\n')
 	return b.Bytes()
+}
+
+// jobFlags are the runtime flags the benchmark's jobs get: -comlibselect.
+func jobFlags() map[string]string {
+	if *benchSelect == "" {
+		return nil
+	}
+	return map[string]string{comlib.FlagSelect: *benchSelect}
 }

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/comlib/selection"
 )
 
 // sweepOf makes a sweep of Direct and one router from medians by size
@@ -33,9 +37,11 @@ func TestCalibrationWinners(t *testing.T) {
 			[]float64{100, 200, 4000}, []float64{95, 190, 3800}, []string{d, d, d}},
 		{"the router wins everywhere by 15 %",
 			[]float64{100, 200, 4000}, []float64{85, 170, 3400}, []string{m, m, m}},
-		{"the router wins large sizes, but its idle exchange costs more at the small ones",
-			[]float64{100, 200, 4000}, []float64{900, 1000, 3000}, []string{d, d, d}},
-		{"the router wins everywhere: no idle part",
+		{"the router wins the large size by 25 % and loses far at the others: a declared Auto pays nothing there",
+			[]float64{100, 200, 4000}, []float64{900, 1000, 3000}, []string{d, d, m}},
+		{"the router wins the large size by 12 %: over the grid, within the noise",
+			[]float64{100, 200, 4000}, []float64{900, 1000, 3570}, []string{d, d, d}},
+		{"the router wins everywhere",
 			[]float64{300, 600, 4000}, []float64{100, 200, 1000}, []string{m, m, m}},
 		{"the router wins the small sizes",
 			[]float64{300, 400, 1000}, []float64{100, 200, 4000}, []string{m, m, d}},
@@ -101,4 +107,48 @@ func TestCalibrationWinnersModelBreaksTies(t *testing.T) {
 	set(1024, 200, 160, 600, 900)
 	set(65536, 2000, 1600, 6000, 9000)
 	require.Equal(t, all("router=sync"), sw.winners(sizes, model("sync")))
+}
+
+// TestS05_CalibratedTreeServesDeclaredSizes: the file the calibration
+// writes, loaded and pruned with a declared message size (what
+// comlib/alltoall/auto's Auto declares), is one container at every size of
+// the grid — the winner measured there — so a declared Auto runs one
+// strategy; undeclared, the pruned tree walks msg_size to the same
+// winners, with the bound between two sizes in message bytes.
+func TestS05_CalibratedTreeServesDeclaredSizes(t *testing.T) {
+	const d, m, h = "strategy=direct", "router=mesh", "router=hypercube"
+	res := map[calConfig][]string{
+		{4, 1}:  {d, d, d, d, d, d},
+		{16, 1}: {m, m, d, d, d, d},
+		{16, 2}: {d, d, d, d, h, h},
+	}
+	tree, err := comlib.ParseSelection(calibratedTree(res))
+	require.NoError(t, err)
+	for cc, want := range res {
+		ct := selection.Intra
+		if cc.nodes > 1 {
+			ct = selection.Inter
+		}
+		facts := selection.CreationFacts{CommSize: cc.pes, CommType: ct, Collective: selection.Alltoall}
+		undeclared, err := tree.Prune(facts)
+		require.NoError(t, err)
+		for i, size := range clAutoSizes {
+			t.Run(fmt.Sprintf("%dpe/%dproc/%dB", cc.pes, cc.nodes, size), func(t *testing.T) {
+				f := facts
+				f.MsgSize = clMsgSize(size)
+				p, err := tree.Prune(f)
+				require.NoError(t, err)
+				c, _, ok := p.Fixed()
+				require.True(t, ok, "a declared size prunes to one container")
+				require.Equal(t, want[i], c.String())
+				got, _, err := undeclared.Select(selection.CallFacts{MsgSize: clMsgSize(size)})
+				require.NoError(t, err)
+				require.Equal(t, want[i], got.String())
+			})
+		}
+	}
+	// The bound between 4 KiB and 16 KiB blocks: the geometric mean of
+	// their message sizes (24 bytes of ints on top of the data).
+	require.Equal(t, 24+4096, clMsgSize(4096))
+	require.Contains(t, string(calibratedTree(res)), `"msg_size<=8221"`)
 }

@@ -46,7 +46,7 @@ func runJob(pes int, body func(m *benchMain) error) error { return runNodes(pes,
 // named benchmark, which join the job and exit with it.
 func runNodes(pes, nodes int, bench string, body func(m *benchMain) error) error {
 	var berr error
-	cfg := chare.Config{PEs: pes, Nodes: nodes, Timeout: 5 * time.Minute}
+	cfg := chare.Config{PEs: pes, Nodes: nodes, Timeout: 5 * time.Minute, Flags: jobFlags()}
 	if nodes > 1 {
 		exe, err := os.Executable()
 		if err != nil {
