@@ -5,6 +5,7 @@ import (
 	"math"
 	goruntime "runtime"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/charmgo/charm/overlap/fmm"
@@ -232,6 +233,10 @@ func settle(xs []float64, tail, w int, tol float64) int {
 // The line ends with the buffer size it chose (its best so far) and the
 // size each measured step used (median).
 //
+// cpu_ratio is the median over the pairs of the process's CPU time for
+// the default's step over the tuned's (held's), (>1: tuned cheaper): on a
+// machine shared with other programs it varies far less than wall time.
+//
 // tune/tram/histogram/8B/<grid>/control: a streamer with Tune whose
 // bounds hold the size at the default (TuneMin = TuneMax = 256), in the
 // same pairs: what the tuning machinery costs by itself, apart from the
@@ -246,6 +251,7 @@ func benchTuneHist(cfg config) ([]figure, error) {
 	grids := histGrids4
 	figs := make([]figure, 2*len(grids))
 	used := make([][]float64, len(grids))
+	cpu := make([][]float64, 2*len(grids)) // default's CPU time over tuned's (held's), per pair
 	chosen := make([]int, len(grids))
 	err := runJob(histPEs, func(m *benchMain) error {
 		h, err := newHistJob(m, cfg, 8, histItems)
@@ -282,14 +288,18 @@ func benchTuneHist(cfg config) ([]figure, error) {
 				// The three run in turn, in an order that rotates from pair
 				// to pair, so that no one always follows another.
 				feeds := []histFeed{def[i], tuned[i], held[i]}
-				var rates [3]float64
+				var rates, cpus [3]float64
 				for k := range feeds {
 					j := (k + r) % len(feeds)
 					goruntime.GC()
+					c0 := cpuSeconds()
 					if rates[j], err = h.viaTRAM(feeds[j]); err != nil {
 						return fmt.Errorf("%v (%d of default, tuned, held): %w", gr.dims, j, err)
 					}
+					cpus[j] = cpuSeconds() - c0
 				}
+				cpu[2*i] = append(cpu[2*i], cpus[0]/cpus[1])
+				cpu[2*i+1] = append(cpu[2*i+1], cpus[0]/cpus[2])
 				base, rate, ctl := rates[0], rates[1], rates[2]
 				n, _, _ := tuned[i].S8.Tuned(h.m)
 				used[i] = append(used[i], float64(n))
@@ -307,7 +317,8 @@ func benchTuneHist(cfg config) ([]figure, error) {
 		return nil, err
 	}
 	for i := range grids {
-		figs[2*i].note = fmt.Sprintf("buffer=%d buffer_used=%g default=%d", chosen[i], median(used[i]), histBuffer)
+		figs[2*i].note = fmt.Sprintf("buffer=%d buffer_used=%g default=%d cpu_ratio=%.3f", chosen[i], median(used[i]), histBuffer, median(cpu[2*i]))
+		figs[2*i+1].note = fmt.Sprintf("cpu_ratio=%.3f", median(cpu[2*i+1]))
 	}
 	return figs, nil
 }
@@ -365,4 +376,13 @@ func benchTuneSweep(cfg config) ([]figure, error) {
 		return nil
 	})
 	return figs, err
+}
+
+// cpuSeconds is the CPU time (user and system) this process has used.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
