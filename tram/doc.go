@@ -81,8 +81,11 @@
 //
 // Options.Tune tunes the buffer size (and a set flush period with it)
 // from step to step on the PE that calls Start, each step scored by its
-// time per item (package comlib/tune's search over log2 of the size);
-// Streamer.Tuning reports the trajectory (tuning.go).
+// time per item (package comlib/tune's search over log2 of the size, by
+// the median of 4 steps, moving only for a 2 % gain, holding its best once
+// settled); Streamer.Tuning reports the trajectory (tuning.go), and
+// Streamer.Buffering the size in force on any PE. Options.TuneMin and
+// TuneMax bound the size; equal, they hold it (a control).
 //
 // A staged step may name a sender array (Step.Senders): each PE then
 // counts its local elements as its producers (T14).

@@ -119,3 +119,99 @@ func TestT25_EveryProcessRefusesAStepThatNeedsFlushing(t *testing.T) {
 		require.Contains(t, s, "needs periodic flushing (Options.FlushPeriod, claim T25)")
 	}
 }
+
+type bufferingMsg struct {
+	S      tram.Streamer[table, uint64]
+	Result chare.Callback // gets [PE, items per peer, flush period in ns]
+}
+
+// Buffering reports the buffer size and flush period in force on this PE.
+func (t *table) Buffering(m bufferingMsg) {
+	items, period, ok := m.S.Buffering(t)
+	if !ok {
+		items = -1
+	}
+	_ = m.Result.Send(t, []int64{int64(t.PE()), int64(items), int64(period)})
+}
+
+// TestTuneAcrossProcesses: Options.Tune on a 2 × 2 grid over two
+// processes (PEs 0 and 1 in node 0, 2 and 3 in node 1). Every step's
+// items arrive exactly once; after each step, every PE of both processes
+// has the buffer size and flush period that the tuner on PE 0 chose for
+// it; the size moves as the search goes (E06: the first try doubles it),
+// and the flush period scales with it.
+func TestTuneAcrossProcesses(t *testing.T) {
+	const pes, steps, items, start = 4, 12, 3000, 32
+	period := time.Millisecond
+	type seen struct {
+		tuned  int
+		period time.Duration
+		onPE   [][]int64
+	}
+	var per []seen
+	var counts, sums []int64
+	code, err := twoProcesses(t, func(m *tmain, _ []string) {
+		fail := func(err error) { m.Abort(err) }
+		g, err := group.New[table](m)
+		if err != nil {
+			fail(err)
+			return
+		}
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: start}, FlushPeriod: period, Tune: true})
+		if err != nil {
+			fail(err)
+			return
+		}
+		for k := 0; k < steps; k++ {
+			tot, err := runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: pes}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: int64(100 + k)}))
+			if err != nil {
+				fail(fmt.Errorf("step %d: %w", k, err))
+				return
+			}
+			counts, sums = append(counts, tot[0]), append(sums, tot[1])
+			n, p, ok := s.Tuned(m)
+			if !ok {
+				fail(fmt.Errorf("no tuned size after step %d", k))
+				return
+			}
+			sn := seen{tuned: n, period: p}
+			for pe := 0; pe < pes; pe++ {
+				f := chare.NewFuture[[]int64](m)
+				if err := chare.Send(m, g.At(pe), (*table).Buffering, bufferingMsg{S: s, Result: f.Callback()}); err != nil {
+					fail(err)
+					return
+				}
+				r, err := f.Get(m)
+				if err != nil {
+					fail(err)
+					return
+				}
+				sn.onPE = append(sn.onPE, r)
+			}
+			per = append(per, sn)
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Len(t, per, steps)
+	var wantN, wantSum int64
+	sizes := map[int]bool{}
+	for k, sn := range per {
+		n, sum := expected(pes, items, int64(100+k))
+		wantN, wantSum = wantN+n, wantSum+sum
+		require.Equal(t, wantN, counts[k], "items after step %d", k)
+		require.Equal(t, wantSum, sums[k], "sum after step %d", k)
+		// The period scales with the buffer from its configured pair.
+		require.Equal(t, time.Duration(float64(period)*float64(sn.tuned)/start), sn.period, "step %d", k)
+		for pe, r := range sn.onPE {
+			require.Equal(t, []int64{int64(pe), int64(sn.tuned), int64(sn.period)}, r, "PE %d after step %d (tuned %d, %v)", pe, k, sn.tuned, sn.period)
+		}
+		sizes[sn.tuned] = true
+	}
+	// n = 4 evaluations at the start, then 4 at twice the size.
+	for k := 0; k < 8; k++ {
+		require.Equal(t, start<<(k/4), per[k].tuned, "step %d", k)
+	}
+	require.GreaterOrEqual(t, len(sizes), 3, "the size moves on: %v", sizes)
+}

@@ -63,6 +63,11 @@ type Options struct {
 	// (see tuning.go; Streamer.Tuning reports the trajectory). Completion
 	// and staged steps are tuned, quiescence steps run at the last size.
 	Tune bool
+	// TuneMin and TuneMax bound the tuned buffer size (items per peer);
+	// 0 means 1 and 65536. Equal bounds hold the size there: every step
+	// still runs through the tuning (timed, sized by its begin message),
+	// a control that measures what tuning itself costs.
+	TuneMin, TuneMax int
 }
 
 func (m Mode) String() string {
@@ -124,6 +129,8 @@ type Streamer[C, T any] struct {
 	// from: Start, on the starting PE, may run before that PE's set-up.
 	Tune   bool
 	Sizing Sizing
+	// TuneMin and TuneMax are Options.TuneMin and TuneMax, resolved.
+	TuneMin, TuneMax int
 	// local holds the branches of this process by PE, so that Insert
 	// needs no lookup; it does not travel, but a streamer decoded from a
 	// message finds its process's table (see DecodeMsgpack).
@@ -191,16 +198,18 @@ func (t *branchTable[C, T]) get(from chare.Context) *branch[C, T] {
 
 // streamerWire is a streamer as it travels.
 type streamerWire[C, T any] struct {
-	G      group.Proxy[branch[C, T]]
-	Dims   []int
-	Period time.Duration
-	Tune   bool
-	Sizing Sizing
+	G       group.Proxy[branch[C, T]]
+	Dims    []int
+	Period  time.Duration
+	Tune    bool
+	Sizing  Sizing
+	TuneMin int
+	TuneMax int
 }
 
 // EncodeMsgpack lets a streamer travel in a message.
 func (s Streamer[C, T]) EncodeMsgpack(enc *msgpack.Encoder) error {
-	return enc.Encode(streamerWire[C, T]{G: s.G, Dims: s.Dims, Period: s.Period, Tune: s.Tune, Sizing: s.Sizing})
+	return enc.Encode(streamerWire[C, T]{G: s.G, Dims: s.Dims, Period: s.Period, Tune: s.Tune, Sizing: s.Sizing, TuneMin: s.TuneMin, TuneMax: s.TuneMax})
 }
 
 // DecodeMsgpack reads a streamer from a message and finds the table of
@@ -211,7 +220,7 @@ func (s *Streamer[C, T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err := dec.Decode(&w); err != nil {
 		return err
 	}
-	*s = Streamer[C, T]{G: w.G, Dims: w.Dims, Period: w.Period, Tune: w.Tune, Sizing: w.Sizing}
+	*s = Streamer[C, T]{G: w.G, Dims: w.Dims, Period: w.Period, Tune: w.Tune, Sizing: w.Sizing, TuneMin: w.TuneMin, TuneMax: w.TuneMax}
 	if t, ok := tables.Load(tableKey{reflect.TypeFor[branch[C, T]](), w.G.Route().Coll}); ok {
 		s.local, _ = t.(*branchTable[C, T])
 	}
@@ -309,6 +318,10 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	if o.FlushPeriod < 0 || o.Cutoff < 0 || o.Yield < 0 {
 		return Streamer[C, X]{}, fmt.Errorf("tram: negative option in %+v", o)
 	}
+	tmin, tmax, err := tuneBounds(o.TuneMin, o.TuneMax)
+	if err != nil {
+		return Streamer[C, X]{}, err
+	}
 	ms, err := methodsOf[C, X]()
 	if err != nil {
 		return Streamer[C, X]{}, err
@@ -321,7 +334,7 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	// here, so it reaches each branch first.
 	local := tableFor[C, X](g.Route().Coll, rt.NumPEs())
 	err = ms.init.Send(from, g, Setup[C]{Client: client, Entry: entry, Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, Yield: o.Yield, Cutoff: o.Cutoff, Tune: o.Tune})
-	return Streamer[C, X]{G: g, Dims: topo.Dims(), Period: o.FlushPeriod, Tune: o.Tune, Sizing: o.Sizing, local: local}, err
+	return Streamer[C, X]{G: g, Dims: topo.Dims(), Period: o.FlushPeriod, Tune: o.Tune, Sizing: o.Sizing, TuneMin: tmin, TuneMax: tmax, local: local}, err
 }
 
 // methods are the branch's entry methods, bound by name: inside generic
@@ -463,7 +476,7 @@ func (s Streamer[C, T]) Start(from chare.Context, st Step) error {
 	}
 	if s.Tune && st.Mode != Quiescence {
 		items := s.Sizing.resolve(topo.NumPeers(b.PE())).BufferItems
-		if st.Finished, err = b.tuneStep(&m, st.Finished, items, s.Period); err != nil {
+		if st.Finished, err = b.tuneStep(&m, st.Finished, items, s.Period, s.TuneMin, s.TuneMax); err != nil {
 			return fmt.Errorf("tram: Start: tuning: %w", err)
 		}
 	}

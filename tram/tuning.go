@@ -21,13 +21,45 @@ import (
 // change together at a step boundary, when they are empty. A flush period,
 // if one is set, scales with the buffer (a larger buffer fills more
 // slowly). Quiescence steps have no Finished and are not tuned.
+//
+// A step's time on a shared machine is noisy, and the configured size is
+// usually a good one, so the search is made to earn every move (measured
+// with the histogram of tests/bench, tune/tram/histogram): a value is
+// scored by the median of 4 steps (a step slowed by another program does
+// not count), a try must beat its anchor by tuneMargin to replace it, and
+// once the search has settled it holds its best size for tuneHold scores
+// before it tries the neighbours again, so that most steps run at the best
+// size rather than at tries. It has no Jump (tune.Options): on a shared
+// machine a spoilt score is far likelier than a moved optimum, and the
+// hold ends after tuneHold scores anyway (see comlib/tune's
+// TestE12_TunedBufferKeepsAGoodStart).
 
 // maxTunedItems caps the buffer the search may try.
 const maxTunedItems = 1 << 16
 
+const (
+	tuneMargin = 0.02 // a try must be 2 % faster than its anchor to move it
+	tuneHold   = 8    // scores (of 4 steps) to hold the best size once settled
+)
+
+// tuneBounds resolves Options.TuneMin and TuneMax.
+func tuneBounds(lo, hi int) (int, int, error) {
+	if lo == 0 {
+		lo = 1
+	}
+	if hi == 0 {
+		hi = maxTunedItems
+	}
+	if lo < 1 || hi > maxTunedItems || lo > hi {
+		return 0, 0, fmt.Errorf("tram: tuned buffer bounds [%d, %d] are not within [1, %d] in order", lo, hi, maxTunedItems)
+	}
+	return lo, hi, nil
+}
+
 // stepTuner is the tuning state on the starting PE.
 type stepTuner struct {
-	t          *tune.Tuner
+	t          *tune.Tuner // nil when the bounds hold the size
+	held       []tune.Point
 	baseItems  int
 	basePeriod time.Duration
 	t0         time.Time
@@ -36,18 +68,30 @@ type stepTuner struct {
 	period     time.Duration // the period in force
 }
 
-func newStepTuner(items int, period time.Duration) (*stepTuner, error) {
-	t, err := tune.New(tune.Options{Start: math.Log2(float64(items)), Step: 1, MinStep: 0.5})
+func newStepTuner(items int, period time.Duration, lo, hi int) (*stepTuner, error) {
+	lo, hi, err := tuneBounds(lo, hi)
 	if err != nil {
 		return nil, err
 	}
-	return &stepTuner{t: t, baseItems: items, basePeriod: period}, nil
+	items = min(max(items, lo), hi)
+	st := &stepTuner{baseItems: items, basePeriod: period}
+	if lo == hi {
+		return st, nil
+	}
+	lo2, hi2 := math.Log2(float64(lo)), math.Log2(float64(hi))
+	step := math.Min(1, hi2-lo2)
+	st.t, err = tune.New(tune.Options{Min: lo2, Max: hi2, Start: math.Log2(float64(items)), Step: step, MinStep: step / 2,
+		Median: true, Margin: tuneMargin, Hold: tuneHold})
+	return st, err
 }
 
 // next returns the size and period for the next step.
 func (s *stepTuner) next() (int, time.Duration) {
-	n := int(math.Round(math.Exp2(s.t.Value())))
-	n = min(max(n, 1), maxTunedItems)
+	n := s.baseItems
+	if s.t != nil {
+		n = int(math.Round(math.Exp2(s.t.Value())))
+		n = min(max(n, 1), maxTunedItems)
+	}
 	var p time.Duration
 	if s.basePeriod > 0 {
 		p = max(time.Duration(float64(s.basePeriod)*float64(n)/float64(s.baseItems)), 10*time.Microsecond)
@@ -56,9 +100,37 @@ func (s *stepTuner) next() (int, time.Duration) {
 	return n, p
 }
 
+// observe scores the step in force.
+func (s *stepTuner) observe(cost float64) error {
+	if s.t == nil {
+		s.held = append(s.held, tune.Point{Eval: len(s.held) + 1, Value: float64(s.items), Cost: cost})
+		return nil
+	}
+	return s.t.Observe(cost)
+}
+
+// best returns the best size so far and its score.
+func (s *stepTuner) best() (int, float64, bool) {
+	if s.t == nil {
+		if len(s.held) == 0 {
+			return 0, 0, false
+		}
+		sum := 0.0
+		for _, p := range s.held {
+			sum += p.Cost
+		}
+		return s.baseItems, sum / float64(len(s.held)), true
+	}
+	v, c, ok := s.t.Best()
+	return int(math.Round(math.Exp2(v))), c, ok
+}
+
 // trajectory reports the buffer sizes (items per peer) and costs (seconds
 // per item).
 func (s *stepTuner) trajectory() []tune.Point {
+	if s.t == nil {
+		return append([]tune.Point(nil), s.held...)
+	}
 	pts := s.t.Trajectory()
 	for i := range pts {
 		pts[i].Value = math.Round(math.Exp2(pts[i].Value))
@@ -68,9 +140,9 @@ func (s *stepTuner) trajectory() []tune.Point {
 
 // tuneStep prepares a tuned step on the starting branch: the sizes for m
 // and a Finished callback that scores the step, then calls fin.
-func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, period time.Duration) (chare.Callback, error) {
+func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, period time.Duration, lo, hi int) (chare.Callback, error) {
 	if b.tuner == nil {
-		t, err := newStepTuner(items, period)
+		t, err := newStepTuner(items, period, lo, hi)
 		if err != nil {
 			return fin, err
 		}
@@ -81,7 +153,7 @@ func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, peri
 	return chare.FuncCallback(b.PE(), func(ctx chare.Context, v any) {
 		st := b.tuner
 		items := max(b.inserted()-st.inserted0, 1)
-		if err := st.t.Observe(time.Since(st.t0).Seconds() / float64(items)); err != nil {
+		if err := st.observe(time.Since(st.t0).Seconds() / float64(items)); err != nil {
 			b.Abort(err)
 			return
 		}
@@ -140,6 +212,16 @@ func (s Streamer[C, T]) Best(from chare.Context) (items int, perItem float64, ok
 	if b == nil || b.tuner == nil {
 		return 0, 0, false
 	}
-	v, c, ok := b.tuner.t.Best()
-	return int(math.Round(math.Exp2(v))), c, ok
+	return b.tuner.best()
+}
+
+// Buffering returns the buffer size (items per peer) and flush period in
+// force on the caller's PE: with Options.Tune, what the last step's begin
+// message set there. ok is false before the PE's set-up.
+func (s Streamer[C, T]) Buffering(from chare.Context) (items int, period time.Duration, ok bool) {
+	b, _ := s.branchAny(from)
+	if b == nil || b.agg == nil {
+		return 0, 0, false
+	}
+	return b.agg.Sizing().BufferItems, b.idle.period, true
 }

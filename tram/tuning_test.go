@@ -145,3 +145,62 @@ func TestTuneLeavesQuiescenceStepsAlone(t *testing.T) {
 	n, sum := expected(2, 500, 3)
 	require.Equal(t, []int64{n, sum}, got)
 }
+
+// TestTuneBounds: TuneMin and TuneMax bound the sizes the search tries;
+// equal bounds hold the size (the control that measures the tuning's own
+// cost), while every step is still timed and reported; bounds out of
+// order or range are refused with an error that names them.
+func TestTuneBounds(t *testing.T) {
+	cases := []struct {
+		name     string
+		lo, hi   int
+		min, max int
+		err      string
+	}{
+		{name: "held", lo: 64, hi: 64, min: 64, max: 64},
+		{name: "bounded", lo: 16, hi: 48, min: 16, max: 48},
+		{name: "reversed", lo: 64, hi: 32, err: "tuned buffer bounds [64, 32]"},
+		{name: "too large", hi: 1 << 20, err: "tuned buffer bounds [1, 1048576]"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			const pes, steps, items = 2, 12, 500
+			var sizes []int
+			var traj []tune.Point
+			var newErr error
+			code, err := chare.Run(chare.Config{PEs: pes, Timeout: 60 * time.Second}, func(m *tmain, _ []string) {
+				g, _ := group.New[table](m)
+				s, err := tram.New(m, g, (*table).Add, tram.Options{Sizing: tram.Sizing{BufferItems: 32}, Tune: true, TuneMin: c.lo, TuneMax: c.hi})
+				if err != nil {
+					newErr = err
+					m.Exit(0)
+					return
+				}
+				for k := 0; k < steps; k++ {
+					if _, err := runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: pes}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: int64(k)})); err != nil {
+						m.Abort(err)
+						return
+					}
+					n, _, _ := s.Tuned(m)
+					sizes = append(sizes, n)
+				}
+				traj = s.Tuning(m)
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			if c.err != "" {
+				require.ErrorContains(t, newErr, c.err)
+				return
+			}
+			require.NoError(t, newErr)
+			require.Len(t, traj, steps)
+			for k, n := range sizes {
+				require.GreaterOrEqual(t, n, c.min, "step %d", k)
+				require.LessOrEqual(t, n, c.max, "step %d", k)
+				require.EqualValues(t, n, traj[k].Value, "step %d", k)
+				require.Greater(t, traj[k].Cost, 0.0, "step %d is timed", k)
+			}
+		})
+	}
+}

@@ -27,6 +27,13 @@
 //     triggers the re-scoring at once: the whole cost has moved.
 //   - Max, if set, bounds the domain above as Min does below (a fan-out
 //     cannot exceed the number of peers).
+//   - On a shared machine, where noise only slows evaluations down and a
+//     good start should not be left for noise: Median scores a value by
+//     the median of its n evaluations; Margin makes a try replace the
+//     anchor only when it is better by that fraction; Hold keeps the
+//     anchor, once the search has settled, for that many scores before the
+//     neighbours are tried again, pooling the held scores into its score.
+//     TRAM's Options.Tune uses all three (see TestE12_TunedBuffer...).
 //
 // The driving loop is three calls:
 //

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -40,6 +41,25 @@ type Options struct {
 	// (the paper's search); 1.3 re-converged a moved optimum in a median
 	// of 15 evaluations instead of 19 in the seeded simulation.
 	Jump float64
+	// Median scores a value by the median of its n evaluations instead of
+	// their mean (E07). Noise from other programs on the machine only
+	// slows an evaluation down, and one evaluation slowed twofold moves a
+	// mean of 4 by a quarter: the median ignores it.
+	Median bool
+	// Margin: a try replaces the anchor only if its score is lower by more
+	// than this fraction of the anchor's (0 ≤ Margin < 1). A try within the
+	// noise of the anchor then counts as worse, so that noise alone does not
+	// walk the search away from its start (a default chosen with care).
+	// Default 0 (the paper's rule: any lower score wins).
+	Margin float64
+	// Hold: once the search has settled (the anchor re-scored after two
+	// worse tries at the shortest vector, E09), the anchor is used for Hold
+	// more scores before the search tries its neighbours again;
+	// these scores are pooled with the anchor's (by their median with
+	// Median, else their mean), so that it grows more precise. A held score
+	// far worse than the anchor's (Jump) ends the hold at once.
+	// Default 0 (the paper's search: the neighbours are tried again at once).
+	Hold int
 }
 
 func (o Options) withDefaults() Options {
@@ -68,7 +88,7 @@ func (o Options) validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"Min", o.Min}, {"Max", o.Max}, {"Jump", o.Jump}, {"Start", o.Start}, {"Step", o.Step}, {"MinStep", o.MinStep}, {"Grow", o.Grow}, {"Shrink", o.Shrink}} {
+	}{{"Min", o.Min}, {"Max", o.Max}, {"Jump", o.Jump}, {"Start", o.Start}, {"Step", o.Step}, {"MinStep", o.MinStep}, {"Grow", o.Grow}, {"Shrink", o.Shrink}, {"Margin", o.Margin}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("tune: Options.%s is %v, want a finite number", f.name, f.v)
 		}
@@ -90,6 +110,10 @@ func (o Options) validate() error {
 		return fmt.Errorf("tune: Options.Evals %d must be at least 1", o.Evals)
 	case o.Jump < 0 || o.Jump > 0 && o.Jump <= 1:
 		return fmt.Errorf("tune: Options.Jump %v must exceed 1 (or be 0: off)", o.Jump)
+	case o.Margin < 0 || o.Margin >= 1:
+		return fmt.Errorf("tune: Options.Margin %v is outside [0, 1)", o.Margin)
+	case o.Hold < 0:
+		return fmt.Errorf("tune: Options.Hold %d is negative", o.Hold)
 	case o.Max != 0 && o.Max-o.Min < o.MinStep:
 		return fmt.Errorf("tune: Options.Max %v leaves less than MinStep %v above Min %v: nothing to search", o.Max, o.MinStep, o.Min)
 	}
@@ -117,10 +141,13 @@ type Tuner struct {
 	cur      float64 // value under evaluation
 	sum      float64
 	k        int
-	rejects  int      // consecutive worse tries
-	jumped   bool     // the last try was far worse: re-score the anchor next
-	refresh  bool     // cur is the anchor being re-scored
-	tried    [2]Point // the last two worse tries (Value, Cost=score), newest first
+	costs    []float64 // the evaluations of cur, for Options.Median
+	hold     int       // scores left to hold the anchor (Options.Hold)
+	held     []float64 // the anchor's scores while held
+	rejects  int       // consecutive worse tries
+	jumped   bool      // the last try was far worse: re-score the anchor next
+	refresh  bool      // cur is the anchor being re-scored
+	tried    [2]Point  // the last two worse tries (Value, Cost=score), newest first
 	updates  int
 	traj     []Point
 	lastTryV float64 // |v| of the last try, for the refresh rule
@@ -162,14 +189,34 @@ func (t *Tuner) Observe(cost float64) error {
 	t.traj = append(t.traj, Point{Eval: len(t.traj) + 1, Value: t.cur, Cost: cost})
 	t.sum += cost
 	t.k++
+	if t.o.Median {
+		t.costs = append(t.costs, cost)
+	}
 	if t.k < t.o.Evals {
 		return nil
 	}
 	score := t.sum / float64(t.k) // E07: the mean of n evaluations
+	if t.o.Median {
+		score = median(t.costs)
+		t.costs = t.costs[:0]
+	}
 	t.sum, t.k = 0, 0
 	switch {
 	case !t.haveAnchor:
 		t.x, t.s, t.haveAnchor = t.cur, score, true
+	case t.hold > 0:
+		if t.o.Jump > 0 && score > t.s*t.o.Jump {
+			// The ground has moved under the anchor: explore again from
+			// its fresh score.
+			t.s, t.hold = score, 0
+			break
+		}
+		// The anchor's score is the median (or mean) of its held scores:
+		// a mean of medians would count the scores that noise spoiled, and
+		// make every try look better than the anchor.
+		t.held = append(t.held, score)
+		t.s = t.pool(t.held)
+		t.hold--
 	case t.refresh:
 		// Re-scoring replaces the old score: the environment may have
 		// changed, and an old lucky score would hold the search still.
@@ -184,12 +231,15 @@ func (t *Tuner) Observe(cost float64) error {
 		if t.tried[1].Cost < b.Cost {
 			b = t.tried[1]
 		}
-		if b.Cost < t.s {
+		if t.better(b.Cost) {
 			d := math.Copysign(1, b.Value-t.x)
 			t.x, t.s = b.Value, b.Cost
 			t.v = d * math.Abs(t.v) * t.o.Grow
+		} else if t.o.Hold > 0 {
+			// Settled: keep the anchor for a while (Options.Hold).
+			t.hold, t.held = t.o.Hold, append(t.held[:0], score)
 		}
-	case score < t.s: // better than the point it was tried from (Remark 4)
+	case t.better(score): // better than the point it was tried from (Remark 4)
 		t.x, t.s = t.cur, score
 		t.v *= t.o.Grow
 		t.rejects = 0
@@ -211,9 +261,42 @@ func (t *Tuner) Observe(cost float64) error {
 	return nil
 }
 
+// pool combines scores of one value as its evaluations are (E07).
+func (t *Tuner) pool(xs []float64) float64 {
+	if t.o.Median {
+		return median(xs)
+	}
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+// better says whether a score beats the anchor's by more than the margin.
+func (t *Tuner) better(score float64) bool { return score < t.s*(1-t.o.Margin) }
+
+// Holding says whether the tuner holds its anchor after settling
+// (Options.Hold).
+func (t *Tuner) Holding() bool { return t.hold > 0 }
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
 // next picks the value of the next n evaluations.
 func (t *Tuner) next() {
 	prev := t.cur
+	if t.hold > 0 {
+		t.cur = t.x
+		return
+	}
 	// Two worse tries in a row at the shortest vector mean the anchor is
 	// boxed in — or its score is stale or was lucky. Score it again, so a
 	// change of environment is noticed (E09) and noise cannot pin the search.
