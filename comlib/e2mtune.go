@@ -152,6 +152,7 @@ func (s *Stats) ranFanOut(iter, pe, omega int) {
 	}
 	if s.fanOuts[iter] == nil {
 		s.fanOuts[iter] = map[int]int{}
+		keepLatest(s.fanOuts, &s.fanOrder, iter)
 	}
 	s.fanOuts[iter][pe] = omega
 }
@@ -168,6 +169,7 @@ func (s *Stats) omegaTrajectory(pts []tune.Point) {
 // In PE 0's process it holds every PE's, as reported to the decider once
 // every participant had finished the iteration; elsewhere, this process's
 // PEs'. Iterations recovered in error mode run no exchange and are absent.
+// It holds the latest 4096 iterations (in the order first reported).
 func (in *Instance) FanOuts() map[int]map[int]int {
 	if in.st == nil {
 		return nil

@@ -22,3 +22,25 @@ func TestOmegaCandidates(t *testing.T) {
 		require.Equal(t, c.want, omegaCandidates(c.pes, c.start), "p=%d start=%d", c.pes, c.start)
 	}
 }
+
+// TestPerIterationStatsAreBounded: FanOuts and Exchanges keep the latest
+// maxIterStats iterations of a long job, not every one.
+func TestPerIterationStatsAreBounded(t *testing.T) {
+	in := &Instance{st: &Stats{}}
+	const iters = maxIterStats + 100
+	for it := 0; it < iters; it++ {
+		for pe := 0; pe < 2; pe++ {
+			in.st.ranFanOut(it, pe, 1+it%3)
+			in.st.exchanged(it)
+		}
+	}
+	fo := in.FanOuts()
+	require.Equal(t, maxIterStats, len(fo), "iterations in FanOuts")
+	require.NotContains(t, fo, 99, "the oldest iterations went")
+	require.Equal(t, map[int]int{0: 1 + 100%3, 1: 1 + 100%3}, fo[100])
+	require.Equal(t, map[int]int{0: 1 + (iters-1)%3, 1: 1 + (iters-1)%3}, fo[iters-1])
+	require.Equal(t, maxIterStats, len(in.st.exchanges), "iterations in Exchanges")
+	require.Zero(t, in.Exchanges(99))
+	require.Equal(t, 2, in.Exchanges(100))
+	require.Equal(t, 2, in.Exchanges(iters-1))
+}
