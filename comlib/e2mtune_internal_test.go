@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/comlib/tune"
 )
 
 // TestOmegaCandidates: one ω per number of rounds, with the start in
@@ -43,4 +45,20 @@ func TestPerIterationStatsAreBounded(t *testing.T) {
 	require.Zero(t, in.Exchanges(99))
 	require.Equal(t, 2, in.Exchanges(100))
 	require.Equal(t, 2, in.Exchanges(iters-1))
+}
+
+// TestStreamTrajectoriesAreBounded: a Streaming PE's cap and period
+// trajectories keep the latest tune.MaxTrajectory evaluations.
+func TestStreamTrajectoriesAreBounded(t *testing.T) {
+	s := &Stats{}
+	const n = tune.MaxTrajectory + 5
+	for i := 0; i < n; i++ {
+		s.tuned(3, &tune.Point{Value: 8, Cost: 1}, &tune.Point{Value: 100, Cost: 1})
+	}
+	tu := s.tuning(3)
+	for _, tr := range [][]tune.Point{tu.Cap, tu.Period} {
+		require.Equal(t, tune.MaxTrajectory, len(tr), "points kept")
+		require.Equal(t, 6, tr[0].Eval)
+		require.Equal(t, n, tr[len(tr)-1].Eval)
+	}
 }

@@ -224,7 +224,7 @@ func (d *Decider) Value(n int) (int, bool) {
 
 // MaxTrajectory bounds the evaluations a Decider's Trajectory keeps (the
 // latest): a job that runs for days must not grow it without end.
-const MaxTrajectory = 4096
+const MaxTrajectory = tune.MaxTrajectory
 
 // Trajectory returns one point per evaluation, the latest MaxTrajectory:
 // the value and its mean cost.
@@ -335,10 +335,7 @@ func (d *Decider) measured(n int, cost float64) []Range {
 	}
 	mean /= float64(len(d.costs))
 	d.evals++
-	d.traj = append(d.traj, tune.Point{Eval: d.evals, Value: float64(d.cur), Cost: mean})
-	if len(d.traj) > MaxTrajectory {
-		d.traj = slices.Delete(d.traj, 0, len(d.traj)-MaxTrajectory)
-	}
+	d.traj = tune.Append(d.traj, tune.Point{Eval: d.evals, Value: float64(d.cur), Cost: mean})
 	// The costs are finite and non-negative (checked in Report): no error.
 	if d.choice != nil {
 		_ = d.choice.Observe(d.costs)

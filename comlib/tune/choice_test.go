@@ -215,3 +215,18 @@ func TestChoiceObserveRejectsBadCost(t *testing.T) {
 	require.NoError(t, ch.Observe([]float64{1}))
 	require.Equal(t, 5, ch.Value(), "the refused evaluations did not count: the first one scored the start")
 }
+
+// TestTrajectoryIsBounded: a tuner keeps the latest MaxTrajectory
+// evaluations, numbered from the first.
+func TestTrajectoryIsBounded(t *testing.T) {
+	tu, err := New(Options{Min: 0, Start: 3, Step: 1, MinStep: 1, Evals: 1})
+	require.NoError(t, err)
+	const n = MaxTrajectory + 10
+	for i := 0; i < n; i++ {
+		require.NoError(t, tu.Observe(float64(1+i%7)))
+	}
+	tr := tu.Trajectory()
+	require.Equal(t, MaxTrajectory, len(tr), "points kept")
+	require.Equal(t, 11, tr[0].Eval)
+	require.Equal(t, n, tr[len(tr)-1].Eval)
+}
