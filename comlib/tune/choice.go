@@ -23,7 +23,7 @@ type ChoiceOptions struct {
 	// side).
 	Z float64
 	// MaxTries is how many evaluations a candidate gets before it is
-	// given up as no better (default 4).
+	// given up as no better (default 5).
 	MaxTries int
 	// Drift: once settled, an incumbent whose cost moves by more than this
 	// factor (either way) over two evaluations in a row re-opens the
@@ -42,7 +42,7 @@ func (o ChoiceOptions) withDefaults() ChoiceOptions {
 		o.Z = 2.5
 	}
 	if o.MaxTries == 0 {
-		o.MaxTries = 4
+		o.MaxTries = 5
 	}
 	if o.Drift == 0 {
 		o.Drift = 1.5
@@ -106,7 +106,7 @@ type Choice struct {
 	inc     int         // index of the incumbent
 	incObs  [][]float64 // the incumbent's latest evaluations (log costs), oldest first
 	try     int         // index under trial, or -1 while scoring the incumbent
-	tryObs  []float64   // the trial's log costs so far
+	tryObs  [][]float64 // the trial's evaluations so far (log costs)
 	tries   int         // evaluations of the trial
 	dir     int         // the side the next try is made on (+1, −1)
 	given   [2]bool     // the neighbour on the left (0) and right (1) was given up
@@ -198,23 +198,26 @@ func (c *Choice) scored(logs []float64) {
 // tried takes an evaluation of the trial, and decides it if it can; it
 // reports whether the trial goes on.
 func (c *Choice) tried(logs []float64) bool {
-	c.tryObs = append(c.tryObs, logs...)
+	c.tryObs = append(c.tryObs, logs)
 	c.tries++
-	var inc []float64
-	for _, e := range c.incObs {
-		inc = append(inc, e...)
-	}
-	mi, vi, ni := stats(trim(inc))
-	mt, vt, nt := stats(trim(c.tryObs))
+	mi, vi, ni := stats(trim(flat(c.incObs)))
+	mt, vt, nt := stats(trim(flat(c.tryObs)))
 	gain := mi - mt // > 0: the trial is faster
 	// The two sides' variances pooled: a few samples give a poor variance
 	// each, and a value's noise is the machine's more than the value's.
 	se := math.Sqrt(((ni-1)*vi + (nt-1)*vt) / math.Max(ni+nt-2, 1) * (1/ni + 1/nt))
+	// The samples of one evaluation are not independent on a shared
+	// machine: a burst of load slows them together. To take a trial, the
+	// gain must also beat the spread of whole evaluations' means.
+	sure := math.Max(se, evalSE(c.incObs, c.tryObs))
 	bar := -math.Log(1 - c.o.MinGain)
 	switch {
-	case c.tries >= 2 && gain > bar && gain > c.o.Z*se: // better by more than the noise, twice measured
+	case c.tries >= 2 && gain > bar && gain > c.o.Z*sure: // better by more than the noise, twice measured
 		c.inc, c.moves = c.try, c.moves+1
-		c.incObs = [][]float64{c.tryObs}
+		c.incObs = c.tryObs
+		if len(c.incObs) > c.o.Keep {
+			c.incObs = c.incObs[len(c.incObs)-c.o.Keep:]
+		}
 		c.given = [2]bool{}
 		c.given[side(-c.dir)] = true // where it came from
 		c.endTrial()
@@ -229,6 +232,34 @@ func (c *Choice) tried(logs []float64) bool {
 }
 
 func (c *Choice) endTrial() { c.try, c.tryObs, c.tries = -1, nil, 0 }
+
+// flat joins evaluations' samples.
+func flat(evals [][]float64) []float64 {
+	var out []float64
+	for _, e := range evals {
+		out = append(out, e...)
+	}
+	return out
+}
+
+// evalSE is the standard error of the difference of two sides' means
+// with whole evaluations as the samples (each one's trimmed mean), or 0
+// while a side has fewer than two.
+func evalSE(a, b [][]float64) float64 {
+	if len(a) < 2 || len(b) < 2 {
+		return 0
+	}
+	means := func(evals [][]float64) []float64 {
+		out := make([]float64, len(evals))
+		for i, e := range evals {
+			out[i], _, _ = stats(trim(e))
+		}
+		return out
+	}
+	_, va, na := stats(means(a))
+	_, vb, nb := stats(means(b))
+	return math.Sqrt(va/na + vb/nb)
+}
 
 func side(dir int) int { return (dir + 1) / 2 }
 

@@ -34,8 +34,8 @@ func TestChoiceSequence(t *testing.T) {
 		// never enough to take a trial); 15 is worse, given up at once; 5,
 		// where the climb came from, is not tried again.
 		{"valley", valley, []int{4, 5, 4, 5, 8, 5, 8, 15, 8, 8}},
-		// Undecided trials alternate with the incumbent, MaxTries (4) each.
-		{"undecided", spread, []int{4, 5, 4, 5, 4, 5, 4, 5, 3, 4, 3, 4, 3, 4, 3, 4, 4}},
+		// Undecided trials alternate with the incumbent, MaxTries (5) each.
+		{"undecided", spread, []int{4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 3, 4, 3, 4, 3, 4, 3, 4, 3, 4, 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
@@ -131,9 +131,9 @@ func TestChoiceDoesNotLose(t *testing.T) {
 }
 
 // TestChoiceFindsBetter: an optimum two candidates to the right (ω = 8,
-// 35 % faster than the start, each step 20 % or more) is found within 30
-// evaluations in at least 75 % of runs, under 20 % noise with outliers,
-// and the last 30 evaluations run at least 25 % faster than the start
+// 35 % faster than the start, each step 20 % or more) is found within 40
+// evaluations in at least 70 % of runs, under 20 % noise with outliers,
+// and the last 20 evaluations run at least 25 % faster than the start
 // would.
 func TestChoiceFindsBetter(t *testing.T) {
 	const runs = 200
@@ -142,19 +142,43 @@ func TestChoiceFindsBetter(t *testing.T) {
 	var late float64
 	for seed := range uint64(runs) {
 		vals, _ := simChoice(t, seed, 60, 0.2, func(_, v int) float64 { return cost[indexOf(v)] })
-		if vals[29] == 8 {
+		if vals[39] == 8 {
 			found++
 		}
 		var sum float64
-		for _, v := range vals[30:] {
+		for _, v := range vals[40:] {
 			sum += cost[indexOf(v)]
 		}
-		late += sum / 30
+		late += sum / 20
 	}
 	late /= runs
-	t.Logf("ω = 8 at evaluation 30 in %d of %d runs; mean cost of evaluations 31–60 %.3f", found, runs, late)
-	require.GreaterOrEqual(t, float64(found)/runs, 0.75)
-	require.LessOrEqual(t, late, 0.72)
+	t.Logf("ω = 8 at evaluation 40 in %d of %d runs; mean cost of evaluations 41–60 %.3f", found, runs, late)
+	require.GreaterOrEqual(t, float64(found)/runs, 0.7)
+	require.LessOrEqual(t, late, 0.75)
+}
+
+// TestChoiceBurstsOfLoad: on a flat landscape whose evaluations are each
+// slowed or sped up as a whole (a burst of load from other jobs, 15 %)
+// besides their samples' own noise, the search stays with the start in
+// at least 75 % of runs: it takes a trial only for a gain beyond the
+// spread of whole evaluations too. (Judged by the samples' spread alone
+// it stayed in 61 %.)
+func TestChoiceBurstsOfLoad(t *testing.T) {
+	const runs = 200
+	stayed := 0
+	for seed := range uint64(runs) {
+		ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(seed, 7))
+		for e := 0; e < 60; e++ {
+			require.NoError(t, ch.Observe(noisy(rng, math.Exp(0.15*rng.NormFloat64()), 6, 0.2)))
+		}
+		if ch.Best() == 4 {
+			stayed++
+		}
+	}
+	t.Logf("%d of %d runs end at the start", stayed, runs)
+	require.GreaterOrEqual(t, float64(stayed)/runs, 0.75)
 }
 
 // TestChoiceSearchesAgainWhenCostMoves: settled at the start, the search
