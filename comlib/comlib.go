@@ -144,15 +144,18 @@ type EachToManyOptions struct {
 	// (C10); by default the callers' identities are checked too (C13).
 	CountOnly bool
 	// Tune makes the instance tune the group router's ω while the program
-	// runs, starting from Omega, within 1..P−1 (package comlib/tune): PE 0
-	// scores each value by the exchange time of its slowest participant,
-	// averaged over iterations, and gives every segment of Window
+	// runs, starting from Omega: PE 0 scores each value by the exchange
+	// time of its slowest participant over a segment's iterations, and
+	// chooses among one ω per number of rounds (schedule.GroupOmegas; for
+	// 16 PEs 1, 2, 3, 4, 5, 8, 15), leaving Omega only for a neighbour
+	// measured faster by more than the noise and settling when neither
+	// neighbour is (tune.Choice). It gives every segment of Window
 	// iterations its ω before any PE needs it; a PE that gets there first
 	// waits for it, so every PE exchanges every iteration with the same ω,
 	// across migrations and recoveries too (package comlib/agree).
 	// Instance.Tuning reports the trajectory, Instance.FanOuts the ω each PE
 	// used, and -tunedebug DIR writes it as CSV and SVG. Only the "group"
-	// router takes it.
+	// router takes it; in a selection tree, router=group with tune=true.
 	Tune bool
 	// Window is the number of iterations per segment with Tune (default
 	// 8): one ω per segment, scored by the mean of its first Window −

@@ -94,7 +94,8 @@ func (o ChoiceOptions) validate() error {
 // few slow outliers should not decide): a try is taken when its gain
 // exceeds both MinGain and Z standard errors of the difference, and
 // given up when even Z standard errors above its measured gain would not
-// reach MinGain, or after MaxTries evaluations. A taken try becomes the
+// reach MinGain, or when measured twice it is not even faster, or after
+// MaxTries evaluations. A taken try becomes the
 // incumbent and the climb goes on the same way; when both neighbours are
 // given up the search settles and keeps the incumbent. Settled, it keeps
 // watching the incumbent's cost: if that moves by more than Drift it
@@ -222,7 +223,10 @@ func (c *Choice) tried(logs []float64) bool {
 		c.given[side(-c.dir)] = true // where it came from
 		c.endTrial()
 		return false
-	case gain+c.o.Z*se < bar || c.tries >= c.o.MaxTries: // cannot be, or is not shown, better
+	case gain+c.o.Z*se < bar || c.tries >= 2 && gain <= 0 || c.tries >= c.o.MaxTries:
+		// It cannot be better, or measured twice it is not even faster
+		// (a better one seldom looks so; searching on would cost more
+		// than it is likely to find), or it is not shown better in time.
 		c.given[side(c.dir)] = true
 		c.dir = -c.dir
 		c.endTrial()

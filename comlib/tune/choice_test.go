@@ -22,7 +22,16 @@ func TestChoiceSequence(t *testing.T) {
 		c := math.Abs(i-5) + 1
 		return []float64{c, c}
 	}
-	spread := func(int) []float64 { return []float64{1, 2, 1, 2} }
+	// Samples so spread that no gain is sure: the start's, and the others'
+	// 5 % faster (undecided) or 5 % slower (not even faster: futile).
+	spread := func(f float64) func(int) []float64 {
+		return func(v int) []float64 {
+			if v != 4 {
+				return []float64{f, 2 * f, f, 2 * f}
+			}
+			return []float64{1, 2, 1, 2}
+		}
+	}
 	for _, c := range []struct {
 		name string
 		cost func(int) []float64
@@ -35,7 +44,9 @@ func TestChoiceSequence(t *testing.T) {
 		// where the climb came from, is not tried again.
 		{"valley", valley, []int{4, 5, 4, 5, 8, 5, 8, 15, 8, 8}},
 		// Undecided trials alternate with the incumbent, MaxTries (5) each.
-		{"undecided", spread, []int{4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 3, 4, 3, 4, 3, 4, 3, 4, 3, 4, 4}},
+		{"undecided", spread(0.95), []int{4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 3, 4, 3, 4, 3, 4, 3, 4, 3, 4, 4}},
+		// Measured twice and not faster: given up before MaxTries.
+		{"futile", spread(1.05), []int{4, 5, 4, 5, 3, 4, 3, 4, 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
