@@ -26,12 +26,17 @@ type ChoiceOptions struct {
 	// given up as no better (default 5).
 	MaxTries int
 	// Drift: once settled, an incumbent whose cost moves by more than this
-	// factor (either way) over two evaluations in a row re-opens the
+	// factor (either way) over three evaluations in a row re-opens the
 	// search (default 1.5; the environment changed).
 	Drift float64
 	// Keep is how many of the incumbent's latest evaluations it is
 	// compared by (default 3).
 	Keep int
+	// Warmup is how many evaluations of Start come first and are not
+	// scored (default 1: a program's first iterations pay for its
+	// start-up, and a trial compared with them looks better than it is;
+	// negative: none).
+	Warmup int
 }
 
 func (o ChoiceOptions) withDefaults() ChoiceOptions {
@@ -50,6 +55,10 @@ func (o ChoiceOptions) withDefaults() ChoiceOptions {
 	if o.Keep == 0 {
 		o.Keep = 3
 	}
+	if o.Warmup == 0 {
+		o.Warmup = 1
+	}
+	o.Warmup = max(o.Warmup, 0)
 	return o
 }
 
@@ -159,6 +168,9 @@ func (c *Choice) Observe(costs []float64) error {
 		logs[i] = math.Log(math.Max(x, 1e-300)) // a zero cost is the best there is
 	}
 	c.evals++
+	if c.evals <= c.o.Warmup {
+		return nil
+	}
 	if c.try >= 0 && c.cur == c.try {
 		if c.tried(logs) {
 			c.cur = c.inc // undecided: the incumbent again, then the trial
@@ -190,7 +202,7 @@ func (c *Choice) scored(logs []float64) {
 	} else {
 		c.drifts = 0
 	}
-	if c.drifts >= 2 { // the ground moved: search again from here
+	if c.drifts >= 3 { // the ground moved (not one burst of load): search again from here
 		c.settled, c.drifts, c.given = false, 0, [2]bool{}
 		c.incObs = c.incObs[len(c.incObs)-1:]
 	}

@@ -49,7 +49,7 @@ func TestChoiceSequence(t *testing.T) {
 		{"futile", spread(1.05), []int{4, 5, 4, 5, 3, 4, 3, 4, 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
+			ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4, Warmup: -1})
 			require.NoError(t, err)
 			var got []int
 			for range c.want {
@@ -61,6 +61,24 @@ func TestChoiceSequence(t *testing.T) {
 			require.True(t, ch.Settled())
 		})
 	}
+}
+
+// TestChoiceWarmup: the first evaluation (by default) is not scored: a
+// start-up that makes it slow does not make the first trial look better.
+func TestChoiceWarmup(t *testing.T) {
+	ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
+	require.NoError(t, err)
+	var got []int
+	for i := 0; i < 6; i++ {
+		got = append(got, ch.Value())
+		c := 1.0
+		if i == 0 {
+			c = 100
+		}
+		require.NoError(t, ch.Observe([]float64{c, c, c}))
+	}
+	require.Equal(t, []int{4, 4, 5, 3, 4, 4}, got)
+	require.Equal(t, 4, ch.Best())
 }
 
 func indexOf(v int) int {
@@ -241,7 +259,7 @@ func TestNewChoiceRejectsBadOptions(t *testing.T) {
 // TestChoiceObserveRejectsBadCost: no costs, or a cost that is not a
 // finite non-negative number, is an error and changes nothing.
 func TestChoiceObserveRejectsBadCost(t *testing.T) {
-	ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
+	ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4, Warmup: -1})
 	require.NoError(t, err)
 	require.ErrorContains(t, ch.Observe(nil), "value 4 with no cost")
 	for _, bad := range []float64{math.NaN(), math.Inf(1), -1} {
