@@ -23,7 +23,8 @@ type ChoiceOptions struct {
 	// side).
 	Z float64
 	// MaxTries is how many evaluations a candidate gets before it is
-	// given up as no better (default 5).
+	// given up as no better (default 4: with no neighbour better, the
+	// search settles within 17 evaluations).
 	MaxTries int
 	// Drift: once settled, an incumbent whose cost moves by more than this
 	// factor (either way) over three evaluations in a row re-opens the
@@ -47,7 +48,7 @@ func (o ChoiceOptions) withDefaults() ChoiceOptions {
 		o.Z = 2.5
 	}
 	if o.MaxTries == 0 {
-		o.MaxTries = 5
+		o.MaxTries = 4
 	}
 	if o.Drift == 0 {
 		o.Drift = 1.5

@@ -43,8 +43,8 @@ func TestChoiceSequence(t *testing.T) {
 		// never enough to take a trial); 15 is worse, given up at once; 5,
 		// where the climb came from, is not tried again.
 		{"valley", valley, []int{4, 5, 4, 5, 8, 5, 8, 15, 8, 8}},
-		// Undecided trials alternate with the incumbent, MaxTries (5) each.
-		{"undecided", spread(0.95), []int{4, 5, 4, 5, 4, 5, 4, 5, 4, 5, 3, 4, 3, 4, 3, 4, 3, 4, 3, 4, 4}},
+		// Undecided trials alternate with the incumbent, MaxTries (4) each.
+		{"undecided", spread(0.95), []int{4, 5, 4, 5, 4, 5, 4, 5, 3, 4, 3, 4, 3, 4, 3, 4, 4}},
 		// Measured twice and not faster: given up before MaxTries.
 		{"futile", spread(1.05), []int{4, 5, 4, 5, 3, 4, 3, 4, 4}},
 	} {
@@ -161,9 +161,10 @@ func TestChoiceDoesNotLose(t *testing.T) {
 
 // TestChoiceFindsBetter: an optimum two candidates to the right (ω = 8,
 // 35 % faster than the start, each step 20 % or more) is found within 40
-// evaluations in at least 70 % of runs, under 20 % noise with outliers,
-// and the last 20 evaluations run at least 25 % faster than the start
-// would.
+// evaluations in at least 55 % of runs, under 20 % noise with outliers,
+// and the last 20 evaluations run at least 22 % faster than the start
+// would. (The search gives a trial 4 evaluations: more find it more often
+// — 5 in 74 % — but leave the search open longer where nothing is better.)
 func TestChoiceFindsBetter(t *testing.T) {
 	const runs = 200
 	cost := []float64{1.6, 1.3, 1.1, 1, 0.8, 0.65, 0.9}
@@ -182,8 +183,8 @@ func TestChoiceFindsBetter(t *testing.T) {
 	}
 	late /= runs
 	t.Logf("ω = 8 at evaluation 40 in %d of %d runs; mean cost of evaluations 41–60 %.3f", found, runs, late)
-	require.GreaterOrEqual(t, float64(found)/runs, 0.7)
-	require.LessOrEqual(t, late, 0.75)
+	require.GreaterOrEqual(t, float64(found)/runs, 0.55)
+	require.LessOrEqual(t, late, 0.78)
 }
 
 // TestChoiceBurstsOfLoad: on a flat landscape whose evaluations are each
@@ -212,7 +213,7 @@ func TestChoiceBurstsOfLoad(t *testing.T) {
 
 // TestChoiceSearchesAgainWhenCostMoves: settled at the start, the search
 // opens again when the start's cost doubles and the optimum moves to
-// ω = 8, and finds it within 30 evaluations in at least 80 % of runs.
+// ω = 8, and finds it within 30 evaluations in at least 65 % of runs.
 func TestChoiceSearchesAgainWhenCostMoves(t *testing.T) {
 	const runs, shift = 200, 40
 	before := []float64{3, 2, 1.5, 1, 1.2, 1.5, 2}
@@ -233,7 +234,7 @@ func TestChoiceSearchesAgainWhenCostMoves(t *testing.T) {
 		}
 	}
 	t.Logf("back at the optimum within 30 evaluations in %d of %d runs", found, runs)
-	require.GreaterOrEqual(t, float64(found)/runs, 0.8)
+	require.GreaterOrEqual(t, float64(found)/runs, 0.65)
 }
 
 // TestNewChoiceRejectsBadOptions names the option that is wrong.
