@@ -127,6 +127,7 @@ type autoResult struct {
 	explain   []comlib.Choice
 	recovered []int
 	parts     int
+	fanOuts   map[int]map[int]int // of the parts that tune ω
 	newErr    error
 }
 
@@ -158,6 +159,14 @@ func autoJob(c acfg, o comlib.AutoOptions, r *autoResult) func(*tmain, []string)
 		}
 		copy(r.cnt[:], v)
 		r.stats, r.served, r.explain, r.recovered, r.parts = inst.Stats(), inst.Served(), inst.Explain(), inst.Recovered(), len(inst.Parts())
+		for _, p := range inst.Parts() {
+			for it, byPE := range p.FanOuts() {
+				if r.fanOuts == nil {
+					r.fanOuts = map[int]map[int]int{}
+				}
+				r.fanOuts[it] = byPE
+			}
+		}
 		m.Exit(0)
 	}
 }
@@ -462,4 +471,37 @@ func TestMessageSizeIsAutosEstimate(t *testing.T) {
 		require.Equal(t, 24+pad, comlib.MessageSize(&ablock{Pad: make([]byte, pad)}))
 	}
 	require.Zero(t, comlib.MessageSize(nil))
+}
+
+// TestAutoGroupContainerTunesOmega: a selection tree's router=group
+// container with tune=true makes an Auto part that tunes ω as
+// EachToManyOptions.Tune does: every PE exchanges every iteration with the
+// same ω, ω changes while the job runs, and every block arrives once —
+// also across a migration (a recovery).
+func TestAutoGroupContainerTunesOmega(t *testing.T) {
+	const tree = `{"msg_size<=64": {"router=group": {"tune=true": {}, "window=1": {}}}, "msg_size=any": {"strategy=direct": {}}}`
+	c := acfg{N: 8, Iters: 24, Pads: []int{0}, Moves: map[int]map[int]int{10: {0: 3}}}
+	var r autoResult
+	runJob(t, 4, 1, autoJob(c, comlib.AutoOptions{Tree: mustTree(t, tree)}, &r))
+	require.NoError(t, r.newErr)
+	count, sum := wantA2A(c.N, c.Iters)
+	require.Equal(t, [3]int64{count, sum, 0}, r.cnt)
+	require.Contains(t, r.recovered, 10, "the migration was recovered")
+	seen := map[int]bool{}
+	for it, byPE := range r.fanOuts {
+		w := -1
+		for pe, x := range byPE {
+			if w < 0 {
+				w = x
+			}
+			require.Equal(t, w, x, "iteration %d: PE %d ran with ω %d, another with %d", it, pe, x, w)
+		}
+		seen[w] = true
+	}
+	for it := 1; it < c.Iters; it++ {
+		if it != 10 {
+			require.Len(t, r.fanOuts[it], 4, "iteration %d: every PE's ω is known (%v)", it, r.fanOuts[it])
+		}
+	}
+	require.GreaterOrEqual(t, len(seen), 2, "ω changed while the job ran: %v", seen)
 }

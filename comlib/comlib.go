@@ -144,15 +144,18 @@ type EachToManyOptions struct {
 	// (C10); by default the callers' identities are checked too (C13).
 	CountOnly bool
 	// Tune makes the instance tune the group router's ω while the program
-	// runs, starting from Omega, within 1..P−1 (package comlib/tune): PE 0
-	// scores each value by the exchange time of its slowest participant,
-	// averaged over iterations, and gives every segment of Window
+	// runs, starting from Omega: PE 0 scores each value by the exchange
+	// time of its slowest participant over a segment's iterations, and
+	// chooses among one ω per number of rounds (schedule.GroupOmegas; for
+	// 16 PEs 1, 2, 3, 4, 5, 8, 15), leaving Omega only for a neighbour
+	// measured faster by more than the noise and settling when neither
+	// neighbour is (tune.Choice). It gives every segment of Window
 	// iterations its ω before any PE needs it; a PE that gets there first
 	// waits for it, so every PE exchanges every iteration with the same ω,
 	// across migrations and recoveries too (package comlib/agree).
 	// Instance.Tuning reports the trajectory, Instance.FanOuts the ω each PE
 	// used, and -tunedebug DIR writes it as CSV and SVG. Only the "group"
-	// router takes it.
+	// router takes it; in a selection tree, router=group with tune=true.
 	Tune bool
 	// Window is the number of iterations per segment with Tune (default
 	// 8): one ω per segment, scored by the mean of its first Window −
@@ -361,9 +364,11 @@ func (s specStrategy) spec() Spec { return Spec(s) }
 type Stats struct {
 	mu        sync.Mutex
 	exchanges map[int]int         // iteration → PEs that exchanged it through the router
+	exchOrder []int               // exchanges' iterations, first seen first (to bound it)
 	recovered []int               // iterations recovered, in order (PE 0's process)
 	tunings   map[int]*Tuning     // Streaming with Tune, by PE
 	fanOuts   map[int]map[int]int // EachToMany with Tune: iteration → PE → ω
+	fanOrder  []int               // fanOuts' iterations, first seen first
 	auto      *autoStats          // an Auto instance's choices
 
 	messages, packets, direct, held atomic.Int64
@@ -426,7 +431,8 @@ func (s StatsSnapshot) String() string {
 
 // Exchanges returns how many PEs of this process exchanged the given
 // iteration through the router (the optimized path); for an Auto
-// instance, through its first each-to-many part.
+// instance, through its first each-to-many part. It remembers the latest
+// 4096 iterations; older ones give 0.
 func (in *Instance) Exchanges(iteration int) int {
 	if b := in.firstBracketed(); b != nil {
 		return b.Exchanges(iteration)
@@ -448,10 +454,28 @@ func (in *Instance) Recovered() []int {
 	return append([]int(nil), in.st.recovered...)
 }
 
+// maxIterStats bounds the iterations an instance's per-iteration
+// statistics (Exchanges, FanOuts) remember: the latest, as Explain keeps
+// maxExplained. A long job must not grow them without end.
+const maxIterStats = 4096
+
+// keepLatest notes that iteration it was first seen and drops the oldest
+// iteration from m once more than maxIterStats are held.
+func keepLatest[V any](m map[int]V, order *[]int, it int) {
+	*order = append(*order, it)
+	if len(*order) > maxIterStats {
+		delete(m, (*order)[0])
+		*order = (*order)[1:]
+	}
+}
+
 func (s *Stats) exchanged(iter int) {
 	s.mu.Lock()
 	if s.exchanges == nil {
 		s.exchanges = map[int]int{}
+	}
+	if _, ok := s.exchanges[iter]; !ok {
+		keepLatest(s.exchanges, &s.exchOrder, iter)
 	}
 	s.exchanges[iter]++
 	s.mu.Unlock()

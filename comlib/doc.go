@@ -37,7 +37,9 @@
 //     first iteration teaches the strategy where its sources are, the same
 //     way, so it goes directly. With the "group" router and
 //     EachToManyOptions.Tune the fan-out ω is tuned per instance: PE 0
-//     scores each ω by its slowest participant's exchange time and gives
+//     scores each ω by its slowest participant's exchange time, chooses
+//     among one ω per number of rounds, moving only for a gain beyond the
+//     noise (package comlib/tune's Choice), and gives
 //     each segment of Window iterations its ω ahead of time (package
 //     comlib/agree); a PE that reaches an iteration whose ω it has not
 //     heard waits for it, so all PEs exchange it with the same ω, across

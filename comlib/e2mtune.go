@@ -17,7 +17,10 @@ import (
 // Decider gives ω to segments of iterations and announces them (ctlMsg
 // Range) to every PE. A PE reports each exchange it finishes (Measure),
 // with the ω it used and its duration; the Decider checks the ω, takes the
-// slowest participant's time as the iteration's cost and tunes ω with it.
+// slowest participant's time as the iteration's cost and chooses ω with
+// it among one candidate per number of rounds (omegaCandidates,
+// tune.Choice): it leaves the start only for a candidate measured faster
+// by more than the noise, and settles once neither neighbour is.
 
 // startTuning makes the Follower, and on PE 0 the Decider.
 func (e *e2m) startTuning() error {
@@ -27,13 +30,11 @@ func (e *e2m) startTuning() error {
 	if e.s.pe.ID() != 0 {
 		return nil
 	}
-	maxW := max(1, pes-1)
 	start := e.sp.Omega
 	if start == 0 {
 		start = schedule.DefaultOmega(pes)
 	}
-	start = min(start, maxW)
-	d, err := agree.NewDecider(agree.Options{Min: 1, Max: maxW, Start: start, Length: e.sp.Window})
+	d, err := agree.NewDecider(agree.Options{Values: omegaCandidates(pes, start), Start: min(start, max(1, pes-1)), Length: e.sp.Window})
 	if err != nil {
 		return fmt.Errorf("tuning ω: %w", err)
 	}
@@ -41,6 +42,24 @@ func (e *e2m) startTuning() error {
 	st := e.in.st
 	reportFunc(e.s.pe.Job(), fmt.Sprintf("comlib%d-omega", e.in.id), func() []tune.Point { return st.tuning(0).Omega })
 	return nil
+}
+
+// omegaCandidates are the fan-outs tuning chooses among for pes PEs: one
+// per number of rounds (schedule.GroupOmegas), since ω values with the
+// same rounds cost about the same and a search over all of 1..P−1
+// wanders over a flat landscape. The start stands in for the candidate
+// with its rounds, so that tuning starts from, and falls back to, exactly
+// the ω asked for.
+func omegaCandidates(pes, start int) []int {
+	ws := schedule.GroupOmegas(pes)
+	start = min(start, max(1, pes-1))
+	rounds := func(w int) int { return (pes - 1 + w - 1) / w }
+	for i, w := range ws {
+		if rounds(w) == rounds(start) {
+			ws[i] = start
+		}
+	}
+	return ws
 }
 
 // tuneStarts notes when exchanges start here.
@@ -133,6 +152,7 @@ func (s *Stats) ranFanOut(iter, pe, omega int) {
 	}
 	if s.fanOuts[iter] == nil {
 		s.fanOuts[iter] = map[int]int{}
+		keepLatest(s.fanOuts, &s.fanOrder, iter)
 	}
 	s.fanOuts[iter][pe] = omega
 }
@@ -149,6 +169,7 @@ func (s *Stats) omegaTrajectory(pts []tune.Point) {
 // In PE 0's process it holds every PE's, as reported to the decider once
 // every participant had finished the iteration; elsewhere, this process's
 // PEs'. Iterations recovered in error mode run no exchange and are absent.
+// It holds the latest 4096 iterations (in the order first reported).
 func (in *Instance) FanOuts() map[int]map[int]int {
 	if in.st == nil {
 		return nil

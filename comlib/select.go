@@ -24,6 +24,7 @@ import (
 //	"strategy=meshstreaming": {...the same...}
 //	"strategy=multicast": {"kind=tree": {}, "degree=4": {}, "rings=2": {}, "chunk=65536": {}}
 //	"router=mesh": {"degree=4": {}}   the same as strategy=eachtomany with router=mesh
+//	"router=group": {"omega=4": {}, "tune=true": {}, "window=8": {}}   ω tuned per instance (EachToManyOptions.Tune)
 //
 // A router is any name route.New accepts (schedules included, once they
 // are routers).
@@ -160,6 +161,9 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 		if _, err := route.New(sp.Router, 1, route.Options{Degree: sp.Degree}); err != nil {
 			return Spec{}, fmt.Errorf("%s=%s: %w", c.Key, c.Value, err)
 		}
+		if sp.Window != 0 && !sp.Tune {
+			return Spec{}, fmt.Errorf("%s=%s: window=%d is the length of a tuning segment; it needs tune=true", c.Key, c.Value, sp.Window)
+		}
 	case "multicast":
 		if _, err := mcast.ParseKind(sp.Multicast); err != nil {
 			return Spec{}, fmt.Errorf("%s=%s: %w", c.Key, c.Value, err)
@@ -171,7 +175,7 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 	return sp, nil
 }
 
-var e2mParams = []string{"degree", "countonly", "omega"}
+var e2mParams = []string{"degree", "countonly", "omega", "tune", "window"}
 
 // setParam sets one parameter of a container on sp.
 func setParam(sp *Spec, p selection.Param) error {
@@ -212,6 +216,14 @@ func setParam(sp *Spec, p selection.Param) error {
 		sp.CountOnly = b
 	case "omega":
 		return count(p.Value, 1, &sp.Omega)
+	case "tune":
+		b, err := strconv.ParseBool(p.Value)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", p.Value)
+		}
+		sp.Tune = b
+	case "window":
+		return count(p.Value, 1, &sp.Window)
 	default:
 		return fmt.Errorf("unknown parameter")
 	}

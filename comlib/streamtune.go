@@ -116,7 +116,9 @@ func (st *streamTuner) capOf(v float64) int { return max(1, int(math.Round(math.
 // participant's exchange time, in nanoseconds.
 type Tuning struct {
 	PE                 int
-	Cap, Period, Omega []tune.Point
+	Cap, Period, Omega []tune.Point // the latest tune.MaxTrajectory evaluations each
+
+	caps, periods int // evaluations so far
 }
 
 // Tuning returns, for each PE of this process that tunes the instance
@@ -142,12 +144,14 @@ func (s *Stats) tuned(pe int, capPt, periodPt *tune.Point) {
 	defer s.mu.Unlock()
 	tu := s.tuningOf(pe)
 	if capPt != nil {
-		capPt.Eval = len(tu.Cap) + 1
-		tu.Cap = append(tu.Cap, *capPt)
+		tu.caps++
+		capPt.Eval = tu.caps
+		tu.Cap = tune.Append(tu.Cap, *capPt)
 	}
 	if periodPt != nil {
-		periodPt.Eval = len(tu.Period) + 1
-		tu.Period = append(tu.Period, *periodPt)
+		tu.periods++
+		periodPt.Eval = tu.periods
+		tu.Period = tune.Append(tu.Period, *periodPt)
 	}
 }
 

@@ -3,6 +3,7 @@ package agree
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/charmgo/charm/comlib/tune"
@@ -124,6 +125,13 @@ type Options struct {
 	Evals int
 	// Fixed turns tuning off: Start holds for every iteration.
 	Fixed bool
+	// Values, if set, are the only values worth trying, in order (say the
+	// fan-outs that give distinct numbers of rounds): the Decider then
+	// chooses among them with a tune.Choice, which leaves Start only for a
+	// value measured better by more than the noise, instead of searching
+	// Min..Max with a tune.Tuner. Start must be one of them; Min and Max
+	// are not used.
+	Values []int
 }
 
 // Report is what a PE says when its part of iteration Iter ends: the value
@@ -144,17 +152,18 @@ type gather struct {
 // Decider is the PE that gives every segment its value.
 type Decider struct {
 	o       Options
-	tuner   *tune.Tuner // nil when there is nothing to tune
+	tuner   *tune.Tuner  // nil when there is nothing to tune, or with Values
+	choice  *tune.Choice // with Values
 	plan    plan
 	started bool
-	lo, hi  int // segments announced: lo..hi, without gaps
-	cur     int // the value under evaluation (in force from evalFrom)
-	from    int // the first segment of the current evaluation
-	sum     float64
-	count   int
+	lo, hi  int       // segments announced: lo..hi, without gaps
+	cur     int       // the value under evaluation (in force from evalFrom)
+	from    int       // the first segment of the current evaluation
+	costs   []float64 // the current evaluation's measured iterations
 	gathers map[int]*gather
-	newest  int // the newest iteration measured
-	traj    []tune.Point
+	newest  int          // the newest iteration measured
+	evals   int          // evaluations so far
+	traj    []tune.Point // the latest MaxTrajectory evaluations
 	// The last iteration measured, and the value each PE reported for it.
 	usedIter int
 	used     map[int]int
@@ -172,6 +181,9 @@ func NewDecider(o Options) (*Decider, error) {
 	if o.Evals == 0 {
 		o.Evals = 1
 	}
+	if len(o.Values) > 0 {
+		o.Min, o.Max = slices.Min(o.Values), slices.Max(o.Values)
+	}
 	switch {
 	case o.Length < 1:
 		return nil, fmt.Errorf("agree: Options.Length %d, want at least 1 iteration per segment", o.Length)
@@ -183,7 +195,15 @@ func NewDecider(o Options) (*Decider, error) {
 		return nil, fmt.Errorf("agree: Options.Start %d outside [Min %d, Max %d]", o.Start, o.Min, o.Max)
 	}
 	d := &Decider{o: o, cur: o.Start, gathers: map[int]*gather{}}
-	if !o.Fixed && o.Max > o.Min {
+	switch {
+	case o.Fixed:
+	case len(o.Values) > 1:
+		c, err := tune.NewChoice(tune.ChoiceOptions{Values: o.Values, Start: o.Start})
+		if err != nil {
+			return nil, fmt.Errorf("agree: %w", err)
+		}
+		d.choice = c
+	case len(o.Values) == 0 && o.Max > o.Min:
 		t, err := tune.New(tune.Options{Min: float64(o.Min), Max: float64(o.Max), Start: float64(o.Start), Step: 1, MinStep: 1, Evals: o.Evals})
 		if err != nil {
 			return nil, fmt.Errorf("agree: %w", err)
@@ -202,7 +222,12 @@ func (d *Decider) Value(n int) (int, bool) {
 	return r.Value, ok
 }
 
-// Trajectory returns one point per evaluation: the value and its mean cost.
+// MaxTrajectory bounds the evaluations a Decider's Trajectory keeps (the
+// latest): a job that runs for days must not grow it without end.
+const MaxTrajectory = tune.MaxTrajectory
+
+// Trajectory returns one point per evaluation, the latest MaxTrajectory:
+// the value and its mean cost.
 func (d *Decider) Trajectory() []tune.Point { return append([]tune.Point(nil), d.traj...) }
 
 // Used returns the values the PEs reported for iteration n (PE → value)
@@ -231,7 +256,7 @@ func (d *Decider) Request(seg int) []Range {
 	switch {
 	case !d.started:
 		d.from = seg
-		if d.tuner == nil { // one value forever: one announcement
+		if d.tuner == nil && d.choice == nil { // one value forever: one announcement
 			return []Range{d.announce(Range{From: seg, To: math.MaxInt, Value: d.cur})}
 		}
 		return []Range{d.announce(Range{From: seg, To: seg, Value: d.cur})}
@@ -297,19 +322,29 @@ func (d *Decider) Report(r Report) ([]Range, error) {
 
 // measured takes the cost of a whole iteration.
 func (d *Decider) measured(n int, cost float64) []Range {
-	if d.tuner == nil || Segment(n, d.o.Length) < d.from {
+	if d.tuner == nil && d.choice == nil || Segment(n, d.o.Length) < d.from {
 		return nil // fixed, or run with an older value
 	}
-	d.sum += cost
-	d.count++
-	if d.count < d.o.Length-d.o.Lead {
+	d.costs = append(d.costs, cost)
+	if len(d.costs) < d.o.Length-d.o.Lead {
 		return nil
 	}
-	mean := d.sum / float64(d.count)
-	d.sum, d.count = 0, 0
-	d.traj = append(d.traj, tune.Point{Eval: len(d.traj) + 1, Value: float64(d.cur), Cost: mean})
-	_ = d.tuner.Observe(mean) // mean is finite and non-negative: checked above
-	d.cur = min(max(int(math.Round(d.tuner.Value())), d.o.Min), d.o.Max)
+	var mean float64
+	for _, c := range d.costs {
+		mean += c
+	}
+	mean /= float64(len(d.costs))
+	d.evals++
+	d.traj = tune.Append(d.traj, tune.Point{Eval: d.evals, Value: float64(d.cur), Cost: mean})
+	// The costs are finite and non-negative (checked in Report): no error.
+	if d.choice != nil {
+		_ = d.choice.Observe(d.costs)
+		d.cur = d.choice.Value()
+	} else {
+		_ = d.tuner.Observe(mean)
+		d.cur = min(max(int(math.Round(d.tuner.Value())), d.o.Min), d.o.Max)
+	}
+	d.costs = d.costs[:0]
 	d.from = d.hi + 1
 	return []Range{d.announce(Range{From: d.from, To: d.from, Value: d.cur})}
 }

@@ -54,6 +54,8 @@ func TestNewDeciderRejectsBadOptions(t *testing.T) {
 		{Options{Min: 4, Max: 3, Start: 4}, "Options.Min 4 above"},
 		{Options{Min: 1, Max: 3, Start: 1, Length: -1}, "Options.Length -1"},
 		{Options{Min: 1, Max: 3, Start: 1, Length: 2, Lead: 2}, "Options.Lead 2"},
+		{Options{Values: []int{1, 2, 3, 5}, Start: 4}, "Start 4 is not one of Values [1 2 3 5]"},
+		{Options{Values: []int{1, 2, 2}, Start: 1}, "holds 2 twice"},
 	} {
 		_, err := NewDecider(c.o)
 		require.ErrorContains(t, err, c.want)
@@ -261,10 +263,12 @@ func TestAgreementUnderAnyOrder(t *testing.T) {
 		{Min: 1, Max: 7, Start: 2},
 		{Min: 1, Max: 7, Start: 2, Length: 1, Lead: 0},
 		{Min: 1, Max: 3, Start: 3, Length: 4, Lead: 3, Evals: 4},
+		{Values: []int{1, 2, 3, 5, 8}, Start: 2},
+		{Values: []int{1, 2, 3, 5, 8}, Start: 2, Length: 1, Lead: 0},
 	} {
 		waits := 0
 		for seed := int64(1); seed <= 30; seed++ {
-			t.Run(fmt.Sprintf("len%d/lead%d/seed%d", o.Length, o.Lead, seed), func(t *testing.T) {
+			t.Run(fmt.Sprintf("len%d/lead%d/values%v/seed%d", o.Length, o.Lead, o.Values, seed), func(t *testing.T) {
 				s := newAgreeSim(t, seed, 5, o)
 				require.NoError(t, s.run(iters))
 				seen := map[int]bool{}
@@ -272,6 +276,9 @@ func TestAgreementUnderAnyOrder(t *testing.T) {
 					want, ok := s.d.Value(n)
 					require.True(t, ok)
 					seen[want] = true
+					if o.Values != nil {
+						require.Contains(t, o.Values, want, "iteration %d", n)
+					}
 					for pe := range s.fs {
 						require.Equal(t, want, s.ran[pe][n], "PE %d, iteration %d", pe, n)
 					}
@@ -314,4 +321,50 @@ func TestDeciderDefaults(t *testing.T) {
 	}
 	require.Equal(t, []Range{{1, 1, 3}}, reportAll(t, d, 5, 2, 2, 10), "the sixth measured iteration closes the score")
 	require.Len(t, d.Trajectory(), 1)
+}
+
+// TestDeciderChoosesAmongValues: with Values the Decider scores the start
+// (after a segment of warm-up),
+// then tries its right neighbour, alternating with the start, and moves
+// only once the neighbour measured better twice; a neighbour measured
+// worse is given up at once, and with both given up it stays.
+func TestDeciderChoosesAmongValues(t *testing.T) {
+	d, err := NewDecider(Options{Values: []int{1, 2, 4, 8}, Start: 2, Length: 2, Lead: 1})
+	require.NoError(t, err)
+	cost := map[int]float64{1: 30, 2: 20, 4: 10, 8: 20} // 4 is best
+	var used []int
+	d.Request(0)
+	for n := 0; n < 2*12; n += 2 {
+		v, ok := d.Value(n)
+		require.True(t, ok, "iteration %d announced", n)
+		used = append(used, v)
+		reportAll(t, d, n, 1, v, cost[v])
+		reportAll(t, d, n+1, 1, v, cost[v])
+	}
+	// 2 warms up, then is scored; 4 tried, 2 again, 4 again: better
+	// twice, taken; 8 worse at once; 2, where it came from, not tried
+	// again: settled at 4.
+	require.Equal(t, []int{2, 2, 4, 2, 4, 8, 4, 4, 4, 4, 4, 4}, used)
+	require.Len(t, d.Trajectory(), len(used))
+}
+
+// TestDeciderTrajectoryIsBounded: a long job keeps the latest
+// MaxTrajectory evaluations, numbered as they came.
+func TestDeciderTrajectoryIsBounded(t *testing.T) {
+	d, err := NewDecider(Options{Values: []int{1, 2, 4}, Start: 2, Length: 1, Lead: 0})
+	require.NoError(t, err)
+	const evals = MaxTrajectory + 100
+	d.Request(0)
+	for n := 0; n < evals; n++ {
+		v, ok := d.Value(n)
+		require.True(t, ok)
+		reportAll(t, d, n, 1, v, 10)
+		if _, ok := d.Value(n + 1); !ok {
+			d.Request(n + 1)
+		}
+	}
+	tr := d.Trajectory()
+	require.Len(t, tr, MaxTrajectory)
+	require.Equal(t, 101, tr[0].Eval, "the oldest evaluations went")
+	require.Equal(t, evals, tr[len(tr)-1].Eval)
 }

@@ -33,7 +33,10 @@
 // participant has reported, and its cost is the maximum. The Decider scores
 // a segment by the mean cost of its first Length−Lead measured iterations
 // (E07), feeds it to a comlib/tune Tuner, and announces the next segment
-// with the Tuner's next value: one announcement per segment. The Lead
+// with the Tuner's next value: one announcement per segment. With
+// Options.Values it hands the segment's costs to a comlib/tune Choice
+// instead, which chooses among those values only and moves only for a
+// gain beyond the noise (comlib gives it one ω per number of rounds). The Lead
 // iterations left at the end of a segment are the time the announcement
 // has to reach every PE before anyone needs it; a PE that gets there first
 // waits, as above, so Lead affects speed, never correctness. (With

@@ -160,6 +160,27 @@ func DefaultOmega(p int) int {
 	return int(math.Ceil(math.Sqrt(float64(p - 1))))
 }
 
+// GroupOmegas are the fan-outs worth telling apart for p participants: the
+// group schedule's cost depends on ω mostly through its ⌈(p−1)/ω⌉ rounds,
+// so it lists, for each number of rounds r from p−1 down to 1, the
+// smallest ω that gives r — ⌈(p−1)/r⌉, whose rounds are the most even —
+// in increasing order (for p = 16: 1, 2, 3, 4, 5, 8, 15). With p ≤ 2 it
+// is [1].
+func GroupOmegas(p int) []int {
+	m := p - 1
+	if m <= 1 {
+		return []int{1}
+	}
+	var out []int
+	for r := m; r >= 1; r-- {
+		w := (m + r - 1) / r
+		if (m+w-1)/w == r && (len(out) == 0 || out[len(out)-1] != w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // X06: ⌈(p−1)/ω⌉ rounds, each a synchronous shuffle among the next ω maps.
 func buildGroup(p, k int, o Options) (*Schedule, error) {
 	pname, maps, err := perm("group", p, o)

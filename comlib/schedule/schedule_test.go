@@ -267,6 +267,30 @@ func TestX06_GroupShuffleRoundsOfAtMostOmegaPartners(t *testing.T) {
 	require.Len(t, s.Rounds, 4)
 }
 
+// TestX06_GroupOmegasOnePerRoundCount: GroupOmegas gives one ω for each
+// number of rounds 1..p−1, the smallest that gives it (checked against
+// every ω by brute force), in increasing order, and contains the default.
+func TestX06_GroupOmegasOnePerRoundCount(t *testing.T) {
+	require.Equal(t, []int{1, 2, 3, 4, 5, 8, 15}, schedule.GroupOmegas(16))
+	require.Equal(t, []int{1}, schedule.GroupOmegas(2))
+	require.Equal(t, []int{1}, schedule.GroupOmegas(1))
+	for p := 3; p <= 200; p++ {
+		smallest := map[int]int{} // rounds → smallest ω
+		for w := p - 1; w >= 1; w-- {
+			smallest[ceilDiv(p-1, w)] = w
+		}
+		ws := schedule.GroupOmegas(p)
+		require.Len(t, ws, len(smallest), "p=%d: one ω per round count", p)
+		for i, w := range ws {
+			require.Equal(t, smallest[ceilDiv(p-1, w)], w, "p=%d: %d is the smallest ω with its rounds", p, w)
+			if i > 0 {
+				require.Greater(t, w, ws[i-1], "p=%d: increasing", p)
+			}
+		}
+		require.Contains(t, ws, schedule.DefaultOmega(p), "p=%d: the default is a candidate", p)
+	}
+}
+
 func TestX07_Table51FanOutRoundsStallsByInspection(t *testing.T) {
 	for p := 2; p <= 64; p++ {
 		for _, k := range ks {

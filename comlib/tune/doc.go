@@ -51,6 +51,23 @@
 // -tunedebug DIR then writes every reported trajectory as CSV and SVG when
 // the job ends (package comlib says more).
 //
+// # A few values that matter
+//
+// Some parameters have only a few values worth telling apart: the group
+// shuffle's fan-out ω changes its cost mostly through its number of
+// rounds, so for 16 PEs only ω = 1, 2, 3, 4, 5, 8, 15 differ. Searching
+// 1..15 with a Tuner then wanders over a flat, noisy landscape and pays
+// for every step. A Choice searches such a list instead: it scores its
+// start, tries a neighbour alternately with the start, takes it only when
+// it is faster by more than MinGain and by more than Z standard errors
+// (of the samples and of whole evaluations, trimmed of their slowest
+// sixth, on log costs), climbs on that way, and settles when neither
+// neighbour is taken, watching the incumbent for a change of ground
+// (Drift). Over 200 seeded runs of 60 evaluations of 6 samples it stays
+// on a flat landscape in 96 % (30 % noise and outliers), and finds an
+// optimum two values away (35 % faster) within 40 evaluations in 60 %
+// (20 % noise; choice_test.go).
+//
 // # Non-integer values
 //
 // The tuned value is real even when what it sets is a count. A Spread

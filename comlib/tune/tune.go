@@ -149,7 +149,8 @@ type Tuner struct {
 	refresh  bool      // cur is the anchor being re-scored
 	tried    [2]Point  // the last two worse tries (Value, Cost=score), newest first
 	updates  int
-	traj     []Point
+	evals    int
+	traj     []Point // the latest MaxTrajectory evaluations
 	lastTryV float64 // |v| of the last try, for the refresh rule
 }
 
@@ -176,8 +177,24 @@ func (t *Tuner) Vector() float64 { return t.v }
 // Updates counts how many times the value has changed.
 func (t *Tuner) Updates() int { return t.updates }
 
-// Trajectory returns a copy of every evaluation observed, in order.
+// MaxTrajectory bounds the evaluations a trajectory keeps (the latest; a
+// Point's Eval still counts from the first): a tuner in a job that runs
+// for days must not grow without end.
+const MaxTrajectory = 4096
+
+// Trajectory returns a copy of the evaluations observed, in order: every
+// one, or the latest MaxTrajectory.
 func (t *Tuner) Trajectory() []Point { return append([]Point(nil), t.traj...) }
+
+// Append adds p to a trajectory and drops the oldest points beyond
+// MaxTrajectory.
+func Append(traj []Point, p Point) []Point {
+	traj = append(traj, p)
+	if len(traj) > MaxTrajectory {
+		traj = slices.Delete(traj, 0, len(traj)-MaxTrajectory)
+	}
+	return traj
+}
 
 // Observe reports the cost of one evaluation made with Value. Every n-th
 // call scores the value and moves the search. A cost that is NaN, infinite
@@ -186,7 +203,8 @@ func (t *Tuner) Observe(cost float64) error {
 	if math.IsNaN(cost) || math.IsInf(cost, 0) || cost < 0 {
 		return fmt.Errorf("tune: cost %v of value %v is not a finite non-negative number", cost, t.cur)
 	}
-	t.traj = append(t.traj, Point{Eval: len(t.traj) + 1, Value: t.cur, Cost: cost})
+	t.evals++
+	t.traj = Append(t.traj, Point{Eval: t.evals, Value: t.cur, Cost: cost})
 	t.sum += cost
 	t.k++
 	if t.o.Median {
