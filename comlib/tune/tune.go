@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 )
 
@@ -32,6 +33,15 @@ type Options struct {
 	// Evals is n, the number of evaluations averaged into one score
 	// (E07). Default 4.
 	Evals int
+	// Median scores a value by the median of its n evaluations instead of
+	// their mean (E07). A time measured on a shared machine has a heavy
+	// tail — a PE descheduled for a time slice makes one iteration two or
+	// three times as long — and one such evaluation in n moves the mean
+	// enough to reject a better value; the median ignores it. In the
+	// seeded simulation with a quarter of the evaluations stalled
+	// (TestE07_MedianScoreResistsStalls) it keeps the search near the
+	// optimum where the mean lets it wander.
+	Median bool
 	// Jump: a try whose score exceeds the anchor's by this factor makes
 	// the tuner score its anchor again at once, instead of after two
 	// worse tries at the shortest vector (E09): the whole cost has most
@@ -114,13 +124,12 @@ type Tuner struct {
 	haveAnchor bool
 	v          float64 // signed exploration vector
 
-	cur      float64 // value under evaluation
-	sum      float64
-	k        int
-	rejects  int      // consecutive worse tries
-	jumped   bool     // the last try was far worse: re-score the anchor next
-	refresh  bool     // cur is the anchor being re-scored
-	tried    [2]Point // the last two worse tries (Value, Cost=score), newest first
+	cur      float64   // value under evaluation
+	costs    []float64 // the evaluations of cur so far
+	rejects  int       // consecutive worse tries
+	jumped   bool      // the last try was far worse: re-score the anchor next
+	refresh  bool      // cur is the anchor being re-scored
+	tried    [2]Point  // the last two worse tries (Value, Cost=score), newest first
 	updates  int
 	traj     []Point
 	lastTryV float64 // |v| of the last try, for the refresh rule
@@ -160,13 +169,12 @@ func (t *Tuner) Observe(cost float64) error {
 		return fmt.Errorf("tune: cost %v of value %v is not a finite non-negative number", cost, t.cur)
 	}
 	t.traj = append(t.traj, Point{Eval: len(t.traj) + 1, Value: t.cur, Cost: cost})
-	t.sum += cost
-	t.k++
-	if t.k < t.o.Evals {
+	t.costs = append(t.costs, cost)
+	if len(t.costs) < t.o.Evals {
 		return nil
 	}
-	score := t.sum / float64(t.k) // E07: the mean of n evaluations
-	t.sum, t.k = 0, 0
+	score := t.score() // E07: one score from n evaluations
+	t.costs = t.costs[:0]
 	switch {
 	case !t.haveAnchor:
 		t.x, t.s, t.haveAnchor = t.cur, score, true
@@ -209,6 +217,21 @@ func (t *Tuner) Observe(cost float64) error {
 	}
 	t.next()
 	return nil
+}
+
+// score is the mean of the evaluations of cur, or with Median their
+// median (the mean of the middle two for an even n).
+func (t *Tuner) score() float64 {
+	n := len(t.costs)
+	if t.o.Median {
+		slices.Sort(t.costs)
+		return (t.costs[(n-1)/2] + t.costs[n/2]) / 2
+	}
+	sum := 0.0
+	for _, c := range t.costs {
+		sum += c
+	}
+	return sum / float64(n)
 }
 
 // next picks the value of the next n evaluations.
