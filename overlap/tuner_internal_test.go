@@ -99,3 +99,63 @@ func TestE08_LogSearchNearPZero(t *testing.T) {
 	r := tailCost(t, TunerOptions{}, loopCost{a: 0, b: 5, c: 100})
 	require.Less(t, r[50], 1.0, "better than p = 1")
 }
+
+// reconverge runs the moved-optimum scenario of comlib/tune's E09 test
+// through a Tuner: at iteration 60 the optimum moves from p ≈ 6 to 19 and
+// the time at the old optimum rises by 70 %. It returns, per seed (sorted),
+// the evaluations after the change until the anchor (Best) stays within
+// 10 % of the new optimum; 100 means never within the 100 that follow.
+func reconverge(t *testing.T, o TunerOptions, stalls bool) []float64 {
+	t.Helper()
+	before, after := loopCost{a: 100, b: 2, c: 50}, loopCost{a: 400, b: 1, c: 50}
+	fBest := after.f(math.Sqrt(after.a/after.b) - 1)
+	var took []float64
+	for seed := uint64(1); seed <= 100; seed++ {
+		tu, err := NewTuner(o)
+		require.NoError(t, err)
+		rng := rand.New(rand.NewPCG(seed, 5))
+		var anchors []float64
+		for it := 0; it < 160; it++ {
+			m := before
+			if it >= 60 {
+				m = after
+			}
+			x := m.f(tu.P())
+			if stalls {
+				x = stall(rng, x)
+			} else {
+				x *= 1 + 0.05*rng.NormFloat64()
+			}
+			require.NoError(t, tu.Observe(x))
+			b, _, _ := tu.Best()
+			anchors = append(anchors, b)
+		}
+		r := 0
+		for it := 159; it >= 60; it-- {
+			if after.f(anchors[it]) > fBest*1.1 {
+				r = it - 59
+				break
+			}
+		}
+		took = append(took, float64(r))
+	}
+	sort.Float64s(took)
+	return took
+}
+
+// claim E09
+//
+// TestE09_LogSearchReconverges: when the optimum moves (more work per
+// computation), the log search re-converges within 30 evaluations in 90 %
+// of the seeds at 5 % noise (measured: median 15, p90 23). Under stalls no
+// variant meets 30 (a quarter of the times 1.3–2.5× too long: the log
+// search's median is 35, p90 95), but it re-converges sooner than the
+// paper's linear search (median 91).
+func TestE09_LogSearchReconverges(t *testing.T) {
+	quiet := reconverge(t, TunerOptions{}, false)
+	t.Logf("5 %% noise: evaluations to re-converge: median %v, p90 %v, max %v", quiet[50], quiet[90], quiet[99])
+	require.LessOrEqual(t, quiet[90], 30.0)
+	log, lin := reconverge(t, TunerOptions{}, true), reconverge(t, TunerOptions{Linear: true}, true)
+	t.Logf("stalls: log median %v p90 %v; linear median %v p90 %v", log[50], log[90], lin[50], lin[90])
+	require.Less(t, log[50], lin[50])
+}
