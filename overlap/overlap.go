@@ -18,6 +18,8 @@
 //     test again;
 //  4. else do p local computations (E05), a real p spread over the turns
 //     (E10), or with a fast loop a p that moves within the run (E11);
+//  5. if no computation is left and the Body is a Waiter, sleep in Wait
+//     until data arrives instead of testing again at once;
 //
 // until the Body says its communication is over, then does the
 // computations left. In this runtime a test costs a round trip through the
@@ -27,9 +29,14 @@
 //
 // # Tuning p
 //
-// A Tuner is a tune.Tuner over p: call Run once per iteration; it times the
-// iteration and observes the time, so that p moves towards the value that
-// makes iterations fastest (explorative exponential search, E06–E09).
+// A Tuner is a tune.Tuner over log2(1 + p) (or p itself, Linear): call
+// Run once per iteration; it times the iteration and observes the time, so
+// that p moves towards the value that makes iterations fastest
+// (explorative exponential search, E06–E09). On the log scale each step
+// multiplies 1 + p, so a search from p = 1 reaches 32 or 256 within the
+// evaluations the paper's linear search needs to reach 8; values are
+// scored by the median of 4 iterations, which a stalled iteration does
+// not move.
 // Trajectory returns the value and time per evaluation as []tune.Point.
 //
 //	tu, _ := overlap.NewTuner(overlap.TunerOptions{})
@@ -42,6 +49,7 @@ package overlap
 import (
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/charmgo/charm/chare"
@@ -66,6 +74,17 @@ type Body interface {
 	Finished() bool
 }
 
+// Waiter is a Body that can sleep until something changes for it. When
+// the loop has nothing left to compute and a test found nothing to treat
+// or push, it calls Wait instead of testing again at once: a PE that
+// spins on tests takes a core from the PEs whose data it waits for (four
+// PEs share two cores here, and a spinning PE keeps its core for up to a
+// scheduler time slice). Wait must return once data arrives or room frees
+// in an outgoing buffer; the loop then tests as usual.
+type Waiter interface {
+	Wait(ctx chare.Context) error
+}
+
 // Stats describe one run of the loop.
 type Stats struct {
 	P            float64       // the aggregation parameter the run started with
@@ -74,6 +93,7 @@ type Stats struct {
 	Pushes       int           // tests followed by a push
 	Computations int           // local computations done between tests
 	Remaining    int           // computations done after the communication ended
+	Waits        int           // sleeps of a Waiter with nothing left to compute
 	Elapsed      time.Duration // wall time of the run
 }
 
@@ -90,14 +110,19 @@ func Run(ctx chare.Context, l *tune.Loop, b Body) (Stats, error) {
 	if l == nil || b == nil {
 		return Stats{}, errors.New("overlap: Run needs a loop and a body")
 	}
-	return run(func() error { return chare.Yield(ctx) }, l, b)
+	var wait func() error
+	if w, ok := b.(Waiter); ok {
+		wait = func() error { return w.Wait(ctx) }
+	}
+	return run(func() error { return chare.Yield(ctx) }, wait, l, b)
 }
 
-// run is Run with the communication test given, for tests without a
-// runtime.
-func run(test func() error, l *tune.Loop, b Body) (Stats, error) {
+// run is Run with the communication test and the wait (nil: none) given,
+// for tests without a runtime.
+func run(test, wait func() error, l *tune.Loop, b Body) (Stats, error) {
 	st := Stats{P: l.P()}
 	t0 := time.Now()
+	exhausted := false // Compute said no computation is left
 	for !b.Finished() {
 		if st.Tests >= maxTests {
 			return st, fmt.Errorf("overlap: %d tests and the communication is not over (%d arrived); is data missing?", st.Tests, b.Arrived())
@@ -123,8 +148,16 @@ func run(test func() error, l *tune.Loop, b Body) (Stats, error) {
 		case tune.Push:
 			st.Pushes++
 		case tune.Compute:
-			for i := 0; i < n && b.Compute(); i++ {
+			i := 0
+			for ; i < n && b.Compute(); i++ {
 				st.Computations++
+			}
+			exhausted = exhausted || i < n
+			if exhausted && wait != nil && !b.Finished() {
+				if err := wait(); err != nil {
+					return st, fmt.Errorf("overlap: waiting for data: %w", err)
+				}
+				st.Waits++
 			}
 		}
 	}
@@ -137,12 +170,25 @@ func run(test func() error, l *tune.Loop, b Body) (Stats, error) {
 
 // TunerOptions configure a Tuner. Zero fields take the defaults beside them.
 type TunerOptions struct {
-	// Search is the tune.Tuner's: by default p starts at 0 (all
-	// communication before the computations) and the first vector is 1,
-	// as in the paper; Evals 4, MinStep 1/2; and Jump 1.3, so that a jump
-	// of the whole time (more work per computation) is noticed at the
-	// first try that sees it (tune.Options.Jump).
+	// Search is the tune.Tuner's, over q = log2(1 + p) unless Linear is
+	// set. The zero value means: q from 1 (p = 1, the paper's static
+	// reference), first vector 2 (so the tries run p = 7, 127, … while
+	// they improve), MinStep 1/4 (a factor of about 1.2 in 1 + p), Max 16
+	// (p = 65535: more than any PE's computations here, so "never test
+	// while computations are left"), Evals 4 scored by their median
+	// (tune.Options.Median), and Jump 1.3, so that a jump of the whole
+	// time (more work per computation) is noticed at the first try that
+	// sees it. In the seeded simulation with stalls
+	// (TestE06_LogSearchFindsDistantOptimum) this reaches optima at p = 32
+	// and 256 within 100 evaluations, where the linear search lags.
 	Search tune.Options
+	// Linear searches p itself, from p = 0 by steps of 1 as in the paper
+	// (the zero Search then means Jump 1.3 and the tune defaults).
+	// The good p of one problem and the next differ by factors (4 for one
+	// size, 32 or 256 for another), and a step of 1/2 near p = 5 takes
+	// dozens of evaluations to reach 32 after one unlucky comparison; on
+	// the log scale each step multiplies 1 + p.
+	Linear bool
 	// Fast tunes the step of a fast loop (E11) instead of a fixed p.
 	Fast bool
 }
@@ -151,30 +197,52 @@ type TunerOptions struct {
 // tune.Tuner proposes, times each run and observes the time. It belongs
 // to one PE.
 type Tuner struct {
-	t    *tune.Tuner
-	fast bool
+	t      *tune.Tuner
+	fast   bool
+	linear bool
 }
 
 // NewTuner returns a Tuner, or the tune.Options error.
 func NewTuner(o TunerOptions) (*Tuner, error) {
 	if o.Search == (tune.Options{}) {
 		o.Search.Jump = 1.3
+		if !o.Linear {
+			o.Search.Start, o.Search.Step, o.Search.MinStep, o.Search.Max = 1, 2, 0.25, 16
+			o.Search.Median = true
+		}
 	}
 	t, err := tune.New(o.Search)
 	if err != nil {
 		return nil, err
 	}
-	return &Tuner{t: t, fast: o.Fast}, nil
+	return &Tuner{t: t, fast: o.Fast, linear: o.Linear}, nil
+}
+
+// pOf is the p of the tuner's value v.
+func (t *Tuner) pOf(v float64) float64 {
+	if t.linear {
+		return v
+	}
+	return math.Exp2(v) - 1
 }
 
 // P is the value the next run will use.
-func (t *Tuner) P() float64 { return t.t.Value() }
+func (t *Tuner) P() float64 { return t.pOf(t.t.Value()) }
 
 // Best is the best value found so far and its score (mean seconds per run).
-func (t *Tuner) Best() (p, score float64, ok bool) { return t.t.Best() }
+func (t *Tuner) Best() (p, score float64, ok bool) {
+	v, score, ok := t.t.Best()
+	return t.pOf(v), score, ok
+}
 
 // Trajectory is the value and time (seconds) of every run so far.
-func (t *Tuner) Trajectory() []tune.Point { return t.t.Trajectory() }
+func (t *Tuner) Trajectory() []tune.Point {
+	pts := t.t.Trajectory()
+	for i := range pts {
+		pts[i].Value = t.pOf(pts[i].Value)
+	}
+	return pts
+}
 
 // Run runs one iteration with the current p and observes its time.
 func (t *Tuner) Run(ctx chare.Context, b Body) (Stats, error) {
@@ -206,7 +274,7 @@ func (t *Tuner) RunUnscored(ctx chare.Context, b Body) (Stats, error) {
 func (t *Tuner) Observe(cost float64) error { return t.t.Observe(cost) }
 
 func (t *Tuner) loop() (*tune.Loop, error) {
-	p := t.t.Value()
+	p := t.P()
 	if t.fast {
 		return tune.NewFastLoop(p)
 	}

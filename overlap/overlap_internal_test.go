@@ -75,7 +75,7 @@ func TestE04_ArrivedDataFirstThenPushThenCompute(t *testing.T) {
 	s := &script{arrive: []int{0, 1, 1, 0, 0, 2, 0}, expect: 6, toPush: 5, room: 2, comps: 12}
 	l, err := tune.NewLoop(2)
 	require.NoError(t, err)
-	st, err := run(s.test, l, s)
+	st, err := run(s.test, nil, l, s)
 	require.NoError(t, err)
 	tr := s.trace.String()
 	// Test 1: nothing arrived, push 2. Test 2, 3: data arrived, test again.
@@ -116,7 +116,7 @@ func TestE05_E10_PComputationsBetweenTests(t *testing.T) {
 			s := &script{atEnd: true, expect: 1, comps: comps}
 			l, err := tune.NewLoop(p)
 			require.NoError(t, err)
-			st, err := run(s.test, l, s)
+			st, err := run(s.test, nil, l, s)
 			require.NoError(t, err)
 			got := computationsBetweenTests(s.trace.String())
 			total := 0
@@ -143,6 +143,51 @@ func TestRunStopsOnMissingData(t *testing.T) {
 	s := &script{arrive: make([]int, maxTests+1), expect: 1}
 	l, err := tune.NewLoop(1)
 	require.NoError(t, err)
-	_, err = run(s.test, l, s)
+	_, err = run(s.test, nil, l, s)
 	require.ErrorContains(t, err, "is data missing")
+}
+
+// claim E04
+//
+// TestE04_WaitsWhenNothingIsLeftToCompute: with a wait, a turn that finds
+// no computation left sleeps (W) instead of testing again at once; the
+// test after a wait is a normal test. While computations remain, and
+// without a wait, the loop never sleeps.
+func TestE04_WaitsWhenNothingIsLeftToCompute(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		withWait  bool
+		comps     int
+		wantWaits int
+	}{
+		{"computations outlast the data", true, 40, 0},
+		{"data comes after the computations", true, 3, 1},
+		{"no wait given", false, 3, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Data arrives at test 10 (the script's slice), or, after a
+			// wait, at the next test: a wait stands for the time it takes.
+			s := &script{arrive: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, expect: 1, comps: c.comps}
+			var wait func() error
+			if c.withWait {
+				wait = func() error {
+					s.trace.WriteString("W")
+					s.arrive = []int{s.expect - s.arrived}
+					s.tests = 0
+					return nil
+				}
+			}
+			l, err := tune.NewLoop(2)
+			require.NoError(t, err)
+			st, err := run(s.test, wait, l, s)
+			require.NoError(t, err)
+			require.Equal(t, c.wantWaits, st.Waits, s.trace.String())
+			require.Equal(t, c.wantWaits, strings.Count(s.trace.String(), "W"))
+			require.Equal(t, c.comps, st.Computations+st.Remaining)
+			if c.wantWaits > 0 {
+				// 2 computations, then the last one and none left: wait.
+				require.Equal(t, "TCCTCWT+", s.trace.String())
+			}
+		})
+	}
 }

@@ -14,7 +14,8 @@
 // until one is worse, then close in from both sides.
 //
 //   - Each value is scored by the mean of Evals evaluations, 4 by default,
-//     because a single measured time says little (E07).
+//     because a single measured time says little (E07); with Median, by
+//     their median, which one stalled evaluation does not move.
 //   - The domain is [Min, ∞); the first vector points right; a try that
 //     would cross Min gets a shorter vector, and at Min the vector turns
 //     right (E08).

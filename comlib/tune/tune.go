@@ -33,6 +33,15 @@ type Options struct {
 	// Evals is n, the number of evaluations averaged into one score
 	// (E07). Default 4.
 	Evals int
+	// Median scores a value by the median of its n evaluations instead of
+	// their mean (E07). A time measured on a shared machine has a heavy
+	// tail — a PE descheduled for a time slice makes one iteration two or
+	// three times as long — and one such evaluation in n moves the mean
+	// enough to reject a better value; the median ignores it. In the
+	// seeded simulation with a quarter of the evaluations stalled
+	// (TestE07_MedianScoreResistsStalls) it keeps the search near the
+	// optimum where the mean lets it wander.
+	Median bool
 	// Jump: a try whose score exceeds the anchor's by this factor makes
 	// the tuner score its anchor again at once, instead of after two
 	// worse tries at the shortest vector (E09): the whole cost has most
@@ -41,11 +50,6 @@ type Options struct {
 	// (the paper's search); 1.3 re-converged a moved optimum in a median
 	// of 15 evaluations instead of 19 in the seeded simulation.
 	Jump float64
-	// Median scores a value by the median of its n evaluations instead of
-	// their mean (E07). Noise from other programs on the machine only
-	// slows an evaluation down, and one evaluation slowed twofold moves a
-	// mean of 4 by a quarter: the median ignores it.
-	Median bool
 	// Margin: a try replaces the anchor only if its score is lower by more
 	// than this fraction of the anchor's (0 ≤ Margin < 1). A try within the
 	// noise of the anchor then counts as worse, so that noise alone does not
@@ -138,10 +142,8 @@ type Tuner struct {
 	haveAnchor bool
 	v          float64 // signed exploration vector
 
-	cur      float64 // value under evaluation
-	sum      float64
-	k        int
-	costs    []float64 // the evaluations of cur, for Options.Median
+	cur      float64   // value under evaluation
+	costs    []float64 // the evaluations of cur so far
 	hold     int       // scores left to hold the anchor (Options.Hold)
 	held     []float64 // the anchor's scores while held
 	rejects  int       // consecutive worse tries
@@ -205,20 +207,12 @@ func (t *Tuner) Observe(cost float64) error {
 	}
 	t.evals++
 	t.traj = Append(t.traj, Point{Eval: t.evals, Value: t.cur, Cost: cost})
-	t.sum += cost
-	t.k++
-	if t.o.Median {
-		t.costs = append(t.costs, cost)
-	}
-	if t.k < t.o.Evals {
+	t.costs = append(t.costs, cost)
+	if len(t.costs) < t.o.Evals {
 		return nil
 	}
-	score := t.sum / float64(t.k) // E07: the mean of n evaluations
-	if t.o.Median {
-		score = median(t.costs)
-		t.costs = t.costs[:0]
-	}
-	t.sum, t.k = 0, 0
+	score := t.pool(t.costs) // E07: one score from n evaluations
+	t.costs = t.costs[:0]
 	switch {
 	case !t.haveAnchor:
 		t.x, t.s, t.haveAnchor = t.cur, score, true
@@ -279,7 +273,9 @@ func (t *Tuner) Observe(cost float64) error {
 	return nil
 }
 
-// pool combines scores of one value as its evaluations are (E07).
+// pool combines the evaluations of one value into its score, or the
+// scores of a held anchor into one (E07): their mean, or with Median their
+// median (the mean of the middle two for an even count).
 func (t *Tuner) pool(xs []float64) float64 {
 	if t.o.Median {
 		return median(xs)
@@ -302,10 +298,7 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	slices.Sort(s)
 	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return (s[(n-1)/2] + s[n/2]) / 2
 }
 
 // next picks the value of the next n evaluations.

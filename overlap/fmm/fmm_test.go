@@ -50,7 +50,7 @@ func init() { chare.Register[tmain]() }
 // TestE04_OverlapLoopOverTRAM: on 4 PEs, each iteration runs the overlap
 // loop on every PE with TRAM carrying the far cells' data; every iteration
 // is checked against the sequential computation (so every datum was
-// treated exactly once), the tuned p moves from 0 (E05: the search is over
+// treated exactly once), the tuned p moves from 1 (E05: the search is over
 // the computations between tests) and the trajectory has one point per
 // iteration.
 func TestE04_OverlapLoopOverTRAM(t *testing.T) {
@@ -89,8 +89,8 @@ func TestE04_OverlapLoopOverTRAM(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 	require.Equal(t, make([]int, iters), wrong, "cells wrong per iteration")
-	require.Equal(t, 0.0, ps[0], "the search starts at p = 0")
-	require.Equal(t, 1.0, ps[4], "then tries p = 1 (n = 4 evaluations each)")
+	require.Equal(t, 1.0, ps[0], "the search starts at p = 1")
+	require.Equal(t, 7.0, ps[4], "then tries p = 7, log2(1+p) two higher (n = 4 evaluations each)")
 	require.Equal(t, 3.5, ps[iters-1], "a static iteration uses the p given")
 	require.Equal(t, iters-1, traj, "one point per tuned iteration")
 }

@@ -58,6 +58,10 @@ type Part struct {
 	unacked       []int // items treated from each PE, not acknowledged yet
 
 	tuner *overlap.Tuner
+	// wake, while the loop waits (overlap.Waiter), is the future an
+	// arrival or an acknowledgement sets.
+	wake    chare.Future[struct{}]
+	waiting bool
 }
 
 func init() {
@@ -263,6 +267,24 @@ func (p *Part) Compute() bool {
 	return true
 }
 
+// Wait implements overlap.Waiter: it sleeps until an item or an
+// acknowledgement arrives (Recv and Ack wake it).
+func (p *Part) Wait(ctx chare.Context) error {
+	p.wake, p.waiting = chare.NewFuture[struct{}](p), true
+	_, err := p.wake.Get(ctx)
+	return err
+}
+
+// poke wakes a waiting loop.
+func (p *Part) poke() {
+	if p.waiting {
+		p.waiting = false
+		if err := p.wake.Send(p, struct{}{}); err != nil {
+			p.Abort(err)
+		}
+	}
+}
+
 // Finished implements overlap.Body.
 func (p *Part) Finished() bool { return p.done && p.arrived == p.expect }
 
@@ -286,6 +308,7 @@ func (p *Part) Recv(it Item) {
 	if p.unacked[src]++; p.unacked[src] >= ackEvery {
 		p.ack(src)
 	}
+	p.poke()
 }
 
 type ackMsg struct {
@@ -307,6 +330,7 @@ func (p *Part) Ack(m ackMsg) {
 		return
 	}
 	p.acked[m.From] += m.N
+	p.poke()
 }
 
 // checkMsg asks each part to compare its last results with the

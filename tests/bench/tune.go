@@ -19,7 +19,10 @@ import (
 // tuned, …, the tuner starting afresh each pair); value and baseline are
 // the mean wall time per iteration of the last 20 of each. The tuners are
 // scored cooperatively: every PE observes the iteration's wall time over
-// the job (IterMsg.Scored), not its own loop time. The line ends
+// the job (IterMsg.Scored), not its own loop time; they search
+// log2(1 + p) from p = 1 (overlap.TunerOptions). In both runs a PE with no
+// computation left sleeps until data arrives (overlap.Waiter) rather than
+// spinning on tests; p = 1 rarely gets there. The line ends
 // with best_p, the best static p of an offline sweep (p = 0, 1, 2, 4, …,
 // 256; 12 iterations each, the mean of the last 8), and sweep_ms, its time,
 // to judge the tuner against what it could have found, and tuned_p, the
