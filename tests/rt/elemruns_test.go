@@ -51,7 +51,7 @@ type erElem struct {
 	array.Element[erElem, int]
 	Seen   [][]bool // the messages received, by sender and sequence number
 	Got    int
-	Late   int // messages that arrived after a later one of their sender
+	Late   int            // messages that arrived after a later one of their sender
 	Done   chare.Callback // called on arrival after a Move, if Notify
 	Notify bool
 	Paused erGo // the rounds that a paused Go still has to send
