@@ -66,6 +66,10 @@ type run1[T, M any] struct {
 	fn   func(*T, M)
 	msgs []M
 	idx  []elemKey // nil for a branch's run
+	// raw holds the indices of an element run from another process, in
+	// their bytes: idx's indices are nil then (a []byte in an any would
+	// be an allocation per message).
+	raw []rawIndex
 }
 
 // elemKey is what an element message's header has of its own: the index
@@ -98,7 +102,7 @@ func (r *run1[T, M]) Count() int { return len(r.msgs) }
 // run by the memory it holds, not by its messages.
 func (r *run1[T, M]) Bytes() int {
 	var m M
-	return int(unsafe.Sizeof(*r)) + cap(r.msgs)*int(unsafe.Sizeof(m)) + cap(r.idx)*int(unsafe.Sizeof(elemKey{}))
+	return int(unsafe.Sizeof(*r)) + cap(r.msgs)*int(unsafe.Sizeof(m)) + cap(r.idx)*int(unsafe.Sizeof(elemKey{})) + cap(r.raw)*int(unsafe.Sizeof(rawIndex{}))
 }
 
 // Describe names the run in an error report.
@@ -164,10 +168,14 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		if i < len(r.idx) {
 			k = r.idx[i]
 		}
+		var raw rawIndex
+		if i < len(r.raw) {
+			raw = r.raw[i]
+		}
 		if er != nil && c != nil {
-			if raw, ok := k.index.(rawIndex); ok {
+			if raw != nil {
 				if v, err := raws.resolve(pe, c, raw); err == nil {
-					k.index = v
+					k.index, raw = v, nil
 				} // else the envelope's path names the bad index
 			}
 			if obj, ok := er.Resident(k.index).(*T); ok && obj != nil {
@@ -180,6 +188,9 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		}
 		env := &env1[T, M]{envHead: r.envHead, fn: r.fn, msg: r.msgs[i]}
 		env.h.Index, env.h.Epoch = k.index, k.epoch
+		if raw != nil {
+			env.h.Index = raw
+		}
 		pe.route(env)
 		if stopped() {
 			return
@@ -220,6 +231,9 @@ func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 	if r.idx != nil { // an element's own index and epoch
 		eh := r.h
 		eh.Index, eh.Epoch = r.idx[i].index, r.idx[i].epoch
+		if i < len(r.raw) {
+			eh.Index = r.raw[i]
+		}
 		h = &eh
 	}
 	b, err := appendEnvTail(b, h, futureRef{})
@@ -362,6 +376,7 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		rest := it.Body
 		if elems {
 			run.idx = make([]elemKey, it.Tails)
+			run.raw = make([]rawIndex, it.Tails)
 			// The indices alias one copy of the body, not the frame.
 			rest = append([]byte(nil), rest...)
 		}
@@ -379,7 +394,7 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 				return nil, nil // a message with more header: read tail by tail
 			}
 			if elems {
-				run.idx[i] = elemKey{idx, epoch}
+				run.idx[i].epoch, run.raw[i] = epoch, idx
 			}
 			if err := codec.Decode(c, msg, &run.msgs[i]); err != nil {
 				return nil, fmt.Errorf("decoding message %d of a run of %s: %w", i, h.Entry, err)
