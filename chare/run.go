@@ -70,6 +70,9 @@ type run1[T, M any] struct {
 	// their bytes: idx's indices are nil then (a []byte in an any would
 	// be an allocation per message).
 	raw []rawIndex
+	// The message being delivered and its element's index, for Describe.
+	at  int
+	cur any
 }
 
 // elemKey is what an element message's header has of its own: the index
@@ -108,6 +111,9 @@ func (r *run1[T, M]) Bytes() int {
 // Describe names the run in an error report.
 func (r *run1[T, M]) Describe() string {
 	if r.h.Kind == KindElement {
+		if r.cur != nil { // a panic names the element whose method was running
+			return fmt.Sprintf("%s on element %v of array %v (message %d of a run of %d)", r.h.Entry, r.cur, r.h.Coll, r.at, len(r.msgs))
+		}
 		return fmt.Sprintf("a run of %d messages for %s to elements of array %v on PE %d", len(r.msgs), r.h.Entry, r.h.Coll, r.h.PE)
 	}
 	return fmt.Sprintf("a run of %d messages for %s on group %v", len(r.msgs), r.h.Entry, r.h.Coll)
@@ -179,7 +185,9 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 				} // else the envelope's path names the bad index
 			}
 			if obj, ok := er.Resident(k.index).(*T); ok && obj != nil {
+				r.at, r.cur = i, k.index
 				r.fn(obj, r.msgs[i])
+				r.cur = nil
 				if stopped() {
 					return
 				}
