@@ -210,6 +210,32 @@ func (l *part[I]) SendTo(h *chare.Header) (int, error) {
 	return pe, nil
 }
 
+// Where implements chare.ElementRunner: SendTo without a header.
+func (l *part[I]) Where(index any) (int, uint32, error) {
+	i, err := l.check(index)
+	if err != nil {
+		return 0, 0, err
+	}
+	pe, epoch := l.tab.Lookup(i)
+	return pe, epoch, nil
+}
+
+// Resident implements chare.ElementRunner: what route does for a message
+// that has not been forwarded (a run's), when its element is here.
+func (l *part[I]) Resident(index any) any {
+	i, ok := index.(I)
+	if !ok {
+		return nil
+	}
+	el := l.elems[i]
+	if el == nil {
+		return nil
+	}
+	l.stats.Delivered++
+	l.stats.Hops[0]++
+	return el.obj
+}
+
 // BroadcastRoot implements chare.Sequencer.
 func (l *part[I]) BroadcastRoot() int { return chare.ReductionRoot }
 

@@ -77,8 +77,9 @@
 // sent (FIFO); nothing is promised between different senders, nor for a
 // broadcast against a direct send.
 //
-// Cost: consecutive sends of one entry method to one group branch travel
-// as a run — one header and a slice of the messages — rather than an
+// Cost: consecutive sends of one entry method to one group branch, or to
+// array elements on one PE, travel as a run — one header and a slice of
+// the messages (with each element's index beside it) — rather than an
 // envelope each (run.go), in one process and between processes. A sender
 // that outruns its receivers waits rather than filling memory (see
 // Config.MaxInFlight and Config.MaxRemoteInFlight); nothing is dropped.

@@ -1,7 +1,10 @@
 package chare
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/charmgo/charm/actor"
@@ -9,27 +12,40 @@ import (
 	"github.com/charmgo/charm/actor/wire"
 )
 
-// Runs: many small sends of one entry method to one group branch.
+// Runs: many small sends of one entry method to one PE.
 //
-// A loop of chare.Send calls to the branches of a group would give each
-// message an envelope of about 112 bytes (header, method, message). A run
-// keeps the header once and the messages in a []M: while the last message
-// that the sending PE buffered for the destination PE (actor.PE.Open) is a
-// run of the same entry method to the same branch, Send appends to it.
-// Nothing was buffered for that PE after the run, so the order of sends
-// per sender and receiver holds. The run travels and is delivered as one
-// message (an actor.Multi that counts as many): on its PE the branch is
-// looked up once and the method called for each message in turn. A run
+// A loop of chare.Send calls to the branches of a group, or to the
+// elements of an array, would give each message an envelope of about 112
+// bytes (header, method, message). A run keeps the header once and the
+// messages in a []M: while the last message that the sending PE buffered
+// for the destination PE (actor.PE.Open) is a run of the same entry method
+// to the same branch, or to elements of the same array on that PE, Send
+// appends to it. Nothing was buffered for that PE after the run, so the
+// order of sends per sender and receiver holds. The run travels and is
+// delivered as one message (an actor.Multi that counts as many). A run
 // between processes is one wire run (one head, a tail per message) and is
 // decoded back into one run, without an envelope per message.
 //
+// A run to a group branch looks the branch up once and calls the method
+// for each message in turn. A run to array elements (an element run) has
+// beside its []M an index column: each message's element index and the
+// epoch at which the sender believed the element to be on that PE (what a
+// single message's header carries, see package location). On its PE each
+// message's element is looked up (ElementRunner.Resident); a message for
+// an element that is not there (it moved, is on its way, or does not
+// exist) becomes an ordinary element envelope with that index and epoch,
+// which the location manager forwards or holds exactly as it would a
+// single message. Messages for other elements in the run are not held up
+// by it.
+//
 // Runs are used only where nothing needs a message's own envelope: an
-// undelegated proxy of a group branch, an entry method that is not
-// threaded nor marked for a delegate nor registered with NoRuns, and a
-// PE that is not traced. On the receiving side, if the branch is not
-// simply there to call (load measurement is on, the collection is held,
-// anything unusual), the run is unrolled into ordinary envelopes that take
-// the usual path.
+// undelegated proxy of a group branch or an array element (whose index
+// was not decoded from another process), an entry method that is not
+// threaded nor marked for a delegate nor registered with NoRuns, a PE that
+// is not traced and does not record the communication graph. On the
+// receiving side, if the members are not simply there to call (load
+// measurement is on, the collection is held, anything unusual), the run is
+// unrolled into ordinary envelopes that take the usual path.
 
 // runCap is the least capacity of a new run's slice of messages, and
 // runBytes the most bytes one is given at first. A run's slice doubles as
@@ -42,11 +58,44 @@ const (
 	runBytes = 16 << 10
 )
 
-// run1 carries messages for one entry method func(*T, M) of one branch.
+// run1 carries messages for one entry method func(*T, M) of one branch,
+// or of elements of one array on one PE (then idx[i] is msgs[i]'s
+// element).
 type run1[T, M any] struct {
 	envHead
 	fn   func(*T, M)
 	msgs []M
+	idx  []elemKey // nil for a branch's run
+	// raw holds the indices of an element run from another process, in
+	// their bytes: idx's indices are nil then (a []byte in an any would
+	// be an allocation per message).
+	raw []rawIndex
+	// The message being delivered and its element's index, for Describe.
+	at  int
+	cur any
+}
+
+// elemKey is what an element message's header has of its own: the index
+// (as the proxy holds it, or rawIndex from another process) and the epoch
+// (Header.Epoch).
+type elemKey struct {
+	index any
+	epoch uint32
+}
+
+// ElementRunner is implemented by the parts of collections whose members
+// migrate (arrays), so that sends to them can form runs: it does for one
+// message what SendTo and Deliver do for an envelope, without one.
+type ElementRunner interface {
+	ElementRouter
+	// Where returns the PE to which a message for the member with the
+	// given index goes from here, and the epoch at which this PE believes
+	// it is there (SendTo's Header.Epoch).
+	Where(index any) (pe int, epoch uint32, err error)
+	// Resident returns the member with the given index if it lives on
+	// this PE, counting a message delivered to it, or nil: then the
+	// message takes an envelope's path (forwarded or held).
+	Resident(index any) any
 }
 
 // Count implements actor.Multi.
@@ -56,7 +105,18 @@ func (r *run1[T, M]) Count() int { return len(r.msgs) }
 // run by the memory it holds, not by its messages.
 func (r *run1[T, M]) Bytes() int {
 	var m M
-	return int(unsafe.Sizeof(*r)) + cap(r.msgs)*int(unsafe.Sizeof(m))
+	return int(unsafe.Sizeof(*r)) + cap(r.msgs)*int(unsafe.Sizeof(m)) + cap(r.idx)*int(unsafe.Sizeof(elemKey{})) + cap(r.raw)*int(unsafe.Sizeof(rawIndex{}))
+}
+
+// Describe names the run in an error report.
+func (r *run1[T, M]) Describe() string {
+	if r.h.Kind == KindElement {
+		if r.cur != nil { // a panic names the element whose method was running
+			return fmt.Sprintf("%s on element %v of array %v (message %d of a run of %d)", r.h.Entry, r.cur, r.h.Coll, r.at, len(r.msgs))
+		}
+		return fmt.Sprintf("a run of %d messages for %s to elements of array %v on PE %d", len(r.msgs), r.h.Entry, r.h.Coll, r.h.PE)
+	}
+	return fmt.Sprintf("a run of %d messages for %s on group %v", len(r.msgs), r.h.Entry, r.h.Coll)
 }
 
 // objectPart is the part of a collection whose member can be had by index
@@ -69,6 +129,10 @@ type objectPart interface{ Object(index any) any }
 func (r *run1[T, M]) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	h := &r.h
+	if h.Kind == KindElement {
+		r.deliverElements(pe)
+		return
+	}
 	if pe.tr == nil && !pe.measure && !h.Entry.Threaded && h.Kind == KindBranch && h.Index == nil && !pe.held(h.Coll) {
 		if l, err := pe.Part(h.Coll); err == nil {
 			if o, ok := l.(objectPart); ok {
@@ -91,12 +155,96 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 	}
 }
 
+// deliverElements calls the method on each message's element if it is
+// here, and routes the others as element envelopes.
+func (r *run1[T, M]) deliverElements(pe *PE) {
+	h := &r.h
+	var er ElementRunner
+	var c *Collection
+	if pe.tr == nil && !pe.measure && !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
+		if l, err := pe.Part(h.Coll); err == nil {
+			er, _ = l.(ElementRunner)
+			c, _ = pe.collection(h.Coll)
+		}
+	}
+	var raws rawCache
+	stopped := pe.job.rt.Stopped
+	for i := range r.msgs {
+		var k elemKey
+		if i < len(r.idx) {
+			k = r.idx[i]
+		}
+		var raw rawIndex
+		if i < len(r.raw) {
+			raw = r.raw[i]
+		}
+		if er != nil && c != nil {
+			if raw != nil {
+				if v, err := raws.resolve(pe, c, raw); err == nil {
+					k.index, raw = v, nil
+				} // else the envelope's path names the bad index
+			}
+			if obj, ok := er.Resident(k.index).(*T); ok && obj != nil {
+				r.at, r.cur = i, k.index
+				r.fn(obj, r.msgs[i])
+				r.cur = nil
+				if stopped() {
+					return
+				}
+				continue
+			}
+		}
+		env := &env1[T, M]{envHead: r.envHead, fn: r.fn, msg: r.msgs[i]}
+		env.h.Index, env.h.Epoch = k.index, k.epoch
+		if raw != nil {
+			env.h.Index = raw
+		}
+		pe.route(env)
+		if stopped() {
+			return
+		}
+	}
+}
+
+// rawCache remembers the last indices decoded from another process's
+// bytes: a run from there names the few elements of one PE again and
+// again.
+type rawCache struct {
+	raw  [8]rawIndex
+	val  [8]any
+	next int
+}
+
+func (rc *rawCache) resolve(pe *PE, c *Collection, raw rawIndex) (any, error) {
+	for k := range rc.raw {
+		if rc.raw[k] != nil && bytes.Equal(rc.raw[k], raw) {
+			return rc.val[k], nil
+		}
+	}
+	v, err := pe.resolve(c, raw)
+	if err != nil {
+		return nil, err
+	}
+	rc.raw[rc.next], rc.val[rc.next] = raw, v
+	rc.next = (rc.next + 1) % len(rc.raw)
+	return v, nil
+}
+
 // WireKind, AppendWireTailAt: a run crosses processes as a wire run of
 // envelopes (actor.WireMulti); AppendWireHead comes with envHead.
 func (r *run1[T, M]) WireKind() uint16 { return kindEnvelope }
 
 func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
-	b, err := appendEnvTail(b, &r.h, futureRef{})
+	h := &r.h
+	if r.idx != nil { // an element's own index and epoch
+		eh := r.h
+		eh.Index, eh.Epoch = r.idx[i].index, r.idx[i].epoch
+		if i < len(r.raw) {
+			eh.Index = r.raw[i]
+		}
+		h = &eh
+	}
+	b, err := appendEnvTail(b, h, futureRef{})
 	if err != nil {
 		return b, err
 	}
@@ -107,14 +255,12 @@ func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 // whether it did; if not, the caller sends an envelope.
 func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
 	r := &p.route
-	if p.del != nil || r.Kind != KindBranch || r.Index != nil || pe.tr != nil || e.Threaded || e.NoRuns || e.delegate.Load() != nil {
+	if p.del != nil || pe.tr != nil || e.Threaded || e.NoRuns || e.delegate.Load() != nil {
 		return false
 	}
 	dest := r.PE
-	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.PE == dest {
-		if len(open.msgs) == cap(open.msgs) {
-			pe.runHint = max(pe.runHint, 2*cap(open.msgs))
-		}
+	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.PE == dest && open.h.Kind == KindBranch {
+		open.grow(pe)
 		open.msgs = append(open.msgs, msg)
 		pe.ap.Grow(dest)
 		return true
@@ -126,15 +272,77 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 	if _, err := pe.collection(r.Coll); err != nil {
 		return false
 	}
+	run := newRun(pe, *r, e, method, dest, msg, false)
+	pe.ap.Send(dest, run)
+	return true
+}
+
+// sendElemRun is sendRun for a message to an array element: it finds the
+// element's PE as pe.send would, and appends the message with its index
+// and epoch to the run open for that PE, or starts one. Anything unusual
+// (an index from another process, a collection not known or held here, a
+// bad index, the communication graph recorded) is left to the envelope's
+// path, which reports errors.
+func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
+	if r.Index == nil || pe.commOn || pe.held(r.Coll) {
+		return false
+	}
+	if _, raw := r.Index.(rawIndex); raw {
+		return false
+	}
+	l, err := pe.Part(r.Coll)
+	if err != nil {
+		return false
+	}
+	er, ok := l.(ElementRunner)
+	if !ok {
+		return false
+	}
+	dest, epoch, err := er.Where(r.Index)
+	if err != nil || dest < 0 || dest >= pe.NumPEs() {
+		return false
+	}
+	k := elemKey{r.Index, epoch}
+	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.Kind == KindElement {
+		open.grow(pe)
+		open.msgs = append(open.msgs, msg)
+		open.idx = append(open.idx, k)
+		pe.ap.Grow(dest)
+		return true
+	}
+	run := newRun(pe, *r, e, method, dest, msg, true)
+	run.idx[0] = k
+	pe.ap.Send(dest, run)
+	return true
+}
+
+// grow notes, before a message is appended, that the run is full: the
+// PE's next runs start at twice its capacity (see runHint).
+func (r *run1[T, M]) grow(pe *PE) {
+	if len(r.msgs) == cap(r.msgs) {
+		pe.runHint = max(pe.runHint, 2*cap(r.msgs))
+	}
+}
+
+// newRun returns a run of one message, msg, for PE dest, with room for
+// as many as the PE's runs have needed; an element run (elems) gets an
+// index column of one, for the caller to fill in.
+func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, msg M, elems bool) *run1[T, M] {
 	n := runCap
-	if size := int(unsafe.Sizeof(msg)); pe.runHint > n && size > 0 {
+	size := int(unsafe.Sizeof(msg))
+	if elems {
+		size += int(unsafe.Sizeof(elemKey{}))
+	}
+	if pe.runHint > n && size > 0 {
 		n = max(n, min(pe.runHint, runBytes/size))
 	}
 	run := &run1[T, M]{fn: method, msgs: make([]M, 1, n)}
-	run.h = Header{Route: Route{Kind: KindBranch, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
+	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
 	run.msgs[0] = msg
-	pe.ap.Send(dest, run)
-	return true
+	if elems {
+		run.idx = make([]elemKey, 1, n)
+	}
+	return run
 }
 
 // runDecoder reads a whole wire run for one entry method into a run1, or
@@ -151,30 +359,90 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		if int(it.Tails) > len(it.Body) { // a tail takes two bytes at least
 			return nil, fmt.Errorf("a run of %d messages in %d bytes", it.Tails, len(it.Body))
 		}
-		// Only runs whose tails are all plain (no reply, epoch, index or
-		// members: flags 0) are read whole; the first tail tells.
-		if tail, _, ok := wire.NextTail(it.Body); !ok || len(tail) == 0 || tail[0] != 0 {
+		elems := h.Kind == KindElement
+		// Only runs whose tails have no more header than a run keeps are
+		// read whole (no reply, flow, members, hops; an index and epoch
+		// for each element message, nothing for a branch's); the first
+		// tail tells.
+		if tail, _, ok := wire.NextTail(it.Body); !ok {
+			return nil, fmt.Errorf("a run of %s ends after 0 of %d messages", h.Entry, it.Tails)
+		} else if _, _, _, whole, _ := readRunTail(tail, elems); !whole {
 			return nil, nil
 		}
 		run := &run1[T, M]{fn: method, msgs: make([]M, it.Tails)}
 		run.h = h
 		rest := it.Body
+		if elems {
+			run.idx = make([]elemKey, it.Tails)
+			run.raw = make([]rawIndex, it.Tails)
+			// The indices alias one copy of the body, not the frame.
+			rest = append([]byte(nil), rest...)
+		}
 		for i := range run.msgs {
 			tail, next, ok := wire.NextTail(rest)
 			if !ok {
 				return nil, fmt.Errorf("a run of %s ends after %d of %d messages", h.Entry, i, it.Tails)
 			}
 			rest = next
-			if len(tail) == 0 || tail[0] != 0 {
+			idx, epoch, msg, whole, err := readRunTail(tail, elems)
+			if err != nil {
+				return nil, fmt.Errorf("message %d of a run of %s: %w", i, h.Entry, err)
+			}
+			if !whole {
 				return nil, nil // a message with more header: read tail by tail
 			}
-			if err := codec.Decode(c, tail[1:], &run.msgs[i]); err != nil {
+			if elems {
+				run.idx[i].epoch, run.raw[i] = epoch, idx
+			}
+			if err := codec.Decode(c, msg, &run.msgs[i]); err != nil {
 				return nil, fmt.Errorf("decoding message %d of a run of %s: %w", i, h.Entry, err)
 			}
 		}
 		return run, nil
 	})
 	en.wireRun.CompareAndSwap(nil, &f)
+}
+
+// readRunTail reads the tail of one message of a run (see appendEnvTail)
+// if it has only what a run keeps per message: nothing for a branch's,
+// an index and maybe an epoch (with 0 hops) for an element's. It returns
+// the index (aliasing tail), the epoch and the message's bytes; whole is
+// false for a tail with more than that.
+func readRunTail(tail []byte, elems bool) (idx rawIndex, epoch uint32, msg []byte, whole bool, err error) {
+	if len(tail) == 0 {
+		return nil, 0, nil, false, errors.New("an envelope without a tail")
+	}
+	flags := tail[0]
+	if !elems {
+		return nil, 0, tail[1:], flags == 0, nil
+	}
+	if flags&^tailEpoch != tailIndex {
+		return nil, 0, nil, false, nil
+	}
+	r := tailReader{b: tail, off: 1}
+	if flags&tailEpoch != 0 {
+		ep, err := r.uvarint("epoch")
+		if err != nil {
+			return nil, 0, nil, false, err
+		}
+		if ep > math.MaxUint32 || r.off >= len(r.b) {
+			return nil, 0, nil, false, errors.New("an envelope's epoch is out of range or its hops are missing")
+		}
+		if r.b[r.off] != 0 { // forwarded: its hops matter
+			return nil, 0, nil, false, nil
+		}
+		epoch = uint32(ep)
+		r.off++
+	}
+	n, err := r.uvarint("index's length")
+	if err != nil {
+		return nil, 0, nil, false, err
+	}
+	if n > uint64(len(r.b)-r.off) {
+		return nil, 0, nil, false, fmt.Errorf("an envelope's index of %d bytes, but %d are left", n, len(r.b)-r.off)
+	}
+	idx = rawIndex(r.b[r.off : r.off+int(n) : r.off+int(n)])
+	return idx, epoch, r.b[r.off+int(n):], true, nil
 }
 
 // decodeEnvRun is the actor.RunAllDecoder of envelopes: a run for an entry

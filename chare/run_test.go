@@ -1,6 +1,7 @@
 package chare
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -120,9 +121,9 @@ func TestRunDecodeAllocations(t *testing.T) {
 	require.LessOrEqual(t, allocs, 2.0, "the run and its messages' slice, for 200 messages")
 }
 
-// A run that cannot be read whole (array elements: an index per message)
-// is read tail by tail, and its envelopes come from slabs: a handful of
-// allocations per run, not one per message.
+// A run of element messages that have been forwarded (their hops count)
+// cannot be read whole: it is read tail by tail, and its envelopes come
+// from slabs: a handful of allocations per run, not one per message.
 func TestElementRunDecodeAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts under -race are not the program's")
@@ -132,13 +133,13 @@ func TestElementRunDecodeAllocations(t *testing.T) {
 	var envs []actor.WireRunner
 	for i := range n {
 		env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i)}}
-		env.h = Header{Route: Route{Kind: KindElement, Coll: 1<<32 | 5, PE: 2}, Entry: e, Epoch: uint32(i)}
+		env.h = Header{Route: Route{Kind: KindElement, Coll: 1<<32 | 5, PE: 2}, Entry: e, Epoch: uint32(i), Hops: 1}
 		envs = append(envs, env)
 	}
 	it := encodeRun(t, envs...)
 	whole, err := decodeEnvRun(nil, it)
 	require.NoError(t, err)
-	require.Nil(t, whole, "elements' runs are read tail by tail")
+	require.Nil(t, whole, "forwarded element messages are read tail by tail")
 
 	var got []actor.Message
 	allocs := testing.AllocsPerRun(20, func() {
@@ -167,4 +168,135 @@ func TestElementRunDecodeAllocations(t *testing.T) {
 	}
 	// The head's closure and its slab, then slabs of 4, 8, ..., 64: 9 for 256.
 	require.LessOrEqual(t, allocs, 12.0, "allocations to decode a run of %d element messages", n)
+}
+
+// elemRun is a run of n messages to elements i%4 (epoch i%3) of one
+// array, as sendElemRun builds it.
+func elemRun(t *testing.T, n int) *run1[runWorker, runMsg] {
+	e := runEntry(t)
+	r := &run1[runWorker, runMsg]{fn: (*runWorker).Take}
+	r.h = Header{Route: Route{Kind: KindElement, Coll: 1<<32 | 9, PE: 3}, Entry: e, Src: 1}
+	for i := range n {
+		r.msgs = append(r.msgs, runMsg{A: int32(i), B: [4]byte{byte(i)}})
+		r.idx = append(r.idx, elemKey{index: 1000 + i%4, epoch: uint32(i % 3)})
+	}
+	return r
+}
+
+// An element run crosses processes as one wire run, an index and epoch
+// per tail, and is read back whole: the indices as raw bytes (decoded
+// with the array's index type when delivered), epochs and messages in
+// order, in a handful of allocations whatever its length.
+func TestElementRunRoundTrip(t *testing.T) {
+	src := elemRun(t, 300)
+	it := encodeMulti(t, src)
+	require.Less(t, len(it.Body), 300*20, "a tail per message of index, epoch and message, no head")
+
+	m, err := decodeEnvRun(nil, it)
+	require.NoError(t, err)
+	got, ok := m.(*run1[runWorker, runMsg])
+	require.True(t, ok, "read whole into a run: %T", m)
+	require.Equal(t, src.h, got.h)
+	require.Equal(t, src.msgs, got.msgs)
+	require.Len(t, got.idx, 300)
+	require.Len(t, got.raw, 300)
+	for i, k := range got.idx {
+		raw := got.raw[i]
+		require.Nil(t, k.index, "index %d is in raw", i)
+		want, err := encodeIndex(src.idx[i].index)
+		require.NoError(t, err)
+		require.Equal(t, rawIndex(want), raw, "index of message %d", i)
+		require.Equal(t, src.idx[i].epoch, k.epoch, "epoch of message %d", i)
+	}
+	require.Equal(t, "a run of 300 messages for chare.runWorker.Take to elements of array #1.9 on PE 3", got.Describe())
+	got.at, got.cur = 5, 1001
+	require.Equal(t, "chare.runWorker.Take on element 1001 of array #1.9 (message 5 of a run of 300)", got.Describe())
+
+	if !raceEnabled {
+		allocs := testing.AllocsPerRun(20, func() {
+			if _, err := decodeEnvRun(nil, it); err != nil {
+				panic(err)
+			}
+		})
+		require.LessOrEqual(t, allocs, 5.0, "the run, its messages, its epochs, its indices and one copy of the body, for 300 messages")
+	}
+}
+
+// Element runs whose tails carry more than a run keeps are left to the
+// per-tail decoder; damaged ones are errors that say what is wrong, and
+// random damage never panics.
+func TestElementRunDecodeRejects(t *testing.T) {
+	e := runEntry(t)
+	plain := func(i int) *env1[runWorker, runMsg] {
+		env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i)}}
+		env.h = Header{Route: Route{Kind: KindElement, Coll: 7, PE: 1, Index: i}, Entry: e, Epoch: 2}
+		return env
+	}
+	forwarded := plain(5)
+	forwarded.h.Hops = 2
+	traced := plain(6)
+	traced.h.Flow = 9
+	noIndex := plain(7)
+	noIndex.h.Index = nil
+	for _, tc := range []struct {
+		name string
+		envs []actor.WireRunner
+	}{
+		{"a later one was forwarded", []actor.WireRunner{plain(1), plain(2), forwarded}},
+		{"a later one is traced", []actor.WireRunner{plain(1), traced}},
+		{"the first has no index", []actor.WireRunner{noIndex, plain(1)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			it := encodeRun(t, tc.envs...)
+			m, err := decodeEnvRun(nil, it)
+			require.NoError(t, err)
+			require.Nil(t, m, "left to the per-tail decoder")
+			ms, err := decodeRun(it)
+			require.NoError(t, err)
+			require.Len(t, ms, len(tc.envs))
+		})
+	}
+
+	it := encodeMulti(t, elemRun(t, 3))
+	first, _, ok := wire.NextTail(it.Body)
+	require.True(t, ok)
+	// first: flags, epoch 0 is absent; a later tail: flags, epoch, hops.
+	require.Equal(t, byte(tailIndex), first[0])
+	withTail := func(tail []byte, tails int) wire.Item {
+		b, mark := wire.BeginTail(nil)
+		b = wire.EndTail(append(b, tail...), mark)
+		return wire.Item{Head: it.Head, Body: append(append([]byte{}, it.Body...), b...), Tails: tails}
+	}
+	bad := []struct {
+		name string
+		it   wire.Item
+		want string
+	}{
+		{"a tail missing", wire.Item{Head: it.Head, Body: it.Body, Tails: 4}, "ends after 3 of 4 messages"},
+		{"empty body", wire.Item{Head: it.Head, Body: nil, Tails: 0 + 1}, "a run of 1 messages in 0 bytes"},
+		{"index longer than the tail", withTail([]byte{tailIndex, 40, 1}, 4), "message 3 of a run of chare.runWorker.Take: an envelope's index of 40 bytes, but 1 are left"},
+		{"index length truncated", withTail([]byte{tailIndex, 0x80}, 4), "index's length is truncated"},
+		{"epoch truncated", withTail([]byte{tailIndex | tailEpoch, 0x80}, 4), "epoch is truncated"},
+		{"hops missing", withTail([]byte{tailIndex | tailEpoch, 5}, 4), "its hops are missing"},
+		{"empty tail", withTail(nil, 4), "an envelope without a tail"},
+		{"a short message", withTail([]byte{tailIndex, 1, 7, 0x92}, 4), "decoding message 3 of a run of chare.runWorker.Take"},
+	}
+	for _, tc := range bad {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := decodeEnvRun(nil, tc.it)
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
+
+	// Random damage: an error, nil (read tail by tail) or a run, never a
+	// panic.
+	r := rand.New(rand.NewPCG(3, 4))
+	long := encodeMulti(t, elemRun(t, 20))
+	for range 3000 {
+		b := append([]byte{}, long.Body...)
+		for range 1 + r.IntN(4) {
+			b[r.IntN(len(b))] = byte(r.Uint32())
+		}
+		_, _ = decodeEnvRun(nil, wire.Item{Head: long.Head, Body: b[:r.IntN(len(b)+1)], Tails: long.Tails})
+	}
 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	goruntime "runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+)
+
+// runtime/manytomany/array: the many-to-many workload of
+// runtime/manytomany, but between chare array elements, m2mPerPE of them
+// on each PE (block map): every element sends k small messages to every
+// element on the other PEs, in the same interleaved order (for each
+// round, each other PE, each element there). So consecutive sends from
+// one element go to different elements, and each message carries its own
+// index; this is what element runs are for. The baseline is p raw
+// protoactor-go actors, each holding m2mPerPE counters that a message
+// names by index, one mailbox message per message.
+
+// m2mPerPE is the number of elements per PE.
+const m2mPerPE = 4
+
+func init() {
+	chare.Register[m2mElem](chare.Transient("got", "want", "sent", "done")) // never moves
+	registerPaired("runtime/manytomany/array", func(cfg config) ([]figure, error) {
+		return benchManyToManyArray(cfg, "runtime/manytomany/array", cfg.pes)
+	})
+}
+
+type m2mElem struct {
+	array.Element[m2mElem, int]
+	got, want int
+	sent      bool
+	done      chare.Callback
+}
+
+func (e *m2mElem) Start(s m2mStart) {
+	n := e.NumPEs() * m2mPerPE
+	me := e.ThisIndex()
+	pe := me / m2mPerPE
+	p := e.NumPEs()
+	e.want, e.done, e.sent = e.want+s.K*(p-1)*m2mPerPE, s.Done, false
+	a := e.ThisProxy()
+	for k := 0; k < s.K; k++ {
+		for d := 1; d < p; d++ {
+			base := (pe + d) % p * m2mPerPE
+			for t := 0; t < m2mPerPE; t++ {
+				_ = chare.Send(e, a.At((base+t)%n), (*m2mElem).Recv, m2mMsg{From: int64(me), Seq: int64(k)})
+			}
+		}
+	}
+	e.check()
+}
+
+func (e *m2mElem) Recv(m m2mMsg) {
+	e.got++
+	e.check()
+}
+
+func (e *m2mElem) check() {
+	if e.got == e.want && !e.sent {
+		e.sent = true
+		_ = e.Contribute(nil, reducer.Nop, e.done)
+	}
+}
+
+// benchManyToManyArray is benchManyToMany between array elements; its
+// lines are the same (rate, .../mem, .../allocs).
+func benchManyToManyArray(cfg config, name string, p int) ([]figure, error) {
+	if p < 2 {
+		return nil, fmt.Errorf("%s needs at least 2 PEs", name)
+	}
+	pairs := p * m2mPerPE * (p - 1) * m2mPerPE
+	k := max(1, int(800_000*cfg.scale/float64(pairs)))
+	total := float64(pairs * k)
+	rate := figure{name: name, unit: "msgs/s"}
+	mem := figure{name: name + "/mem", unit: "bytes"}
+	allocs := figure{name: name + "/allocs", unit: "objects/msg"}
+	err := runJob(p, func(m *benchMain) error {
+		a, err := array.New[m2mElem](m, array.Dims(p*m2mPerPE))
+		if err != nil {
+			return err
+		}
+		for i := 0; i < pairsOf(cfg); i++ {
+			goruntime.GC()
+			peak := startPeak()
+			a0 := heapObjects()
+			f := chare.NewFuture[any](m)
+			t0 := time.Now()
+			if err := chare.Send(m, a, (*m2mElem).Start, m2mStart{K: k, Done: f.Callback()}); err != nil {
+				return err
+			}
+			if _, err := f.Get(m); err != nil {
+				return err
+			}
+			rate.value = append(rate.value, total/time.Since(t0).Seconds())
+			allocs.value = append(allocs.value, float64(heapObjects()-a0)/total)
+			mem.value = append(mem.value, peak.stop())
+			goruntime.GC()
+			peak = startPeak()
+			a0 = heapObjects()
+			base, err := rawManyToManyElems(p, k)
+			if err != nil {
+				return err
+			}
+			rate.baseline = append(rate.baseline, base)
+			allocs.baseline = append(allocs.baseline, float64(heapObjects()-a0)/total)
+			mem.baseline = append(mem.baseline, peak.stop())
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []figure{rate, mem, allocs}, nil
+}
+
+// rawElemMsg is the baseline's message: m2mMsg and the index it is for.
+type rawElemMsg struct {
+	To int
+	m2mMsg
+}
+
+func rawManyToManyElems(p, k int) (float64, error) {
+	done := newSignal()
+	var finished atomic.Int64
+	n := p * m2mPerPE
+	got := make([]int, n) // each touched only by the actor holding the element
+	want := k * (p - 1) * m2mPerPE
+	rs, err := newRaw(p, func(rs *rawSystem, i int, msg any) {
+		switch x := msg.(type) {
+		case rawStart:
+			for e := i * m2mPerPE; e < (i+1)*m2mPerPE; e++ {
+				for s := 0; s < k; s++ {
+					for d := 1; d < p; d++ {
+						dest := (i + d) % p
+						for t := 0; t < m2mPerPE; t++ {
+							rs.send(dest, rawElemMsg{To: dest*m2mPerPE + t, m2mMsg: m2mMsg{From: int64(e), Seq: int64(s)}})
+						}
+					}
+				}
+			}
+		case rawElemMsg:
+			if x.To/m2mPerPE != i {
+				panic(fmt.Sprintf("raw element %d reached actor %d", x.To, i))
+			}
+			got[x.To]++
+			if got[x.To] == want && finished.Add(1) == int64(n) {
+				done.fire()
+			}
+		}
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer rs.stop()
+	t0 := time.Now()
+	for i := 0; i < p; i++ {
+		rs.send(i, rawStart{})
+	}
+	select {
+	case <-done.wait():
+	case <-time.After(60 * time.Second):
+		return 0, errors.New("raw many-to-many between elements did not finish in 60 s")
+	}
+	return float64(n*want) / time.Since(t0).Seconds(), nil
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package rt_test
+
+const raceOn = false
