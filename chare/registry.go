@@ -116,7 +116,8 @@ func Threaded(methods ...any) Option {
 }
 
 // NoRuns marks entry methods whose messages each travel in an envelope of
-// their own: consecutive sends to one group branch do not share a run
+// their own: consecutive sends to one group branch, or to array elements
+// on one PE, do not share a run
 // (run.go). Nothing but the cost changes — the order and the delivery are
 // the same — so this is for measuring what runs save, or for comparing
 // with a runtime that sends one message per call, as Charm++ does.

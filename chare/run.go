@@ -258,6 +258,16 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 	if p.del != nil || pe.tr != nil || e.Threaded || e.NoRuns || e.delegate.Load() != nil {
 		return false
 	}
+	switch r.Kind {
+	case KindBranch:
+		if r.Index != nil {
+			return false
+		}
+	case KindElement:
+		return sendElemRun(pe, r, e, method, msg)
+	default:
+		return false
+	}
 	dest := r.PE
 	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.PE == dest && open.h.Kind == KindBranch {
 		open.grow(pe)
