@@ -64,7 +64,8 @@ type Options struct {
 	// and staged steps are tuned, quiescence steps run at the last size.
 	Tune bool
 	// TuneMin and TuneMax bound the tuned buffer size (items per peer);
-	// 0 means 1 and 65536. Equal bounds hold the size there: every step
+	// 0 means the configured size divided or multiplied by 8 (within 1 and
+	// 65536; see tuneBand in tuning.go). Equal bounds hold the size there: every step
 	// still runs through the tuning (timed, sized by its begin message),
 	// a control that measures what tuning itself costs.
 	TuneMin, TuneMax int
@@ -129,7 +130,8 @@ type Streamer[C, T any] struct {
 	// from: Start, on the starting PE, may run before that PE's set-up.
 	Tune   bool
 	Sizing Sizing
-	// TuneMin and TuneMax are Options.TuneMin and TuneMax, resolved.
+	// TuneMin and TuneMax are Options.TuneMin and TuneMax, checked (0:
+	// resolved from the configured size when the tuner starts).
 	TuneMin, TuneMax int
 	// local holds the branches of this process by PE, so that Insert
 	// needs no lookup; it does not travel, but a streamer decoded from a
@@ -318,10 +320,10 @@ func create[C, X any](from chare.Context, client chare.Proxy[C], entry chare.Ent
 	if o.FlushPeriod < 0 || o.Cutoff < 0 || o.Yield < 0 {
 		return Streamer[C, X]{}, fmt.Errorf("tram: negative option in %+v", o)
 	}
-	tmin, tmax, err := tuneBounds(o.TuneMin, o.TuneMax)
-	if err != nil {
+	if err := checkTuneBounds(o.TuneMin, o.TuneMax); err != nil {
 		return Streamer[C, X]{}, err
 	}
+	tmin, tmax := o.TuneMin, o.TuneMax
 	ms, err := methodsOf[C, X]()
 	if err != nil {
 		return Streamer[C, X]{}, err
