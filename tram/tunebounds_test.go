@@ -12,7 +12,7 @@ import (
 // bound given is kept, and the other one stays on its side of it.
 func TestTuneBoundsDefaultBand(t *testing.T) {
 	cases := []struct {
-		lo, hi, start int
+		lo, hi, start  int
 		wantLo, wantHi int
 	}{
 		{0, 0, 256, 32, 2048},
