@@ -162,6 +162,7 @@ func (b *noRunBranch) Report(cb chare.Callback) {
 }
 
 func TestNoRunsSendsEnvelopes(t *testing.T) {
+	inProcessOnly(t, "it compares the allocations of sends within one process")
 	const m = 20000
 	runMain(t, 2, func(mc *tmain) {
 		pg, err := group.New[plainRunBranch](mc)
