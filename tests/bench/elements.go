@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	goruntime "runtime"
 	"sync/atomic"
 	"time"
 
@@ -78,46 +77,9 @@ func benchManyToManyArray(cfg config, name string, p int) ([]figure, error) {
 	pairs := p * m2mPerPE * (p - 1) * m2mPerPE
 	k := max(1, int(800_000*cfg.scale/float64(pairs)))
 	total := float64(pairs * k)
-	rate := figure{name: name, unit: "msgs/s"}
-	mem := figure{name: name + "/mem", unit: "bytes"}
-	allocs := figure{name: name + "/allocs", unit: "objects/msg"}
-	err := runJob(p, func(m *benchMain) error {
-		a, err := array.New[m2mElem](m, array.Dims(p*m2mPerPE))
-		if err != nil {
-			return err
-		}
-		for i := 0; i < pairsOf(cfg); i++ {
-			goruntime.GC()
-			peak := startPeak()
-			a0 := heapObjects()
-			f := chare.NewFuture[any](m)
-			t0 := time.Now()
-			if err := chare.Send(m, a, (*m2mElem).Start, m2mStart{K: k, Done: f.Callback()}); err != nil {
-				return err
-			}
-			if _, err := f.Get(m); err != nil {
-				return err
-			}
-			rate.value = append(rate.value, total/time.Since(t0).Seconds())
-			allocs.value = append(allocs.value, float64(heapObjects()-a0)/total)
-			mem.value = append(mem.value, peak.stop())
-			goruntime.GC()
-			peak = startPeak()
-			a0 = heapObjects()
-			base, err := rawManyToManyElems(p, k)
-			if err != nil {
-				return err
-			}
-			rate.baseline = append(rate.baseline, base)
-			allocs.baseline = append(allocs.baseline, float64(heapObjects()-a0)/total)
-			mem.baseline = append(mem.baseline, peak.stop())
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return []figure{rate, mem, allocs}, nil
+	return pairedManyToMany(cfg, name, p, total, func(m *benchMain) (chare.Target[m2mElem], error) {
+		return array.New[m2mElem](m, array.Dims(p*m2mPerPE))
+	}, (*m2mElem).Start, func() (float64, error) { return rawManyToManyElems(p, k) }, k)
 }
 
 // rawElemMsg is the baseline's message: m2mMsg and the index it is for.

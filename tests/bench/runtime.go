@@ -131,11 +131,23 @@ func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 	}
 	k := max(1, int(800_000*cfg.scale/float64(p*(p-1))))
 	total := float64(p * k * (p - 1))
+	return pairedManyToMany(cfg, name, p, total, func(m *benchMain) (chare.Target[m2mBranch], error) {
+		return group.New[m2mBranch](m)
+	}, (*m2mBranch).Start, func() (float64, error) { return rawManyToMany(p, k) }, k)
+}
+
+// pairedManyToMany runs the many-to-many pairs in a job of p PEs: the
+// collection made by create is sent start (k messages to every other
+// member), then the baseline raw runs; total messages each. Its lines are
+// the rate, .../mem (peak live heap) and .../allocs (heap objects per
+// message).
+func pairedManyToMany[T any](cfg config, name string, p int, total float64, create func(*benchMain) (chare.Target[T], error),
+	start func(*T, m2mStart), raw func() (float64, error), k int) ([]figure, error) {
 	rate := figure{name: name, unit: "msgs/s"}
 	mem := figure{name: name + "/mem", unit: "bytes"}
 	allocs := figure{name: name + "/allocs", unit: "objects/msg"}
 	err := runJob(p, func(m *benchMain) error {
-		g, err := group.New[m2mBranch](m)
+		c, err := create(m)
 		if err != nil {
 			return err
 		}
@@ -145,7 +157,7 @@ func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 			a0 := heapObjects()
 			f := chare.NewFuture[any](m)
 			t0 := time.Now()
-			if err := chare.Send(m, g, (*m2mBranch).Start, m2mStart{K: k, Done: f.Callback()}); err != nil {
+			if err := chare.Send(m, c, start, m2mStart{K: k, Done: f.Callback()}); err != nil {
 				return err
 			}
 			if _, err := f.Get(m); err != nil {
@@ -157,7 +169,7 @@ func benchManyToMany(cfg config, name string, p int) ([]figure, error) {
 			goruntime.GC()
 			peak = startPeak()
 			a0 = heapObjects()
-			base, err := rawManyToMany(p, k)
+			base, err := raw()
 			if err != nil {
 				return err
 			}
