@@ -114,7 +114,7 @@ func (r *run1[T, M]) Describe() string {
 		if r.cur != nil { // a panic names the element whose method was running
 			return fmt.Sprintf("%s on element %v of array %v (message %d of a run of %d)", r.h.Entry, r.cur, r.h.Coll, r.at, len(r.msgs))
 		}
-		return fmt.Sprintf("a run of %d messages for %s to elements of array %v on PE %d", len(r.msgs), r.h.Entry, r.h.Coll, r.h.PE)
+		return fmt.Sprintf("a run of %d messages for %s to elements of array %v", len(r.msgs), r.h.Entry, r.h.Coll)
 	}
 	return fmt.Sprintf("a run of %d messages for %s on group %v", len(r.msgs), r.h.Entry, r.h.Coll)
 }
@@ -463,7 +463,10 @@ func decodeEnvRun(_ *actor.PE, it wire.Item) (actor.Message, error) {
 		return nil, err
 	}
 	dec := h.Entry.wireRun.Load()
-	if dec == nil || h.Kind == KindSection {
+	// NoRuns: the transport merges consecutive envelopes with one header
+	// into one wire run; such an entry's messages are read back one
+	// envelope each.
+	if dec == nil || h.Kind == KindSection || h.Entry.NoRuns {
 		return nil, nil
 	}
 	return (*dec)(h, it)

@@ -208,7 +208,7 @@ func TestElementRunRoundTrip(t *testing.T) {
 		require.Equal(t, rawIndex(want), raw, "index of message %d", i)
 		require.Equal(t, src.idx[i].epoch, k.epoch, "epoch of message %d", i)
 	}
-	require.Equal(t, "a run of 300 messages for chare.runWorker.Take to elements of array #1.9 on PE 3", got.Describe())
+	require.Equal(t, "a run of 300 messages for chare.runWorker.Take to elements of array #1.9", got.Describe())
 	got.at, got.cur = 5, 1001
 	require.Equal(t, "chare.runWorker.Take on element 1001 of array #1.9 (message 5 of a run of 300)", got.Describe())
 

@@ -229,7 +229,8 @@ func (t *Tuner) pOf(v float64) float64 {
 // P is the value the next run will use.
 func (t *Tuner) P() float64 { return t.pOf(t.t.Value()) }
 
-// Best is the best value found so far and its score (mean seconds per run).
+// Best is the best value found so far and its score (seconds per run, as
+// the search pools them: the median of its runs by default).
 func (t *Tuner) Best() (p, score float64, ok bool) {
 	v, score, ok := t.t.Best()
 	return t.pOf(v), score, ok

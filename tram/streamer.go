@@ -65,7 +65,9 @@ type Options struct {
 	Tune bool
 	// TuneMin and TuneMax bound the tuned buffer size (items per peer);
 	// 0 means the configured size divided or multiplied by 8 (within 1 and
-	// 65536; see tuneBand in tuning.go). Equal bounds hold the size there: every step
+	// 65536; see tuneBand in tuning.go), but never past the other bound:
+	// TuneMin alone above 8× the configured size holds the size at TuneMin.
+	// Equal bounds hold the size there: every step
 	// still runs through the tuning (timed, sized by its begin message),
 	// a control that measures what tuning itself costs.
 	TuneMin, TuneMax int

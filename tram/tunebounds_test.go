@@ -1,6 +1,7 @@
 package tram
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,6 +32,6 @@ func TestTuneBoundsDefaultBand(t *testing.T) {
 	}
 	for _, c := range [][2]int{{-1, 0}, {0, maxTunedItems + 1}, {64, 32}} {
 		_, _, err := tuneBounds(c[0], c[1], 256)
-		require.ErrorContains(t, err, "tuned buffer bounds", "%v", c)
+		require.ErrorContains(t, err, fmt.Sprintf("TuneMin=%d, TuneMax=%d", c[0], c[1]), "%v", c)
 	}
 }

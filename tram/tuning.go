@@ -54,7 +54,7 @@ const (
 // of order (0 leaves a bound to tuneBounds).
 func checkTuneBounds(lo, hi int) error {
 	if lo < 0 || hi < 0 || lo > maxTunedItems || hi > maxTunedItems || lo > 0 && hi > 0 && lo > hi {
-		return fmt.Errorf("tram: tuned buffer bounds [%d, %d] are not within [1, %d] in order", max(lo, 1), hi, maxTunedItems)
+		return fmt.Errorf("tram: tuned buffer bounds TuneMin=%d, TuneMax=%d are not within [1, %d] in order (0: unset)", lo, hi, maxTunedItems)
 	}
 	return nil
 }
@@ -78,9 +78,11 @@ func tuneBounds(lo, hi, start int) (int, int, error) {
 
 // stepTuner is the tuning state on the starting PE.
 type stepTuner struct {
-	t          *tune.Tuner // nil when the bounds hold the size
-	held       []tune.Point
-	baseItems  int
+	t          *tune.Tuner  // nil when the bounds hold the size
+	held       []tune.Point // the held control's steps (the latest tune.MaxTrajectory)
+	heldN      int          // steps scored while held
+	baseItems  int          // the configured size, within the bounds
+	cfgItems   int          // the configured size: the flush period is set for it
 	basePeriod time.Duration
 	t0         time.Time
 	inserted0  int
@@ -93,8 +95,7 @@ func newStepTuner(items int, period time.Duration, lo, hi int) (*stepTuner, erro
 	if err != nil {
 		return nil, err
 	}
-	items = min(max(items, lo), hi)
-	st := &stepTuner{baseItems: items, basePeriod: period}
+	st := &stepTuner{baseItems: min(max(items, lo), hi), cfgItems: max(items, 1), basePeriod: period}
 	if lo == hi {
 		return st, nil
 	}
@@ -114,7 +115,7 @@ func (s *stepTuner) next() (int, time.Duration) {
 	}
 	var p time.Duration
 	if s.basePeriod > 0 {
-		p = max(time.Duration(float64(s.basePeriod)*float64(n)/float64(s.baseItems)), 10*time.Microsecond)
+		p = max(time.Duration(float64(s.basePeriod)*float64(n)/float64(s.cfgItems)), 10*time.Microsecond)
 	}
 	s.items, s.period = n, p
 	return n, p
@@ -123,7 +124,8 @@ func (s *stepTuner) next() (int, time.Duration) {
 // observe scores the step in force.
 func (s *stepTuner) observe(cost float64) error {
 	if s.t == nil {
-		s.held = append(s.held, tune.Point{Eval: len(s.held) + 1, Value: float64(s.items), Cost: cost})
+		s.heldN++
+		s.held = tune.Append(s.held, tune.Point{Eval: s.heldN, Value: float64(s.items), Cost: cost})
 		return nil
 	}
 	return s.t.Observe(cost)

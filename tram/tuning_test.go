@@ -159,8 +159,8 @@ func TestTuneBounds(t *testing.T) {
 	}{
 		{name: "held", lo: 64, hi: 64, min: 64, max: 64},
 		{name: "bounded", lo: 16, hi: 48, min: 16, max: 48},
-		{name: "reversed", lo: 64, hi: 32, err: "tuned buffer bounds [64, 32]"},
-		{name: "too large", hi: 1 << 20, err: "tuned buffer bounds [1, 1048576]"},
+		{name: "reversed", lo: 64, hi: 32, err: "TuneMin=64, TuneMax=32"},
+		{name: "too large", hi: 1 << 20, err: "TuneMin=0, TuneMax=1048576"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

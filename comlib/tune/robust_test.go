@@ -201,3 +201,20 @@ func TestE12_TunedBufferKeepsAGoodStart(t *testing.T) {
 	require.LessOrEqual(t, quantile(robust, 0.9), 0.03)
 	require.Less(t, quantile(robust, 0.5), quantile(base, 0.5))
 }
+
+// claim E09
+//
+// TestE09_JumpDoesNotStartAHold: a re-scoring set off by a Jump (the
+// ground moved) explores again from the fresh score; only a search boxed
+// in at the shortest vector has settled and holds its anchor (Hold).
+func TestE09_JumpDoesNotStartAHold(t *testing.T) {
+	tu, err := New(Options{Start: 8, Step: 1, MinStep: 1, Evals: 1, Jump: 1.5, Hold: 3})
+	require.NoError(t, err)
+	require.NoError(t, tu.Observe(10)) // the anchor 8
+	require.Equal(t, 9.0, tu.Value())
+	require.NoError(t, tu.Observe(100)) // far worse: a Jump
+	require.Equal(t, 8.0, tu.Value(), "the anchor is re-scored at once")
+	require.NoError(t, tu.Observe(10))
+	require.False(t, tu.Holding(), "a Jump's re-scoring is not a settled search")
+	require.NotEqual(t, 8.0, tu.Value(), "the search explores again")
+}

@@ -149,6 +149,7 @@ type Tuner struct {
 	rejects  int       // consecutive worse tries
 	jumped   bool      // the last try was far worse: re-score the anchor next
 	refresh  bool      // cur is the anchor being re-scored
+	settled  bool      // the re-scoring is after two worse tries at the shortest vector, not a Jump
 	tried    [2]Point  // the last two worse tries (Value, Cost=score), newest first
 	updates  int
 	evals    int
@@ -170,7 +171,8 @@ func New(o Options) (*Tuner, error) {
 func (t *Tuner) Value() float64 { return t.cur }
 
 // Best is the anchor — the best value found so far — and its score (the
-// mean cost of its last n evaluations). ok is false until the first score.
+// mean of its last n evaluations, or their median with Median; while it
+// is held, the pool of its held scores). ok is false until the first score.
 func (t *Tuner) Best() (value, score float64, ok bool) { return t.x, t.s, t.haveAnchor }
 
 // Vector is the signed exploration vector the next try will be made with.
@@ -247,7 +249,7 @@ func (t *Tuner) Observe(cost float64) error {
 			d := math.Copysign(1, b.Value-t.x)
 			t.x, t.s = b.Value, b.Cost
 			t.v = d * math.Abs(t.v) * t.o.Grow
-		} else if t.o.Hold > 0 {
+		} else if t.o.Hold > 0 && t.settled {
 			// Settled: keep the anchor for a while (Options.Hold).
 			t.hold, t.held = t.o.Hold, append(t.held[:0], score)
 		}
@@ -313,6 +315,9 @@ func (t *Tuner) next() {
 	// change of environment is noticed (E09) and noise cannot pin the search.
 	// A try far worse than the anchor (Jump) says the same at once.
 	if t.jumped || t.rejects >= 2 && t.lastTryV <= t.o.MinStep {
+		// Only a search boxed in at the shortest vector has settled (and
+		// may hold, Options.Hold); a Jump says the ground moved.
+		t.settled = !t.jumped
 		t.jumped = false
 		t.cur, t.refresh = t.x, true
 	} else {

@@ -320,6 +320,7 @@ func TestElementRunMigrateInFlight(t *testing.T) {
 				inJob.Equal(rounds, got[2].Got, "element 2")
 				inJob.Equal(rounds, got[3].Got, "element 3")
 				inJob.Equal(c.to, got[c.who].PE, "element %d moved", c.who)
+				inJob.Zero(got[5-c.who].Late, "element %d, which stayed, received its messages in order", 5-c.who)
 				var total array.Stats
 				for pe := range pes {
 					total = total.Add(erStatsOf(m, g, a, pe))
