@@ -263,7 +263,9 @@ func (a *Aggregator[T]) InsertTo(item T, dest int, out *Output[T]) error {
 	}
 	a.stats.Inserted++
 	if a.fast {
-		// add's fast path, written out here: one call less per item.
+		// add's fast path, written out here: one call less per item. (A
+		// shared put(slot, e) for the three appends below measured 10 %
+		// slower on tram/histogram/8B/1proc, 2026-11-23.)
 		if slot := int(a.hop[dest]); slot >= 0 {
 			buf := a.bufs[slot]
 			if buf == nil {

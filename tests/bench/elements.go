@@ -33,9 +33,7 @@ func init() {
 
 type m2mElem struct {
 	array.Element[m2mElem, int]
-	got, want int
-	sent      bool
-	done      chare.Callback
+	m2mCount
 }
 
 func (e *m2mElem) Start(s m2mStart) {
@@ -43,7 +41,7 @@ func (e *m2mElem) Start(s m2mStart) {
 	me := e.ThisIndex()
 	pe := me / m2mPerPE
 	p := e.NumPEs()
-	e.want, e.done, e.sent = e.want+s.K*(p-1)*m2mPerPE, s.Done, false
+	e.expect(s.K*(p-1)*m2mPerPE, s.Done)
 	a := e.ThisProxy()
 	for k := 0; k < s.K; k++ {
 		for d := 1; d < p; d++ {
@@ -62,8 +60,7 @@ func (e *m2mElem) Recv(m m2mMsg) {
 }
 
 func (e *m2mElem) check() {
-	if e.got == e.want && !e.sent {
-		e.sent = true
+	if e.complete() {
 		_ = e.Contribute(nil, reducer.Nop, e.done)
 	}
 }

@@ -86,16 +86,35 @@ type m2mStart struct {
 
 type m2mBranch struct {
 	group.Branch[m2mBranch]
+	m2mCount
+}
+
+// m2mCount counts a many-to-many member's messages over the repetitions.
+// The counts run on: the next repetition's messages may arrive before its
+// Start does (they come from other members).
+type m2mCount struct {
 	got, want int
 	sent      bool // contributed for the current repetition
 	done      chare.Callback
 }
 
+// expect begins a repetition in which n more messages will arrive.
+func (c *m2mCount) expect(n int, done chare.Callback) {
+	c.want, c.done, c.sent = c.want+n, done, false
+}
+
+// complete reports, once per repetition, that every message came.
+func (c *m2mCount) complete() bool {
+	if c.got == c.want && !c.sent {
+		c.sent = true
+		return true
+	}
+	return false
+}
+
 func (b *m2mBranch) Start(s m2mStart) {
 	p, me := b.NumPEs(), b.PE()
-	// Counts run on over the repetitions: the next repetition's messages
-	// may arrive before its Start does (they come from other PEs).
-	b.want, b.done, b.sent = b.want+s.K*(p-1), s.Done, false
+	b.expect(s.K*(p-1), s.Done)
 	g := b.ThisProxy()
 	for k := 0; k < s.K; k++ {
 		for d := 1; d < p; d++ {
@@ -111,8 +130,7 @@ func (b *m2mBranch) Recv(m m2mMsg) {
 }
 
 func (b *m2mBranch) check() {
-	if b.got == b.want && !b.sent {
-		b.sent = true
+	if b.complete() {
 		_ = b.Contribute(nil, reducer.Nop, b.done)
 	}
 }
