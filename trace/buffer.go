@@ -22,6 +22,9 @@ type Label struct {
 	Cat   string // the category: "entry", "migration", "lb", ...
 	Type  string // the chare type, for slices
 	Entry string // the entry method, for slices
+
+	buf *Buffer // the buffer whose label table holds it at id (see rec)
+	id  uint32
 }
 
 // Event is one recorded event. Times are nanoseconds since the Buffer's
@@ -74,9 +77,13 @@ type Buffer struct {
 	mu      sync.Mutex
 	closed  bool
 	PE      int
-	Events  []Event
-	Limit   int // the most events kept; 0 means no limit
-	Dropped int // events not kept because of Limit
+	chunks  [][]rec // the events, eventChunk to a chunk (see add)
+	n       int     // events kept
+	labels  []*Label
+	foreign map[*Label]uint32 // labels numbered first by another buffer
+	refs    []any             // indices that are not ints, instants' arguments
+	Limit   int               // the most events kept; 0 means no limit
+	Dropped int               // events not kept because of Limit
 	start   time.Time
 	sampler Sampler
 	flow    uint16 // the last flow number drawn
@@ -102,22 +109,136 @@ func (b *Buffer) Leave(outer int64) { b.open = outer }
 // Now returns the current time in the buffer's clock.
 func (b *Buffer) Now() int64 { return int64(time.Since(b.start)) }
 
-func (b *Buffer) add(e Event) {
+func (b *Buffer) add(r rec) { b.addRef(r, nil) }
+
+// addRef keeps r, and v in refs if it is not nil (r.ref then points to
+// it), unless the buffer is closed or full.
+func (b *Buffer) addRef(r rec, v any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return
 	}
-	if b.Limit > 0 && len(b.Events) >= b.Limit {
+	if b.Limit > 0 && b.n >= b.Limit {
 		b.Dropped++
 		return
 	}
-	b.Events = append(b.Events, e)
+	if v != nil {
+		b.refs = append(b.refs, v)
+		r.ref = uint32(len(b.refs))
+	}
+	k := len(b.chunks) - 1
+	if k < 0 || len(b.chunks[k]) == eventChunk {
+		b.chunks = append(b.chunks, make([]rec, 0, eventChunk))
+		k++
+	}
+	b.chunks[k] = append(b.chunks[k], r)
+	b.n++
+}
+
+// eventChunk is the number of events in one chunk of a Buffer. A PE of a
+// busy run records millions of events: in one slice, each growth copied
+// all of them and held the old copy until the collector freed it; in
+// chunks, an event is written once.
+const eventChunk = 4096
+
+// rec is an Event as a Buffer keeps it: without pointers, so that the
+// collector never scans the millions of them a busy run records (with a
+// *Label and an index in an interface per event, marking them took a
+// fifth of the CPU of a traced trace/manytomany in tests/bench, while the
+// run was measured). Labels are numbered in the buffer's table, an int
+// index is kept in place, and anything else (another index type, an
+// instant's label and arguments) goes to the buffer's refs.
+type rec struct {
+	ts, dur int64
+	id      uint64 // a flow's number, or a slice's int index
+	label   uint32 // 1 + its place in labels; 0: none
+	ref     uint32 // 1 + its place in refs; 0: none
+	kind    Kind
+	intIdx  bool // id holds the slice's index, an int
+}
+
+// labelID returns l's number in the buffer's table, adding it the first
+// time. The runtime's labels are made per PE, so after the first slice
+// this is one comparison; a label first numbered by another buffer is
+// found in foreign.
+func (b *Buffer) labelID(l *Label) uint32 {
+	if l == nil {
+		return 0
+	}
+	if l.buf == b {
+		return l.id
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if l.buf != nil {
+		if id, ok := b.foreign[l]; ok {
+			return id
+		}
+	}
+	b.labels = append(b.labels, l)
+	id := uint32(len(b.labels))
+	if l.buf == nil {
+		l.buf, l.id = b, id
+	} else {
+		if b.foreign == nil {
+			b.foreign = map[*Label]uint32{}
+		}
+		b.foreign[l] = id
+	}
+	return id
+}
+
+// Len returns the number of events kept.
+func (b *Buffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.n
+}
+
+// Recorded returns the events kept, in the order they were recorded, in
+// one slice of their own. Call it once the job has ended.
+func (b *Buffer) Recorded() []Event {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := make([]Event, 0, b.n)
+	for _, c := range b.chunks {
+		for i := range c {
+			r := &c[i]
+			e := Event{Kind: r.kind, TS: r.ts, Dur: r.dur}
+			if r.label > 0 {
+				e.Label = b.labels[r.label-1]
+			}
+			switch {
+			case r.kind == FlowStart || r.kind == FlowEnd:
+				e.ID = r.id
+			case r.intIdx:
+				e.Index = int(r.id)
+			case r.kind == Instant:
+				if in, ok := b.refs[r.ref-1].(*instant); ok {
+					e.Label, e.Args = &in.label, in.args
+				}
+			case r.ref > 0:
+				e.Index = b.refs[r.ref-1]
+			}
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // Slice records an entry method that ran from t0 to t1 (Now's clock).
 func (b *Buffer) Slice(l *Label, index any, t0, t1 int64) {
-	b.add(Event{Kind: Slice, TS: t0, Dur: t1 - t0, Label: l, Index: index})
+	r := rec{kind: Slice, ts: t0, dur: t1 - t0, label: b.labelID(l)}
+	switch v := index.(type) {
+	case nil:
+	case int:
+		r.id, r.intIdx = uint64(v), true
+	default:
+		b.addRef(r, v)
+		return
+	}
+	b.add(r)
 }
 
 // FlowFrom records, if the sampler takes it, the start of a flow for the
@@ -142,14 +263,14 @@ func (b *Buffer) FlowFrom() uint16 {
 	if b.open >= 0 {
 		ts = b.open
 	}
-	b.add(Event{Kind: FlowStart, TS: ts, ID: FlowID(b.PE, b.flow)})
+	b.add(rec{kind: FlowStart, ts: ts, id: FlowID(b.PE, b.flow)})
 	return b.flow
 }
 
 // FlowTo records the end of flow n from PE src at ts, the start of the
 // slice that runs the message.
 func (b *Buffer) FlowTo(src int, n uint16, ts int64) {
-	b.add(Event{Kind: FlowEnd, TS: ts, ID: FlowID(src, n)})
+	b.add(rec{kind: FlowEnd, ts: ts, id: FlowID(src, n)})
 }
 
 // FlowID is the job-wide number of flow n drawn on PE src.
@@ -165,7 +286,14 @@ func (b *Buffer) Instant(cat, name string, args ...any) {
 			m[k] = args[i+1]
 		}
 	}
-	b.add(Event{Kind: Instant, TS: b.Now(), Label: &Label{Name: name, Cat: cat}, Args: m})
+	b.addRef(rec{kind: Instant, ts: b.Now()}, &instant{Label{Name: name, Cat: cat}, m})
+}
+
+// instant is what an Instant keeps in refs (so that a full buffer keeps
+// nothing of it).
+type instant struct {
+	label Label
+	args  map[string]any
 }
 
 // close stops the recording: what a PE records afterwards is not kept.

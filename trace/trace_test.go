@@ -43,8 +43,39 @@ func TestBufferLimitCountsWhatItDrops(t *testing.T) {
 	for range 5 {
 		b.Slice(l, 7, 0, 1)
 	}
-	require.Len(t, b.Events, 2)
+	require.Len(t, b.Recorded(), 2)
 	require.Equal(t, 3, b.Dropped)
+}
+
+func TestBufferKeepsOrderAcrossChunks(t *testing.T) {
+	for _, c := range []struct {
+		name         string
+		limit, added int
+	}{
+		{"within a chunk", 0, eventChunk - 1},
+		{"a chunk exactly", 0, eventChunk},
+		{"several chunks", 0, 3*eventChunk + 5},
+		{"limit inside a chunk", 2*eventChunk + 7, 3 * eventChunk},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := NewBuffer(0, time.Now(), c.limit)
+			l := &Label{Name: "T.M", Cat: CatEntry}
+			for i := range c.added {
+				b.Slice(l, i, int64(i), int64(i)+1)
+			}
+			want := c.added
+			if c.limit > 0 {
+				want = c.limit
+			}
+			ev := b.Recorded()
+			require.Len(t, ev, want)
+			require.Equal(t, c.added-want, b.Dropped)
+			for i, e := range ev {
+				require.Equal(t, int64(i), e.TS, "event %d", i)
+				require.Equal(t, i, e.Index, "event %d", i)
+			}
+		})
+	}
 }
 
 func TestFlowNumbersSkipZeroWhenTheyWrap(t *testing.T) {
@@ -53,7 +84,7 @@ func TestFlowNumbersSkipZeroWhenTheyWrap(t *testing.T) {
 	b.flow = 65534
 	require.Equal(t, uint16(65535), b.FlowFrom())
 	require.Equal(t, uint16(1), b.FlowFrom())
-	require.Equal(t, FlowID(1, 1), b.Events[1].ID)
+	require.Equal(t, FlowID(1, 1), b.Recorded()[1].ID)
 	require.NotEqual(t, FlowID(1, 1), FlowID(2, 1), "flows of different PEs differ")
 }
 
@@ -70,7 +101,7 @@ func TestFlowsStartWhereTheSendingSliceStarts(t *testing.T) {
 	b.Leave(outer)
 	b.FlowFrom()
 	var ts []int64
-	for _, e := range b.Events {
+	for _, e := range b.Recorded() {
 		ts = append(ts, e.TS)
 	}
 	require.Equal(t, []int64{100, 200, 100}, ts[:3])
@@ -83,7 +114,7 @@ func TestEventsPutSlicesFirstAtTheirTime(t *testing.T) {
 	inner := &Label{Name: "T.Inner", Cat: CatEntry}
 	// As a PE records them: the flow as it is sent, each slice as it ends.
 	b.Instant("lb", "step")
-	b.Events[0].TS = 90
+	b.chunks[0][0].ts = 90
 	b.Enter(100)
 	b.sampler.Per = 1 << 20
 	b.FlowFrom()
@@ -199,4 +230,42 @@ func TestCloseMergesNodeFilesAndNamesMissingOnes(t *testing.T) {
 	}
 	require.Equal(t, map[string]int{"load-balancing step": 1, "quiescence": 0}, names)
 	require.NoFileExists(t, NodePath(p, 1))
+}
+
+func TestBufferKeepsEveryKindOfEvent(t *testing.T) {
+	a, b := NewBuffer(0, time.Now(), 0), NewBuffer(1, time.Now(), 0)
+	shared := &Label{Name: "T.M", Cat: CatEntry, Type: "T", Entry: "M"}
+	other := &Label{Name: "U.N", Cat: CatEntry, Type: "U", Entry: "N"}
+	a.Slice(shared, 5, 1, 2)
+	b.Slice(other, nil, 1, 2)
+	b.Slice(shared, [2]int{3, 4}, 3, 4) // numbered by a first
+	b.Instant("lb", "step", "moved", 7)
+	a.Slice(shared, "elem", 5, 6)
+	b.Slice(other, -2, 7, 9)
+
+	ea, eb := a.Recorded(), b.Recorded()
+	require.Len(t, ea, 2)
+	require.Equal(t, Event{Kind: Slice, TS: 1, Dur: 1, Label: shared, Index: 5}, ea[0])
+	require.Equal(t, Event{Kind: Slice, TS: 5, Dur: 1, Label: shared, Index: "elem"}, ea[1])
+	require.Len(t, eb, 4)
+	require.Equal(t, Event{Kind: Slice, TS: 1, Dur: 1, Label: other}, eb[0])
+	require.Equal(t, Event{Kind: Slice, TS: 3, Dur: 1, Label: shared, Index: [2]int{3, 4}}, eb[1])
+	require.Equal(t, Instant, eb[2].Kind)
+	require.Equal(t, "step", eb[2].Label.Name)
+	require.Equal(t, "lb", eb[2].Label.Cat)
+	require.Equal(t, map[string]any{"moved": 7}, eb[2].Args)
+	require.Equal(t, Event{Kind: Slice, TS: 7, Dur: 2, Label: other, Index: -2}, eb[3])
+}
+
+func TestFullBufferKeepsNothingOfWhatItDrops(t *testing.T) {
+	b := NewBuffer(0, time.Now(), 1)
+	l := &Label{Name: "T.M", Cat: CatEntry}
+	b.Slice(l, "first", 0, 1)
+	for range 100 {
+		b.Slice(l, "dropped", 0, 1)
+		b.Instant("lb", "dropped", "k", 1)
+	}
+	require.Equal(t, 200, b.Dropped)
+	require.Len(t, b.refs, 1, "the dropped events' indices and instants are not kept")
+	require.Len(t, b.labels, 1)
 }
