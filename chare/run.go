@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/charmgo/charm/trace"
 	"math"
 	"unsafe"
 
@@ -42,7 +43,11 @@ import (
 // undelegated proxy of a group branch or an array element (whose index
 // was not decoded from another process), an entry method that is not
 // threaded nor marked for a delegate nor registered with NoRuns, a PE that
-// is not traced and does not record the communication graph. On the
+// does not record the communication graph. On a traced PE, a send that
+// draws a flow arrow (trace.Sampler: at most trace.FlowsPerWindow a
+// window) goes in an envelope of its own, which carries the arrow; the
+// others join runs, and the receiver records a slice per message of a run
+// as it does per envelope. On the
 // receiving side, if the members are not simply there to call (load
 // measurement is on, the collection is held, anything unusual), the run is
 // unrolled into ordinary envelopes that take the usual path.
@@ -133,13 +138,23 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 		r.deliverElements(pe)
 		return
 	}
-	if pe.tr == nil && !pe.measure && !h.Entry.Threaded && h.Kind == KindBranch && h.Index == nil && !pe.held(h.Coll) {
+	if !pe.measure && !h.Entry.Threaded && h.Kind == KindBranch && h.Index == nil && !pe.held(h.Coll) {
 		if l, err := pe.Part(h.Coll); err == nil {
 			if o, ok := l.(objectPart); ok {
 				if obj, ok := o.Object(h.PE).(*T); ok && obj != nil {
 					stopped := pe.job.rt.Stopped
+					var lab *trace.Label // a traced PE records a slice per message
+					if pe.tr != nil {
+						lab = pe.label(h.Entry)
+					}
 					for i := range r.msgs {
-						r.fn(obj, r.msgs[i])
+						if lab == nil {
+							r.fn(obj, r.msgs[i])
+						} else {
+							t0, outer := pe.traceBegin()
+							r.fn(obj, r.msgs[i])
+							pe.traceEnd(lab, traceIndex(obj), t0, outer)
+						}
 						if stopped() {
 							return
 						}
@@ -161,7 +176,7 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 	h := &r.h
 	var er ElementRunner
 	var c *Collection
-	if pe.tr == nil && !pe.measure && !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
+	if !pe.measure && !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
 		if l, err := pe.Part(h.Coll); err == nil {
 			er, _ = l.(ElementRunner)
 			c, _ = pe.collection(h.Coll)
@@ -186,7 +201,13 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 			}
 			if obj, ok := er.Resident(k.index).(*T); ok && obj != nil {
 				r.at, r.cur = i, k.index
-				r.fn(obj, r.msgs[i])
+				if pe.tr == nil {
+					r.fn(obj, r.msgs[i])
+				} else { // a traced PE records a slice per message
+					t0, outer := pe.traceBegin()
+					r.fn(obj, r.msgs[i])
+					pe.traceEnd(pe.label(h.Entry), traceIndex(obj), t0, outer)
+				}
 				r.cur = nil
 				if stopped() {
 					return
@@ -255,7 +276,7 @@ func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 // whether it did; if not, the caller sends an envelope.
 func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
 	r := &p.route
-	if p.del != nil || pe.tr != nil || e.Threaded || e.NoRuns || e.delegate.Load() != nil {
+	if p.del != nil || pe.tr != nil && pe.traceSampling() || e.Threaded || e.NoRuns || e.delegate.Load() != nil {
 		return false
 	}
 	switch r.Kind {

@@ -71,20 +71,36 @@ func (pe *PE) TraceInstant(cat, name string, args ...any) {
 // message's flow arrow if it has one.
 func (pe *PE) invokeTraced(obj any, e Envelope) {
 	h := e.Header()
-	t0 := pe.tr.Now()
+	t0, outer := pe.traceBegin()
 	if h.Flow != 0 {
 		pe.tr.FlowTo(h.Src, h.Flow, t0)
 	}
-	outer := pe.tr.Enter(t0)
 	pe.invoke(obj, e)
+	pe.traceEnd(pe.label(h.Entry), traceIndex(obj), t0, outer)
+}
+
+// traceBegin opens the slice of an entry method that runs now; traceEnd
+// closes and records it. A run of messages (run.go) records a slice per
+// message with them, as envelopes do through invokeTraced.
+func (pe *PE) traceBegin() (t0, outer int64) {
+	t0 = pe.tr.Now()
+	return t0, pe.tr.Enter(t0)
+}
+
+func (pe *PE) traceEnd(l *trace.Label, index any, t0, outer int64) {
 	pe.tr.Leave(outer)
-	var index any
+	pe.tr.Slice(l, index, t0, pe.tr.Now())
+}
+
+// traceIndex is what a slice names its chare by: the element's index or
+// the branch's PE (nothing for a singleton chare).
+func traceIndex(obj any) any {
 	if c, ok := obj.(Context); ok {
 		if b := c.base(); b.coll != nil && b.coll.Kind != KindChare {
-			index = b.index
+			return b.index
 		}
 	}
-	pe.tr.Slice(pe.label(h.Entry), index, t0, pe.tr.Now())
+	return nil
 }
 
 // label returns the trace label of an entry method, made once per PE.
@@ -99,6 +115,11 @@ func (pe *PE) label(e *Entry) *trace.Label {
 	pe.labels[e] = l
 	return l
 }
+
+// traceSampling reports whether the next send would draw a flow arrow:
+// such a send goes in an envelope of its own, which carries the arrow's
+// number; the others may join runs.
+func (pe *PE) traceSampling() bool { return pe.tr.WouldSample() }
 
 // traceSend draws a flow arrow for a message to one chare, branch or
 // element, if the PE's sampler takes it.

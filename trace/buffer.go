@@ -69,6 +69,14 @@ func (s *Sampler) Take(now int64) bool {
 	return true
 }
 
+// would reports whether Take(now) would be true, without taking.
+func (s *Sampler) would(now int64) bool {
+	if now-s.start >= s.Window || now < s.start {
+		return s.Per > 0
+	}
+	return s.n < s.Per
+}
+
 // Buffer holds the events of one PE. Only that PE records into it; it is
 // read once the job has ended.
 type Buffer struct {
@@ -195,6 +203,10 @@ func (b *Buffer) Len() int {
 	defer b.mu.Unlock()
 	return b.n
 }
+
+// WouldSample reports whether a FlowFrom now would draw an arrow, without
+// drawing it.
+func (b *Buffer) WouldSample() bool { return b.sampler.would(b.Now()) }
 
 // Recorded returns the events kept, in the order they were recorded, in
 // one slice of their own. Call it once the job has ended.

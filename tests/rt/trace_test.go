@@ -2,6 +2,7 @@ package rt_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/trace"
 )
 
@@ -219,4 +221,67 @@ func TestTraceFlowsCrossProcesses(t *testing.T) {
 	}
 	require.Positive(t, across[[2]int{0, 1}], "an arrow from node 0 to node 1 (%v)", across)
 	require.Positive(t, across[[2]int{1, 0}], "an arrow from node 1 to node 0 (%v)", across)
+}
+
+// A traced PE sends in runs too (the sends that draw a flow arrow go in
+// envelopes of their own): every message of a run is recorded as a slice
+// of its own, naming its branch or element.
+type traceHit struct {
+	array.Element[traceHit, int]
+	Got int
+}
+
+func init() { chare.Register[traceHit]() }
+
+func (e *traceHit) Hit(k int) { e.Got++ }
+
+func TestTraceRecordsEveryMessageOfARun(t *testing.T) {
+	const pes, m, elems, hits = 2, 5000, 4, 3000
+	path := filepath.Join(traceDir(t), "runs.json")
+	cfg := jobConfig(t, pes)
+	cfg.Trace = path
+	code, err := runConfig(t, cfg, func(mc *tmain, _ []string) {
+		g, err := group.New[plainRunBranch](mc)
+		inJob.NoError(err)
+		a, err := array.New[traceHit](mc, array.Dims(elems))
+		inJob.NoError(err)
+		quiesce(mc)
+		inJob.NoError(chare.Send(mc, g, (*plainRunBranch).Go, noRunsGo{m}))
+		for i := range elems {
+			for k := range hits {
+				inJob.NoError(chare.Send(mc, a.At(i), (*traceHit).Hit, k))
+			}
+		}
+		quiesce(mc)
+		f := chare.NewFuture[map[int]int](mc)
+		inJob.NoError(chare.Send(mc, g, (*plainRunBranch).Report, f.Callback()))
+		inJob.Equal(map[int]int{0: m, 1: m}, get(mc, f), "messages received per PE")
+		mc.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+
+	f, err := trace.ReadFile(path)
+	require.NoError(t, err)
+	br, err := chare.TypeOf[plainRunBranch]()
+	require.NoError(t, err)
+	el, err := chare.TypeOf[traceHit]()
+	require.NoError(t, err)
+	recv := map[int]int{}   // Recv slices per PE
+	hit := map[string]int{} // Hit slices per element
+	for _, e := range f.TraceEvents {
+		switch {
+		case e.Ph == "X" && e.Name == br.Name+".Recv":
+			recv[e.TID]++
+			require.Equal(t, fmt.Sprint(e.TID), e.Args["index"], "a branch's slice names its PE")
+		case e.Ph == "X" && e.Name == el.Name+".Hit":
+			hit[fmt.Sprint(e.Args["index"])]++
+		}
+	}
+	require.Equal(t, map[int]int{0: m, 1: m}, recv, "one slice per message to a branch")
+	want := map[string]int{}
+	for i := range elems {
+		want[fmt.Sprint(i)] = hits
+	}
+	require.Equal(t, want, hit, "one slice per message to an element")
 }
