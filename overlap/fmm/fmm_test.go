@@ -148,3 +148,43 @@ func TestMissingDataStallsLoudly(t *testing.T) {
 		})
 	}
 }
+
+// TestPZeroSleepsInsteadOfSpinning: with p = 0 (no transfer while data
+// are due) a part sleeps in Wait after each test that found nothing to
+// treat or push, so its tests are bounded by the item batches, pushes and
+// acknowledgements that wake it (measured 4–6 per PE), not by how long
+// the data take: the loop used to spin on empty tests there (225–2 451
+// per PE). The results stay right.
+func TestPZeroSleepsInsteadOfSpinning(t *testing.T) {
+	const iters = 4
+	var tests []float64
+	var wrong []int
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second}, func(m *tmain, _ []string) {
+		g, s, err := New(m, Sizes["small"], tram.Options{})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"]}
+		for it := 0; it < iters; it++ {
+			res, err := r.Run(IterMsg{It: it, Mode: Static, P: 0})
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			_, w, _, err := r.Check(it)
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			tests, wrong = append(tests, res.Tests), append(wrong, w)
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, make([]int, iters), wrong, "cells wrong per iteration")
+	for it, n := range tests {
+		require.Less(t, n, 100.0, "iteration %d: mean tests per PE at p = 0 (%v)", it, tests)
+	}
+}
