@@ -380,17 +380,21 @@ func (t *Tuner) RunUnscored(ctx chare.Context, b Body) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	o := Options{Stall: t.stall}
-	if o.Stall == 0 {
-		o.Stall = max(DefaultStall, 10*t.longest)
-	}
 	t.runs++
-	st, err := RunWith(ctx, l, b, o)
+	st, err := RunWith(ctx, l, b, t.options())
 	if err != nil {
 		return st, fmt.Errorf("overlap: the tuner's run %d (p = %.4g): %w", t.runs, l.P(), err)
 	}
 	t.longest = max(t.longest, st.Elapsed)
 	return st, nil
+}
+
+// options are the next run's: the stall bound grows with the longest run.
+func (t *Tuner) options() Options {
+	if t.stall != 0 {
+		return Options{Stall: t.stall}
+	}
+	return Options{Stall: max(DefaultStall, 10*t.longest)}
 }
 
 // Observe reports the cost of the last RunUnscored.

@@ -316,3 +316,52 @@ func TestE04_WaitsWhenNothingIsLeftToCompute(t *testing.T) {
 		})
 	}
 }
+
+// TestTunerStallBound: a Tuner's runs have the stall bound given, or
+// DefaultStall until 10 times its longest run exceeds it.
+func TestTunerStallBound(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		given   time.Duration
+		longest time.Duration
+		want    time.Duration
+	}{
+		{"default", 0, 0, DefaultStall},
+		{"short runs", 0, time.Second, DefaultStall},
+		{"long runs", 0, 10 * time.Second, 100 * time.Second},
+		{"given", time.Second, 10 * time.Second, time.Second},
+		{"off", -1, 10 * time.Second, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tu, err := NewTuner(TunerOptions{Stall: c.given})
+			require.NoError(t, err)
+			tu.longest = c.longest
+			require.Equal(t, c.want, tu.options().Stall)
+		})
+	}
+}
+
+// TestRunStallDefaultAndOff: data that come after 70 s of empty tests (the
+// fake clock) stall a run at the default bound, DefaultStall, and not one
+// whose bound is off.
+func TestRunStallDefaultAndOff(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		stall   time.Duration
+		wantErr bool
+	}{{"default", 0, true}, {"off", -1, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &script{arrive: make([]int, 70000), expect: 1}
+			l, err := tune.NewLoop(1)
+			require.NoError(t, err)
+			_, err = run(s.env(nil), Options{Stall: c.stall}, l, s)
+			if !c.wantErr {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ErrStalled)
+			require.ErrorContains(t, err, "for 1m0s")
+			require.InDelta(t, DefaultStall, s.clock, float64(2*time.Millisecond), "stopped at the bound (from the first empty test)")
+		})
+	}
+}
