@@ -50,8 +50,9 @@
 // naming it. See Transient.
 //
 // Threaded entry methods (register with Threaded) run in their own
-// goroutine and may block on futures (Future.Get, WaitAll, WaitAny) or sync
-// calls (Call) while their PE goes on with other messages. The main
+// goroutine and may block on futures (Future.Get, WaitAll, WaitAny; with a
+// deadline, Future.GetBefore) or sync calls (Call) while their PE goes on
+// with other messages. The main
 // function runs threaded on PE 0:
 //
 //	func (m *Main) Start(args []string) { ...; m.Exit(0) }

@@ -3,6 +3,7 @@ package chare
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -28,6 +29,7 @@ type futureSlot struct {
 	val    any
 	set    bool
 	waiter *actor.Thread
+	waits  uint64 // waits begun on the slot: a deadline resumes only its own
 }
 
 // Waitable is a future of any type, for WaitAll and WaitAny.
@@ -69,15 +71,30 @@ var ErrNotThreaded = errors.New("chare: waiting for a future needs a threaded en
 
 // Get waits for the value and returns it. It must run in a threaded entry
 // method on the future's PE. The value is taken: a second Get fails.
-func (f Future[T]) Get(ctx Context) (T, error) {
+func (f Future[T]) Get(ctx Context) (T, error) { return f.GetBefore(ctx, time.Time{}) }
+
+// ErrDeadlineExceeded is wrapped by the error of GetBefore when the
+// deadline passes before the value arrives (errors.Is finds it).
+var ErrDeadlineExceeded = errors.New("chare: deadline exceeded")
+
+// GetBefore is Get with a deadline: if the value has not arrived by then
+// it returns an error that wraps ErrDeadlineExceeded and names the future.
+// The future stays: a value that comes later waits for the next Get (it
+// is not an error). The zero deadline waits without a bound, as Get; a
+// deadline already past returns the value if it is there, else the error.
+func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error) {
 	var zero T
 	pe, slot, err := waitable(ctx, f.ref())
 	if err != nil {
 		return zero, err
 	}
 	if !slot.set {
-		if err := pe.wait(slot); err != nil {
+		if err := pe.waitUntil(slot, deadline); err != nil {
 			return zero, err
+		}
+		if !slot.set {
+			return zero, fmt.Errorf("chare: future %d on PE %d has no value by its deadline (%s): %w",
+				f.ID, f.PE, deadline.Format("15:04:05.000"), ErrDeadlineExceeded)
 		}
 	}
 	delete(pe.futures, f.ID)
@@ -124,12 +141,39 @@ func (pe *PE) wait(slots ...*futureSlot) error {
 	}
 	for _, s := range slots {
 		s.waiter = t
+		s.waits++
 	}
 	t.Suspend()
 	for _, s := range slots {
 		s.waiter = nil
 	}
 	return nil
+}
+
+// waitUntil is wait for one slot that also ends at the deadline (the zero
+// time: none), with the slot still unset.
+func (pe *PE) waitUntil(slot *futureSlot, deadline time.Time) error {
+	if deadline.IsZero() {
+		return pe.wait(slot)
+	}
+	t := pe.ap.Current()
+	if t == nil {
+		return ErrNotThreaded
+	}
+	d := time.Until(deadline)
+	if d <= 0 {
+		return nil
+	}
+	// The timer runs on the PE, so it sees the thread either suspended in
+	// this wait or done with it; the count of waits tells a later wait on
+	// the same slot (after a missed deadline) from this one.
+	this := slot.waits + 1
+	pe.ap.After(d, func(*actor.PE) {
+		if slot.waiter == t && slot.waits == this && !slot.set {
+			t.Resume()
+		}
+	})
+	return pe.wait(slot)
 }
 
 // WaitAll waits until every future has its value (without taking them).

@@ -27,6 +27,25 @@
 // a large p holds the PE's outgoing messages and the data for it until the
 // next test.
 //
+// p = 0 means no computation while the communication lasts: a turn that
+// found nothing to treat or push is then idle as one with nothing left to
+// compute, so a Waiter sleeps in Wait; a Body that cannot sleep does one
+// computation instead of spinning on empty tests (p = 0 then behaves as
+// p = 1). A p between 0 and 1 tests about 1/p times per computation.
+//
+// # Stalls
+//
+// A Body whose communication never ends (a datum nobody sends, an
+// acknowledgement lost) would leave the loop testing, or sleeping in
+// Wait, forever. Options.Stall (default DefaultStall, one minute; a
+// Tuner's default grows to 10 times its longest run) bounds the time
+// without progress — nothing arrived, pushed or computed — after which
+// Run returns an error wrapping ErrStalled that names the PE, the tests
+// made and, if the Body is a Progress, what it still waits for. A Waiter
+// is given the deadline (chare.Future.GetBefore keeps it). A Body that is
+// no Waiter still spins on tests, within the bound, once its
+// computations are done and data are due.
+//
 // # Tuning p
 //
 // A Tuner is a tune.Tuner over log2(1 + p) (or p itself, Linear): call
@@ -75,14 +94,24 @@ type Body interface {
 }
 
 // Waiter is a Body that can sleep until something changes for it. When
-// the loop has nothing left to compute and a test found nothing to treat
-// or push, it calls Wait instead of testing again at once: a PE that
-// spins on tests takes a core from the PEs whose data it waits for (four
-// PEs share two cores here, and a spinning PE keeps its core for up to a
-// scheduler time slice). Wait must return once data arrives or room frees
-// in an outgoing buffer; the loop then tests as usual.
+// the loop has nothing left to compute (or p is 0) and a test found
+// nothing to treat or push, it calls Wait instead of testing again at
+// once: a PE that spins on tests takes a core from the PEs whose data it
+// waits for (four PEs share two cores here, and a spinning PE keeps its
+// core for up to a scheduler time slice). Wait must return once data
+// arrives or room frees in an outgoing buffer; the loop then tests as
+// usual. It must also return by deadline (the zero time: none), with an
+// error: the loop's stall bound (Options.Stall). A chare.Future's
+// GetBefore does both.
 type Waiter interface {
-	Wait(ctx chare.Context) error
+	Wait(ctx chare.Context, deadline time.Time) error
+}
+
+// Progress is a Body that can say how far its iteration got (items
+// expected and arrived, acknowledgements, what is left to push); the
+// error of a stalled run quotes it.
+type Progress interface {
+	Progress() string
 }
 
 // Stats describe one run of the loop.
@@ -93,42 +122,76 @@ type Stats struct {
 	Pushes       int           // tests followed by a push
 	Computations int           // local computations done between tests
 	Remaining    int           // computations done after the communication ended
-	Waits        int           // sleeps of a Waiter with nothing left to compute
+	Waits        int           // sleeps of a Waiter with nothing to compute
 	Elapsed      time.Duration // wall time of the run
 }
 
-// MaxTests bounds the tests of one run, so that a Body whose Finished never
-// holds (data that never comes) ends in an error rather than a hang.
-const MaxTests = 1 << 26
+// DefaultStall is Options.Stall when it is left 0: generous, since a PE
+// may legitimately wait for the whole of another PE's computations (p
+// large, heavy computations), and only a bug leaves the loop stalled.
+const DefaultStall = time.Minute
 
-var maxTests = MaxTests // lowered by tests
+// ErrStalled is wrapped by the error of a run that made no progress
+// within its stall bound (Options.Stall).
+var ErrStalled = errors.New("overlap: stalled")
+
+// Options configure a run of the loop. The zero value is the default.
+type Options struct {
+	// Stall bounds the time the loop may go without progress — no datum
+	// arrived, none pushed, no computation done — while the communication
+	// is not over: then Run returns an error that wraps ErrStalled and
+	// names the PE, the tests made and what the Body still waits for (its
+	// Progress, if it has one), instead of hanging (data that never comes,
+	// an acknowledgement lost). A Waiter is told the deadline. 0 means
+	// DefaultStall; negative, no bound.
+	Stall time.Duration
+}
 
 // Run runs the overlap loop once with the decision l (tune.NewLoop(p) or
-// tune.NewFastLoop(step)). ctx must be a threaded entry method's chare or
-// the main function: the tests yield the PE.
+// tune.NewFastLoop(step)) and the default Options. ctx must be a threaded
+// entry method's chare or the main function: the tests yield the PE.
 func Run(ctx chare.Context, l *tune.Loop, b Body) (Stats, error) {
+	return RunWith(ctx, l, b, Options{})
+}
+
+// RunWith is Run with options.
+func RunWith(ctx chare.Context, l *tune.Loop, b Body, o Options) (Stats, error) {
 	if l == nil || b == nil {
 		return Stats{}, errors.New("overlap: Run needs a loop and a body")
 	}
-	var wait func() error
+	var wait func(time.Time) error
 	if w, ok := b.(Waiter); ok {
-		wait = func() error { return w.Wait(ctx) }
+		wait = func(deadline time.Time) error { return w.Wait(ctx, deadline) }
 	}
-	return run(func() error { return chare.Yield(ctx) }, wait, l, b)
+	where := "a PE"
+	if pe := chare.PEOf(ctx); pe != nil {
+		where = fmt.Sprintf("PE %d", pe.ID())
+	}
+	return run(loopEnv{test: func() error { return chare.Yield(ctx) }, wait: wait, now: time.Now, where: where}, o, l, b)
 }
 
-// run is Run with the communication test and the wait (nil: none) given,
-// for tests without a runtime.
-func run(test, wait func() error, l *tune.Loop, b Body) (Stats, error) {
+// loopEnv is what run needs from the runtime, given apart for tests
+// without one: the communication test, the wait (nil: the Body is no
+// Waiter), the clock and the PE's name for errors.
+type loopEnv struct {
+	test  func() error
+	wait  func(deadline time.Time) error
+	now   func() time.Time
+	where string
+}
+
+func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
+	stall := o.Stall
+	if stall == 0 {
+		stall = DefaultStall
+	}
 	st := Stats{P: l.P()}
-	t0 := time.Now()
-	exhausted := false // Compute said no computation is left
+	t0 := env.now()
+	exhausted := false      // Compute said no computation is left
+	var idleSince time.Time // the first turn of a run of turns without progress
 	for !b.Finished() {
-		if st.Tests >= maxTests {
-			return st, fmt.Errorf("overlap: %d tests and the communication is not over (%d arrived); is data missing?", st.Tests, b.Arrived())
-		}
 		before := b.Arrived()
-		if err := test(); err != nil {
+		if err := env.test(); err != nil {
 			return st, fmt.Errorf("overlap: the communication test: %w", err)
 		}
 		st.Tests++
@@ -142,6 +205,7 @@ func run(test, wait func() error, l *tune.Loop, b Body) (Stats, error) {
 			pushed = n
 		}
 		a, n := l.Next(arrived, pushed > 0)
+		progress, idle := true, false
 		switch a {
 		case tune.Treat:
 			st.Arrivals++
@@ -153,19 +217,64 @@ func run(test, wait func() error, l *tune.Loop, b Body) (Stats, error) {
 				st.Computations++
 			}
 			exhausted = exhausted || i < n
-			if exhausted && wait != nil && !b.Finished() {
-				if err := wait(); err != nil {
-					return st, fmt.Errorf("overlap: waiting for data: %w", err)
+			progress = i > 0
+			// p = 0: no computation between tests. A turn that found
+			// nothing is then idle as one with no computation left: a
+			// Waiter sleeps rather than spin on tests; a Body that cannot
+			// sleep computes one instead (spinning would only take the
+			// core that the PEs it waits for need).
+			idle = exhausted || (n == 0 && l.P() == 0)
+			if idle && env.wait == nil && !exhausted {
+				if b.Compute() {
+					st.Computations++
+					progress, idle = true, false
+				} else {
+					exhausted = true
 				}
-				st.Waits++
+			}
+		}
+		if progress {
+			idleSince = time.Time{}
+		}
+		if b.Finished() {
+			break
+		}
+		var deadline time.Time
+		if (idle || !progress) && stall > 0 {
+			t := env.now()
+			if idleSince.IsZero() {
+				idleSince = t // a wait after progress has the whole bound
+			}
+			deadline = idleSince.Add(stall)
+			if !progress && !t.Before(deadline) {
+				return st, stalled(env, stall, &st, b)
+			}
+		}
+		if idle && env.wait != nil {
+			st.Waits++
+			if err := env.wait(deadline); err != nil {
+				if !deadline.IsZero() && !env.now().Before(deadline) {
+					return st, stalled(env, stall, &st, b)
+				}
+				return st, fmt.Errorf("overlap: waiting for data: %w", err)
 			}
 		}
 	}
 	for b.Compute() {
 		st.Remaining++
 	}
-	st.Elapsed = time.Since(t0)
+	st.Elapsed = env.now().Sub(t0)
 	return st, nil
+}
+
+// stalled is the error of a run without progress for stall.
+func stalled(env loopEnv, stall time.Duration, st *Stats, b Body) error {
+	what := fmt.Sprintf("%d data treated", b.Arrived())
+	if p, ok := b.(Progress); ok {
+		what = p.Progress()
+	}
+	return fmt.Errorf("%w on %s: nothing arrived, was pushed or computed for %v (Options.Stall) and the communication is not over: %s (tests %d, with data %d, pushes %d, computations %d, waits %d); is data missing?",
+		ErrStalled, env.where, stall, what, st.Tests, st.Arrivals, st.Pushes, st.Computations, st.Waits)
 }
 
 // TunerOptions configure a Tuner. Zero fields take the defaults beside them.
@@ -191,15 +300,22 @@ type TunerOptions struct {
 	Linear bool
 	// Fast tunes the step of a fast loop (E11) instead of a fixed p.
 	Fast bool
+	// Stall is each run's Options.Stall. Left 0, it is DefaultStall or
+	// 10 times the longest run so far, whichever is longer: a job whose
+	// iterations take long may also wait long within one.
+	Stall time.Duration
 }
 
 // Tuner runs the overlap loop once per iteration with the p its
 // tune.Tuner proposes, times each run and observes the time. It belongs
 // to one PE.
 type Tuner struct {
-	t      *tune.Tuner
-	fast   bool
-	linear bool
+	t       *tune.Tuner
+	fast    bool
+	linear  bool
+	stall   time.Duration
+	runs    int
+	longest time.Duration
 }
 
 // NewTuner returns a Tuner, or the tune.Options error.
@@ -215,7 +331,7 @@ func NewTuner(o TunerOptions) (*Tuner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tuner{t: t, fast: o.Fast, linear: o.Linear}, nil
+	return &Tuner{t: t, fast: o.Fast, linear: o.Linear, stall: o.Stall}, nil
 }
 
 // pOf is the p of the tuner's value v.
@@ -247,11 +363,7 @@ func (t *Tuner) Trajectory() []tune.Point {
 
 // Run runs one iteration with the current p and observes its time.
 func (t *Tuner) Run(ctx chare.Context, b Body) (Stats, error) {
-	l, err := t.loop()
-	if err != nil {
-		return Stats{}, err
-	}
-	st, err := Run(ctx, l, b)
+	st, err := t.RunUnscored(ctx, b)
 	if err != nil {
 		return st, err
 	}
@@ -268,7 +380,21 @@ func (t *Tuner) RunUnscored(ctx chare.Context, b Body) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	return Run(ctx, l, b)
+	t.runs++
+	st, err := RunWith(ctx, l, b, t.options())
+	if err != nil {
+		return st, fmt.Errorf("overlap: the tuner's run %d (p = %.4g): %w", t.runs, l.P(), err)
+	}
+	t.longest = max(t.longest, st.Elapsed)
+	return st, nil
+}
+
+// options are the next run's: the stall bound grows with the longest run.
+func (t *Tuner) options() Options {
+	if t.stall != 0 {
+		return Options{Stall: t.stall}
+	}
+	return Options{Stall: max(DefaultStall, 10*t.longest)}
 }
 
 // Observe reports the cost of the last RunUnscored.

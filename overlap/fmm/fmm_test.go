@@ -1,6 +1,7 @@
 package fmm
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -96,3 +97,94 @@ func TestE04_OverlapLoopOverTRAM(t *testing.T) {
 }
 
 func group0(m *tmain, r Runner) *Part { return group.LocalBranch(m, r.G) }
+
+// ExpectMore makes this part expect n more items per iteration than
+// anyone sends: a program bug that leaves data missing (a test's entry
+// method).
+func (p *Part) ExpectMore(n int) int {
+	p.expect += n
+	return p.expect
+}
+
+// TestMissingDataStallsLoudly: a part that waits for an item nobody sends
+// sleeps in Wait (overlap.Waiter) once its computations are done; the loop
+// then fails after its stall bound with an error naming the iteration,
+// the PE and the items expected and arrived, instead of hanging until the
+// job's deadline — with a static p and under the tuner.
+func TestMissingDataStallsLoudly(t *testing.T) {
+	for _, mode := range []Mode{Static, Tuned} {
+		t.Run(map[Mode]string{Static: "static", Tuned: "tuned"}[mode], func(t *testing.T) {
+			const deadline = 20 * time.Second
+			t0 := time.Now()
+			expect := 0
+			_, err := chare.Run(chare.Config{PEs: 4, Timeout: deadline}, func(m *tmain, _ []string) {
+				g, s, err := New(m, Sizes["small"], tram.Options{})
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				f, err := chare.Call(m, g.At(2), (*Part).ExpectMore, 1)
+				if err == nil {
+					expect, err = f.Get(m)
+				}
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"]}
+				_, err = r.Run(IterMsg{It: 0, Mode: mode, P: 1, Reset: true, Stall: 300 * time.Millisecond})
+				m.Abort(fmt.Errorf("the iteration ended (%v) with an item missing", err))
+			})
+			require.Error(t, err)
+			t.Log(err)
+			require.Less(t, time.Since(t0), deadline/2, "stopped by the stall bound, not the job's deadline: %v", err)
+			require.ErrorContains(t, err, "fmm: iteration 0 on PE 2")
+			require.ErrorContains(t, err, "overlap: stalled on PE 2")
+			require.ErrorContains(t, err, fmt.Sprintf("%d of %d items arrived", expect-1, expect))
+			require.ErrorContains(t, err, "is data missing")
+			if mode == Tuned {
+				require.ErrorContains(t, err, "the tuner's run 1 (p = 1)")
+			}
+		})
+	}
+}
+
+// TestPZeroSleepsInsteadOfSpinning: with p = 0 (no transfer while data
+// are due) a part sleeps in Wait after each test that found nothing to
+// treat or push, so its tests are bounded by the item batches, pushes and
+// acknowledgements that wake it (measured 4–6 per PE), not by how long
+// the data take: the loop used to spin on empty tests there (225–2 451
+// per PE). The results stay right.
+func TestPZeroSleepsInsteadOfSpinning(t *testing.T) {
+	const iters = 4
+	var tests []float64
+	var wrong []int
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second}, func(m *tmain, _ []string) {
+		g, s, err := New(m, Sizes["small"], tram.Options{})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"]}
+		for it := 0; it < iters; it++ {
+			res, err := r.Run(IterMsg{It: it, Mode: Static, P: 0})
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			_, w, _, err := r.Check(it)
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			tests, wrong = append(tests, res.Tests), append(wrong, w)
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, make([]int, iters), wrong, "cells wrong per iteration")
+	for it, n := range tests {
+		require.Less(t, n, 100.0, "iteration %d: mean tests per PE at p = 0 (%v)", it, tests)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/charmgo/charm/chare"
@@ -155,7 +156,10 @@ type IterMsg struct {
 	// it instead of each PE's own loop time (a cooperative score).
 	Scored float64
 	Work   int // evaluations of the transfer function per computation
-	Done   chare.Callback
+	// Stall is the loop's overlap.Options.Stall (0: its default); for a
+	// tuned search it is set when the search starts (Reset).
+	Stall time.Duration
+	Done  chare.Callback
 }
 
 // Result is the sum over the PEs of [loop seconds, p used, tests].
@@ -175,11 +179,11 @@ func (p *Part) Iterate(m IterMsg) {
 	case Static:
 		var l *tune.Loop
 		if l, err = tune.NewLoop(m.P); err == nil {
-			st, err = overlap.Run(p, l, p)
+			st, err = overlap.RunWith(p, l, p, overlap.Options{Stall: m.Stall})
 		}
 	case Tuned, Fast:
 		if p.tuner == nil || m.Reset {
-			p.tuner, err = overlap.NewTuner(overlap.TunerOptions{Fast: m.Mode == Fast})
+			p.tuner, err = overlap.NewTuner(overlap.TunerOptions{Fast: m.Mode == Fast, Stall: m.Stall})
 		}
 		switch {
 		case err != nil:
@@ -268,11 +272,32 @@ func (p *Part) Compute() bool {
 }
 
 // Wait implements overlap.Waiter: it sleeps until an item or an
-// acknowledgement arrives (Recv and Ack wake it).
-func (p *Part) Wait(ctx chare.Context) error {
+// acknowledgement arrives (Recv and Ack wake it), or the deadline.
+func (p *Part) Wait(ctx chare.Context, deadline time.Time) error {
 	p.wake, p.waiting = chare.NewFuture[struct{}](p), true
-	_, err := p.wake.Get(ctx)
+	_, err := p.wake.GetBefore(ctx, deadline)
+	if err != nil {
+		p.waiting = false // the loop gives up; nobody waits for the future
+	}
 	return err
+}
+
+// Progress implements overlap.Progress: what the iteration still waits
+// for when the loop stalls.
+func (p *Part) Progress() string {
+	left, sent, full := 0, 0, []string(nil)
+	for d, cells := range p.sends {
+		left += len(cells) - p.queued[d]
+		sent += p.queued[d]
+		if p.queued[d] < len(cells) && p.pushed[d]-p.acked[d] >= Window {
+			full = append(full, fmt.Sprintf("PE %d (%d unacknowledged)", d, p.pushed[d]-p.acked[d]))
+		}
+	}
+	s := fmt.Sprintf("%d of %d items arrived; %d pushed, %d left to push", p.arrived, p.expect, sent, left)
+	if len(full) > 0 {
+		s += "; window full towards " + strings.Join(full, ", ")
+	}
+	return s + fmt.Sprintf("; %d of %d local transfers done", p.next, len(p.local))
 }
 
 // poke wakes a waiting loop.
