@@ -136,15 +136,18 @@ func Write(w io.Writer, events []JSONEvent, other OtherData) error {
 	if _, err := bw.WriteString(`{"displayTimeUnit":"ns","traceEvents":[`); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(bw)
+	var buf []byte
 	for i := range events {
+		buf = buf[:0]
 		if i > 0 {
-			if err := bw.WriteByte(','); err != nil {
-				return err
-			}
+			buf = append(buf, ',')
 		}
-		if err := enc.Encode(&events[i]); err != nil {
+		var err error
+		if buf, err = appendEvent(buf, &events[i]); err != nil {
 			return fmt.Errorf("trace: encoding event %q: %w", events[i].Name, err)
+		}
+		if _, err := bw.Write(append(buf, '\n')); err != nil {
+			return err
 		}
 	}
 	o, err := json.Marshal(other)
