@@ -375,7 +375,7 @@ type Stats struct {
 	iterations, optimized           atomic.Int64
 	recoveries, errorNanos          atomic.Int64
 	dests                           atomic.Int64
-	waited                          atomic.Int64
+	waited, reported                atomic.Int64
 }
 
 // StatsSnapshot is a copy of an instance's counters.
@@ -390,6 +390,7 @@ type StatsSnapshot struct {
 	ErrorTime  time.Duration // time PEs spent in error mode
 	Dests      int64         // distinct destination PEs of the exchanges
 	Waited     int64         // PE iterations that waited for their ω (EachToManyOptions.Tune)
+	Reported   int64         // PE iterations reported to the ω decider (Tune; the others were quiet)
 }
 
 // Stats returns what the instance did in this process so far. For an
@@ -421,7 +422,7 @@ func (in *Instance) Stats() StatsSnapshot {
 	}
 	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
-		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load()}
+		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load(), Reported: s.reported.Load()}
 }
 
 func (s StatsSnapshot) String() string {
