@@ -152,7 +152,10 @@ type EachToManyOptions struct {
 	// neighbour is (tune.Choice). It gives every segment of Window
 	// iterations its ω before any PE needs it; a PE that gets there first
 	// waits for it, so every PE exchanges every iteration with the same ω,
-	// across migrations and recoveries too (package comlib/agree).
+	// across migrations and recoveries too (package comlib/agree). Once
+	// the search has settled, PEs report only every 16th segment's times
+	// to PE 0, which re-check the ω and reopen the search if its cost
+	// moves by more than 1.5× (Stats.Reported counts the reports).
 	// Instance.Tuning reports the trajectory, Instance.FanOuts the ω each PE
 	// used, and -tunedebug DIR writes it as CSV and SVG. Only the "group"
 	// router takes it; in a selection tree, router=group with tune=true.

@@ -25,7 +25,9 @@ import (
 // 16th segment is reported (agree.Options.Every): the reports — one
 // message per PE per iteration to PE 0, which is also in the exchange —
 // were what tuning cost once there was nothing left to search, and the
-// reported segments still re-check the settled ω.
+// reported segments still re-check the settled ω. Every stage packet
+// names its sender's ω (bracket.Packet.Variant), so PEs that disagree on
+// a quiet iteration end the job with an error naming both.
 
 // startTuning makes the Follower, and on PE 0 the Decider.
 func (e *e2m) startTuning() error {
