@@ -462,11 +462,13 @@ func TestAgreementWhileQuiet(t *testing.T) {
 	require.Greater(t, quiet, reports, "most iterations are quiet once settled (%d reported, %d quiet)", reports, quiet)
 }
 
-// TestDeciderReconvergesWhileQuiet: a settled Choice, reported only every
-// Every segments, still sees the costs change: the first re-check that
-// finds its value's cost moved makes the next segments reported, the
-// search opens again, finds the new best and goes quiet there.
-func TestDeciderReconvergesWhileQuiet(t *testing.T) {
+// TestE12_DeciderReconvergesWhileQuiet (E12's "it re-converges by
+// itself", kept while most segments go unreported): a settled Choice,
+// reported only every Every segments, still sees the costs change: the
+// first re-check that finds its value's cost moved makes the next
+// segments reported, the search opens again, finds the new best and goes
+// quiet there.
+func TestE12_DeciderReconvergesWhileQuiet(t *testing.T) {
 	const length, every, segs, shift = 2, 8, 160, 60 // the costs change at segment 60
 	d, err := NewDecider(Options{Values: []int{1, 2, 4, 8}, Start: 2, Length: length, Lead: 1, Every: every})
 	require.NoError(t, err)
