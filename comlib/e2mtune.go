@@ -106,7 +106,7 @@ func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
 			}
 		}
 		e.in.st.ranFanOut(f.Iter, pe, f.Variant)
-		if !e.fol.Report(f.Iter) {
+		if !e.fol.Reported(f.Iter) {
 			continue // a quiet segment: the search has settled
 		}
 		e.in.st.reported.Add(1)

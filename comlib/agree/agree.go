@@ -10,7 +10,7 @@ import (
 )
 
 // Range gives the segments From..To (inclusive) the value Value. Every
-// says which of them PEs report (Report): with Every ≤ 1 all, with
+// says which of them PEs report (Follower.Reported): with Every ≤ 1 all, with
 // Every = k only the segments that are multiples of k, the others being
 // quiet — run with Value and never reported.
 type Range struct{ From, To, Value, Every int }
@@ -100,10 +100,10 @@ func (f *Follower) Value(n int) (int, bool) {
 	return r.Value, ok
 }
 
-// Report reports whether the PE reports iteration n to the Decider when
+// Reported reports whether the PE reports iteration n to the Decider when
 // it ends: false for an iteration of a quiet segment (Range.Every), and
 // for one whose value is not known here.
-func (f *Follower) Report(n int) bool {
+func (f *Follower) Reported(n int) bool {
 	seg := Segment(n, f.length)
 	r, ok := f.plan.find(seg)
 	return ok && r.Reported(seg)
@@ -174,10 +174,9 @@ type Options struct {
 }
 
 // Report is what a PE says when its part of an iteration Iter that its
-// range reports (Follower.Report) ends: the value
-// it used, and the cost it measured. Step names the list of participants
-// the iteration ran with (an iteration is measured once Parts reports of
-// the same step are in).
+// range reports (Follower.Reported) ends: the value it used, and the cost
+// it measured. Step names the list of participants the iteration ran with
+// (an iteration is measured once Parts reports of the same step are in).
 type Report struct {
 	PE, Iter, Step, Parts, Value int
 	Cost                         float64

@@ -179,11 +179,11 @@ func TestRangeReported(t *testing.T) {
 // the same merge, Every 0 and 1 being one rule.
 func TestFollowerReports(t *testing.T) {
 	f := NewFollower(2)
-	require.False(t, f.Report(0), "not known")
+	require.False(t, f.Reported(0), "not known")
 	require.NoError(t, f.Take(Range{From: 0, To: 4, Value: 3, Every: 4}))
 	var got []int
 	for n := 0; n < 12; n++ {
-		if f.Report(n) {
+		if f.Reported(n) {
 			got = append(got, n)
 		}
 	}
@@ -265,7 +265,7 @@ func (s *agreeSim) step(pe int) {
 	}
 	s.ran[pe][n] = v
 	s.next[pe]++
-	if !s.broken && !s.fs[pe].Report(n) {
+	if !s.broken && !s.fs[pe].Reported(n) {
 		s.quiet++
 		return
 	}
@@ -493,7 +493,7 @@ func TestE12_DeciderReconvergesWhileQuiet(t *testing.T) {
 			cost = after
 		}
 		for i := 0; i < length; i++ {
-			if !f.Report(n + i) {
+			if !f.Reported(n + i) {
 				continue
 			}
 			reported[seg] = true

@@ -28,9 +28,10 @@
 //
 // # Tuning
 //
-// Each PE reports, when its part of an iteration n ends, the value it used
-// and its cost (the time its exchange took); n is measured once every
-// participant has reported, and its cost is the maximum. The Decider scores
+// Each PE reports, when its part of an iteration n ends (unless n is
+// quiet, below), the value it used and its cost (the time its exchange
+// took); n is measured once every participant has reported, and its cost
+// is the maximum. The Decider scores
 // a segment by the mean cost of its first Length−Lead measured iterations
 // (E07), feeds it to a comlib/tune Tuner, and announces the next segment
 // with the Tuner's next value: one announcement per segment. With
@@ -70,6 +71,8 @@
 //	f := agree.NewFollower(d.Length())
 //	// PE about to run iteration n:
 //	if v, ok := f.Value(n); ok { run(n, v) } else if seg, ask := f.Need(n); ask { send(Request(seg)) }
+//	// PE at the end of iteration n:
+//	if f.Reported(n) { send(Report{PE: pe, Iter: n, Value: v, Cost: c, ...}) }
 //	// PE 0, on a request or a report:
 //	ranges := d.Request(seg)          // broadcast each range
 //	ranges, err := d.Report(report)   // err: a PE used a value not announced

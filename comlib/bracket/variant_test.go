@@ -60,7 +60,7 @@ func (v *varSim) effects(pe int, fx Effects[payload]) {
 			v.used[f.Iter] = map[int]int{}
 		}
 		v.used[f.Iter][pe] = f.Variant
-		if v.broken || !v.fol[pe].Report(f.Iter) {
+		if v.broken || !v.fol[pe].Reported(f.Iter) {
 			v.quiet++
 			continue // a quiet segment (agree.Range.Every); broken PEs only check packets
 		}
