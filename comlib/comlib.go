@@ -152,7 +152,10 @@ type EachToManyOptions struct {
 	// neighbour is (tune.Choice). It gives every segment of Window
 	// iterations its ω before any PE needs it; a PE that gets there first
 	// waits for it, so every PE exchanges every iteration with the same ω,
-	// across migrations and recoveries too (package comlib/agree).
+	// across migrations and recoveries too (package comlib/agree). Once
+	// the search has settled, PEs report only every 16th segment's times
+	// to PE 0, which re-check the ω and reopen the search if its cost
+	// moves by more than 1.5× (Stats.Reported counts the reports).
 	// Instance.Tuning reports the trajectory, Instance.FanOuts the ω each PE
 	// used, and -tunedebug DIR writes it as CSV and SVG. Only the "group"
 	// router takes it; in a selection tree, router=group with tune=true.
@@ -375,7 +378,7 @@ type Stats struct {
 	iterations, optimized           atomic.Int64
 	recoveries, errorNanos          atomic.Int64
 	dests                           atomic.Int64
-	waited                          atomic.Int64
+	waited, reported                atomic.Int64
 }
 
 // StatsSnapshot is a copy of an instance's counters.
@@ -390,6 +393,7 @@ type StatsSnapshot struct {
 	ErrorTime  time.Duration // time PEs spent in error mode
 	Dests      int64         // distinct destination PEs of the exchanges
 	Waited     int64         // PE iterations that waited for their ω (EachToManyOptions.Tune)
+	Reported   int64         // PE iterations reported to the ω decider (Tune; the others were quiet)
 }
 
 // Stats returns what the instance did in this process so far. For an
@@ -421,7 +425,7 @@ func (in *Instance) Stats() StatsSnapshot {
 	}
 	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
-		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load()}
+		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load(), Reported: s.reported.Load()}
 }
 
 func (s StatsSnapshot) String() string {

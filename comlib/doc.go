@@ -43,7 +43,11 @@
 //     each segment of Window iterations its ω ahead of time (package
 //     comlib/agree); a PE that reaches an iteration whose ω it has not
 //     heard waits for it, so all PEs exchange it with the same ω, across
-//     recoveries too. Instance.FanOuts says which ω each PE used.
+//     recoveries too. PEs report their exchange times to PE 0 while the
+//     search runs; once it has settled, only every 16th segment's (a
+//     re-check that opens the search again if the cost moves), so a settled
+//     ω costs about what a fixed one does. Instance.FanOuts says which ω
+//     each PE used.
 //   - Multicast: section multicasts and group broadcasts along a plan of
 //     package comlib/mcast (direct, ring, multiring, tree, dim, node), with
 //     large messages cut into chunks that are pipelined and reassembled.

@@ -15,12 +15,19 @@ import (
 // for the ω of an iteration before it starts the exchange, and waits
 // (Effects.Wait, then Resume) while the Follower does not know it; PE 0's
 // Decider gives ω to segments of iterations and announces them (ctlMsg
-// Range) to every PE. A PE reports each exchange it finishes (Measure),
-// with the ω it used and its duration; the Decider checks the ω, takes the
-// slowest participant's time as the iteration's cost and chooses ω with
-// it among one candidate per number of rounds (omegaCandidates,
-// tune.Choice): it leaves the start only for a candidate measured faster
-// by more than the noise, and settles once neither neighbour is.
+// Range) to every PE. A PE reports each exchange it finishes (Measure)
+// whose segment its range reports, with the ω it used and its duration;
+// the Decider checks the ω, takes the slowest participant's time as the
+// iteration's cost and chooses ω with it among one candidate per number
+// of rounds (omegaCandidates, tune.Choice): it leaves the start only for a
+// candidate measured faster by more than the noise, and settles once
+// neither neighbour is. Settled, it announces ranges in which only every
+// 16th segment is reported (agree.Options.Every): the reports — one
+// message per PE per iteration to PE 0, which is also in the exchange —
+// were what tuning cost once there was nothing left to search, and the
+// reported segments still re-check the settled ω. Every stage packet
+// names its sender's ω (bracket.Packet.Variant), so PEs that disagree on
+// a quiet iteration end the job with an error naming both.
 
 // startTuning makes the Follower, and on PE 0 the Decider.
 func (e *e2m) startTuning() error {
@@ -99,6 +106,10 @@ func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
 			}
 		}
 		e.in.st.ranFanOut(f.Iter, pe, f.Variant)
+		if !e.fol.Reported(f.Iter) {
+			continue // a quiet segment: the search has settled
+		}
+		e.in.st.reported.Add(1)
 		e.toRoot(ctlMsg{Inst: e.in.id, Measure: &agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant,
 			Cost: float64(now.Sub(t0).Nanoseconds())}})
 	}
@@ -166,9 +177,10 @@ func (s *Stats) omegaTrajectory(pts []tune.Point) {
 
 // FanOuts returns, for an EachToMany instance with Tune, the fan-out ω
 // that each PE's exchange of each iteration ran with: iteration → PE → ω.
-// In PE 0's process it holds every PE's, as reported to the decider once
-// every participant had finished the iteration; elsewhere, this process's
-// PEs'. Iterations recovered in error mode run no exchange and are absent.
+// Each process holds its own PEs'; PE 0's process holds every PE's for
+// the iterations reported to the decider (all while the search runs; once
+// it settles, those of every 16th segment), once every participant had
+// finished the iteration. Iterations recovered in error mode run no exchange and are absent.
 // It holds the latest 4096 iterations (in the order first reported).
 func (in *Instance) FanOuts() map[int]map[int]int {
 	if in.st == nil {

@@ -129,3 +129,34 @@ func TestOmegaTunedFromParsedSpec(t *testing.T) {
 	require.NoError(t, okErr)
 	require.ErrorContains(t, badErr, "Window -2")
 }
+
+// TestOmegaQuietOnceSettled: a long all-to-all with Tune settles on an ω
+// and then leaves most iterations unreported (agree.Options.Every): the
+// PEs report far fewer than all their iterations, yet every block arrives
+// exactly once and every PE runs every iteration with the same ω — in 1
+// process, where FanOuts holds every PE's ω for every iteration, and in
+// 2, where PE 0's process holds its own PEs' (and the others' for the
+// reported iterations).
+func TestOmegaQuietOnceSettled(t *testing.T) {
+	const n, iters = 8, 400
+	for _, c := range []struct{ pes, nodes int }{{4, 1}, {4, 2}} {
+		t.Run(fmt.Sprintf("p%d/%dproc", c.pes, c.nodes), func(t *testing.T) {
+			var r a2aResult
+			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Window: 2}
+			runJob(t, c.pes, c.nodes, a2a(n, iters, opt, nil, &r))
+			checkA2A(t, n, iters, r)
+			local := c.pes / c.nodes // PEs in PE 0's process
+			for it := 1; it < iters; it++ {
+				byPE := r.fanOuts[it]
+				require.GreaterOrEqual(t, len(byPE), local, "iteration %d: this process's PEs' ω (%v)", it, byPE)
+				for pe, w := range byPE {
+					require.Equal(t, byPE[0], w, "iteration %d: PE %d ran with ω %d, PE 0 with %d", it, pe, w, byPE[0])
+				}
+			}
+			ran := int64(local * (iters - 1)) // the first iteration is recovered: no exchange
+			t.Logf("%d of %d PE iterations reported to the decider", r.stats.Reported, ran)
+			require.Positive(t, r.stats.Reported)
+			require.Less(t, r.stats.Reported, ran/2, "most iterations are quiet once the search settles")
+		})
+	}
+}

@@ -9,8 +9,25 @@ import (
 	"github.com/charmgo/charm/comlib/tune"
 )
 
-// Range gives the segments From..To (inclusive) the value Value.
-type Range struct{ From, To, Value int }
+// Range gives the segments From..To (inclusive) the value Value. Every
+// says which of them PEs report (Follower.Reported): with Every ≤ 1 all, with
+// Every = k only the segments that are multiples of k, the others being
+// quiet — run with Value and never reported.
+type Range struct{ From, To, Value, Every int }
+
+// Reported reports whether PEs report the iterations of segment seg
+// (which the range must cover).
+func (r Range) Reported(seg int) bool {
+	return r.Every <= 1 || mod(seg, r.Every) == 0
+}
+
+func mod(a, k int) int { return ((a % k) + k) % k }
+
+// same reports whether two ranges say the same of the segments they
+// share (Every ≤ 1 being one rule).
+func same(a, b Range) bool {
+	return a.Value == b.Value && max(a.Every, 1) == max(b.Every, 1)
+}
 
 // Segment is the segment of iteration n: ⌊n/length⌋ (iterations may be
 // negative).
@@ -33,15 +50,18 @@ func (p plan) find(seg int) (Range, bool) {
 	return Range{}, false
 }
 
-// add merges r into the plan; a segment already given another value is an
-// error.
+// add merges r into the plan; a segment already given another value, or
+// the same value with other segments reported, is an error.
 func (p *plan) add(r Range) error {
 	if r.To < r.From {
 		return fmt.Errorf("agree: range of segments %d..%d is empty", r.From, r.To)
 	}
 	for _, q := range *p {
-		if q.From <= r.To && r.From <= q.To && q.Value != r.Value {
+		if q.From <= r.To && r.From <= q.To && !same(q, r) {
 			lo, hi := max(q.From, r.From), min(q.To, r.To)
+			if q.Value == r.Value {
+				return fmt.Errorf("agree: segments %d..%d were given value %d reported every %d segments and now every %d", lo, hi, q.Value, max(q.Every, 1), max(r.Every, 1))
+			}
 			return fmt.Errorf("agree: segments %d..%d were given value %d and now %d", lo, hi, q.Value, r.Value)
 		}
 	}
@@ -51,7 +71,7 @@ func (p *plan) add(r Range) error {
 	sort.Slice(out, func(i, j int) bool { return out[i].From < out[j].From })
 	merged := out[:0]
 	for _, q := range out {
-		if n := len(merged); n > 0 && merged[n-1].Value == q.Value && q.From <= merged[n-1].To+1 {
+		if n := len(merged); n > 0 && same(merged[n-1], q) && q.From <= merged[n-1].To+1 {
 			merged[n-1].To = max(merged[n-1].To, q.To)
 			continue
 		}
@@ -78,6 +98,15 @@ func NewFollower(length int) *Follower {
 func (f *Follower) Value(n int) (int, bool) {
 	r, ok := f.plan.find(Segment(n, f.length))
 	return r.Value, ok
+}
+
+// Reported reports whether the PE reports iteration n to the Decider when
+// it ends: false for an iteration of a quiet segment (Range.Every), and
+// for one whose value is not known here.
+func (f *Follower) Reported(n int) bool {
+	seg := Segment(n, f.length)
+	r, ok := f.plan.find(seg)
+	return ok && r.Reported(seg)
 }
 
 // Need is called for an iteration n whose value is not known: it returns
@@ -125,6 +154,16 @@ type Options struct {
 	Evals int
 	// Fixed turns tuning off: Start holds for every iteration.
 	Fixed bool
+	// Every is how often PEs report once there is nothing to search
+	// (default 16; 1 or below 0: always): while a Choice (Values) has
+	// settled, or with nothing to tune, the Decider announces ranges in
+	// which only the segments that are multiples of Every are reported
+	// (Range.Every), and scores only those. A settled Choice so still
+	// sees a moved cost, at most Every segments late; a segment that
+	// looks moved (tune.Choice.Drifting) is followed by reported ones
+	// until the Choice confirms the move and searches again, or clears
+	// it. A Tuner (Min..Max) is always measured every segment.
+	Every int
 	// Values, if set, are the only values worth trying, in order (say the
 	// fan-outs that give distinct numbers of rounds): the Decider then
 	// chooses among them with a tune.Choice, which leaves Start only for a
@@ -134,10 +173,10 @@ type Options struct {
 	Values []int
 }
 
-// Report is what a PE says when its part of iteration Iter ends: the value
-// it used, and the cost it measured. Step names the list of participants
-// the iteration ran with (an iteration is measured once Parts reports of
-// the same step are in).
+// Report is what a PE says when its part of an iteration Iter that its
+// range reports (Follower.Reported) ends: the value it used, and the cost
+// it measured. Step names the list of participants the iteration ran with
+// (an iteration is measured once Parts reports of the same step are in).
 type Report struct {
 	PE, Iter, Step, Parts, Value int
 	Cost                         float64
@@ -181,6 +220,10 @@ func NewDecider(o Options) (*Decider, error) {
 	if o.Evals == 0 {
 		o.Evals = 1
 	}
+	if o.Every == 0 {
+		o.Every = 16
+	}
+	o.Every = max(o.Every, 1)
 	if len(o.Values) > 0 {
 		o.Min, o.Max = slices.Min(o.Values), slices.Max(o.Values)
 	}
@@ -257,16 +300,18 @@ func (d *Decider) Request(seg int) []Range {
 	case !d.started:
 		d.from = seg
 		if d.tuner == nil && d.choice == nil { // one value forever: one announcement
-			return []Range{d.announce(Range{From: seg, To: math.MaxInt, Value: d.cur})}
+			return []Range{d.announce(Range{From: seg, To: math.MaxInt, Value: d.cur, Every: d.o.Every})}
 		}
 		return []Range{d.announce(Range{From: seg, To: seg, Value: d.cur})}
 	case seg > d.hi:
+		// A PE got there before the next announcement: the value in
+		// force, every segment reported, so the Decider measures it.
 		return []Range{d.announce(Range{From: d.hi + 1, To: seg, Value: d.cur})}
 	case seg < d.lo:
 		// An iteration older than any announced (iterations may start
 		// anywhere): give it the first value, so that lo..hi stays whole.
-		first := d.plan[0].Value
-		return []Range{d.announce(Range{From: seg, To: d.lo - 1, Value: first})}
+		first := d.plan[0]
+		return []Range{d.announce(Range{From: seg, To: d.lo - 1, Value: first.Value, Every: first.Every})}
 	}
 	r, _ := d.plan.find(seg)
 	return []Range{r} // announced already: the answer is on its way; this copy is harmless
@@ -282,6 +327,9 @@ func (d *Decider) Report(r Report) ([]Range, error) {
 	}
 	if r.Value != want {
 		return nil, fmt.Errorf("agree: PE %d ran iteration %d with value %d; the value announced for it is %d", r.PE, r.Iter, r.Value, want)
+	}
+	if seg := Segment(r.Iter, d.o.Length); !d.reported(seg) {
+		return nil, fmt.Errorf("agree: PE %d reported iteration %d, of segment %d, which was announced quiet (reported every %d segments)", r.PE, r.Iter, seg, d.o.Every)
 	}
 	if math.IsNaN(r.Cost) || math.IsInf(r.Cost, 0) || r.Cost < 0 {
 		return nil, fmt.Errorf("agree: PE %d reported cost %v for iteration %d, want a finite non-negative number", r.PE, r.Cost, r.Iter)
@@ -345,6 +393,19 @@ func (d *Decider) measured(n int, cost float64) []Range {
 		d.cur = min(max(int(math.Round(d.tuner.Value())), d.o.Min), d.o.Max)
 	}
 	d.costs = d.costs[:0]
-	d.from = d.hi + 1
+	next := d.hi + 1
+	if d.choice != nil && d.choice.Settled() && !d.choice.Drifting() && d.o.Every > 1 {
+		// Nothing to search: quiet segments up to the next multiple of
+		// Every, which is reported and scored (the re-check).
+		d.from = next + mod(-next, d.o.Every)
+		return []Range{d.announce(Range{From: next, To: d.from, Value: d.cur, Every: d.o.Every})}
+	}
+	d.from = next
 	return []Range{d.announce(Range{From: d.from, To: d.from, Value: d.cur})}
+}
+
+// reported reports whether segment seg (announced) is reported.
+func (d *Decider) reported(seg int) bool {
+	r, _ := d.plan.find(seg)
+	return r.Reported(seg)
 }

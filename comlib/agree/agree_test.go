@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -41,7 +42,7 @@ func TestFollowerTakesRangesAndAsksOnce(t *testing.T) {
 	_, ok = f.Value(9)
 	require.False(t, ok, "a refused range changes nothing")
 	require.NoError(t, f.Take(Range{From: 0, To: 0, Value: 4}))
-	require.Equal(t, plan{{0, 2, 4}}, f.plan, "neighbours with one value merge")
+	require.Equal(t, plan{{0, 2, 4, 0}}, f.plan, "neighbours with one value merge")
 	require.Error(t, f.Take(Range{From: 3, To: 2, Value: 1}), "an empty range")
 }
 
@@ -82,19 +83,19 @@ func reportAll(t *testing.T, d *Decider, n, parts, value int, c float64) []Range
 func TestDeciderAnnouncesAfterMeasuring(t *testing.T) {
 	d, err := NewDecider(Options{Min: 1, Max: 7, Start: 2, Length: 3, Lead: 1, Evals: 1})
 	require.NoError(t, err)
-	require.Equal(t, []Range{{0, 0, 2}}, d.Request(0))
-	require.Equal(t, []Range{{0, 0, 2}}, d.Request(0), "asked again: the same answer")
+	require.Equal(t, []Range{{0, 0, 2, 0}}, d.Request(0))
+	require.Equal(t, []Range{{0, 0, 2, 0}}, d.Request(0), "asked again: the same answer")
 	require.Empty(t, reportAll(t, d, 0, 4, 2, 100))
-	require.Equal(t, []Range{{1, 1, 3}}, reportAll(t, d, 1, 4, 2, 100), "two measured: the tuner tries 3 from segment 1")
+	require.Equal(t, []Range{{1, 1, 3, 0}}, reportAll(t, d, 1, 4, 2, 100), "two measured: the tuner tries 3 from segment 1")
 	require.Equal(t, []tune1{{2, 103}}, points(d))
 	require.Equal(t, map[int]int{0: 2, 1: 2, 2: 2, 3: 2}, d.Used(1))
 	// Iteration 2 (segment 0, value 2) is measured late: not counted for 3.
 	require.Empty(t, reportAll(t, d, 2, 4, 2, 500))
 	// A PE reaches segment 3 before segment 1 is measured: 2 and 3 get 3.
-	require.Equal(t, []Range{{2, 3, 3}}, d.Request(3))
+	require.Equal(t, []Range{{2, 3, 3, 0}}, d.Request(3))
 	require.Empty(t, reportAll(t, d, 3, 4, 3, 50))
-	require.Equal(t, []Range{{4, 4, 5}}, reportAll(t, d, 6, 4, 3, 50), "3 was better: the vector grows")
-	require.Equal(t, []Range{{-2, -1, 2}}, d.Request(-2), "an older segment gets the first value")
+	require.Equal(t, []Range{{4, 4, 5, 0}}, reportAll(t, d, 6, 4, 3, 50), "3 was better: the vector grows")
+	require.Equal(t, []Range{{-2, -1, 2, 0}}, d.Request(-2), "an older segment gets the first value")
 	v, ok := d.Value(-5)
 	require.True(t, ok)
 	require.Equal(t, 2, v)
@@ -132,17 +133,68 @@ func TestDeciderRefusesBrokenReports(t *testing.T) {
 }
 
 // TestDeciderFixed: with nothing to tune (Fixed, or Min = Max) one range
-// covers every segment from the first asked.
+// covers every segment from the first asked, and only every 16th segment
+// is reported (the value is checked, nothing is scored).
 func TestDeciderFixed(t *testing.T) {
 	for _, o := range []Options{{Min: 1, Max: 5, Start: 3, Fixed: true, Length: 3}, {Min: 1, Max: 1, Start: 1, Length: 3}} {
 		d, err := NewDecider(o)
 		require.NoError(t, err)
-		require.Equal(t, []Range{{5, math.MaxInt, o.Start}}, d.Request(5))
-		require.Empty(t, reportAll(t, d, 15, 3, o.Start, 1))
-		require.Empty(t, reportAll(t, d, 16, 3, o.Start, 1))
+		require.Equal(t, []Range{{5, math.MaxInt, o.Start, 16}}, d.Request(5))
+		_, err = d.Report(Report{PE: 1, Iter: 15, Step: 1, Parts: 3, Value: o.Start, Cost: 1})
+		require.ErrorContains(t, err, "PE 1 reported iteration 15, of segment 5, which was announced quiet")
+		require.Empty(t, reportAll(t, d, 48, 3, o.Start, 1), "segment 16")
+		require.Empty(t, reportAll(t, d, 50, 3, o.Start, 1))
 		require.Empty(t, d.Trajectory())
-		require.Equal(t, []Range{{4, 4, o.Start}}, d.Request(4))
+		require.Equal(t, []Range{{4, 4, o.Start, 16}}, d.Request(4))
+		require.Len(t, d.plan, 1, "the older segment merges with the range after it")
 	}
+}
+
+// TestRangeReported: a range with Every ≤ 1 reports every segment; with k,
+// the multiples of k (negative segments too).
+func TestRangeReported(t *testing.T) {
+	for _, c := range []struct {
+		every int
+		segs  []int // reported among -4..8
+	}{
+		{0, []int{-4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8}},
+		{1, []int{-4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 8}},
+		{4, []int{-4, 0, 4, 8}},
+		{3, []int{-3, 0, 3, 6}},
+	} {
+		var got []int
+		for seg := -4; seg <= 8; seg++ {
+			if (Range{From: -4, To: 8, Value: 1, Every: c.every}).Reported(seg) {
+				got = append(got, seg)
+			}
+		}
+		require.Equal(t, c.segs, got, "Every %d", c.every)
+	}
+}
+
+// TestFollowerReports: a Follower reports the iterations of reported
+// segments only, and none it has no value for; a range that gives known
+// segments their value but another Every is refused (the PEs would
+// disagree on which iterations the Decider waits for); ranges that say
+// the same merge, Every 0 and 1 being one rule.
+func TestFollowerReports(t *testing.T) {
+	f := NewFollower(2)
+	require.False(t, f.Reported(0), "not known")
+	require.NoError(t, f.Take(Range{From: 0, To: 4, Value: 3, Every: 4}))
+	var got []int
+	for n := 0; n < 12; n++ {
+		if f.Reported(n) {
+			got = append(got, n)
+		}
+	}
+	require.Equal(t, []int{0, 1, 8, 9}, got, "segments 0 and 4")
+	err := f.Take(Range{From: 4, To: 5, Value: 3})
+	require.ErrorContains(t, err, "segments 4..4 were given value 3 reported every 4 segments and now every 1")
+	require.NoError(t, f.Take(Range{From: 5, To: 6, Value: 3, Every: 4}))
+	require.Equal(t, plan{{0, 6, 3, 4}}, f.plan)
+	require.NoError(t, f.Take(Range{From: 7, To: 7, Value: 3, Every: 1}))
+	require.NoError(t, f.Take(Range{From: 8, To: 8, Value: 3}))
+	require.Equal(t, plan{{0, 6, 3, 4}, {7, 8, 3, 1}}, f.plan)
 }
 
 // agreeSim plays PEs that run iterations one after another, each only
@@ -158,7 +210,9 @@ type agreeSim struct {
 	inbox  []func()      // messages in flight
 	asleep []bool        // waiting for a range
 	waits  int
-	broken bool // PEs use a value of their own when they do not know it (the negative control)
+	// PE iterations reported and left quiet (Range.Every)
+	reports, quiet int
+	broken         bool // PEs use a value of their own when they do not know it (the negative control)
 }
 
 func (s *agreeSim) run(iters int) error {
@@ -211,6 +265,11 @@ func (s *agreeSim) step(pe int) {
 	}
 	s.ran[pe][n] = v
 	s.next[pe]++
+	if !s.broken && !s.fs[pe].Reported(n) {
+		s.quiet++
+		return
+	}
+	s.reports++
 	cost := float64(1+abs(v-4)) * (1 + 0.2*s.rng.Float64())
 	r := Report{PE: pe, Iter: n, Step: 1, Parts: len(s.fs), Value: v, Cost: cost}
 	s.inbox = append(s.inbox, func() {
@@ -315,11 +374,11 @@ func TestDeciderDefaults(t *testing.T) {
 	d, err := NewDecider(Options{Min: 1, Max: 7, Start: 2})
 	require.NoError(t, err)
 	require.Equal(t, 8, d.Length())
-	require.Equal(t, []Range{{0, 0, 2}}, d.Request(0))
+	require.Equal(t, []Range{{0, 0, 2, 0}}, d.Request(0))
 	for n := 0; n < 5; n++ {
 		require.Empty(t, reportAll(t, d, n, 2, 2, 10), "iteration %d", n)
 	}
-	require.Equal(t, []Range{{1, 1, 3}}, reportAll(t, d, 5, 2, 2, 10), "the sixth measured iteration closes the score")
+	require.Equal(t, []Range{{1, 1, 3, 0}}, reportAll(t, d, 5, 2, 2, 10), "the sixth measured iteration closes the score")
 	require.Len(t, d.Trajectory(), 1)
 }
 
@@ -327,31 +386,38 @@ func TestDeciderDefaults(t *testing.T) {
 // (after a segment of warm-up),
 // then tries its right neighbour, alternating with the start, and moves
 // only once the neighbour measured better twice; a neighbour measured
-// worse is given up at once, and with both given up it stays.
+// worse is given up at once, and with both given up it stays, reported
+// only every Every segments from then on.
 func TestDeciderChoosesAmongValues(t *testing.T) {
-	d, err := NewDecider(Options{Values: []int{1, 2, 4, 8}, Start: 2, Length: 2, Lead: 1})
+	d, err := NewDecider(Options{Values: []int{1, 2, 4, 8}, Start: 2, Length: 2, Lead: 1, Every: 4})
 	require.NoError(t, err)
 	cost := map[int]float64{1: 30, 2: 20, 4: 10, 8: 20} // 4 is best
-	var used []int
+	var used, reported []int
 	d.Request(0)
 	for n := 0; n < 2*12; n += 2 {
 		v, ok := d.Value(n)
 		require.True(t, ok, "iteration %d announced", n)
 		used = append(used, v)
-		reportAll(t, d, n, 1, v, cost[v])
-		reportAll(t, d, n+1, 1, v, cost[v])
+		if d.reported(n / 2) {
+			reported = append(reported, n/2)
+			reportAll(t, d, n, 1, v, cost[v])
+			reportAll(t, d, n+1, 1, v, cost[v])
+		}
 	}
 	// 2 warms up, then is scored; 4 tried, 2 again, 4 again: better
 	// twice, taken; 8 worse at once; 2, where it came from, not tried
-	// again: settled at 4.
+	// again: settled at 4, and quiet but for segments 8 and 12.
 	require.Equal(t, []int{2, 2, 4, 2, 4, 8, 4, 4, 4, 4, 4, 4}, used)
-	require.Len(t, d.Trajectory(), len(used))
+	require.Equal(t, []int{0, 1, 2, 3, 4, 5, 8}, reported)
+	require.Len(t, d.Trajectory(), len(reported))
+	require.Equal(t, plan{{0, 1, 2, 0}, {2, 2, 4, 0}, {3, 3, 2, 0}, {4, 4, 4, 0}, {5, 5, 8, 0}, {6, 12, 4, 4}}, d.plan,
+		"the settled value's announcements merge into one range")
 }
 
 // TestDeciderTrajectoryIsBounded: a long job keeps the latest
 // MaxTrajectory evaluations, numbered as they came.
 func TestDeciderTrajectoryIsBounded(t *testing.T) {
-	d, err := NewDecider(Options{Values: []int{1, 2, 4}, Start: 2, Length: 1, Lead: 0})
+	d, err := NewDecider(Options{Values: []int{1, 2, 4}, Start: 2, Length: 1, Lead: 0, Every: 1})
 	require.NoError(t, err)
 	const evals = MaxTrajectory + 100
 	d.Request(0)
@@ -367,4 +433,91 @@ func TestDeciderTrajectoryIsBounded(t *testing.T) {
 	require.Len(t, tr, MaxTrajectory)
 	require.Equal(t, 101, tr[0].Eval, "the oldest evaluations went")
 	require.Equal(t, evals, tr[len(tr)-1].Eval)
+}
+
+// TestAgreementWhileQuiet: once the Choice settles, most segments are
+// quiet; whatever order the messages take, every PE still runs every
+// iteration with the value announced for it, and no PE reports a quiet
+// iteration (the Decider would refuse it).
+func TestAgreementWhileQuiet(t *testing.T) {
+	const iters = 240
+	o := Options{Values: []int{1, 2, 3, 5, 8}, Start: 2, Length: 2, Lead: 1, Every: 4}
+	var reports, quiet int
+	for seed := int64(1); seed <= 20; seed++ {
+		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
+			s := newAgreeSim(t, seed, 5, o)
+			require.NoError(t, s.run(iters))
+			for n := 0; n < iters; n++ {
+				want, ok := s.d.Value(n)
+				require.True(t, ok)
+				for pe := range s.fs {
+					require.Equal(t, want, s.ran[pe][n], "PE %d, iteration %d", pe, n)
+				}
+			}
+			require.Equal(t, 5*iters, s.reports+s.quiet)
+			reports, quiet = reports+s.reports, quiet+s.quiet
+		})
+	}
+	t.Logf("%d PE iterations reported, %d quiet", reports, quiet)
+	require.Greater(t, quiet, reports, "most iterations are quiet once settled (%d reported, %d quiet)", reports, quiet)
+}
+
+// TestE12_DeciderReconvergesWhileQuiet (E12's "it re-converges by
+// itself", kept while most segments go unreported): a settled Choice,
+// reported only every Every segments, still sees the costs change: the
+// first re-check that finds its value's cost moved makes the next
+// segments reported, the search opens again, finds the new best and goes
+// quiet there.
+func TestE12_DeciderReconvergesWhileQuiet(t *testing.T) {
+	const length, every, segs, shift = 2, 8, 160, 60 // the costs change at segment 60
+	d, err := NewDecider(Options{Values: []int{1, 2, 4, 8}, Start: 2, Length: length, Lead: 1, Every: every})
+	require.NoError(t, err)
+	f := NewFollower(d.Length())
+	before := map[int]float64{1: 30, 2: 20, 4: 10, 8: 20} // 4 is best
+	after := map[int]float64{1: 10, 2: 20, 4: 40, 8: 80}  // 1 is best, 4 four times slower
+	used := make([]int, segs)
+	reported := map[int]bool{}
+	for seg := 0; seg < segs; seg++ {
+		n := seg * length
+		if _, ok := f.Value(n); !ok {
+			_, ask := f.Need(n)
+			require.True(t, ask)
+			for _, r := range d.Request(seg) {
+				require.NoError(t, f.Take(r))
+			}
+		}
+		v, _ := f.Value(n)
+		used[seg] = v
+		cost := before
+		if seg >= shift {
+			cost = after
+		}
+		for i := 0; i < length; i++ {
+			if !f.Reported(n + i) {
+				continue
+			}
+			reported[seg] = true
+			for _, r := range reportAll(t, d, n+i, 3, v, cost[v]) {
+				require.NoError(t, f.Take(r))
+			}
+		}
+	}
+	quietIn := func(lo, hi int) (q int) {
+		for seg := lo; seg < hi; seg++ {
+			if !reported[seg] {
+				q++
+			}
+		}
+		return q
+	}
+	require.Equal(t, 4, used[shift-1], "settled at 4 before the change")
+	require.GreaterOrEqual(t, quietIn(20, shift), (shift-20)*(every-1)/every-1, "quiet while settled")
+	firstCheck := shift + mod(-shift, every) // 64
+	require.True(t, reported[firstCheck], "the re-check at segment %d", firstCheck)
+	require.Equal(t, 4, used[firstCheck])
+	require.True(t, reported[firstCheck+1] && reported[firstCheck+2], "a moved cost is re-checked at once: %v", used[firstCheck:firstCheck+4])
+	require.Equal(t, 1, used[segs-1], "re-converged at the new best: %v", used[shift:])
+	moved := slices.Index(used[shift:], 1) + shift
+	require.Less(t, moved, firstCheck+20, "the search after the change took %d segments: %v", moved-firstCheck, used[shift:])
+	require.Greater(t, quietIn(moved+20, segs), 0, "quiet again once settled at 1: %v", used[moved:])
 }

@@ -28,9 +28,10 @@
 //
 // # Tuning
 //
-// Each PE reports, when its part of an iteration n ends, the value it used
-// and its cost (the time its exchange took); n is measured once every
-// participant has reported, and its cost is the maximum. The Decider scores
+// Each PE reports, when its part of an iteration n ends (unless n is
+// quiet, below), the value it used and its cost (the time its exchange
+// took); n is measured once every participant has reported, and its cost
+// is the maximum. The Decider scores
 // a segment by the mean cost of its first Length−Lead measured iterations
 // (E07), feeds it to a comlib/tune Tuner, and announces the next segment
 // with the Tuner's next value: one announcement per segment. With
@@ -44,10 +45,34 @@
 // an announcement about once per 3 iterations; with 8 and 2, almost
 // never.)
 //
+// # Quiet segments
+//
+// Reports are the cost of tuning: one message per PE per iteration to the
+// Decider's PE, which also takes part in the exchange. Once there is
+// nothing to search — a Choice has settled, or nothing is tuned — the
+// Decider announces ranges with Every = k (Options.Every, default 16):
+// only the iterations of segments that are multiples of k are reported,
+// the others are quiet. Which iterations are reported is so part of the
+// plan, known to every PE with the value, and the same invariants hold:
+// a range that gives a known segment its value but another Every is
+// refused, and so is a report of a quiet iteration. (A quiet iteration's
+// value is so no longer checked by the Decider; comlib checks it on every
+// stage packet instead, bracket.Packet.Variant.) The Decider scores the
+// reported segment (a re-check of the settled value) and announces the
+// next range with it; a re-check whose cost moved by more than the
+// Choice's Drift (tune.Choice.Drifting) is followed by reported segments
+// until three in a row confirm it, when the search opens again, or one
+// clears it. So a change of conditions is seen at most k segments late.
+// Announcements of one settled value merge into one range: the plan does
+// not grow while nothing changes. A Tuner (Min..Max) is measured every
+// segment.
+//
 //	d, _ := agree.NewDecider(agree.Options{Min: 1, Max: p - 1, Start: 2})
 //	f := agree.NewFollower(d.Length())
 //	// PE about to run iteration n:
 //	if v, ok := f.Value(n); ok { run(n, v) } else if seg, ask := f.Need(n); ask { send(Request(seg)) }
+//	// PE at the end of iteration n:
+//	if f.Reported(n) { send(Report{PE: pe, Iter: n, Value: v, Cost: c, ...}) }
 //	// PE 0, on a request or a report:
 //	ranges := d.Request(seg)          // broadcast each range
 //	ranges, err := d.Report(report)   // err: a PE used a value not announced

@@ -30,10 +30,15 @@ type Msg[T any] struct {
 }
 
 // Packet is one stage's combined message from one PE to another.
+// Variant is the router variant its sender exchanges the iteration with
+// (Options.Variant): a receiver that runs it with another one fails the
+// job (Effects.Errors) instead of misrouting — every packet checks the
+// PEs' agreement, whether or not the iteration is reported anywhere.
 type Packet[T any] struct {
 	From, To   int
 	Iter, Step int
 	Stage      int
+	Variant    int `msgpack:",omitempty"`
 	Msgs       []Msg[T]
 }
 
@@ -484,7 +489,7 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 		peers = o.SendOrder(it.rank, it.stage) // the schedule's contention-free order
 	}
 	for _, peer := range peers {
-		fx.Packets = append(fx.Packets, Packet[T]{From: p.id, To: it.parts[peer], Iter: it.n, Step: it.step, Stage: it.stage, Msgs: byPeer[peer]})
+		fx.Packets = append(fx.Packets, Packet[T]{From: p.id, To: it.parts[peer], Iter: it.n, Step: it.step, Stage: it.stage, Variant: it.variant, Msgs: byPeer[peer]})
 		delete(byPeer, peer)
 	}
 	for hop, ms := range byPeer { // a router that breaks its own contract
@@ -507,6 +512,9 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 					p.out(m, fx)
 				}
 			case pk.Step == it.step && pk.Stage == it.stage:
+				if pk.Variant != it.variant {
+					fx.Errors = append(fx.Errors, fmt.Errorf("iteration %d: PE %d exchanges it with router variant %d, PE %d with %d: the PEs disagree", it.n, pk.From, pk.Variant, p.id, it.variant))
+				}
 				it.got++
 				it.have = append(it.have, pk.Msgs...)
 			default:

@@ -21,6 +21,7 @@ type varSim struct {
 	fol    []*agree.Follower
 	used   map[int]map[int]int // iteration → PE → variant its exchange ran with
 	waits  int
+	quiet  int  // exchanges not reported
 	broken bool // PEs answer a variant of their own (the negative control)
 	errs   []error
 }
@@ -59,6 +60,10 @@ func (v *varSim) effects(pe int, fx Effects[payload]) {
 			v.used[f.Iter] = map[int]int{}
 		}
 		v.used[f.Iter][pe] = f.Variant
+		if v.broken || !v.fol[pe].Reported(f.Iter) {
+			v.quiet++
+			continue // a quiet segment (agree.Range.Every); broken PEs only check packets
+		}
 		d := f.Variant - 3
 		cost := float64(1+d*d) * (1 + 0.1*v.s.rng.Float64())
 		v.s.send(pe, 0, wire{measure: &agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant, Cost: cost}})
@@ -118,13 +123,17 @@ func TestVariantAgreementSimulated(t *testing.T) {
 	for _, o := range []agree.Options{
 		{Min: 1, Max: 6, Start: 2},
 		{Min: 1, Max: 6, Start: 2, Length: 1, Lead: 0, Evals: 1},
+		// A Choice settles and leaves segments quiet: unreported.
+		{Values: []int{1, 2, 3, 4, 5, 6}, Start: 2, Length: 1, Lead: 0, Every: 3},
 	} {
-		var waits, recoveries, changes int
+		var waits, recoveries, changes, quiet int
 		for _, c := range []struct{ p, n int }{{3, 7}, {5, 12}, {7, 9}} {
 			for seed := int64(1); seed <= 12; seed++ {
 				t.Run(fmt.Sprintf("len%d/p%d/n%d/seed%d", o.Length, c.p, c.n, seed), func(t *testing.T) {
 					o := o
-					o.Max = c.p - 1
+					if o.Values == nil {
+						o.Max = c.p - 1
+					}
 					v := newVarSim(t, seed, c.p, c.n, 30, o)
 					v.s.migr, v.s.swapP = 0.05, 0.3
 					v.s.run()
@@ -138,12 +147,16 @@ func TestVariantAgreementSimulated(t *testing.T) {
 						}
 					}
 					changes += len(seen) - 1
+					quiet += v.quiet
 				})
 			}
 		}
 		require.Positive(t, waits, "PEs waited for announcements (%+v)", o)
 		require.Positive(t, recoveries, "migrations were recovered while tuning (%+v)", o)
 		require.Positive(t, changes, "the variant changed (%+v)", o)
+		if o.Values != nil {
+			require.Positive(t, quiet, "settled, the Choice left exchanges unreported")
+		}
 	}
 }
 
@@ -200,4 +213,20 @@ func TestVariantAgreementNegativeControl(t *testing.T) {
 		}
 	}
 	require.Equal(t, 5, caught, "every broken run is caught")
+}
+
+// TestVariantDisagreementCaughtByPackets: PEs that pick their own fan-out
+// and report nothing (as in quiet segments) are caught by the packets
+// themselves: a receiver running an iteration with another variant than
+// the sender's says so (Effects.Errors), naming both.
+func TestVariantDisagreementCaughtByPackets(t *testing.T) {
+	for seed := int64(1); seed <= 5; seed++ {
+		v := newVarSim(t, seed, 5, 10, 12, agree.Options{Min: 1, Max: 4, Start: 2})
+		v.broken = true
+		v.s.run()
+		require.NotEmpty(t, v.s.errs, "seed %d", seed)
+		require.ErrorContains(t, v.s.errs[0], "the PEs disagree")
+		require.Regexp(t, `iteration \d+: PE \d+ exchanges it with router variant \d+, PE \d+ with \d+`, v.s.errs[0].Error())
+		require.Empty(t, v.errs, "nothing was reported")
+	}
 }

@@ -151,6 +151,12 @@ func (c *Choice) Best() int { return c.o.Values[c.inc] }
 // and the search now stays with it.
 func (c *Choice) Settled() bool { return c.settled }
 
+// Drifting reports whether the settled incumbent's latest evaluation
+// moved by more than Drift: a change the next evaluations confirm (the
+// search opens again) or clear. An owner that evaluates a settled value
+// only now and then should evaluate it at once again while this holds.
+func (c *Choice) Drifting() bool { return c.settled && c.drifts > 0 }
+
 // Moves counts how many times the incumbent changed.
 func (c *Choice) Moves() int { return c.moves }
 

@@ -237,6 +237,32 @@ func TestChoiceSearchesAgainWhenCostMoves(t *testing.T) {
 	require.GreaterOrEqual(t, float64(found)/runs, 0.65)
 }
 
+// TestChoiceDrifting: a settled Choice is Drifting while its latest
+// evaluation moved by more than Drift and the move is not yet confirmed;
+// an evaluation back at the old cost clears it, three in a row open the
+// search (no longer settled, not drifting).
+func TestChoiceDrifting(t *testing.T) {
+	c, err := NewChoice(ChoiceOptions{Values: []int{1, 2, 3}, Start: 2})
+	require.NoError(t, err)
+	cost := map[int]float64{1: 20, 2: 10, 3: 20}
+	for i := 0; i < 20 && !c.Settled(); i++ {
+		require.NoError(t, c.Observe([]float64{cost[c.Value()], cost[c.Value()]}))
+	}
+	require.True(t, c.Settled())
+	require.False(t, c.Drifting())
+	require.NoError(t, c.Observe([]float64{30, 30}))
+	require.True(t, c.Drifting(), "3× the settled cost")
+	require.NoError(t, c.Observe([]float64{10, 10}))
+	require.False(t, c.Drifting(), "back: a burst, not a move")
+	for i := 0; i < 2; i++ {
+		require.NoError(t, c.Observe([]float64{30, 30}))
+		require.True(t, c.Drifting())
+	}
+	require.NoError(t, c.Observe([]float64{30, 30}))
+	require.False(t, c.Settled(), "three in a row: the search opens")
+	require.False(t, c.Drifting())
+}
+
 // TestNewChoiceRejectsBadOptions names the option that is wrong.
 func TestNewChoiceRejectsBadOptions(t *testing.T) {
 	for _, c := range []struct {

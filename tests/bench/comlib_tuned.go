@@ -17,7 +17,10 @@ import (
 // clTuneWarm iterations (its first evaluations), and keeps tuning in the
 // timed runs (the search never stops probing, E09): the figure includes
 // what tuning costs. The note gives the ω used most in the timed runs and
-// how often each was used.
+// how often each was used, the share of the timed PE iterations
+// reported to the decider (1 while the search runs; about 1/16 once it
+// has settled, agree.Options.Every: each report is one message to PE 0)
+// and the exchange's own stage packets per iteration, for scale.
 
 const clTuneWarm = 120
 
@@ -33,6 +36,8 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 	iters := clIters(cfg, size, 1)
 	used := map[int]int{} // ω → iterations of the timed runs (PE 0's view)
 	var waited float64    // PE iterations that waited for their ω, per timed iteration
+	var reported float64  // PE iterations reported to the decider, per timed PE iteration
+	var packets float64   // stage packets per timed iteration (all PEs)
 	err := runNodes(clPEs, 1, name, func(m *benchMain) error {
 		x, err := newExchange(m, clElems, size)
 		if err != nil {
@@ -53,7 +58,7 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 			return err
 		}
 		first := x.next[tuned]
-		w0 := x.insts[tuned].Stats().Waited
+		s0 := x.insts[tuned].Stats()
 		for i := 0; i < pairsOf(cfg); i++ {
 			a, err := x.run(tuned, iters)
 			if err != nil {
@@ -66,7 +71,10 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 			fig.value, fig.baseline = append(fig.value, a), append(fig.baseline, b)
 		}
 		in := x.insts[tuned]
-		waited = float64(in.Stats().Waited-w0) / float64(x.next[tuned]-first)
+		s1 := in.Stats()
+		waited = float64(s1.Waited-s0.Waited) / float64(x.next[tuned]-first)
+		reported = float64(s1.Reported-s0.Reported) / float64((x.next[tuned]-first)*clPEs)
+		packets = float64(s1.Packets-s0.Packets) / float64(x.next[tuned]-first)
 		for it, byPE := range in.FanOuts() {
 			if it < first {
 				continue
@@ -101,6 +109,6 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 	for _, w := range ws {
 		parts = append(parts, fmt.Sprintf("%d:%d", w, used[w]))
 	}
-	fig.note = fmt.Sprintf("omega=%d default_omega=%d waited_per_iteration=%.2f omega_iterations=%s", top, schedule.DefaultOmega(clPEs), waited, strings.Join(parts, ","))
+	fig.note = fmt.Sprintf("omega=%d default_omega=%d waited_per_iteration=%.2f reported=%.2f packets_per_iteration=%.0f omega_iterations=%s", top, schedule.DefaultOmega(clPEs), waited, reported, packets, strings.Join(parts, ","))
 	return []figure{fig}, nil
 }
