@@ -271,9 +271,19 @@ func (pe *PE) flushRemote(dest int, q []Message) {
 // before the current message ends.
 const eagerFrame = 64 << 10
 
+// frameBudget is the bytes of items one data frame carries at most (with
+// the experiment knob framePerItem, 0: wire.Split then cuts a chunk per
+// item).
+func frameBudget() int {
+	if framePerItem {
+		return 0
+	}
+	return wire.MaxFrame - 1024
+}
+
 func (pe *PE) sendFramesTo(n int) {
 	items := pe.rout[n]
-	for _, chunk := range wire.Split(items, wire.MaxFrame-1024) {
+	for _, chunk := range wire.Split(items, frameBudget()) {
 		pe.sendData(n, &wire.Frame{Kind: wire.KindData, Items: chunk})
 	}
 	clear(items)

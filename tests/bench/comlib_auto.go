@@ -20,9 +20,10 @@ import (
 	"github.com/charmgo/charm/comlib/schedule"
 )
 
-// comlib/alltoall/auto/<bytes>B[/2proc]: the all-to-all of
-// comlib/alltoall (16 elements, one per PE on 16 PEs, one process, or two
-// with /2proc) through comlib.Auto with
+// comlib/alltoall/auto/<bytes>B[/<n>proc]: the all-to-all of
+// comlib/alltoall (16 elements, one per PE on 16 PEs, one process, or n =
+// 2, 4 or 8 with /<n>proc; 8 processes on a 2-core machine at load ≥ 20
+// can miss the launcher's 3 s heartbeat and fail) through comlib.Auto with
 // the shipped selection tree (or -comlibselect's) and the size it sends
 // declared (AutoOptions.MsgSize: the tree is pruned to one strategy when
 // the instance is made; -auto-declare=false sizes each send instead),
@@ -40,6 +41,13 @@ import (
 // same mean for the single fixed strategy that does best over the whole
 // grid. ratio < 1: Auto beats every single fixed choice.
 //
+// -auto-only KEY,KEY… runs only those fixed candidates (no Auto, no
+// figure, their medians printed): a few strategies on many processes, or
+// one alone under -cpuprofile. Built with -tags charmexp_frameperitem
+// (an experiment knob of package actor, for nothing but such
+// measurements), every message for another process leaves in a frame of
+// its own: what Direct would cost without the transport's coalescing.
+//
 // comlib/calibrate measures the same candidates over the grid of sizes,
 // on 4 and 16 PEs in one process and on 16 PEs in two, and writes a
 // selection file (-calibrate-out, default comlib_select.json in the
@@ -52,6 +60,7 @@ var (
 	benchSelect  = flag.String(comlib.FlagSelect, "", "comlib/alltoall/auto/*: Auto's selection tree, instead of the shipped one")
 	autoDeclare  = flag.Bool("auto-declare", true, "comlib/alltoall/auto/*: Auto declares the message size it sends (AutoOptions.MsgSize); false: each send is sized and walked, and every part of a mixed tree runs")
 	clAutoSizes  = []int{16, 128, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
+	autoOnly     = flag.String("auto-only", "", "comlib/alltoall/auto/*: run only these fixed candidates (comma-separated: strategy=direct,router=mesh,…), without Auto, and print their medians, no figure: to compare a few on many processes, or profile one alone with -cpuprofile")
 )
 
 // clMsgSize is the size Auto sees for a block of size bytes of data (its
@@ -60,7 +69,7 @@ var (
 func clMsgSize(size int) int { return comlib.MessageSize(clBlock{Data: make([]byte, size)}) }
 
 func init() {
-	for _, nodes := range []int{1, 2} {
+	for _, nodes := range []int{1, 2, 4, 8} {
 		for _, size := range clAutoSizes {
 			registerPaired(autoName(fmt.Sprintf("%dB", size), nodes), func(cfg config) ([]figure, error) {
 				return benchAuto(cfg, []int{size}, false, nodes)
@@ -88,6 +97,23 @@ func candidates(pes int) []candidate {
 		out = append(out, candidate{key: "router=" + r, router: r})
 	}
 	return out
+}
+
+// pickCandidates returns the candidates named in list (keys separated by
+// commas, in list's order), for -auto-only.
+func pickCandidates(cands []candidate, list string) ([]candidate, error) {
+	var keep []candidate
+	for _, key := range strings.Split(list, ",") {
+		i := slices.IndexFunc(cands, func(c candidate) bool { return c.key == key })
+		if i < 0 {
+			return nil, fmt.Errorf("%q is not a candidate (strategy=direct or router=NAME of comlib/route)", key)
+		}
+		if slices.ContainsFunc(keep, func(c candidate) bool { return c.key == key }) {
+			return nil, fmt.Errorf("%q is named twice", key)
+		}
+		keep = append(keep, cands[i])
+	}
+	return keep, nil
 }
 
 func (c candidate) strategy(x *clExchange) comlib.Strategy {
@@ -121,14 +147,23 @@ type sweep struct {
 	cands   []candidate
 	samples map[int][][]float64
 	chose   map[int]map[string]int64 // Auto's choices by size
+	iters   map[int]int              // iterations per run, by size
 	pes     int
 	model   *schedule.Model // calibrated in the same job (comlib/calibrate only)
 }
 
 func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (*sweep, error) {
-	sw := &sweep{cands: candidates(pes), samples: map[int][][]float64{}, chose: map[int]map[string]int64{}, pes: pes}
+	sw := &sweep{cands: candidates(pes), samples: map[int][][]float64{}, chose: map[int]map[string]int64{}, iters: map[int]int{}, pes: pes}
+	only := auto && *autoOnly != ""
+	if only {
+		keep, err := pickCandidates(sw.cands, *autoOnly)
+		if err != nil {
+			return nil, fmt.Errorf("-auto-only on %d PEs: %w", pes, err)
+		}
+		sw.cands, auto = keep, false
+	}
 	err := runNodes(pes, nodes, name, func(m *benchMain) error {
-		if !auto { // calibration: the cost model breaks ties (winners)
+		if !auto && !only { // calibration: the cost model breaks ties (winners)
 			cal, err := comlib.Calibrate(m, comlib.CalibrateOptions{Sizes: sizes, Reps: 3})
 			if err != nil {
 				return err
@@ -176,6 +211,7 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 				slowest = max(slowest, us)
 			}
 			iters := max(clAutoIters(cfg, size, nodes), min(2000, int(20e3*cfg.scale/max(slowest, 1))))
+			sw.iters[size] = iters
 			res := make([][]float64, len(slots))
 			for i := 0; i < pairsOf(cfg); i++ {
 				for _, k := range runOrder(i, len(slots)) {
@@ -247,6 +283,12 @@ func benchAuto(cfg config, sizes []int, grid bool, nodes int) ([]figure, error) 
 	sw, err := runSweep(cfg, clPEs, nodes, sizes, true, name)
 	if err != nil {
 		return nil, err
+	}
+	if *autoOnly != "" {
+		for _, size := range sizes {
+			fmt.Printf("# %s (-auto-only, %d iterations a run): %s\n", autoName(fmt.Sprintf("%dB", size), nodes), sw.iters[size], sw.medians(size))
+		}
+		return nil, nil
 	}
 	var figs []figure
 	autoK := len(sw.cands)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -151,4 +152,31 @@ func TestS05_CalibratedTreeServesDeclaredSizes(t *testing.T) {
 	// their message sizes (24 bytes of ints on top of the data).
 	require.Equal(t, 24+4096, clMsgSize(4096))
 	require.Contains(t, string(calibratedTree(res)), `"msg_size<=8221"`)
+}
+
+func TestPickCandidates(t *testing.T) {
+	cands := candidates(16)
+	for _, tc := range []struct {
+		list, want, err string
+	}{
+		{list: "router=hypercube,strategy=direct", want: "router=hypercube strategy=direct"},
+		{list: "strategy=direct", want: "strategy=direct"},
+		{list: "router=nosuch", err: `"router=nosuch" is not a candidate`},
+		{list: "strategy=direct,", err: `"" is not a candidate`},
+		{list: "router=mesh,router=mesh", err: `"router=mesh" is named twice`},
+	} {
+		t.Run(tc.list, func(t *testing.T) {
+			got, err := pickCandidates(cands, tc.list)
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				return
+			}
+			require.NoError(t, err)
+			var keys []string
+			for _, c := range got {
+				keys = append(keys, c.key)
+			}
+			require.Equal(t, tc.want, strings.Join(keys, " "))
+		})
+	}
 }
