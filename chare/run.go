@@ -1,7 +1,6 @@
 package chare
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -39,8 +38,7 @@ import (
 // by it.
 //
 // Runs are used only where nothing needs a message's own envelope: an
-// undelegated proxy of a group branch or an array element (whose index
-// was not decoded from another process), an entry method that is not
+// undelegated proxy of a group branch or an array element, an entry method that is not
 // threaded nor marked for a delegate nor registered with NoRuns, a PE that
 // is not traced and does not record the communication graph. On the
 // receiving side, if the members are not simply there to call (load
@@ -70,9 +68,13 @@ type run1[T, M any] struct {
 	// their bytes: idx's indices are nil then (a []byte in an any would
 	// be an allocation per message).
 	raw []rawIndex
-	// The message being delivered and its element's index, for Describe.
-	at  int
-	cur any
+	// The message being delivered and its element's index (or, from
+	// another process, its bytes and the collection that reads them), for
+	// Describe.
+	at      int
+	cur     any
+	curRaw  rawIndex
+	curColl *Collection
 }
 
 // elemKey is what an element message's header has of its own: the index
@@ -96,6 +98,11 @@ type ElementRunner interface {
 	// this PE, counting a message delivered to it, or nil: then the
 	// message takes an envelope's path (forwarded or held).
 	Resident(index any) any
+	// WhereRaw and ResidentRaw are Where and Resident for an index in
+	// its wire form (from another process), which they decode without an
+	// allocation; an index that does not decode is an error.
+	WhereRaw(raw []byte) (pe int, epoch uint32, err error)
+	ResidentRaw(raw []byte) (any, error)
 }
 
 // Count implements actor.Multi.
@@ -111,6 +118,11 @@ func (r *run1[T, M]) Bytes() int {
 // Describe names the run in an error report.
 func (r *run1[T, M]) Describe() string {
 	if r.h.Kind == KindElement {
+		if r.curRaw != nil && r.curColl != nil && r.curColl.DecodeIndex != nil {
+			if v, err := r.curColl.DecodeIndex(r.curRaw); err == nil {
+				r.cur = v
+			}
+		}
 		if r.cur != nil { // a panic names the element whose method was running
 			return fmt.Sprintf("%s on element %v of array %v (message %d of a run of %d)", r.h.Entry, r.cur, r.h.Coll, r.at, len(r.msgs))
 		}
@@ -160,14 +172,12 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 func (r *run1[T, M]) deliverElements(pe *PE) {
 	h := &r.h
 	var er ElementRunner
-	var c *Collection
 	if pe.tr == nil && !pe.measure && !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
 		if l, err := pe.Part(h.Coll); err == nil {
 			er, _ = l.(ElementRunner)
-			c, _ = pe.collection(h.Coll)
+			r.curColl, _ = pe.collection(h.Coll)
 		}
 	}
-	var raws rawCache
 	stopped := pe.job.rt.Stopped
 	for i := range r.msgs {
 		var k elemKey
@@ -177,17 +187,20 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		var raw rawIndex
 		if i < len(r.raw) {
 			raw = r.raw[i]
+		} else if ri, ok := k.index.(rawIndex); ok { // sent through a proxy from another process
+			raw = ri
 		}
-		if er != nil && c != nil {
+		if er != nil {
+			var obj any
 			if raw != nil {
-				if v, err := raws.resolve(pe, c, raw); err == nil {
-					k.index, raw = v, nil
-				} // else the envelope's path names the bad index
+				obj, _ = er.ResidentRaw(raw) // a bad index: the envelope's path names it
+			} else {
+				obj = er.Resident(k.index)
 			}
-			if obj, ok := er.Resident(k.index).(*T); ok && obj != nil {
-				r.at, r.cur = i, k.index
+			if obj, ok := obj.(*T); ok && obj != nil {
+				r.at, r.cur, r.curRaw = i, k.index, raw
 				r.fn(obj, r.msgs[i])
-				r.cur = nil
+				r.cur, r.curRaw = nil, nil
 				if stopped() {
 					return
 				}
@@ -204,30 +217,6 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 			return
 		}
 	}
-}
-
-// rawCache remembers the last indices decoded from another process's
-// bytes: a run from there names the few elements of one PE again and
-// again.
-type rawCache struct {
-	raw  [8]rawIndex
-	val  [8]any
-	next int
-}
-
-func (rc *rawCache) resolve(pe *PE, c *Collection, raw rawIndex) (any, error) {
-	for k := range rc.raw {
-		if rc.raw[k] != nil && bytes.Equal(rc.raw[k], raw) {
-			return rc.val[k], nil
-		}
-	}
-	v, err := pe.resolve(c, raw)
-	if err != nil {
-		return nil, err
-	}
-	rc.raw[rc.next], rc.val[rc.next] = raw, v
-	rc.next = (rc.next + 1) % len(rc.raw)
-	return v, nil
 }
 
 // WireKind, AppendWireTailAt: a run crosses processes as a wire run of
@@ -289,15 +278,14 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 
 // sendElemRun is sendRun for a message to an array element: it finds the
 // element's PE as pe.send would, and appends the message with its index
-// and epoch to the run open for that PE, or starts one. Anything unusual
-// (an index from another process, a collection not known or held here, a
-// bad index, the communication graph recorded) is left to the envelope's
-// path, which reports errors.
+// and epoch to the run open for that PE, or starts one. An index that
+// came from another process (a proxy in a message) keeps its bytes, which
+// the ElementRunner reads without an allocation (package indexcodec).
+// Anything unusual (a collection not known or held here, a bad index, the
+// communication graph recorded) is left to the envelope's path, which
+// reports errors.
 func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
 	if r.Index == nil || pe.commOn || pe.held(r.Coll) {
-		return false
-	}
-	if _, raw := r.Index.(rawIndex); raw {
 		return false
 	}
 	l, err := pe.Part(r.Coll)
@@ -308,7 +296,16 @@ func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M
 	if !ok {
 		return false
 	}
-	dest, epoch, err := er.Where(r.Index)
+	var dest int
+	var epoch uint32
+	if raw, ok := r.Index.(rawIndex); ok {
+		// A proxy from another process: its index stays in its bytes (in
+		// the run too, which carries them on as they are), decoded here
+		// and on delivery without an allocation.
+		dest, epoch, err = er.WhereRaw(raw)
+	} else {
+		dest, epoch, err = er.Where(r.Index)
+	}
 	if err != nil || dest < 0 || dest >= pe.NumPEs() {
 		return false
 	}

@@ -5,12 +5,12 @@
 // The built-in index types, int and [2]int up to [6]int, are written and
 // read here without reflection, and Decode reads them without an
 // allocation. Any other type goes through msgpack (reflection), as
-// before. Either way the bytes are msgpack: an int is msgpack's shortest
-// integer form (1 byte for 0..127, 9 at most) and an [N]int a fixarray of
-// them. Keeping to msgpack costs nothing here, since its integer forms are
-// already a compact binary encoding, and it means that bytes written by
-// msgpack.Marshal (older checkpoints, a user's own encoder) still decode,
-// and that bytes written here decode with msgpack.Unmarshal.
+// before. Either way the bytes are msgpack, and for the built-in types
+// they are the very bytes that msgpack.Marshal writes (an int in its
+// shortest integer form, 1 byte for 0..127 and 9 at most; an [N]int a
+// fixarray of them): keys made before (chare.IndexKey), checkpoints and
+// processes that encode with msgpack all agree, and Decode also accepts
+// the longer integer forms that another msgpack encoder may write.
 //
 // The encoding of a value is canonical: one value of one type always gives
 // the same bytes, in every process, so the bytes can serve as a map key

@@ -23,9 +23,9 @@ func compact(t *testing.T, v any) []byte {
 	return buf.Bytes()
 }
 
-// check encodes v, compares with msgpack's compact form, and decodes it
-// both here and with msgpack; bytes from msgpack.Marshal (the old
-// encoding) decode too.
+// check encodes v, compares with msgpack's compact form and with
+// msgpack.Marshal's bytes (the same, for these types), and decodes it both
+// here and with msgpack; int64's longer form decodes too.
 func check[I comparable](t *testing.T, v I) {
 	t.Helper()
 	b, err := Append(nil, v)
@@ -39,9 +39,14 @@ func check[I comparable](t *testing.T, v I) {
 	require.Equal(t, v, viaMsgpack)
 	old, err := msgpack.Marshal(v)
 	require.NoError(t, err)
-	got, err = Decode[I](old)
-	require.NoError(t, err, "% x", old)
-	require.Equal(t, v, got)
+	require.Equal(t, old, b, "msgpack.Marshal's bytes for %v", v)
+	if x, ok := any(v).(int); ok {
+		long, err := msgpack.Marshal(int64(x)) // 0xd3 and 8 bytes
+		require.NoError(t, err)
+		got, err := Decode[int](long)
+		require.NoError(t, err, "% x", long)
+		require.Equal(t, x, got)
+	}
 }
 
 func TestRoundTrip(t *testing.T) {
