@@ -254,6 +254,8 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 		}
 	case KindElement:
 		return sendElemRun(pe, r, e, method, msg)
+	case KindSection:
+		return sendSectionRun(pe, r, e, method, msg)
 	default:
 		return false
 	}
@@ -309,17 +311,59 @@ func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M
 	if err != nil || dest < 0 || dest >= pe.NumPEs() {
 		return false
 	}
-	k := elemKey{r.Index, epoch}
-	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.Kind == KindElement {
+	appendElem(pe, r.Coll, e, method, msg, dest, elemKey{r.Index, epoch})
+	return true
+}
+
+// appendElem appends msg for the element k to the element run open for
+// PE dest, or starts one.
+func appendElem[T, M any](pe *PE, coll CollID, e *Entry, method func(*T, M), msg M, dest int, k elemKey) {
+	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == coll && open.h.Kind == KindElement {
 		open.grow(pe)
 		open.msgs = append(open.msgs, msg)
 		open.idx = append(open.idx, k)
 		pe.ap.Grow(dest)
-		return true
+		return
 	}
-	run := newRun(pe, *r, e, method, dest, msg, true)
+	run := newRun(pe, Route{Kind: KindElement, Coll: coll}, e, method, dest, msg, true)
 	run.idx[0] = k
 	pe.ap.Send(dest, run)
+}
+
+// sendSectionRun is sendRun for a multicast through an undelegated
+// section proxy, in a job of one process: each member's copy of the
+// message joins the element run open for the member's PE, as if it were
+// sent to the member alone (a member that is not there is forwarded or
+// held as any element message is; a multicast hop does the same with
+// ElementCopy). Consecutive section sends then cost a message and an index
+// per member, where a multicast cost a map, a slice of members and an
+// envelope per PE per send. Across processes a run would encode the
+// message once per member where a multicast hop encodes it once per PE,
+// so a job of several processes keeps the multicast.
+func sendSectionRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
+	s := r.Section
+	if s == nil || s.Coll != r.Coll || len(s.Members) == 0 || pe.job.rt.NumNodes() > 1 || pe.commOn || pe.held(s.Coll) {
+		return false
+	}
+	l, err := pe.Part(s.Coll)
+	if err != nil {
+		return false
+	}
+	er, ok := l.(ElementRunner)
+	if !ok {
+		return false
+	}
+	// Every member is checked before any is sent: the envelope's path
+	// reports a bad one, and nothing may be sent twice.
+	for _, m := range s.Members {
+		if dest, _, err := er.Where(m); err != nil || dest < 0 || dest >= pe.NumPEs() {
+			return false
+		}
+	}
+	for _, m := range s.Members {
+		dest, epoch, _ := er.Where(m)
+		appendElem(pe, s.Coll, e, method, msg, dest, elemKey{m, epoch})
+	}
 	return true
 }
 

@@ -38,6 +38,7 @@ type erGo struct {
 	MoveTo  int
 	Pause   bool // and go on with round MoveAt once the element has arrived
 	Raw     bool // send through proxies as another process gets them (viaWire)
+	Section bool // send each round through a section of the targets instead
 }
 
 type erMove struct {
@@ -112,6 +113,12 @@ func (e *erElem) Go(g erGo) {
 			to[k] = viaWire(to[k])
 		}
 	}
+	var sec array.Section[erElem, int]
+	if g.Section {
+		var err error
+		sec, err = a.Section(e, targets)
+		inJob.NoError(err)
+	}
 	end := g.M
 	if g.Chunk > 0 {
 		end = min(g.M, g.From+g.Chunk)
@@ -129,6 +136,14 @@ func (e *erElem) Go(g erGo) {
 			if g.Pause {
 				return
 			}
+		}
+		if g.Section {
+			if s%7 == 3 {
+				inJob.NoError(chare.Send(e, sec, (*erElem).Mark, erMark{me, s, fmt.Sprint("mark ", s)}))
+			} else {
+				inJob.NoError(chare.Send(e, sec, (*erElem).Recv, erSeq{me, s}))
+			}
+			continue
 		}
 		for _, to := range to {
 			switch {
@@ -195,6 +210,26 @@ func (e *erElem) Flood(targets []int) erCost { return e.flood(targets, false) }
 // FloodRaw is Flood through proxies as another process gets them.
 func (e *erElem) FloodRaw(targets []int) erCost { return e.flood(targets, true) }
 
+// FloodSection is Flood through a section of the targets: a send per
+// round, a message per target.
+func (e *erElem) FloodSection(targets []int) erCost {
+	a, me := e.ThisProxy(), e.ThisIndex()
+	sec, err := a.Section(e, targets)
+	inJob.NoError(err)
+	send := func(from, end int) {
+		for s := from; s < end; s++ {
+			inJob.NoError(chare.Send(e, sec, (*erElem).Recv, erSeq{me, s}))
+		}
+	}
+	const warm, timed = 500, 10_000
+	send(0, warm)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	send(warm, warm+timed)
+	runtime.ReadMemStats(&m1)
+	return erCost{Sends: timed * len(targets), Bytes: m1.TotalAlloc - m0.TotalAlloc, Objects: m1.Mallocs - m0.Mallocs}
+}
+
 func (e *erElem) flood(targets []int, raw bool) erCost {
 	a, me := e.ThisProxy(), e.ThisIndex()
 	to := make([]chare.Proxy[erElem], len(targets))
@@ -250,17 +285,20 @@ func TestDeliveryElementRuns(t *testing.T) {
 		measure   bool
 		rr        bool
 		raw       bool
+		section   bool
 	}{
-		{1, 5, 300, false, false, false},
-		{2, 8, 400, false, false, false}, // several buffers' worth to each PE
-		{3, 9, 200, false, true, false},  // round-robin: consecutive sends change PE
-		{4, 12, 150, false, false, false},
-		{3, 7, 200, true, false, false}, // runs unrolled into envelopes on arrival
-		{3, 9, 200, false, true, true},  // through proxies from another process
-		{3, 7, 200, true, false, true},
+		{1, 5, 300, false, false, false, false},
+		{2, 8, 400, false, false, false, false}, // several buffers' worth to each PE
+		{3, 9, 200, false, true, false, false},  // round-robin: consecutive sends change PE
+		{4, 12, 150, false, false, false, false},
+		{3, 7, 200, true, false, false, false}, // runs unrolled into envelopes on arrival
+		{3, 9, 200, false, true, true, false},  // through proxies from another process
+		{3, 7, 200, true, false, true, false},
+		{3, 9, 200, false, true, false, true}, // through a section of all elements
+		{4, 12, 150, true, false, false, true},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%dPEs_%dx%d_measure=%v_rr=%v_raw=%v", c.pes, c.n, c.m, c.measure, c.rr, c.raw), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%dPEs_%dx%d_measure=%v_rr=%v_raw=%v_section=%v", c.pes, c.n, c.m, c.measure, c.rr, c.raw, c.section), func(t *testing.T) {
 			runMain(t, c.pes, func(m *tmain) {
 				var opts []array.Option
 				if c.rr {
@@ -268,7 +306,7 @@ func TestDeliveryElementRuns(t *testing.T) {
 				}
 				a, err := array.New[erElem](m, array.Dims(c.n), opts...)
 				inJob.NoError(err)
-				inJob.NoError(chare.Send(m, a, (*erElem).Go, erGo{N: c.n, M: c.m, Measure: c.measure, Raw: c.raw}))
+				inJob.NoError(chare.Send(m, a, (*erElem).Go, erGo{N: c.n, M: c.m, Measure: c.measure, Raw: c.raw, Section: c.section}))
 				quiesce(m)
 				got := erReports(m, a)
 				inJob.Len(got, c.n)
@@ -342,13 +380,16 @@ func TestElementRunMigrateInFlight(t *testing.T) {
 		pause    bool
 		forwards int  // at least
 		raw      bool // through proxies from another process
+		section  bool // through a section of the targets
 	}{
-		{"to a third PE, paused", 2, 2, true, 20, false}, // the first 20 rounds after it at least
-		{"to the sender's PE, paused", 3, 0, true, 0, false},
-		{"to a third PE, streaming", 2, 2, false, 0, false},
-		{"to the sender's PE, streaming", 3, 0, false, 0, false},
-		{"to a third PE, paused, raw proxies", 2, 2, true, 20, true},
-		{"to the sender's PE, streaming, raw proxies", 3, 0, false, 0, true},
+		{"to a third PE, paused", 2, 2, true, 20, false, false}, // the first 20 rounds after it at least
+		{"to the sender's PE, paused", 3, 0, true, 0, false, false},
+		{"to a third PE, streaming", 2, 2, false, 0, false, false},
+		{"to the sender's PE, streaming", 3, 0, false, 0, false, false},
+		{"to a third PE, paused, raw proxies", 2, 2, true, 20, true, false},
+		{"to the sender's PE, streaming, raw proxies", 3, 0, false, 0, true, false},
+		{"to a third PE, paused, section", 2, 2, true, 20, false, true},
+		{"to the sender's PE, streaming, section", 3, 0, false, 0, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -358,7 +399,7 @@ func TestElementRunMigrateInFlight(t *testing.T) {
 				g, err := group.New[erStats](m)
 				inJob.NoError(err)
 				inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, M: rounds, Chunk: 20, Targets: []int{2, 3},
-					MoveAt: at, MoveWho: c.who, MoveTo: c.to, Pause: c.pause, Raw: c.raw}))
+					MoveAt: at, MoveWho: c.who, MoveTo: c.to, Pause: c.pause, Raw: c.raw, Section: c.section}))
 				quiesce(m)
 				got := erReports(m, a)
 				inJob.Equal(rounds, got[2].Got, "element 2")
@@ -380,7 +421,8 @@ func TestElementRunMigrateInFlight(t *testing.T) {
 // The sender's memory: element runs take the message and its index and
 // epoch per send (about 40 bytes here), where an envelope per message
 // took about 130 with its share of the batches. Proxies that came from
-// another process (their index still in its bytes) form runs too.
+// another process (their index still in its bytes) form runs too, and so
+// do section sends in a job of one process (a message per member).
 func TestElementRunSendAllocations(t *testing.T) {
 	inProcessOnly(t, "it measures the sending process's allocations on one PE")
 	if raceOn {
@@ -392,6 +434,7 @@ func TestElementRunSendAllocations(t *testing.T) {
 	}{
 		{"typed proxies", (*erElem).Flood},
 		{"proxies from another process", (*erElem).FloodRaw}, // one envelope each before
+		{"a section", (*erElem).FloodSection},                // a multicast per send before
 	} {
 		flood := c.flood
 		t.Run(c.name, func(t *testing.T) {
