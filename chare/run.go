@@ -42,8 +42,10 @@ import (
 // threaded nor marked for a delegate nor registered with NoRuns, a PE that
 // is not traced and does not record the communication graph. On the
 // receiving side, if the members are not simply there to call (load
-// measurement is on, the collection is held, anything unusual), the run is
-// unrolled into ordinary envelopes that take the usual path.
+// measurement is on for a branch's run, the collection is held, anything
+// unusual), the run is unrolled into ordinary envelopes that take the
+// usual path; an element run times each element's message in turn when
+// load is measured (runClock).
 
 // runCap is the least capacity of a new run's slice of messages, and
 // runBytes the most bytes one is given at first. A run's slice doubles as
@@ -172,11 +174,18 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 func (r *run1[T, M]) deliverElements(pe *PE) {
 	h := &r.h
 	var er ElementRunner
-	if pe.tr == nil && !pe.measure && !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
+	if pe.tr == nil && !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
 		if l, err := pe.Part(h.Coll); err == nil {
 			er, _ = l.(ElementRunner)
 			r.curColl, _ = pe.collection(h.Coll)
 		}
+	}
+	// Load measurement times each element's message in turn (runClock).
+	measure := er != nil && pe.measure
+	var clock runClock
+	if measure {
+		clock.start(pe)
+		defer clock.stop()
 	}
 	stopped := pe.job.rt.Stopped
 	for i := range r.msgs {
@@ -200,6 +209,9 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 			if obj, ok := obj.(*T); ok && obj != nil {
 				r.at, r.cur, r.curRaw = i, k.index, raw
 				r.fn(obj, r.msgs[i])
+				if measure {
+					clock.charge(obj)
+				}
 				r.cur, r.curRaw = nil, nil
 				if stopped() {
 					return
@@ -215,6 +227,9 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		pe.route(env)
 		if stopped() {
 			return
+		}
+		if measure {
+			clock.restart()
 		}
 	}
 }

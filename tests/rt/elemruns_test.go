@@ -453,3 +453,43 @@ func TestElementRunSendAllocations(t *testing.T) {
 		})
 	}
 }
+
+// Measured is the element's load so far.
+func (e *erElem) Measured() chare.ObjLoad { return e.Load() }
+
+// With load measurement on, an element run is not unrolled into an
+// envelope per message: each element's message is timed in turn, and its
+// time is charged to that element. The same rounds are sent without and
+// with measurement: measuring may not add an allocation per message.
+func TestElementRunMeasuredInPlace(t *testing.T) {
+	inProcessOnly(t, "it counts the process's allocations")
+	if raceOn {
+		t.Skip("allocation counts under -race are not the program's")
+	}
+	const n, rounds = 5, 4000
+	runMain(t, 1, func(m *tmain) {
+		a, err := array.New[erElem](m, array.Dims(n))
+		inJob.NoError(err)
+		perMsg := func(measure bool, from int) float64 {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, From: from, M: from + rounds, Targets: []int{1, 2, 3, 4}, Measure: measure}))
+			quiesce(m)
+			runtime.ReadMemStats(&m1)
+			objs := float64(m1.Mallocs-m0.Mallocs) / (4 * rounds)
+			t.Logf("measure=%v: %.1f bytes and %.4f objects per message", measure, float64(m1.TotalAlloc-m0.TotalAlloc)/(4*rounds), objs)
+			return objs
+		}
+		plain := perMsg(false, 0)
+		measured := perMsg(true, rounds)
+		inJob.LessOrEqual(measured-plain, 0.3, "objects that measurement adds per element message (an envelope each when unrolled)")
+		got := erReports(m, a)
+		for j := 1; j < n; j++ {
+			inJob.Equal(2*rounds, got[j].Got, "messages received by element %d", j)
+			inJob.Zero(got[j].Late, "element %d", j)
+			f, err := chare.Call0(m, a.At(j), (*erElem).Measured)
+			inJob.NoError(err)
+			inJob.Positive(get(m, f).Wall, "element %d's measured wall time", j)
+		}
+	})
+}
