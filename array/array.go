@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/indexcodec"
 )
 
 // Element is embedded in array element types.
@@ -111,10 +112,27 @@ func (a *info[I]) check(index any) (I, error) {
 		var want I
 		return i, fmt.Errorf("array: index %v of type %T for array %s, whose indices are %T", index, index, a.name, want)
 	}
+	return i, a.inShape(i)
+}
+
+// inShape checks that an index is one of the array's (any is, in a sparse
+// array).
+func (a *info[I]) inShape(i I) error {
 	if !a.sparse {
 		if _, ok := a.shape.Pos(i); !ok {
-			return i, fmt.Errorf("array: index %v is out of range for array %s of shape %v", index, a.name, a.shape)
+			return fmt.Errorf("array: index %v is out of range for array %s of shape %v", i, a.name, a.shape)
 		}
+	}
+	return nil
+}
+
+// decode reads an index that came from another process (package
+// chare/indexcodec: without reflection or allocation for the built-in
+// index types).
+func (a *info[I]) decode(b []byte) (I, error) {
+	i, err := indexcodec.Decode[I](b)
+	if err != nil {
+		return i, fmt.Errorf("array: an index for %s: %w", a.name, err)
 	}
 	return i, nil
 }

@@ -41,7 +41,13 @@ func hashIndex(index any) uint64 {
 	case [2]int:
 		return mix(uint64(i[0])*0x9e3779b97f4a7c15 ^ uint64(i[1]))
 	case [3]int:
-		return mix((uint64(i[0])*0x9e3779b97f4a7c15^uint64(i[1]))*0x9e3779b97f4a7c15 ^ uint64(i[2]))
+		return hashInts(i[:])
+	case [4]int:
+		return hashInts(i[:])
+	case [5]int:
+		return hashInts(i[:])
+	case [6]int:
+		return hashInts(i[:])
 	case string:
 		h := fnv.New64a()
 		h.Write([]byte(i))
@@ -54,6 +60,16 @@ func hashIndex(index any) uint64 {
 	h := fnv.New64a()
 	h.Write(b)
 	return h.Sum64()
+}
+
+// hashInts hashes the built-in multi-dimensional indices without
+// encoding them ([3]int as before).
+func hashInts(v []int) uint64 {
+	h := uint64(v[0])
+	for _, x := range v[1:] {
+		h = h*0x9e3779b97f4a7c15 ^ uint64(x)
+	}
+	return mix(h)
 }
 
 // mix is splitmix64's finalizer: neighbouring indices land on unrelated PEs.

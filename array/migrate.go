@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/indexcodec"
 )
 
 // Migration, insertion, deletion and AtSync.
@@ -570,7 +569,7 @@ func (l *part[I]) resume(el *elem) {
 // ---- messages ----
 
 // target names an element: its array, and its index (or the index's
-// msgpack bytes, as it came from another process).
+// bytes, as it came from another process: package chare/indexcodec).
 type target struct {
 	Coll chare.CollID
 	Raw  []byte `msgpack:",omitempty"`
@@ -587,19 +586,19 @@ func (l *part[I]) index(t *target) (I, error) {
 	if t.Raw == nil {
 		return i, fmt.Errorf("array: a message for %s without an index", l.name)
 	}
-	v, err := l.coll.DecodeIndex(t.Raw)
+	i, err := l.decode(t.Raw)
 	if err != nil {
 		return i, err
 	}
-	t.idx = v
-	return v.(I), nil
+	t.idx = i
+	return i, nil
 }
 
 func (t *target) encode() error {
 	if t.Raw != nil || t.idx == nil {
 		return nil
 	}
-	b, err := msgpack.Marshal(t.idx)
+	b, err := indexcodec.Append(nil, t.idx)
 	t.Raw = b
 	return err
 }

@@ -3,8 +3,6 @@ package array
 import (
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/location"
@@ -76,9 +74,9 @@ type Stats struct {
 func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 	c.Ext = a
 	c.DecodeIndex = func(b []byte) (any, error) {
-		var i I
-		if err := msgpack.Unmarshal(b, &i); err != nil {
-			return nil, fmt.Errorf("array: bad index for %s: %w", a.name, err)
+		i, err := a.decode(b)
+		if err != nil {
+			return nil, err
 		}
 		return i, nil
 	}
@@ -220,6 +218,20 @@ func (l *part[I]) Where(index any) (int, uint32, error) {
 	return pe, epoch, nil
 }
 
+// WhereRaw implements chare.ElementRunner: Where for an index in its wire
+// form, decoded without an allocation.
+func (l *part[I]) WhereRaw(raw []byte) (int, uint32, error) {
+	i, err := l.decode(raw)
+	if err == nil {
+		err = l.inShape(i)
+	}
+	if err != nil {
+		return 0, 0, err
+	}
+	pe, epoch := l.tab.Lookup(i)
+	return pe, epoch, nil
+}
+
 // Resident implements chare.ElementRunner: what route does for a message
 // that has not been forwarded (a run's), when its element is here.
 func (l *part[I]) Resident(index any) any {
@@ -227,6 +239,20 @@ func (l *part[I]) Resident(index any) any {
 	if !ok {
 		return nil
 	}
+	return l.resident(i)
+}
+
+// ResidentRaw implements chare.ElementRunner: Resident for an index in
+// its wire form, decoded without an allocation.
+func (l *part[I]) ResidentRaw(raw []byte) (any, error) {
+	i, err := l.decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	return l.resident(i), nil
+}
+
+func (l *part[I]) resident(i I) any {
 	el := l.elems[i]
 	if el == nil {
 		return nil

@@ -181,3 +181,51 @@ func (pe *PE) countComm(from Context, r Route) {
 	}
 	pe.comm[commKey{fromColl: b.coll.ID, from: b.index, toColl: r.Coll, to: to}]++
 }
+
+// runClock times the messages of an element run one after another: each
+// message's time runs from the end of the one before, so that a message
+// costs one clock read instead of two (and, when CPU time is measured, one
+// system call instead of two, with the thread locked once for the run
+// rather than per message). The time between messages (looking the next
+// element up) is charged to the next; a message routed elsewhere restarts
+// the clock, so its routing is not.
+type runClock struct {
+	cpu, cpuOK bool
+	t          time.Time
+	c          time.Duration
+}
+
+func (k *runClock) start(pe *PE) {
+	if k.cpu = pe.measureCPU; k.cpu {
+		runtime.LockOSThread()
+	}
+	k.restart()
+}
+
+func (k *runClock) restart() {
+	if k.cpu {
+		k.c, k.cpuOK = threadCPU()
+	}
+	k.t = time.Now()
+}
+
+// charge adds the time since the last read to obj's load.
+func (k *runClock) charge(obj any) {
+	b := obj.(Context).base()
+	if k.cpu {
+		c, ok := threadCPU()
+		if ok && k.cpuOK {
+			b.load.CPU += c - k.c
+		}
+		k.c, k.cpuOK = c, ok
+	}
+	now := time.Now()
+	b.load.Wall += now.Sub(k.t)
+	k.t = now
+}
+
+func (k *runClock) stop() {
+	if k.cpu {
+		runtime.UnlockOSThread()
+	}
+}

@@ -1,7 +1,6 @@
 package chare
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"github.com/charmgo/charm/trace"
@@ -40,8 +39,7 @@ import (
 // by it.
 //
 // Runs are used only where nothing needs a message's own envelope: an
-// undelegated proxy of a group branch or an array element (whose index
-// was not decoded from another process), an entry method that is not
+// undelegated proxy of a group branch or an array element, an entry method that is not
 // threaded nor marked for a delegate nor registered with NoRuns, a PE that
 // does not record the communication graph. On a traced PE, a send that
 // draws a flow arrow (trace.Sampler: at most trace.FlowsPerWindow a
@@ -49,8 +47,10 @@ import (
 // others join runs, and the receiver records a slice per message of a run
 // as it does per envelope. On the
 // receiving side, if the members are not simply there to call (load
-// measurement is on, the collection is held, anything unusual), the run is
-// unrolled into ordinary envelopes that take the usual path.
+// measurement is on for a branch's run, the collection is held, anything
+// unusual), the run is unrolled into ordinary envelopes that take the
+// usual path; an element run times each element's message in turn when
+// load is measured (runClock).
 
 // runCap is the least capacity of a new run's slice of messages, and
 // runBytes the most bytes one is given at first. A run's slice doubles as
@@ -75,9 +75,13 @@ type run1[T, M any] struct {
 	// their bytes: idx's indices are nil then (a []byte in an any would
 	// be an allocation per message).
 	raw []rawIndex
-	// The message being delivered and its element's index, for Describe.
-	at  int
-	cur any
+	// The message being delivered and its element's index (or, from
+	// another process, its bytes and the collection that reads them), for
+	// Describe.
+	at      int
+	cur     any
+	curRaw  rawIndex
+	curColl *Collection
 }
 
 // elemKey is what an element message's header has of its own: the index
@@ -101,6 +105,11 @@ type ElementRunner interface {
 	// this PE, counting a message delivered to it, or nil: then the
 	// message takes an envelope's path (forwarded or held).
 	Resident(index any) any
+	// WhereRaw and ResidentRaw are Where and Resident for an index in
+	// its wire form (from another process), which they decode without an
+	// allocation; an index that does not decode is an error.
+	WhereRaw(raw []byte) (pe int, epoch uint32, err error)
+	ResidentRaw(raw []byte) (any, error)
 }
 
 // Count implements actor.Multi.
@@ -116,6 +125,11 @@ func (r *run1[T, M]) Bytes() int {
 // Describe names the run in an error report.
 func (r *run1[T, M]) Describe() string {
 	if r.h.Kind == KindElement {
+		if r.curRaw != nil && r.curColl != nil && r.curColl.DecodeIndex != nil {
+			if v, err := r.curColl.DecodeIndex(r.curRaw); err == nil {
+				r.cur = v
+			}
+		}
 		if r.cur != nil { // a panic names the element whose method was running
 			return fmt.Sprintf("%s on element %v of array %v (message %d of a run of %d)", r.h.Entry, r.cur, r.h.Coll, r.at, len(r.msgs))
 		}
@@ -175,14 +189,19 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 func (r *run1[T, M]) deliverElements(pe *PE) {
 	h := &r.h
 	var er ElementRunner
-	var c *Collection
-	if !pe.measure && !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
+	if !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
 		if l, err := pe.Part(h.Coll); err == nil {
 			er, _ = l.(ElementRunner)
-			c, _ = pe.collection(h.Coll)
+			r.curColl, _ = pe.collection(h.Coll)
 		}
 	}
-	var raws rawCache
+	// Load measurement times each element's message in turn (runClock).
+	measure := er != nil && pe.measure
+	var clock runClock
+	if measure {
+		clock.start(pe)
+		defer clock.stop()
+	}
 	stopped := pe.job.rt.Stopped
 	for i := range r.msgs {
 		var k elemKey
@@ -192,15 +211,18 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		var raw rawIndex
 		if i < len(r.raw) {
 			raw = r.raw[i]
+		} else if ri, ok := k.index.(rawIndex); ok { // sent through a proxy from another process
+			raw = ri
 		}
-		if er != nil && c != nil {
+		if er != nil {
+			var obj any
 			if raw != nil {
-				if v, err := raws.resolve(pe, c, raw); err == nil {
-					k.index, raw = v, nil
-				} // else the envelope's path names the bad index
+				obj, _ = er.ResidentRaw(raw) // a bad index: the envelope's path names it
+			} else {
+				obj = er.Resident(k.index)
 			}
-			if obj, ok := er.Resident(k.index).(*T); ok && obj != nil {
-				r.at, r.cur = i, k.index
+			if obj, ok := obj.(*T); ok && obj != nil {
+				r.at, r.cur, r.curRaw = i, k.index, raw
 				if pe.tr == nil {
 					r.fn(obj, r.msgs[i])
 				} else { // a traced PE records a slice per message
@@ -208,7 +230,10 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 					r.fn(obj, r.msgs[i])
 					pe.traceEnd(pe.label(h.Entry), traceIndex(obj), t0, outer)
 				}
-				r.cur = nil
+				if measure {
+					clock.charge(obj)
+				}
+				r.cur, r.curRaw = nil, nil
 				if stopped() {
 					return
 				}
@@ -224,31 +249,10 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		if stopped() {
 			return
 		}
-	}
-}
-
-// rawCache remembers the last indices decoded from another process's
-// bytes: a run from there names the few elements of one PE again and
-// again.
-type rawCache struct {
-	raw  [8]rawIndex
-	val  [8]any
-	next int
-}
-
-func (rc *rawCache) resolve(pe *PE, c *Collection, raw rawIndex) (any, error) {
-	for k := range rc.raw {
-		if rc.raw[k] != nil && bytes.Equal(rc.raw[k], raw) {
-			return rc.val[k], nil
+		if measure {
+			clock.restart()
 		}
 	}
-	v, err := pe.resolve(c, raw)
-	if err != nil {
-		return nil, err
-	}
-	rc.raw[rc.next], rc.val[rc.next] = raw, v
-	rc.next = (rc.next + 1) % len(rc.raw)
-	return v, nil
 }
 
 // WireKind, AppendWireTailAt: a run crosses processes as a wire run of
@@ -286,6 +290,8 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 		}
 	case KindElement:
 		return sendElemRun(pe, r, e, method, msg)
+	case KindSection:
+		return sendSectionRun(pe, r, e, method, msg)
 	default:
 		return false
 	}
@@ -310,15 +316,14 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 
 // sendElemRun is sendRun for a message to an array element: it finds the
 // element's PE as pe.send would, and appends the message with its index
-// and epoch to the run open for that PE, or starts one. Anything unusual
-// (an index from another process, a collection not known or held here, a
-// bad index, the communication graph recorded) is left to the envelope's
-// path, which reports errors.
+// and epoch to the run open for that PE, or starts one. An index that
+// came from another process (a proxy in a message) keeps its bytes, which
+// the ElementRunner reads without an allocation (package indexcodec).
+// Anything unusual (a collection not known or held here, a bad index, the
+// communication graph recorded) is left to the envelope's path, which
+// reports errors.
 func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
 	if r.Index == nil || pe.commOn || pe.held(r.Coll) {
-		return false
-	}
-	if _, raw := r.Index.(rawIndex); raw {
 		return false
 	}
 	l, err := pe.Part(r.Coll)
@@ -329,21 +334,72 @@ func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M
 	if !ok {
 		return false
 	}
-	dest, epoch, err := er.Where(r.Index)
+	var dest int
+	var epoch uint32
+	if raw, ok := r.Index.(rawIndex); ok {
+		// A proxy from another process: its index stays in its bytes (in
+		// the run too, which carries them on as they are), decoded here
+		// and on delivery without an allocation.
+		dest, epoch, err = er.WhereRaw(raw)
+	} else {
+		dest, epoch, err = er.Where(r.Index)
+	}
 	if err != nil || dest < 0 || dest >= pe.NumPEs() {
 		return false
 	}
-	k := elemKey{r.Index, epoch}
-	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.Kind == KindElement {
+	appendElem(pe, r.Coll, e, method, msg, dest, elemKey{r.Index, epoch})
+	return true
+}
+
+// appendElem appends msg for the element k to the element run open for
+// PE dest, or starts one.
+func appendElem[T, M any](pe *PE, coll CollID, e *Entry, method func(*T, M), msg M, dest int, k elemKey) {
+	if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == coll && open.h.Kind == KindElement {
 		open.grow(pe)
 		open.msgs = append(open.msgs, msg)
 		open.idx = append(open.idx, k)
 		pe.ap.Grow(dest)
-		return true
+		return
 	}
-	run := newRun(pe, *r, e, method, dest, msg, true)
+	run := newRun(pe, Route{Kind: KindElement, Coll: coll}, e, method, dest, msg, true)
 	run.idx[0] = k
 	pe.ap.Send(dest, run)
+}
+
+// sendSectionRun is sendRun for a multicast through an undelegated
+// section proxy, in a job of one process: each member's copy of the
+// message joins the element run open for the member's PE, as if it were
+// sent to the member alone (a member that is not there is forwarded or
+// held as any element message is; a multicast hop does the same with
+// ElementCopy). Consecutive section sends then cost a message and an index
+// per member, where a multicast cost a map, a slice of members and an
+// envelope per PE per send. Across processes a run would encode the
+// message once per member where a multicast hop encodes it once per PE,
+// so a job of several processes keeps the multicast.
+func sendSectionRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
+	s := r.Section
+	if s == nil || s.Coll != r.Coll || len(s.Members) == 0 || pe.job.rt.NumNodes() > 1 || pe.commOn || pe.held(s.Coll) {
+		return false
+	}
+	l, err := pe.Part(s.Coll)
+	if err != nil {
+		return false
+	}
+	er, ok := l.(ElementRunner)
+	if !ok {
+		return false
+	}
+	// Every member is checked before any is sent: the envelope's path
+	// reports a bad one, and nothing may be sent twice.
+	for _, m := range s.Members {
+		if dest, _, err := er.Where(m); err != nil || dest < 0 || dest >= pe.NumPEs() {
+			return false
+		}
+	}
+	for _, m := range s.Members {
+		dest, epoch, _ := er.Where(m)
+		appendElem(pe, s.Coll, e, method, msg, dest, elemKey{m, epoch})
+	}
 	return true
 }
 

@@ -300,3 +300,42 @@ func TestElementRunDecodeRejects(t *testing.T) {
 		_, _ = decodeEnvRun(nil, wire.Item{Head: long.Head, Body: b[:r.IntN(len(b)+1)], Tails: long.Tails})
 	}
 }
+
+// An element run's indices are encoded without reflection (package
+// indexcodec): encoding a run allocates nothing per message (msgpack.Marshal
+// allocated per index), and the bytes are msgpack's shortest form. An
+// index that came from another process (a proxy in a message) is carried
+// on as its bytes, whatever form they are in.
+func TestElementRunEncodesIndicesWithoutReflection(t *testing.T) {
+	src := elemRun(t, 300)
+	for i := range 10 { // sent through proxies from another process
+		old := []byte{0xd3, 0, 0, 0, 0, 0, 0, 0x03, 0xe8 + byte(i%4)} // a longer form, as another encoder may write
+		src.idx[290+i].index = rawIndex(old)
+	}
+	it := encodeMulti(t, src)
+	require.Less(t, len(it.Body), 300*18, "a tail of length, flags, epoch, hops, index (4 bytes with its length) and message")
+	m, err := decodeEnvRun(nil, it)
+	require.NoError(t, err)
+	got := m.(*run1[runWorker, runMsg])
+	for i := range got.raw {
+		want := []byte{0xcd, 0x03, 0xe8 + byte(i%4)}
+		if i >= 290 {
+			want = []byte(src.idx[i].index.(rawIndex))
+		}
+		require.Equal(t, want, []byte(got.raw[i]), "index of message %d", i)
+	}
+	if raceEnabled {
+		return
+	}
+	buf := make([]byte, 0, 64<<10)
+	allocs := testing.AllocsPerRun(20, func() {
+		b := buf[:0]
+		for i := range src.Count() {
+			var err error
+			if b, err = src.AppendWireTailAt(b, i); err != nil {
+				panic(err)
+			}
+		}
+	})
+	require.LessOrEqual(t, allocs, 0.0, "allocations to encode the tails of a run of 300 element messages")
+}

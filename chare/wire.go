@@ -17,14 +17,15 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/actor/codec"
+	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
 )
 
 // Messages between processes. Inside one process envelopes are handed
 // over; to another process they are msgpack-encoded (wire kinds 100..199)
 // and decoded on the destination PE into an envDyn, which calls the entry
-// method through its description. Indices travel as msgpack bytes
-// (rawIndex) and are decoded with the collection's own index type when
+// method through its description. Indices travel as bytes (rawIndex, see
+// package indexcodec) and are decoded with the collection's own index type when
 // they are used, so that a node can carry a proxy for a collection it
 // does not know yet.
 //
@@ -47,7 +48,7 @@ const (
 	kindRestoreAck
 )
 
-// rawIndex is an index still in msgpack form.
+// rawIndex is an index still in its wire form (package indexcodec).
 type rawIndex []byte
 
 // Spec describes a collection so that another process can rebuild it.
@@ -253,6 +254,8 @@ func (m knownCheck) Deliver(ap *actor.PE) {
 
 // ---- envelopes ----
 
+// encodeIndex returns an index's bytes for the wire (package
+// indexcodec: without reflection for the built-in index types).
 func encodeIndex(i any) ([]byte, error) {
 	if r, ok := i.(rawIndex); ok {
 		return r, nil
@@ -260,7 +263,7 @@ func encodeIndex(i any) ([]byte, error) {
 	if i == nil {
 		return nil, nil
 	}
-	return msgpack.Marshal(i)
+	return indexcodec.Append(nil, i)
 }
 
 // An envelope on the wire is an actor.WireRunner: consecutive envelopes
@@ -352,7 +355,18 @@ func appendEnvTail(b []byte, h *Header, reply futureRef) ([]byte, error) {
 	return b, nil
 }
 
+// appendIndex appends an index's length and bytes. A built-in index
+// (under 128 bytes, so its length is one byte) is encoded in place.
 func appendIndex(b []byte, i any) ([]byte, error) {
+	if indexcodec.Fast(i) {
+		at := len(b)
+		b, _ = indexcodec.Append(append(b, 0), i)
+		if n := len(b) - at - 1; n < 0x80 {
+			b[at] = byte(n)
+			return b, nil
+		}
+		b = b[:at]
+	}
 	r, err := encodeIndex(i)
 	if err != nil {
 		return b, err

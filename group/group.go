@@ -3,10 +3,9 @@ package group
 import (
 	"fmt"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/indexcodec"
 )
 
 // Branch is embedded in group and node group types.
@@ -180,9 +179,9 @@ func (b *part) Construct() {
 }
 
 func decodeIndex(b []byte) (any, error) {
-	var i int
-	if err := msgpack.Unmarshal(b, &i); err != nil {
-		return nil, fmt.Errorf("group: bad branch index: %w", err)
+	i, err := indexcodec.Decode[int](b)
+	if err != nil {
+		return nil, fmt.Errorf("group: a branch index: %w", err)
 	}
 	return i, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor/codec"
+	"github.com/charmgo/charm/chare/indexcodec"
 )
 
 // The codec benchmarks encode and decode a 16-byte message (m2mMsg, two
@@ -103,4 +104,57 @@ func reflectRun[T comparable](v T, n int) (float64, error) {
 		return 0, fmt.Errorf("%v came back as %v", v, back)
 	}
 	return rate, nil
+}
+
+// codec/index/<type>: an element index crossing processes, encoded into a
+// reused buffer and decoded into its type (as a run's tail and an array's
+// ResidentRaw do), by chare/indexcodec, against msgpack.Marshal and
+// msgpack.Unmarshal (how indices were encoded and decoded before). The
+// values vary, as the elements of a run do.
+func init() {
+	registerPaired("codec/index/int", func(cfg config) ([]figure, error) {
+		return benchIndexCodec(cfg, "codec/index/int", func(i int) int { return 1000 + i%64 })
+	})
+	registerPaired("codec/index/[3]int", func(cfg config) ([]figure, error) {
+		return benchIndexCodec(cfg, "codec/index/[3]int", func(i int) [3]int { return [3]int{i % 8, i / 8 % 8, 300 + i%4} })
+	})
+}
+
+func benchIndexCodec[I comparable](cfg config, name string, at func(int) I) ([]figure, error) {
+	n := int(1_000_000 * cfg.scale)
+	idx := make([]any, 256) // in an any, as Header.Index holds them
+	for k := range idx {
+		idx[k] = at(k)
+	}
+	fig := figure{name: name, unit: "indices/s"}
+	var buf []byte
+	for range pairsOf(cfg) {
+		t0 := time.Now()
+		for k := range n {
+			var err error
+			buf, err = indexcodec.Append(buf[:0], idx[k%len(idx)])
+			if err != nil {
+				return nil, err
+			}
+			v, err := indexcodec.Decode[I](buf)
+			if err != nil || v != idx[k%len(idx)] {
+				return nil, fmt.Errorf("%s: index %v came back as %v (%v)", name, idx[k%len(idx)], v, err)
+			}
+		}
+		a := float64(n) / time.Since(t0).Seconds()
+		t0 = time.Now()
+		for k := range n {
+			b, err := msgpack.Marshal(idx[k%len(idx)])
+			if err != nil {
+				return nil, err
+			}
+			var v I
+			if err := msgpack.Unmarshal(b, &v); err != nil || v != idx[k%len(idx)] {
+				return nil, fmt.Errorf("%s: index %v came back as %v (%v)", name, idx[k%len(idx)], v, err)
+			}
+		}
+		b := float64(n) / time.Since(t0).Seconds()
+		fig.value, fig.baseline = append(fig.value, a), append(fig.baseline, b)
+	}
+	return []figure{fig}, nil
 }

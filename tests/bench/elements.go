@@ -129,3 +129,91 @@ func rawManyToManyElems(p, k int) (float64, error) {
 	}
 	return float64(n*want) / time.Since(t0).Seconds(), nil
 }
+
+// remote/oneway/array: remote/oneway's stream from PE 0 to PE 1 (node 1),
+// but to array elements: m2mPerPE of them on PE 1, the sends dealt to
+// them in turn, so each message carries its element's index across the
+// processes. The baseline is remote/oneway's: raw protoactor-go remote
+// sends to a peer process, one msgpack message (without an index) per
+// BytesValue; the pairs alternate.
+
+func init() {
+	chare.Register[owElem](chare.Transient("got", "want", "sent", "done"))
+	registerPaired("remote/oneway/array", benchRemoteOnewayArray)
+}
+
+type owElem struct {
+	array.Element[owElem, int]
+	m2mCount
+}
+
+type owExpect struct {
+	PerElem int // messages for each element on PE 1
+	Done    chare.Callback
+}
+
+func (e *owElem) Expect(m owExpect) {
+	n := 0
+	if e.PE() == 1 {
+		n = m.PerElem
+	}
+	e.expect(n, m.Done)
+	e.check()
+}
+
+func (e *owElem) Take(m m2mMsg) {
+	e.got++
+	e.check()
+}
+
+func (e *owElem) check() {
+	if e.complete() {
+		_ = e.Contribute(nil, reducer.Nop, e.done)
+	}
+}
+
+func benchRemoteOnewayArray(cfg config) ([]figure, error) {
+	n := int(500_000*cfg.scale) / m2mPerPE * m2mPerPE
+	fig := figure{name: "remote/oneway/array", unit: "msgs/s"}
+	var p *peer
+	defer func() {
+		if p != nil {
+			p.stop()
+		}
+	}()
+	err := runNodes(2, 2, "remote/oneway/array", func(m *benchMain) error {
+		a, err := array.New[owElem](m, array.Dims(2*m2mPerPE))
+		if err != nil {
+			return err
+		}
+		if p, err = startPeer(); err != nil {
+			return err
+		}
+		for range pairsOf(cfg) {
+			f := chare.NewFuture[any](m)
+			if err := chare.Send(m, a, (*owElem).Expect, owExpect{PerElem: n / m2mPerPE, Done: f.Callback()}); err != nil {
+				return err
+			}
+			t0 := time.Now()
+			for i := 0; i < n; i++ {
+				if err := chare.Send(m, a.At(m2mPerPE+i%m2mPerPE), (*owElem).Take, m2mMsg{From: 0, Seq: int64(i)}); err != nil {
+					return err
+				}
+			}
+			if _, err := f.Get(m); err != nil {
+				return err
+			}
+			v := float64(n) / time.Since(t0).Seconds()
+			b, err := p.oneway(n)
+			if err != nil {
+				return err
+			}
+			fig.value, fig.baseline = append(fig.value, v), append(fig.baseline, b)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return []figure{fig}, nil
+}

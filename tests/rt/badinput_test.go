@@ -66,6 +66,20 @@ func TestBadInput(t *testing.T) {
 			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: "two"})
 			return chare.Send0(m, forged, (*shapeElem[int]).Hit)
 		}, []string{"index two of type string", "int"}},
+		{"damaged index from another process", func(m *tmain) error {
+			a, err := array.New[shapeElem[int]](m, array.Dims(4))
+			inJob.NoError(err)
+			// A proxy whose index bytes were damaged on the way: an
+			// array of one where an int should be.
+			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: chare.IndexFromKey("\x91\x01")})
+			return chare.Send0(m, forged, (*shapeElem[int]).Hit)
+		}, []string{"bad int index (2 bytes)", "0x91 is not an integer"}},
+		{"truncated 2-D index from another process", func(m *tmain) error {
+			a, err := array.New[shapeElem[[2]int]](m, array.Dims2(3, 4))
+			inJob.NoError(err)
+			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: chare.IndexFromKey("\x92\x01")})
+			return chare.Send(m, forged, (*shapeElem[[2]int]).Init, shapeInit{}) // a message: an element run
+		}, []string{"bad [2]int index (2 bytes)", "integer 1 at byte 2: truncated"}},
 		{"zero proxy", func(m *tmain) error {
 			var p chare.Proxy[solo]
 			return chare.Send0(m, p, (*solo).Ping)

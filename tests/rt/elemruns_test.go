@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
@@ -35,6 +37,8 @@ type erGo struct {
 	MoveWho int
 	MoveTo  int
 	Pause   bool // and go on with round MoveAt once the element has arrived
+	Raw     bool // send through proxies as another process gets them (viaWire)
+	Section bool // send each round through a section of the targets instead
 }
 
 type erMove struct {
@@ -103,6 +107,18 @@ func (e *erElem) Go(g erGo) {
 		targets = upTo(g.N)
 	}
 	me, a := e.ThisIndex(), e.ThisProxy()
+	to := make([]chare.Proxy[erElem], len(targets))
+	for k, j := range targets {
+		if to[k] = a.At(j); g.Raw {
+			to[k] = viaWire(to[k])
+		}
+	}
+	var sec array.Section[erElem, int]
+	if g.Section {
+		var err error
+		sec, err = a.Section(e, targets)
+		inJob.NoError(err)
+	}
 	end := g.M
 	if g.Chunk > 0 {
 		end = min(g.M, g.From+g.Chunk)
@@ -121,8 +137,15 @@ func (e *erElem) Go(g erGo) {
 				return
 			}
 		}
-		for _, j := range targets {
-			to := a.At(j)
+		if g.Section {
+			if s%7 == 3 {
+				inJob.NoError(chare.Send(e, sec, (*erElem).Mark, erMark{me, s, fmt.Sprint("mark ", s)}))
+			} else {
+				inJob.NoError(chare.Send(e, sec, (*erElem).Recv, erSeq{me, s}))
+			}
+			continue
+		}
+		for _, to := range to {
 			switch {
 			case s%7 == 3:
 				inJob.NoError(chare.Send(e, to, (*erElem).Mark, erMark{me, s, fmt.Sprint("mark ", s)}))
@@ -137,6 +160,17 @@ func (e *erElem) Go(g erGo) {
 		g.From = end
 		inJob.NoError(chare.Send(e, a.At(me), (*erElem).Go, g))
 	}
+}
+
+// viaWire returns a proxy as a message from another process brings it:
+// its index still in its wire bytes, decoded where it is used.
+func viaWire(p chare.Proxy[erElem]) chare.Proxy[erElem] {
+	b, err := msgpack.Marshal(p)
+	inJob.NoError(err)
+	var q chare.Proxy[erElem]
+	inJob.NoError(msgpack.Unmarshal(b, &q))
+	inJob.Equal("chare.rawIndex", fmt.Sprintf("%T", q.Route().Index), "the index of a proxy from another process")
+	return q
 }
 
 // Resume goes on with the rounds that Go paused, once the element it moved
@@ -171,12 +205,43 @@ type erCost struct {
 // Flood sends n messages round-robin to the targets, after a warm-up,
 // and returns what the timed part allocated (in the whole process: the
 // job has one PE, which is busy here).
-func (e *erElem) Flood(targets []int) erCost {
+func (e *erElem) Flood(targets []int) erCost { return e.flood(targets, false) }
+
+// FloodRaw is Flood through proxies as another process gets them.
+func (e *erElem) FloodRaw(targets []int) erCost { return e.flood(targets, true) }
+
+// FloodSection is Flood through a section of the targets: a send per
+// round, a message per target.
+func (e *erElem) FloodSection(targets []int) erCost {
 	a, me := e.ThisProxy(), e.ThisIndex()
-	send := func(from, to int) {
-		for s := from; s < to; s++ {
-			for _, j := range targets {
-				inJob.NoError(chare.Send(e, a.At(j), (*erElem).Recv, erSeq{me, s}))
+	sec, err := a.Section(e, targets)
+	inJob.NoError(err)
+	send := func(from, end int) {
+		for s := from; s < end; s++ {
+			inJob.NoError(chare.Send(e, sec, (*erElem).Recv, erSeq{me, s}))
+		}
+	}
+	const warm, timed = 500, 10_000
+	send(0, warm)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	send(warm, warm+timed)
+	runtime.ReadMemStats(&m1)
+	return erCost{Sends: timed * len(targets), Bytes: m1.TotalAlloc - m0.TotalAlloc, Objects: m1.Mallocs - m0.Mallocs}
+}
+
+func (e *erElem) flood(targets []int, raw bool) erCost {
+	a, me := e.ThisProxy(), e.ThisIndex()
+	to := make([]chare.Proxy[erElem], len(targets))
+	for k, j := range targets {
+		if to[k] = a.At(j); raw {
+			to[k] = viaWire(to[k])
+		}
+	}
+	send := func(from, end int) {
+		for s := from; s < end; s++ {
+			for _, p := range to {
+				inJob.NoError(chare.Send(e, p, (*erElem).Recv, erSeq{me, s}))
 			}
 		}
 	}
@@ -219,15 +284,21 @@ func TestDeliveryElementRuns(t *testing.T) {
 		pes, n, m int
 		measure   bool
 		rr        bool
+		raw       bool
+		section   bool
 	}{
-		{1, 5, 300, false, false},
-		{2, 8, 400, false, false}, // several buffers' worth to each PE
-		{3, 9, 200, false, true},  // round-robin: consecutive sends change PE
-		{4, 12, 150, false, false},
-		{3, 7, 200, true, false}, // runs unrolled into envelopes on arrival
+		{1, 5, 300, false, false, false, false},
+		{2, 8, 400, false, false, false, false}, // several buffers' worth to each PE
+		{3, 9, 200, false, true, false, false},  // round-robin: consecutive sends change PE
+		{4, 12, 150, false, false, false, false},
+		{3, 7, 200, true, false, false, false}, // runs unrolled into envelopes on arrival
+		{3, 9, 200, false, true, true, false},  // through proxies from another process
+		{3, 7, 200, true, false, true, false},
+		{3, 9, 200, false, true, false, true}, // through a section of all elements
+		{4, 12, 150, true, false, false, true},
 	}
 	for _, c := range cases {
-		t.Run(fmt.Sprintf("%dPEs_%dx%d_measure=%v_rr=%v", c.pes, c.n, c.m, c.measure, c.rr), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%dPEs_%dx%d_measure=%v_rr=%v_raw=%v_section=%v", c.pes, c.n, c.m, c.measure, c.rr, c.raw, c.section), func(t *testing.T) {
 			runMain(t, c.pes, func(m *tmain) {
 				var opts []array.Option
 				if c.rr {
@@ -235,7 +306,7 @@ func TestDeliveryElementRuns(t *testing.T) {
 				}
 				a, err := array.New[erElem](m, array.Dims(c.n), opts...)
 				inJob.NoError(err)
-				inJob.NoError(chare.Send(m, a, (*erElem).Go, erGo{N: c.n, M: c.m, Measure: c.measure}))
+				inJob.NoError(chare.Send(m, a, (*erElem).Go, erGo{N: c.n, M: c.m, Measure: c.measure, Raw: c.raw, Section: c.section}))
 				quiesce(m)
 				got := erReports(m, a)
 				inJob.Len(got, c.n)
@@ -253,6 +324,14 @@ func TestDeliveryElementRuns(t *testing.T) {
 // run's messages for the element that stayed are delivered; once the
 // sender's cache is corrected, its runs go straight to the new PE.
 func TestElementRunForwarded(t *testing.T) {
+	for _, raw := range []bool{false, true} {
+		t.Run(fmt.Sprint("raw=", raw), func(t *testing.T) { testElementRunForwarded(t, raw) })
+	}
+}
+
+// testElementRunForwarded sends through typed proxies, or (raw) through
+// proxies as another process gets them.
+func testElementRunForwarded(t *testing.T, raw bool) {
 	const pes, n, rounds = 3, 6, 500
 	runMain(t, pes, func(m *tmain) {
 		a, err := array.New[erElem](m, array.Dims(n)) // block: 0,1 on PE 0; 2,3 on PE 1; 4,5 on PE 2
@@ -264,7 +343,7 @@ func TestElementRunForwarded(t *testing.T) {
 		inJob.Equal(2, get(m, arrived), "element 2 arrived on PE 2")
 
 		// Element 0's PE has never heard of the move: it sends to PE 1.
-		inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, M: rounds, Targets: []int{2, 3}}))
+		inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, M: rounds, Targets: []int{2, 3}, Raw: raw}))
 		quiesce(m)
 		got := erReports(m, a)
 		// One loop of sends, all forwarded by one PE: still in order.
@@ -276,7 +355,7 @@ func TestElementRunForwarded(t *testing.T) {
 		inJob.Equal(rounds+1, on1.Delivered, "PE 1 delivers element 3's (and the move order)")
 
 		// The forwards corrected PE 0's cache: the next runs go direct.
-		inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, From: rounds, M: 3 * rounds, Targets: []int{2, 3}}))
+		inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, From: rounds, M: 3 * rounds, Targets: []int{2, 3}, Raw: raw}))
 		quiesce(m)
 		got = erReports(m, a)
 		inJob.Equal(rounds+2*rounds, got[2].Got)
@@ -299,12 +378,18 @@ func TestElementRunMigrateInFlight(t *testing.T) {
 		name     string
 		who, to  int
 		pause    bool
-		forwards int // at least
+		forwards int  // at least
+		raw      bool // through proxies from another process
+		section  bool // through a section of the targets
 	}{
-		{"to a third PE, paused", 2, 2, true, 20}, // the first 20 rounds after it at least
-		{"to the sender's PE, paused", 3, 0, true, 0},
-		{"to a third PE, streaming", 2, 2, false, 0},
-		{"to the sender's PE, streaming", 3, 0, false, 0},
+		{"to a third PE, paused", 2, 2, true, 20, false, false}, // the first 20 rounds after it at least
+		{"to the sender's PE, paused", 3, 0, true, 0, false, false},
+		{"to a third PE, streaming", 2, 2, false, 0, false, false},
+		{"to the sender's PE, streaming", 3, 0, false, 0, false, false},
+		{"to a third PE, paused, raw proxies", 2, 2, true, 20, true, false},
+		{"to the sender's PE, streaming, raw proxies", 3, 0, false, 0, true, false},
+		{"to a third PE, paused, section", 2, 2, true, 20, false, true},
+		{"to the sender's PE, streaming, section", 3, 0, false, 0, false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -314,7 +399,7 @@ func TestElementRunMigrateInFlight(t *testing.T) {
 				g, err := group.New[erStats](m)
 				inJob.NoError(err)
 				inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, M: rounds, Chunk: 20, Targets: []int{2, 3},
-					MoveAt: at, MoveWho: c.who, MoveTo: c.to, Pause: c.pause}))
+					MoveAt: at, MoveWho: c.who, MoveTo: c.to, Pause: c.pause, Raw: c.raw, Section: c.section}))
 				quiesce(m)
 				got := erReports(m, a)
 				inJob.Equal(rounds, got[2].Got, "element 2")
@@ -335,22 +420,76 @@ func TestElementRunMigrateInFlight(t *testing.T) {
 
 // The sender's memory: element runs take the message and its index and
 // epoch per send (about 40 bytes here), where an envelope per message
-// took about 130 with its share of the batches.
+// took about 130 with its share of the batches. Proxies that came from
+// another process (their index still in its bytes) form runs too, and so
+// do section sends in a job of one process (a message per member).
 func TestElementRunSendAllocations(t *testing.T) {
 	inProcessOnly(t, "it measures the sending process's allocations on one PE")
 	if raceOn {
 		t.Skip("allocation counts under -race are not the program's")
 	}
+	for _, c := range []struct {
+		name  string
+		flood func(*erElem, []int) erCost
+	}{
+		{"typed proxies", (*erElem).Flood},
+		{"proxies from another process", (*erElem).FloodRaw}, // one envelope each before
+		{"a section", (*erElem).FloodSection},                // a multicast per send before
+	} {
+		flood := c.flood
+		t.Run(c.name, func(t *testing.T) {
+			runMain(t, 1, func(m *tmain) {
+				a, err := array.New[erElem](m, array.Dims(5))
+				inJob.NoError(err)
+				f, err := chare.Call(m, a.At(0), flood, []int{1, 2, 3, 4})
+				inJob.NoError(err)
+				c := get(m, f)
+				perSend := float64(c.Bytes) / float64(c.Sends)
+				objs := float64(c.Objects) / float64(c.Sends)
+				t.Logf("%d sends: %.1f bytes and %.4f objects per send", c.Sends, perSend, objs)
+				inJob.LessOrEqual(perSend, 64.0, "bytes allocated per element send")
+				inJob.LessOrEqual(objs, 0.02, "objects allocated per element send")
+			})
+		})
+	}
+}
+
+// Measured is the element's load so far.
+func (e *erElem) Measured() chare.ObjLoad { return e.Load() }
+
+// With load measurement on, an element run is not unrolled into an
+// envelope per message: each element's message is timed in turn, and its
+// time is charged to that element. The same rounds are sent without and
+// with measurement: measuring may not add an allocation per message.
+func TestElementRunMeasuredInPlace(t *testing.T) {
+	inProcessOnly(t, "it counts the process's allocations")
+	if raceOn {
+		t.Skip("allocation counts under -race are not the program's")
+	}
+	const n, rounds = 5, 4000
 	runMain(t, 1, func(m *tmain) {
-		a, err := array.New[erElem](m, array.Dims(5))
+		a, err := array.New[erElem](m, array.Dims(n))
 		inJob.NoError(err)
-		f, err := chare.Call(m, a.At(0), (*erElem).Flood, []int{1, 2, 3, 4})
-		inJob.NoError(err)
-		c := get(m, f)
-		perSend := float64(c.Bytes) / float64(c.Sends)
-		objs := float64(c.Objects) / float64(c.Sends)
-		t.Logf("%d sends: %.1f bytes and %.4f objects per send", c.Sends, perSend, objs)
-		inJob.LessOrEqual(perSend, 64.0, "bytes allocated per element send")
-		inJob.LessOrEqual(objs, 0.02, "objects allocated per element send")
+		perMsg := func(measure bool, from int) float64 {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			inJob.NoError(chare.Send(m, a.At(0), (*erElem).Go, erGo{N: n, From: from, M: from + rounds, Targets: []int{1, 2, 3, 4}, Measure: measure}))
+			quiesce(m)
+			runtime.ReadMemStats(&m1)
+			objs := float64(m1.Mallocs-m0.Mallocs) / (4 * rounds)
+			t.Logf("measure=%v: %.1f bytes and %.4f objects per message", measure, float64(m1.TotalAlloc-m0.TotalAlloc)/(4*rounds), objs)
+			return objs
+		}
+		plain := perMsg(false, 0)
+		measured := perMsg(true, rounds)
+		inJob.LessOrEqual(measured-plain, 0.3, "objects that measurement adds per element message (an envelope each when unrolled)")
+		got := erReports(m, a)
+		for j := 1; j < n; j++ {
+			inJob.Equal(2*rounds, got[j].Got, "messages received by element %d", j)
+			inJob.Zero(got[j].Late, "element %d", j)
+			f, err := chare.Call0(m, a.At(j), (*erElem).Measured)
+			inJob.NoError(err)
+			inJob.Positive(get(m, f).Wall, "element %d's measured wall time", j)
+		}
 	})
 }
