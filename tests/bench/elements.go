@@ -138,7 +138,7 @@ func rawManyToManyElems(p, k int) (float64, error) {
 // BytesValue; the pairs alternate.
 
 func init() {
-	chare.Register[owElem](chare.Transient("got", "want", "sent", "done"))
+	chare.Register[owElem](chare.Fast((*owElem).Take), chare.Transient("got", "want", "sent", "done")) // node 1 only receives Take: as remote/oneway's sink, it decodes without reflection
 	registerPaired("remote/oneway/array", benchRemoteOnewayArray)
 }
 
