@@ -367,7 +367,7 @@ func appendElem[T, M any](pe *PE, coll CollID, e *Entry, method func(*T, M), msg
 }
 
 // sendSectionRun is sendRun for a multicast through an undelegated
-// section proxy, in a job of one process: each member's copy of the
+// section proxy whose members are all in this process: each member's copy of the
 // message joins the element run open for the member's PE, as if it were
 // sent to the member alone (a member that is not there is forwarded or
 // held as any element message is; a multicast hop does the same with
@@ -375,12 +375,14 @@ func appendElem[T, M any](pe *PE, coll CollID, e *Entry, method func(*T, M), msg
 // per member, where a multicast cost a map, a slice of members and an
 // envelope per PE per send. Across processes a run would encode the
 // message once per member where a multicast hop encodes it once per PE,
-// so a job of several processes keeps the multicast.
+// so a section with a member in another process keeps the multicast.
 func sendSectionRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
 	s := r.Section
-	if s == nil || s.Coll != r.Coll || len(s.Members) == 0 || pe.job.rt.NumNodes() > 1 || pe.commOn || pe.held(s.Coll) {
+	if s == nil || s.Coll != r.Coll || len(s.Members) == 0 || pe.commOn || pe.held(s.Coll) {
 		return false
 	}
+	rt := pe.job.rt
+	multi, node := rt.NumNodes() > 1, rt.Node()
 	l, err := pe.Part(s.Coll)
 	if err != nil {
 		return false
@@ -392,7 +394,7 @@ func sendSectionRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), ms
 	// Every member is checked before any is sent: the envelope's path
 	// reports a bad one, and nothing may be sent twice.
 	for _, m := range s.Members {
-		if dest, _, err := er.Where(m); err != nil || dest < 0 || dest >= pe.NumPEs() {
+		if dest, _, err := er.Where(m); err != nil || dest < 0 || dest >= pe.NumPEs() || multi && rt.NodeOf(dest) != node {
 			return false
 		}
 	}
