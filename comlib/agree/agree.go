@@ -150,7 +150,8 @@ type Options struct {
 	Lead int
 	// Evals is the number of segments the tuner averages into one score
 	// (default 1: each segment's score is already the mean of its
-	// Length−Lead measured iterations, E07).
+	// Length−Lead measured iterations, E07). With Values it must be 0 or
+	// 1: a Choice scores each segment by itself.
 	Evals int
 	// Fixed turns tuning off: Start holds for every iteration.
 	Fixed bool
@@ -225,6 +226,9 @@ func NewDecider(o Options) (*Decider, error) {
 	}
 	o.Every = max(o.Every, 1)
 	if len(o.Values) > 0 {
+		if o.Evals > 1 {
+			return nil, fmt.Errorf("agree: Evals=%d does not apply with Values: a Choice scores each segment by itself and judges the noise across them", o.Evals)
+		}
 		o.Min, o.Max = slices.Min(o.Values), slices.Max(o.Values)
 	}
 	switch {

@@ -57,6 +57,7 @@ func TestNewDeciderRejectsBadOptions(t *testing.T) {
 		{Options{Min: 1, Max: 3, Start: 1, Length: 2, Lead: 2}, "Options.Lead 2"},
 		{Options{Values: []int{1, 2, 3, 5}, Start: 4}, "Start 4 is not one of Values [1 2 3 5]"},
 		{Options{Values: []int{1, 2, 2}, Start: 1}, "holds 2 twice"},
+		{Options{Values: []int{1, 2, 4}, Start: 2, Evals: 3}, "Evals=3 does not apply with Values"},
 	} {
 		_, err := NewDecider(c.o)
 		require.ErrorContains(t, err, c.want)
