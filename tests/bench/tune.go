@@ -295,11 +295,18 @@ func benchTuneHist(cfg config) ([]figure, error) {
 				for k := range feeds {
 					j := (k + r) % len(feeds)
 					goruntime.GC()
-					c0 := cpuSeconds()
+					c0, err := cpuSeconds()
+					if err != nil {
+						return err
+					}
 					if rates[j], err = h.viaTRAM(feeds[j]); err != nil {
 						return fmt.Errorf("%v (%d of default, tuned, held): %w", gr.dims, j, err)
 					}
-					cpus[j] = cpuSeconds() - c0
+					c1, err := cpuSeconds()
+					if err != nil {
+						return err
+					}
+					cpus[j] = c1 - c0
 				}
 				cpu[2*i] = append(cpu[2*i], cpus[0]/cpus[1])
 				cpu[2*i+1] = append(cpu[2*i+1], cpus[0]/cpus[2])
@@ -382,10 +389,10 @@ func benchTuneSweep(cfg config) ([]figure, error) {
 }
 
 // cpuSeconds is the CPU time (user and system) this process has used.
-func cpuSeconds() float64 {
+func cpuSeconds() (float64, error) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
+		return 0, fmt.Errorf("the process's CPU time (getrusage): %w", err) // a ratio of zeros would be NaN
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), nil
 }
