@@ -211,6 +211,40 @@ func TestRunStopsOnMissingData(t *testing.T) {
 	}
 }
 
+// Data treated while the loop waits (a Waiter's entry methods run then)
+// are progress: a PE that receives one datum per wait for longer than the
+// stall bound is not stalled, and each datum is counted as arrived; nor is
+// one whose last datum comes as the deadline passes.
+func TestRunDataDuringWaitIsProgress(t *testing.T) {
+	const stall = time.Second
+	for _, c := range []struct {
+		name       string
+		atDeadline bool // the wait times out, the datum arriving as it does
+	}{
+		{"woken by data", false},
+		{"data at the deadline", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := &script{arrive: make([]int, 1e5), expect: 30, comps: 2} // tests bring nothing
+			wait := func(d time.Time) error {
+				s.clock += 100 * time.Millisecond // 30 data: 3 s in all, beyond the bound
+				s.arrived++
+				if c.atDeadline {
+					s.clock = max(s.clock, d.Sub(time.Unix(0, 0)))
+					return errors.New("no value by the deadline")
+				}
+				return nil
+			}
+			l, err := tune.NewLoop(2)
+			require.NoError(t, err)
+			st, err := run(s.env(wait), Options{Stall: stall}, l, s)
+			require.NoError(t, err)
+			require.Equal(t, 30, s.arrived)
+			require.Equal(t, 29, st.Arrivals, "each datum that came during a wait was treated as arrived (the last ends the loop)")
+		})
+	}
+}
+
 // trickle is a script's arrivals: n data, one every gap tests.
 func trickle(n, gap int) []int {
 	a := make([]int, n*gap+1)
