@@ -111,7 +111,15 @@ func (pe *PE) After(d time.Duration, fn func(pe *PE)) {
 		pe.post(extMsg{funcMsg(fn)})
 		return
 	}
-	time.AfterFunc(d, func() {
+	pe.AfterTimer(d, fn)
+}
+
+// AfterTimer is After for a d > 0 that the caller may call off: Stop on
+// the timer keeps fn from being posted, if it has not been yet. A wait
+// with a deadline stops its timer when it ends, so that a PE waiting
+// often with a distant deadline does not keep a live timer per wait.
+func (pe *PE) AfterTimer(d time.Duration, fn func(pe *PE)) *time.Timer {
+	return time.AfterFunc(d, func() {
 		if !pe.rt.Stopped() {
 			pe.post(extMsg{funcMsg(fn)})
 		}

@@ -168,12 +168,14 @@ func (pe *PE) waitUntil(slot *futureSlot, deadline time.Time) error {
 	// this wait or done with it; the count of waits tells a later wait on
 	// the same slot (after a missed deadline) from this one.
 	this := slot.waits + 1
-	pe.ap.After(d, func(*actor.PE) {
+	tm := pe.ap.AfterTimer(d, func(*actor.PE) {
 		if slot.waiter == t && slot.waits == this && !slot.set {
 			t.Resume()
 		}
 	})
-	return pe.wait(slot)
+	err := pe.wait(slot)
+	tm.Stop() // the value came first: no timer left per wait (a fired one finds this wait over)
+	return err
 }
 
 // WaitAll waits until every future has its value (without taking them).
