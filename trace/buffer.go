@@ -22,9 +22,6 @@ type Label struct {
 	Cat   string // the category: "entry", "migration", "lb", ...
 	Type  string // the chare type, for slices
 	Entry string // the entry method, for slices
-
-	buf *Buffer // the buffer whose label table holds it at id (see rec)
-	id  uint32
 }
 
 // Event is one recorded event. Times are nanoseconds since the Buffer's
@@ -88,7 +85,9 @@ type Buffer struct {
 	chunks  [][]rec // the events, eventChunk to a chunk (see add)
 	n       int     // events kept
 	labels  []*Label
-	foreign map[*Label]uint32 // labels numbered first by another buffer
+	ids     map[*Label]uint32 // 1 + a label's place in labels
+	last    *Label            // the label of the latest slice, and its id
+	lastID  uint32
 	refs    []any             // indices that are not ints, instants' arguments
 	Limit   int               // the most events kept; 0 means no limit
 	Dropped int               // events not kept because of Limit
@@ -167,33 +166,28 @@ type rec struct {
 }
 
 // labelID returns l's number in the buffer's table, adding it the first
-// time. The runtime's labels are made per PE, so after the first slice
-// this is one comparison; a label first numbered by another buffer is
-// found in foreign.
+// time. Only the buffer's PE records, so the latest label is kept without
+// a lock: a run of slices of one entry method costs one comparison. A
+// Label is never written, so PEs may share one.
 func (b *Buffer) labelID(l *Label) uint32 {
 	if l == nil {
 		return 0
 	}
-	if l.buf == b {
-		return l.id
+	if l == b.last {
+		return b.lastID
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if l.buf != nil {
-		if id, ok := b.foreign[l]; ok {
-			return id
+	id, ok := b.ids[l]
+	if !ok {
+		if b.ids == nil {
+			b.ids = map[*Label]uint32{}
 		}
+		b.labels = append(b.labels, l)
+		id = uint32(len(b.labels))
+		b.ids[l] = id
 	}
-	b.labels = append(b.labels, l)
-	id := uint32(len(b.labels))
-	if l.buf == nil {
-		l.buf, l.id = b, id
-	} else {
-		if b.foreign == nil {
-			b.foreign = map[*Label]uint32{}
-		}
-		b.foreign[l] = id
-	}
+	b.last, b.lastID = l, id
 	return id
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -268,4 +269,37 @@ func TestFullBufferKeepsNothingOfWhatItDrops(t *testing.T) {
 	require.Equal(t, 200, b.Dropped)
 	require.Len(t, b.refs, 1, "the dropped events' indices and instants are not kept")
 	require.Len(t, b.labels, 1)
+}
+
+// PEs may share a Label: recording it is a read (run under -race).
+func TestBuffersShareALabelConcurrently(t *testing.T) {
+	shared := &Label{Name: "T.M", Cat: CatEntry}
+	other := &Label{Name: "U.N", Cat: CatEntry}
+	bufs := []*Buffer{NewBuffer(0, time.Now(), 0), NewBuffer(1, time.Now(), 0)}
+	var wg sync.WaitGroup
+	for _, b := range bufs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 1000 {
+				l := shared
+				if i%3 == 0 {
+					l = other
+				}
+				b.Slice(l, i, int64(i), int64(i)+1)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, b := range bufs {
+		ev := b.Recorded()
+		require.Len(t, ev, 1000)
+		for i, e := range ev {
+			want := shared
+			if i%3 == 0 {
+				want = other
+			}
+			require.Same(t, want, e.Label, "PE %d event %d", b.PE, i)
+		}
+	}
 }
