@@ -71,7 +71,7 @@ func (p *plan) add(r Range) error {
 	sort.Slice(out, func(i, j int) bool { return out[i].From < out[j].From })
 	merged := out[:0]
 	for _, q := range out {
-		if n := len(merged); n > 0 && same(merged[n-1], q) && q.From <= merged[n-1].To+1 {
+		if n := len(merged); n > 0 && same(merged[n-1], q) && q.From-1 <= merged[n-1].To { // (To may be MaxInt)
 			merged[n-1].To = max(merged[n-1].To, q.To)
 			continue
 		}
@@ -307,6 +307,14 @@ func (d *Decider) Request(seg int) []Range {
 			return []Range{d.announce(Range{From: seg, To: math.MaxInt, Value: d.cur, Every: d.o.Every})}
 		}
 		return []Range{d.announce(Range{From: seg, To: seg, Value: d.cur})}
+	case seg > d.hi && d.quiet():
+		// A PE got there before the re-check was measured (under load,
+		// or with no Lead): the plan stays quiet up to the next multiple
+		// of Every, which becomes the re-check (the one in progress is
+		// dropped), so that the plan keeps one range while nothing
+		// changes.
+		d.from, d.costs = seg+mod(-seg, d.o.Every), d.costs[:0]
+		return []Range{d.announce(Range{From: d.hi + 1, To: d.from, Value: d.cur, Every: d.o.Every})}
 	case seg > d.hi:
 		// A PE got there before the next announcement: the value in
 		// force, every segment reported, so the Decider measures it.
@@ -333,7 +341,8 @@ func (d *Decider) Report(r Report) ([]Range, error) {
 		return nil, fmt.Errorf("agree: PE %d ran iteration %d with value %d; the value announced for it is %d", r.PE, r.Iter, r.Value, want)
 	}
 	if seg := Segment(r.Iter, d.o.Length); !d.reported(seg) {
-		return nil, fmt.Errorf("agree: PE %d reported iteration %d, of segment %d, which was announced quiet (reported every %d segments)", r.PE, r.Iter, seg, d.o.Every)
+		q, _ := d.plan.find(seg)
+		return nil, fmt.Errorf("agree: PE %d reported iteration %d, of segment %d, which was announced quiet (reported every %d segments)", r.PE, r.Iter, seg, q.Every)
 	}
 	if math.IsNaN(r.Cost) || math.IsInf(r.Cost, 0) || r.Cost < 0 {
 		return nil, fmt.Errorf("agree: PE %d reported cost %v for iteration %d, want a finite non-negative number", r.PE, r.Cost, r.Iter)
@@ -398,7 +407,7 @@ func (d *Decider) measured(n int, cost float64) []Range {
 	}
 	d.costs = d.costs[:0]
 	next := d.hi + 1
-	if d.choice != nil && d.choice.Settled() && !d.choice.Drifting() && d.o.Every > 1 {
+	if d.quiet() {
 		// Nothing to search: quiet segments up to the next multiple of
 		// Every, which is reported and scored (the re-check).
 		d.from = next + mod(-next, d.o.Every)
@@ -406,6 +415,12 @@ func (d *Decider) measured(n int, cost float64) []Range {
 	}
 	d.from = next
 	return []Range{d.announce(Range{From: d.from, To: d.from, Value: d.cur})}
+}
+
+// quiet reports whether the plan goes on in quiet segments: a Choice that
+// has settled and does not look moved.
+func (d *Decider) quiet() bool {
+	return d.choice != nil && d.choice.Settled() && !d.choice.Drifting() && d.o.Every > 1
 }
 
 // reported reports whether segment seg (announced) is reported.

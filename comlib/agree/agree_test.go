@@ -522,3 +522,44 @@ func TestE12_DeciderReconvergesWhileQuiet(t *testing.T) {
 	require.Less(t, moved, firstCheck+20, "the search after the change took %d segments: %v", moved-firstCheck, used[shift:])
 	require.Greater(t, quietIn(moved+20, segs), 0, "quiet again once settled at 1: %v", used[moved:])
 }
+
+// A PE that asks for the next segment before the re-check in progress is
+// measured (under load, or with no Lead) does not break the quiet plan:
+// the Decider extends it, quiet, to the next multiple of Every, which
+// becomes the re-check, and the plan keeps one range for the settled
+// value however long the job runs (review: it grew by two ranges per
+// re-check, each a reported segment).
+func TestQuietPlanStaysOneRangeWhenAPEIsAhead(t *testing.T) {
+	const every = 4
+	d, err := NewDecider(Options{Values: []int{2, 4}, Start: 2, Length: 2, Lead: 1, Every: every})
+	require.NoError(t, err)
+	f := NewFollower(d.Length())
+	take := func(rs []Range) {
+		for _, r := range rs {
+			require.NoError(t, f.Take(r))
+		}
+	}
+	cost := map[int]float64{2: 10, 4: 20} // the start is best: it settles there
+	take(d.Request(0))
+	reports := 0
+	for seg := 0; seg < 4000; seg++ {
+		n := seg * 2
+		// The PE is one segment ahead: it needs seg+1 before seg is measured.
+		if _, ok := f.Value(n + 2); !ok {
+			if s, ask := f.Need(n + 2); ask {
+				take(d.Request(s))
+			}
+		}
+		v, ok := f.Value(n)
+		require.True(t, ok, "segment %d has a value", seg)
+		for _, it := range []int{n, n + 1} {
+			if f.Reported(it) {
+				reports++
+				take(reportAll(t, d, it, 1, v, cost[v]))
+			}
+		}
+	}
+	require.LessOrEqual(t, len(d.plan), 8, "ranges in the plan (the first: %v)", d.plan[:min(4, len(d.plan))])
+	require.LessOrEqual(t, len(f.plan), 8, "the follower's plan")
+	require.Less(t, reports, 2*4000/every+40, "most segments quiet")
+}
