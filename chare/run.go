@@ -438,6 +438,9 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 // returns nil if the run has messages that need their own header.
 type runDecoder func(h Header, it wire.Item) (actor.Message, error)
 
+// maxRunDecode bounds the memory of one run decoded from the wire.
+const maxRunDecode = 64 << 20
+
 // installRunDecoder gives entry en the decoder of whole runs for method.
 func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 	if en.Result != nil {
@@ -447,6 +450,12 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 	f := runDecoder(func(h Header, it wire.Item) (actor.Message, error) {
 		if int(it.Tails) > len(it.Body) { // a tail takes two bytes at least
 			return nil, fmt.Errorf("a run of %d messages in %d bytes", it.Tails, len(it.Body))
+		}
+		if size := uint64(unsafe.Sizeof(*new(M))); uint64(it.Tails)*size > maxRunDecode {
+			// A byte or two per message on the wire (a nil) may stand for
+			// a large M: a peer's run must not make this process allocate
+			// gigabytes. Runs of this size are not formed (MaxRemoteInFlight).
+			return nil, fmt.Errorf("a run of %d messages of %s, %d bytes each, is more than the %d MiB a decoded run may hold", it.Tails, h.Entry, size, maxRunDecode>>20)
 		}
 		elems := h.Kind == KindElement
 		// Only runs whose tails have no more header than a run keeps are

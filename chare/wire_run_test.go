@@ -225,3 +225,26 @@ func TestEnvelopeRunAllocations(t *testing.T) {
 	})
 	require.LessOrEqual(t, allocs/100, 0.1, "allocations per message (slabs of up to 64 envelopes)")
 }
+
+// A run from the wire whose count of messages times their size exceeds
+// what a decoded run may hold is refused before anything is allocated: a
+// message of a few bytes on the wire may decode into a large M.
+type bigRunMsg struct{ B [1 << 16]byte }
+
+func (w *runWorker) TakeBig(m bigRunMsg) { w.got = append(w.got, runMsg{A: int32(m.B[0])}) }
+
+func TestEnvelopeRunRefusesAHugeDecode(t *testing.T) {
+	Register[runWorker]()
+	e, err := lookupEntry((*runWorker).TakeBig)
+	require.NoError(t, err)
+	env := &env1[runWorker, bigRunMsg]{fn: (*runWorker).TakeBig}
+	env.installWire(e)
+	env.h = Header{Route: Route{Kind: KindBranch, Coll: 3, PE: 1}, Entry: e}
+	it := encodeRun(t, env, env)
+	_, err = decodeEnvRun(nil, it)
+	require.NoError(t, err, "a run of two is read")
+	it.Tails = 2000 // 2000 × 64 KiB: 125 MiB
+	it.Body = append(it.Body, make([]byte, 4000)...)
+	_, err = decodeEnvRun(nil, it)
+	require.ErrorContains(t, err, "a run of 2000 messages of chare.runWorker.TakeBig, 65536 bytes each, is more than the 64 MiB")
+}
