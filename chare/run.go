@@ -375,10 +375,12 @@ func appendElem[T, M any](pe *PE, coll CollID, e *Entry, method func(*T, M), msg
 // per member, where a multicast cost a map, a slice of members and an
 // envelope per PE per send. Across processes a run would encode the
 // message once per member where a multicast hop encodes it once per PE,
-// so a section with a member in another process keeps the multicast.
+// so a section with a member in another process keeps the multicast, and
+// so does a message larger than sectionRunMsg bytes: a run holds a copy per
+// member, where the multicast holds one per PE.
 func sendSectionRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
 	s := r.Section
-	if s == nil || s.Coll != r.Coll || len(s.Members) == 0 || pe.commOn || pe.held(s.Coll) {
+	if s == nil || s.Coll != r.Coll || len(s.Members) == 0 || pe.commOn || pe.held(s.Coll) || unsafe.Sizeof(msg) > sectionRunMsg {
 		return false
 	}
 	rt := pe.job.rt
@@ -437,6 +439,10 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 // runDecoder reads a whole wire run for one entry method into a run1, or
 // returns nil if the run has messages that need their own header.
 type runDecoder func(h Header, it wire.Item) (actor.Message, error)
+
+// sectionRunMsg is the largest message (bytes, as a Go value) that a
+// section send copies into its members' element runs.
+const sectionRunMsg = 256
 
 // maxRunDecode bounds the memory of one run decoded from the wire.
 const maxRunDecode = 64 << 20
