@@ -455,6 +455,9 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 		}
 	}
 	it.started, it.step, it.rank, it.parts, it.router, it.variant = true, p.list.Step, p.rank, p.parts, r, v
+	for _, pk := range it.inbox { // packets that came before the start
+		p.checkVariant(it, pk, fx)
+	}
 	fx.Exchanges = append(fx.Exchanges, it.n)
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
@@ -512,9 +515,6 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 					p.out(m, fx)
 				}
 			case pk.Step == it.step && pk.Stage == it.stage:
-				if pk.Variant != it.variant {
-					fx.Errors = append(fx.Errors, fmt.Errorf("iteration %d: PE %d exchanges it with router variant %d, PE %d with %d: the PEs disagree", it.n, pk.From, pk.Variant, p.id, it.variant))
-				}
 				it.got++
 				it.have = append(it.have, pk.Msgs...)
 			default:
@@ -564,9 +564,23 @@ func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
 		}
 		return fx
 	}
+	if it.started {
+		p.checkVariant(it, pk, &fx)
+	}
 	it.inbox = append(it.inbox, pk)
 	p.advance(it, &fx)
 	return fx
+}
+
+// checkVariant fails the job if a packet of the step an iteration runs
+// was sent with another router variant: checked as the packet comes (or
+// as the iteration starts), whatever its stage, since a packet of a
+// router this PE does not run may never be consumed, and the exchange
+// would hang rather than fail.
+func (p *PE[T]) checkVariant(it *iter[T], pk Packet[T], fx *Effects[T]) {
+	if pk.Step == it.step && pk.Variant != it.variant {
+		fx.Errors = append(fx.Errors, fmt.Errorf("iteration %d: PE %d exchanges it with router variant %d, PE %d with %d: the PEs disagree", it.n, pk.From, pk.Variant, p.id, it.variant))
+	}
 }
 
 // Enter is PE 0's word that iteration e.Iter is in error everywhere.
