@@ -88,7 +88,7 @@ type Buffer struct {
 	ids     map[*Label]uint32 // 1 + a label's place in labels
 	last    *Label            // the label of the latest slice, and its id
 	lastID  uint32
-	refs    []any // indices that are not ints, instants' arguments
+	refs    []any // indices that are not ints, instants (see rec)
 	Limit   int   // the most events kept; 0 means no limit
 	Dropped int   // events not kept because of Limit
 	start   time.Time
