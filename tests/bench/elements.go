@@ -8,7 +8,6 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/chare/reducer"
 )
 
 // runtime/manytomany/array: the many-to-many workload of
@@ -51,18 +50,12 @@ func (e *m2mElem) Start(s m2mStart) {
 			}
 		}
 	}
-	e.check()
+	e.check(e)
 }
 
 func (e *m2mElem) Recv(m m2mMsg) {
 	e.got++
-	e.check()
-}
-
-func (e *m2mElem) check() {
-	if e.complete() {
-		_ = e.Contribute(nil, reducer.Nop, e.done)
-	}
+	e.check(e)
 }
 
 // benchManyToManyArray is benchManyToMany between array elements; its
@@ -158,62 +151,36 @@ func (e *owElem) Expect(m owExpect) {
 		n = m.PerElem
 	}
 	e.expect(n, m.Done)
-	e.check()
+	e.check(e)
 }
 
 func (e *owElem) Take(m m2mMsg) {
 	e.got++
-	e.check()
-}
-
-func (e *owElem) check() {
-	if e.complete() {
-		_ = e.Contribute(nil, reducer.Nop, e.done)
-	}
+	e.check(e)
 }
 
 func benchRemoteOnewayArray(cfg config) ([]figure, error) {
 	n := int(500_000*cfg.scale) / m2mPerPE * m2mPerPE
-	fig := figure{name: "remote/oneway/array", unit: "msgs/s"}
-	var p *peer
-	defer func() {
-		if p != nil {
-			p.stop()
-		}
-	}()
-	err := runNodes(2, 2, "remote/oneway/array", func(m *benchMain) error {
+	return pairedOneway(cfg, "remote/oneway/array", n, func(m *benchMain) (func() (float64, error), error) {
 		a, err := array.New[owElem](m, array.Dims(2*m2mPerPE))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if p, err = startPeer(); err != nil {
-			return err
-		}
-		for range pairsOf(cfg) {
+		return func() (float64, error) {
 			f := chare.NewFuture[any](m)
 			if err := chare.Send(m, a, (*owElem).Expect, owExpect{PerElem: n / m2mPerPE, Done: f.Callback()}); err != nil {
-				return err
+				return 0, err
 			}
 			t0 := time.Now()
 			for i := 0; i < n; i++ {
 				if err := chare.Send(m, a.At(m2mPerPE+i%m2mPerPE), (*owElem).Take, m2mMsg{From: 0, Seq: int64(i)}); err != nil {
-					return err
+					return 0, err
 				}
 			}
 			if _, err := f.Get(m); err != nil {
-				return err
+				return 0, err
 			}
-			v := float64(n) / time.Since(t0).Seconds()
-			b, err := p.oneway(n)
-			if err != nil {
-				return err
-			}
-			fig.value, fig.baseline = append(fig.value, v), append(fig.baseline, b)
-		}
-		return nil
+			return float64(n) / time.Since(t0).Seconds(), nil
+		}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return []figure{fig}, nil
 }

@@ -64,15 +64,29 @@ func (s *sink) Ping(n int64) int64 { return n }
 // process, alternating: A B A B ...
 func benchRemoteOneway(cfg config) ([]figure, error) {
 	n := int(500_000 * cfg.scale)
-	fig := figure{name: "remote/oneway", unit: "msgs/s"}
+	return pairedOneway(cfg, "remote/oneway", n, func(m *benchMain) (func() (float64, error), error) {
+		g, err := group.New[sink](m)
+		if err != nil {
+			return nil, err
+		}
+		return func() (float64, error) { return onewayRun(m, g, n) }, nil
+	})
+}
+
+// pairedOneway runs the pairs of a remote/oneway line in a job of 2 PEs on
+// 2 nodes: the stream that setup prepares (in node 0's main), then the
+// same n messages through raw protoactor-go remote to a peer process,
+// alternating.
+func pairedOneway(cfg config, name string, n int, setup func(m *benchMain) (func() (float64, error), error)) ([]figure, error) {
+	fig := figure{name: name, unit: "msgs/s"}
 	var p *peer
 	defer func() {
 		if p != nil {
 			p.stop()
 		}
 	}()
-	err := runNodes(2, 2, "remote/oneway", func(m *benchMain) error {
-		g, err := group.New[sink](m)
+	err := runNodes(2, 2, name, func(m *benchMain) error {
+		run, err := setup(m)
 		if err != nil {
 			return err
 		}
@@ -80,7 +94,7 @@ func benchRemoteOneway(cfg config) ([]figure, error) {
 			return err
 		}
 		for range pairsOf(cfg) {
-			v, err := onewayRun(m, g, n)
+			v, err := run()
 			if err != nil {
 				return err
 			}

@@ -103,13 +103,15 @@ func (c *m2mCount) expect(n int, done chare.Callback) {
 	c.want, c.done, c.sent = c.want+n, done, false
 }
 
-// complete reports, once per repetition, that every message came.
-func (c *m2mCount) complete() bool {
+// check joins the repetition's barrier (done), once, when every message
+// came; from is the member counting.
+func (c *m2mCount) check(from interface {
+	Contribute(any, reducer.Reducer, chare.Callback) error
+}) {
 	if c.got == c.want && !c.sent {
 		c.sent = true
-		return true
+		_ = from.Contribute(nil, reducer.Nop, c.done)
 	}
-	return false
 }
 
 func (b *m2mBranch) Start(s m2mStart) {
@@ -121,18 +123,12 @@ func (b *m2mBranch) Start(s m2mStart) {
 			_ = chare.Send(b, g.At((me+d)%p), (*m2mBranch).Recv, m2mMsg{From: int64(me), Seq: int64(k)})
 		}
 	}
-	b.check()
+	b.check(b)
 }
 
 func (b *m2mBranch) Recv(m m2mMsg) {
 	b.got++
-	b.check()
-}
-
-func (b *m2mBranch) check() {
-	if b.complete() {
-		_ = b.Contribute(nil, reducer.Nop, b.done)
-	}
+	b.check(b)
 }
 
 // benchManyToMany measures p PEs each sending k small messages to every
