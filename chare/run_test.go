@@ -31,6 +31,19 @@ func encodeMulti(t *testing.T, m actor.WireMulti) wire.Item {
 	return it
 }
 
+// readWhole decodes it, which must read back whole into a run with src's
+// header and messages.
+func readWhole(t *testing.T, it wire.Item, src *run1[runWorker, runMsg]) *run1[runWorker, runMsg] {
+	t.Helper()
+	m, err := decodeEnvRun(nil, it)
+	require.NoError(t, err)
+	got, ok := m.(*run1[runWorker, runMsg])
+	require.True(t, ok, "read whole into a run: %T", m)
+	require.Equal(t, src.h, got.h)
+	require.Equal(t, src.msgs, got.msgs)
+	return got
+}
+
 func TestRunRoundTrip(t *testing.T) {
 	e := runEntry(t)
 	src := &run1[runWorker, runMsg]{fn: (*runWorker).Take}
@@ -41,12 +54,7 @@ func TestRunRoundTrip(t *testing.T) {
 	it := encodeMulti(t, src)
 	require.Less(t, len(it.Body), 300*16, "each message costs its own bytes and a tail of 3 bytes, not a 25-byte head")
 
-	m, err := decodeEnvRun(nil, it)
-	require.NoError(t, err)
-	got, ok := m.(*run1[runWorker, runMsg])
-	require.True(t, ok, "read whole into a run: %T", m)
-	require.Equal(t, src.h, got.h)
-	require.Equal(t, src.msgs, got.msgs)
+	got := readWhole(t, it, src)
 	require.Equal(t, 300, got.Count())
 }
 
@@ -192,12 +200,7 @@ func TestElementRunRoundTrip(t *testing.T) {
 	it := encodeMulti(t, src)
 	require.Less(t, len(it.Body), 300*20, "a tail per message of index, epoch and message, no head")
 
-	m, err := decodeEnvRun(nil, it)
-	require.NoError(t, err)
-	got, ok := m.(*run1[runWorker, runMsg])
-	require.True(t, ok, "read whole into a run: %T", m)
-	require.Equal(t, src.h, got.h)
-	require.Equal(t, src.msgs, got.msgs)
+	got := readWhole(t, it, src)
 	require.Len(t, got.idx, 300)
 	require.Len(t, got.raw, 300)
 	for i, k := range got.idx {
