@@ -221,13 +221,20 @@ func (e *erElem) FloodSection(targets []int) erCost {
 			inJob.NoError(chare.Send(e, sec, (*erElem).Recv, erSeq{me, s}))
 		}
 	}
+	return sendCost(send, len(targets))
+}
+
+// sendCost runs send over a warm-up and then a timed stretch of rounds
+// (perRound messages each), and returns the timed messages and what they
+// allocated.
+func sendCost(send func(from, end int), perRound int) erCost {
 	const warm, timed = 500, 10_000
 	send(0, warm)
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
 	send(warm, warm+timed)
 	runtime.ReadMemStats(&m1)
-	return erCost{Sends: timed * len(targets), Bytes: m1.TotalAlloc - m0.TotalAlloc, Objects: m1.Mallocs - m0.Mallocs}
+	return erCost{Sends: timed * perRound, Bytes: m1.TotalAlloc - m0.TotalAlloc, Objects: m1.Mallocs - m0.Mallocs}
 }
 
 func (e *erElem) flood(targets []int, raw bool) erCost {
@@ -245,13 +252,7 @@ func (e *erElem) flood(targets []int, raw bool) erCost {
 			}
 		}
 	}
-	const warm, timed = 500, 10_000
-	send(0, warm)
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	send(warm, warm+timed)
-	runtime.ReadMemStats(&m1)
-	return erCost{Sends: timed * len(targets), Bytes: m1.TotalAlloc - m0.TotalAlloc, Objects: m1.Mallocs - m0.Mallocs}
+	return sendCost(send, len(targets))
 }
 
 // erStats reads the location manager's counts on its PE.
