@@ -116,11 +116,6 @@ func (pe *PE) label(e *Entry) *trace.Label {
 	return l
 }
 
-// traceSampling reports whether the next send would draw a flow arrow:
-// such a send goes in an envelope of its own, which carries the arrow's
-// number; the others may join runs.
-func (pe *PE) traceSampling() bool { return pe.tr.WouldSample() }
-
 // traceSend draws a flow arrow for a message to one chare, branch or
 // element, if the PE's sampler takes it.
 func (pe *PE) traceSend(h *Header) {

@@ -220,7 +220,7 @@ func (b *Buffer) Recorded() []Event {
 				e.ID = r.id
 			case r.intIdx:
 				e.Index = int(r.id)
-			case r.kind == Instant:
+			case r.kind == Instant && r.ref > 0:
 				if in, ok := b.refs[r.ref-1].(*instant); ok {
 					e.Label, e.Args = &in.label, in.args
 				}
