@@ -189,26 +189,22 @@ func (l *part[I]) count(no int) int {
 }
 
 func (l *part[I]) Locate(index any) (int, error) {
-	i, err := l.check(index)
-	if err != nil {
-		return 0, err
-	}
-	pe, _ := l.tab.Lookup(i)
-	return pe, nil
+	pe, _, err := l.Where(index)
+	return pe, err
 }
 
 // SendTo implements chare.ElementRouter.
 func (l *part[I]) SendTo(h *chare.Header) (int, error) {
-	i, err := l.check(h.Index)
+	pe, epoch, err := l.Where(h.Index)
 	if err != nil {
 		return 0, err
 	}
-	pe, epoch := l.tab.Lookup(i)
 	h.Epoch, h.Hops = epoch, 0
 	return pe, nil
 }
 
-// Where implements chare.ElementRunner: SendTo without a header.
+// Where implements chare.ElementRunner: the PE an element is believed on
+// and the epoch of that belief.
 func (l *part[I]) Where(index any) (int, uint32, error) {
 	i, err := l.check(index)
 	if err != nil {
