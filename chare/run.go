@@ -393,18 +393,30 @@ func sendSectionRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), ms
 	if !ok {
 		return false
 	}
-	// Every member is checked before any is sent: the envelope's path
+	// Every member is placed before any is sent: the envelope's path
 	// reports a bad one, and nothing may be sent twice.
+	// (The scratch slice is taken while in use, so that a send made
+	// meanwhile cannot write over it.)
+	where := pe.secWhere[:0]
+	pe.secWhere = nil
+	defer func() { pe.secWhere = where }()
 	for _, m := range s.Members {
-		if dest, _, err := er.Where(m); err != nil || dest < 0 || dest >= pe.NumPEs() || multi && rt.NodeOf(dest) != node {
+		dest, epoch, err := er.Where(m)
+		if err != nil || dest < 0 || dest >= pe.NumPEs() || multi && rt.NodeOf(dest) != node {
 			return false
 		}
+		where = append(where, memberAt{dest, epoch})
 	}
-	for _, m := range s.Members {
-		dest, epoch, _ := er.Where(m)
-		appendElem(pe, s.Coll, e, method, msg, dest, elemKey{m, epoch})
+	for i, m := range s.Members {
+		appendElem(pe, s.Coll, e, method, msg, where[i].dest, elemKey{m, where[i].epoch})
 	}
 	return true
+}
+
+// memberAt is where a section member is believed to be (sendSectionRun).
+type memberAt struct {
+	dest  int
+	epoch uint32
 }
 
 // grow notes, before a message is appended, that the run is full: the
