@@ -41,6 +41,8 @@ import (
 // same mean for the single fixed strategy that does best over the whole
 // grid. ratio < 1: Auto beats every single fixed choice.
 //
+// -auto-pes N runs the exchange on N PEs instead of 16.
+//
 // -auto-only KEY,KEY… runs only those fixed candidates (no Auto, no
 // figure, their medians printed): a few strategies on many processes, or
 // one alone under -cpuprofile. Built with -tags charmexp_frameperitem
@@ -60,6 +62,7 @@ var (
 	benchSelect  = flag.String(comlib.FlagSelect, "", "comlib/alltoall/auto/*: Auto's selection tree, instead of the shipped one")
 	autoDeclare  = flag.Bool("auto-declare", true, "comlib/alltoall/auto/*: Auto declares the message size it sends (AutoOptions.MsgSize); false: each send is sized and walked, and every part of a mixed tree runs")
 	clAutoSizes  = []int{16, 128, 1 << 10, 4 << 10, 16 << 10, 64 << 10}
+	autoPEs      = flag.Int("auto-pes", clPEs, "comlib/alltoall/auto/*: how many PEs (one element each) the exchange runs on")
 	autoOnly     = flag.String("auto-only", "", "comlib/alltoall/auto/*: run only these fixed candidates (comma-separated: strategy=direct,router=mesh,…), without Auto, and print their medians, no figure: to compare a few on many processes, or profile one alone with -cpuprofile")
 )
 
@@ -280,7 +283,7 @@ func benchAuto(cfg config, sizes []int, grid bool, nodes int) ([]figure, error) 
 	if grid {
 		name = autoName("grid", nodes)
 	}
-	sw, err := runSweep(cfg, clPEs, nodes, sizes, true, name)
+	sw, err := runSweep(cfg, *autoPEs, nodes, sizes, true, name)
 	if err != nil {
 		return nil, err
 	}
