@@ -135,3 +135,22 @@ type funcCall struct {
 
 func (f funcCall) Deliver(ap *actor.PE) { f.fn(peOf(ap).Context(), f.val) }
 func (f funcCall) Describe() string     { return "a function callback" }
+
+// describe names a callback in an error message.
+func (cb Callback) describe() string {
+	switch cb.Kind {
+	case CallbackFuture:
+		return fmt.Sprintf("future %d on PE %d", cb.Future.ID, cb.Future.PE)
+	case CallbackFunc:
+		return fmt.Sprintf("function %d on PE %d", cb.Func, cb.PE)
+	case CallbackExit:
+		return fmt.Sprintf("exit %d", cb.Code)
+	case CallbackEntry:
+		name := fmt.Sprintf("entry %d", cb.Entry)
+		if e, err := EntryByID(cb.Entry); err == nil {
+			name = e.String()
+		}
+		return fmt.Sprintf("%s of %v", name, cb.Route.Coll)
+	}
+	return cb.Kind.String()
+}

@@ -176,6 +176,9 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 		if acc.r.Name() != r.Name() {
 			return fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", no, stream, acc.r.Name(), r.Name())
 		}
+		if !sameCallback(acc.cb, cb) {
+			return mixedCallbacks(no, stream, acc.cb, cb)
+		}
 		acc.owed--
 	}
 	pe.lastRed, pe.lastAcc = k, acc
@@ -386,10 +389,42 @@ func (m *redUp) Deliver(ap *actor.PE) {
 	} else if acc.r.Name() != m.r.Name() {
 		pe.fail(fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", m.key.no, m.key.coll, acc.r.Name(), m.r.Name()))
 		return
+	} else if !sameCallback(acc.cb, m.cb) {
+		pe.fail(mixedCallbacks(m.key.no, m.key.coll, acc.cb, m.cb))
+		return
 	}
 	if m.has {
 		acc.parts = append(acc.parts, m.partial)
 	}
 	acc.count += m.count
 	pe.redCheck(m.key, acc)
+}
+
+// sameCallback says whether two contributions to one reduction name the
+// same callback. Members that contribute in different orders (one to a
+// barrier A then B, another to B then A) use the same reducer but not the
+// same callback: without this check their reductions are crossed, and a
+// callback fires twice while another never does. A callback that crossed
+// processes compares by its fields, its element index by encoding.
+func sameCallback(a, b Callback) bool {
+	if a.Kind != b.Kind || a.Entry != b.Entry || a.Future != b.Future || a.Func != b.Func || a.PE != b.PE || a.Code != b.Code {
+		return false
+	}
+	ra, rb := a.Route, b.Route
+	if ra.Kind != rb.Kind || ra.Coll != rb.Coll || ra.PE != rb.PE || (ra.Section == nil) != (rb.Section == nil) {
+		return false
+	}
+	if ra.Section != nil && ra.Section.ID != rb.Section.ID {
+		return false
+	}
+	if ra.Index == nil || rb.Index == nil {
+		return ra.Index == nil && rb.Index == nil
+	}
+	ka, errA := IndexKey(ra.Index)
+	kb, errB := IndexKey(rb.Index)
+	return errA == nil && errB == nil && ka == kb
+}
+
+func mixedCallbacks(no int, stream CollID, a, b Callback) error {
+	return fmt.Errorf("chare: reduction %d of %v mixes callbacks (%s and %s): every member must contribute to its reductions in the same order", no, stream, a.describe(), b.describe())
 }

@@ -330,6 +330,12 @@ func TestBadInputAtDestination(t *testing.T) {
 			inJob.NoError(err)
 			inJob.NoError(chare.Send0(m, a, (*mixElem).Go))
 		}, []string{"mixes reducers", "test_sum_int", "test_gather"}},
+		{"reductions crossed by contribution order", func(m *tmain) {
+			a, err := array.New[crossElem](m, array.Dims(4))
+			inJob.NoError(err)
+			first, second := chare.NewFuture[any](m), chare.NewFuture[any](m)
+			inJob.NoError(chare.Send(m, a, (*crossElem).Go, [2]chare.Callback{first.Callback(), second.Callback()}))
+		}, []string{"mixes callbacks", "same order"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -362,7 +368,22 @@ func (e *mixElem) Go() {
 	inJob.NoError(e.Contribute(e.ThisIndex(), r, chare.IgnoreCallback()))
 }
 
+// crossElem contributes to two barriers, the odd elements in the other
+// order: the same reducer, crossed callbacks.
+type crossElem struct {
+	array.Element[crossElem, int]
+}
+
+func (e *crossElem) Go(cbs [2]chare.Callback) {
+	if e.ThisIndex()%2 == 1 {
+		cbs[0], cbs[1] = cbs[1], cbs[0]
+	}
+	inJob.NoError(e.Contribute(nil, reducer.Nop, cbs[0]))
+	inJob.NoError(e.Contribute(nil, reducer.Nop, cbs[1]))
+}
+
 func init() {
+	chare.Register[crossElem]()
 	chare.Register[mixElem]()
 	registerReducers(gather[int, int]{})
 }
