@@ -173,11 +173,17 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 		acc = &redAcc{r: r, cb: cb, coll: coll, sec: sec, owed: owed, total: -1}
 		pe.reds[k] = acc
 	} else {
+		// A mixed reduction cannot complete for anyone: the job ends even
+		// if the caller drops the error, rather than hang.
 		if acc.r.Name() != r.Name() {
-			return fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", no, stream, acc.r.Name(), r.Name())
+			err := fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", no, stream, acc.r.Name(), r.Name())
+			pe.fail(err)
+			return err
 		}
 		if !sameCallback(acc.cb, cb) {
-			return mixedCallbacks(no, stream, acc.cb, cb)
+			err := mixedCallbacks(no, stream, acc.cb, cb)
+			pe.fail(err)
+			return err
 		}
 		acc.owed--
 	}
