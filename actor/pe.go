@@ -40,6 +40,8 @@ type PE struct {
 
 	created, processed int64 // quiescence counts
 	cur                *Thread
+	received           uint64 // messages taken from the mailbox, for naps
+	naps               []*nap // threads napping until the next message (thread.go)
 	qd                 qdState
 	cds                map[uint64]*cdCounters
 	cdLocal            map[uint64]*cdLocal
@@ -290,6 +292,7 @@ func (pe *PE) Receive(ctx pa.Context) {
 		t0 := time.Now()
 		defer func() { pe.busy += time.Since(t0) }()
 	}
+	pe.received++
 	switch m := ctx.Message().(type) {
 	case *remoteBatch:
 		pe.receiveRemote(m)
@@ -309,6 +312,9 @@ func (pe *PE) Receive(ctx pa.Context) {
 		pe.consumed(weight(m))
 	default:
 		return // protoactor-go's own lifecycle messages
+	}
+	if len(pe.naps) > 0 {
+		pe.wakeNaps() // the message was handled: the nappers look at what it brought
 	}
 	pe.flush()
 }

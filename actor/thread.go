@@ -1,6 +1,10 @@
 package actor
 
-import "errors"
+import (
+	"errors"
+	"slices"
+	"time"
+)
 
 // Thread is a goroutine that runs on behalf of its PE (a Charm++ threaded
 // entry method). While it runs, the PE's own goroutine waits; when it calls
@@ -90,3 +94,63 @@ type describedMsg string
 
 func (describedMsg) Deliver(*PE)        {}
 func (d describedMsg) Describe() string { return string(d) }
+
+// nap is a thread waiting, in Nap, for its PE to handle a message.
+type nap struct {
+	t     *Thread
+	after uint64 // the PE's count of messages when the nap began
+	woken bool   // by a message, not the timer
+}
+
+// Nap suspends the thread until its PE has handled another message, or d
+// has passed (d <= 0: no timer), and reports whether a message woke it. A
+// loop that polls (a communication test) naps instead of spinning when a
+// poll found nothing: the PE's core is free for the PEs it waits for, and
+// the message it waits for wakes it at once. Any message wakes it, the
+// PE's own timers too, so the caller looks again at what changed. It must
+// be called by the thread itself.
+func (t *Thread) Nap(d time.Duration) bool {
+	pe := t.pe
+	n := &nap{t: t, after: pe.received}
+	pe.naps = append(pe.naps, n)
+	var tm *time.Timer
+	if d > 0 {
+		tm = pe.AfterTimer(d, func(pe *PE) {
+			if pe.endNap(n) {
+				n.t.Resume()
+			}
+		})
+	}
+	t.Suspend()
+	if tm != nil {
+		tm.Stop() // a message came first: no timer left per nap
+	}
+	return n.woken
+}
+
+// endNap takes n off the PE's naps and reports whether it was there (a
+// nap ends once: by a message or by its timer).
+func (pe *PE) endNap(n *nap) bool {
+	for i, x := range pe.naps {
+		if x == n {
+			pe.naps = slices.Delete(pe.naps, i, i+1) // clears the tail: no thread kept
+			return true
+		}
+	}
+	return false
+}
+
+// wakeNaps resumes the threads that napped before the message the PE has
+// just handled (one that naps again while it runs waits for the next).
+func (pe *PE) wakeNaps() {
+	for i := 0; i < len(pe.naps); {
+		n := pe.naps[i]
+		if n.after >= pe.received {
+			i++
+			continue
+		}
+		pe.endNap(n)
+		n.woken = true
+		n.t.Resume()
+	}
+}

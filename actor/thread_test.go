@@ -130,3 +130,30 @@ func TestSuspendedThreadAtExit(t *testing.T) {
 	}
 	require.False(t, ranOn.Load())
 }
+
+// TestThreadNap: a napping thread wakes once its PE has handled another
+// message (after that message's handler), every napping thread at once; a
+// thread that naps again while woken waits for the next message, not the
+// one that woke it; with nothing coming, the nap's timer ends it.
+func TestThreadNap(t *testing.T) {
+	var log []string // touched only on PE 0
+	code, err := start(t, 1, func(pe *actor.PE) {
+		tick := func(s string) actor.Message { return do(func(*actor.PE) { log = append(log, s) }) }
+		pe.Spawn(nil, func(t *actor.Thread) {
+			pe.Send(0, tick("m1")) // leaves when the thread suspends
+			log = append(log, fmt.Sprint("a woken ", t.Nap(0)))
+			log = append(log, fmt.Sprint("a again ", t.Nap(0))) // m1 does not wake it twice
+			t0 := time.Now()
+			woken := t.Nap(20 * time.Millisecond) // nothing comes
+			log = append(log, fmt.Sprint("a timer ", woken, " ", time.Since(t0) >= 20*time.Millisecond))
+			pe.Runtime().Exit(0)
+		})
+		pe.Spawn(nil, func(t *actor.Thread) {
+			log = append(log, fmt.Sprint("b woken ", t.Nap(time.Minute)))
+			pe.Send(0, tick("m2"))
+		})
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, []string{"m1", "a woken true", "b woken true", "m2", "a again true", "a timer false true"}, log)
+}

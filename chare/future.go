@@ -282,3 +282,35 @@ type resumeMsg struct{ t *actor.Thread }
 
 func (m resumeMsg) Deliver(*actor.PE) { m.t.Resume() }
 func (resumeMsg) Describe() string    { return "the end of a yield" }
+
+// Nap suspends the threaded entry method until its PE has handled another
+// message, or until the deadline (the zero time: none), and reports
+// whether a message woke it. It is the sleep of a loop that polls, as the
+// overlap loop does: after a poll that found nothing, Nap frees the PE
+// (and its core) instead of spinning, and the next message — data, an
+// acknowledgement — wakes it as soon as its entry method has run. Any
+// message wakes it, so the caller looks again at what changed. Nothing is
+// left behind when it returns (no future, no live timer). A deadline
+// already past yields once (as Yield) and reports false.
+func Nap(ctx Context, deadline time.Time) (bool, error) {
+	pe, err := peFrom(ctx)
+	if err != nil {
+		return false, err
+	}
+	t := pe.ap.Current()
+	if t == nil {
+		return false, ErrNotThreaded
+	}
+	var d time.Duration
+	if !deadline.IsZero() {
+		if d = time.Until(deadline); d <= 0 {
+			return false, Yield(ctx)
+		}
+	}
+	return t.Nap(d), nil
+}
+
+// PendingFutures counts the futures created on this PE whose value has not
+// been taken by Get: a count that grows from one iteration to the next is
+// a leak (a future nobody will Get).
+func (pe *PE) PendingFutures() int { return len(pe.futures) }

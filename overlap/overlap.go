@@ -18,8 +18,9 @@
 //     test again;
 //  4. else do p local computations (E05), a real p spread over the turns
 //     (E10), or with a fast loop a p that moves within the run (E11);
-//  5. if no computation is left and the Body is a Waiter, sleep in Wait
-//     until data arrives instead of testing again at once;
+//  5. if no computation is left, or none is due at this turn (p = 0, or
+//     p < 1 spread over the turns), nap (chare.Nap) until the PE has
+//     handled another message, instead of testing again at once;
 //
 // until the Body says its communication is over, then does the
 // computations left. In this runtime a test costs a round trip through the
@@ -27,24 +28,37 @@
 // a large p holds the PE's outgoing messages and the data for it until the
 // next test.
 //
-// p = 0 means no computation while the communication lasts: a turn that
-// found nothing to treat or push is then idle as one with nothing left to
-// compute, so a Waiter sleeps in Wait; a Body that cannot sleep does one
-// computation instead of spinning on empty tests (p = 0 then behaves as
-// p = 1). A p between 0 and 1 tests about 1/p times per computation.
+// A PE that spins on tests takes a core from the PEs whose data it waits
+// for (four PEs share two cores here, and a spinning PE keeps its core
+// for up to a scheduler time slice), so the loop never tests twice in a
+// row without something between: data treated, a push, a computation or
+// a nap. The nap is the loop's own: the Body has no blocking method, and
+// every entry method that treats data or frees room in an outgoing buffer
+// is a message, which ends the nap once it has run. With nothing left to
+// compute, or p = 0 (no computation while the communication lasts), the
+// nap lasts until a message comes or the stall bound; with computations
+// left and 0 < p < 1 it also ends after 50 µs, doubling over a row of
+// empty turns up to 1 ms, so that such a p still does a computation every
+// 1/p tests or so when nothing comes, without spinning between them.
 //
 // # Stalls
 //
 // A Body whose communication never ends (a datum nobody sends, an
-// acknowledgement lost) would leave the loop testing, or sleeping in
-// Wait, forever. Options.Stall (default DefaultStall, one minute; a
-// Tuner's default grows to 10 times its longest run) bounds the time
-// without progress — nothing arrived, pushed or computed — after which
-// Run returns an error wrapping ErrStalled that names the PE, the tests
-// made and, if the Body is a Progress, what it still waits for. A Waiter
-// is given the deadline (chare.Future.GetBefore keeps it). A Body that is
-// no Waiter still spins on tests, within the bound, once its
-// computations are done and data are due.
+// acknowledgement lost) would leave the loop testing and napping forever.
+// Options.Stall (default DefaultStall, one minute; a Tuner's default grows
+// to 10 times its longest run) bounds the time without progress — nothing
+// arrived, pushed or computed — after which Run returns an error wrapping
+// ErrStalled that names the PE, the tests made and, if the Body is a
+// Progress, what it still waits for. The loop keeps the bound itself (its
+// naps end by it), so no Body can make it hang, and a failed run leaves
+// nothing behind on the PE (no future, no timer).
+//
+// Before this design a Body could be a Waiter, whose Wait(ctx, deadline)
+// the loop called to sleep: a Wait that ignored its deadline hung the
+// loop, and its wake future stayed in the PE's table after a timeout. The
+// Waiter interface is gone; a Body that had one drops its Wait and the
+// code that woke it (its entry methods need not do anything: their
+// message ends the nap).
 //
 // # Tuning p
 //
@@ -93,20 +107,6 @@ type Body interface {
 	Finished() bool
 }
 
-// Waiter is a Body that can sleep until something changes for it. When
-// the loop has nothing left to compute (or p is 0) and a test found
-// nothing to treat or push, it calls Wait instead of testing again at
-// once: a PE that spins on tests takes a core from the PEs whose data it
-// waits for (four PEs share two cores here, and a spinning PE keeps its
-// core for up to a scheduler time slice). Wait must return once data
-// arrives or room frees in an outgoing buffer; the loop then tests as
-// usual. It must also return by deadline (the zero time: none), with an
-// error: the loop's stall bound (Options.Stall). A chare.Future's
-// GetBefore does both.
-type Waiter interface {
-	Wait(ctx chare.Context, deadline time.Time) error
-}
-
 // Progress is a Body that can say how far its iteration got (items
 // expected and arrived, acknowledgements, what is left to push); the
 // error of a stalled run quotes it.
@@ -122,7 +122,7 @@ type Stats struct {
 	Pushes       int           // tests followed by a push
 	Computations int           // local computations done between tests
 	Remaining    int           // computations done after the communication ended
-	Waits        int           // sleeps of a Waiter with nothing to compute
+	Waits        int           // naps of turns with no computation to do (chare.Nap)
 	Elapsed      time.Duration // wall time of the run
 }
 
@@ -142,7 +142,7 @@ type Options struct {
 	// is not over: then Run returns an error that wraps ErrStalled and
 	// names the PE, the tests made and what the Body still waits for (its
 	// Progress, if it has one), instead of hanging (data that never comes,
-	// an acknowledgement lost). A Waiter is told the deadline. 0 means
+	// an acknowledgement lost). The loop's naps end by the bound. 0 means
 	// DefaultStall; negative, no bound.
 	Stall time.Duration
 }
@@ -159,26 +159,36 @@ func RunWith(ctx chare.Context, l *tune.Loop, b Body, o Options) (Stats, error) 
 	if l == nil || b == nil {
 		return Stats{}, errors.New("overlap: Run needs a loop and a body")
 	}
-	var wait func(time.Time) error
-	if w, ok := b.(Waiter); ok {
-		wait = func(deadline time.Time) error { return w.Wait(ctx, deadline) }
-	}
 	where := "a PE"
 	if pe := chare.PEOf(ctx); pe != nil {
 		where = fmt.Sprintf("PE %d", pe.ID())
 	}
-	return run(loopEnv{test: func() error { return chare.Yield(ctx) }, wait: wait, now: time.Now, where: where}, o, l, b)
+	return run(loopEnv{
+		test:  func() error { return chare.Yield(ctx) },
+		nap:   func(deadline time.Time) (bool, error) { return chare.Nap(ctx, deadline) },
+		now:   time.Now,
+		where: where,
+	}, o, l, b)
 }
 
 // loopEnv is what run needs from the runtime, given apart for tests
-// without one: the communication test, the wait (nil: the Body is no
-// Waiter), the clock and the PE's name for errors.
+// without one: the communication test, the nap until the next message or
+// the deadline (the zero time: none), the clock and the PE's name for
+// errors.
 type loopEnv struct {
 	test  func() error
-	wait  func(deadline time.Time) error
+	nap   func(deadline time.Time) (woken bool, err error)
 	now   func() time.Time
 	where string
 }
+
+// Naps of a turn with computations left but none due (p < 1): the first
+// is short, the next ones of a row without progress twice as long, up to
+// napMax; a message ends any nap at once.
+const (
+	napMin = 50 * time.Microsecond
+	napMax = time.Millisecond
+)
 
 func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
 	stall := o.Stall
@@ -189,9 +199,10 @@ func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
 	t0 := env.now()
 	exhausted := false      // Compute said no computation is left
 	var idleSince time.Time // the first turn of a run of turns without progress
+	nap := napMin           // the next short nap
 	// last is what had arrived at the end of the previous turn's test:
-	// data treated while the loop waited (a Waiter's entry methods run
-	// then) count as arrived at the next turn, as progress.
+	// data treated while the loop napped (the entry methods run then)
+	// count as arrived at the next turn, as progress.
 	last := b.Arrived()
 	for !b.Finished() {
 		if err := env.test(); err != nil {
@@ -209,7 +220,7 @@ func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
 			pushed = n
 		}
 		a, n := l.Next(arrived, pushed > 0)
-		progress, idle := true, false
+		progress, idle, short := true, false, false
 		switch a {
 		case tune.Treat:
 			st.Arrivals++
@@ -222,23 +233,18 @@ func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
 			}
 			exhausted = exhausted || i < n
 			progress = i > 0
-			// p = 0: no computation between tests. A turn that found
-			// nothing is then idle as one with no computation left: a
-			// Waiter sleeps rather than spin on tests; a Body that cannot
-			// sleep computes one instead (spinning would only take the
-			// core that the PEs it waits for need).
-			idle = exhausted || (n == 0 && l.P() == 0)
-			if idle && env.wait == nil && !exhausted {
-				if b.Compute() {
-					st.Computations++
-					progress, idle = true, false
-				} else {
-					exhausted = true
-				}
-			}
+			// A turn that found nothing to treat or push and has no
+			// computation to do — none left, or none due at this turn
+			// (p = 0, or p < 1 spread over the turns) — naps rather than
+			// test again at once: spinning on tests only takes the core
+			// that the PEs it waits for need. With computations left and
+			// p > 0 the nap is short, so that p keeps its meaning (about
+			// 1/p tests per computation while nothing comes).
+			idle = exhausted || !progress
+			short = idle && !exhausted && l.P() > 0
 		}
 		if progress {
-			idleSince = time.Time{}
+			idleSince, nap = time.Time{}, napMin
 		}
 		if b.Finished() {
 			break
@@ -247,25 +253,24 @@ func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
 		if (idle || !progress) && stall > 0 {
 			t := env.now()
 			if idleSince.IsZero() {
-				idleSince = t // a wait after progress has the whole bound
+				idleSince = t // a nap after progress has the whole bound
 			}
 			deadline = idleSince.Add(stall)
-			if !progress && !t.Before(deadline) {
+			if !t.Before(deadline) {
 				st.Elapsed = t.Sub(t0)
 				return st, stalled(env, stall, &st, b)
 			}
 		}
-		if idle && env.wait != nil {
-			st.Waits++
-			if err := env.wait(deadline); err != nil {
-				if !deadline.IsZero() && !env.now().Before(deadline) {
-					if b.Finished() || b.Arrived() != last {
-						continue // data came as the deadline passed: progress
-					}
-					st.Elapsed = env.now().Sub(t0)
-					return st, stalled(env, stall, &st, b)
+		if idle {
+			if short {
+				if until := env.now().Add(nap); deadline.IsZero() || until.Before(deadline) {
+					deadline = until
 				}
-				return st, fmt.Errorf("overlap: waiting for data: %w", err)
+				nap = min(2*nap, napMax)
+			}
+			st.Waits++
+			if _, err := env.nap(deadline); err != nil {
+				return st, fmt.Errorf("overlap: napping until data come: %w", err)
 			}
 		}
 	}

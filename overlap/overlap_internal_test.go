@@ -1,7 +1,6 @@
 package overlap
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // arrive[k] data (none past the end of the script until all pushes are
 // done, then the rest). It records what the loop did, one letter a step:
 // T (a test, with + if it found data), P (a push that moved data), C (a
-// computation).
+// computation), N (a nap).
 type script struct {
 	arrive          []int
 	atEnd           bool // data arrives only once the computations are done
@@ -26,12 +25,33 @@ type script struct {
 	comps           int
 	tests           int
 	trace           strings.Builder
-	clock           time.Duration // a fake clock: 1 ms per test
+	clock           time.Duration   // a fake clock: 1 ms per test
+	naps            []time.Duration // each nap's length: the deadline's distance (0: none)
 }
 
-// env is the loop's runtime for the script, with wait (nil: no Waiter).
-func (s *script) env(wait func(time.Time) error) loopEnv {
-	return loopEnv{test: s.test, wait: wait, now: s.now, where: "PE 0"}
+// env is the loop's runtime for the script, with nap (nil: the script's
+// own, which brings nothing and lasts 1 ms or until the deadline).
+func (s *script) env(nap func(time.Time) (bool, error)) loopEnv {
+	if nap == nil {
+		nap = s.nap
+	}
+	return loopEnv{test: s.test, nap: nap, now: s.now, where: "PE 0"}
+}
+
+// nap records a nap and its bound; no message comes during it.
+func (s *script) nap(deadline time.Time) (bool, error) {
+	s.trace.WriteString("N")
+	d := time.Duration(0)
+	if !deadline.IsZero() {
+		d = deadline.Sub(s.now())
+	}
+	s.naps = append(s.naps, d)
+	if d > 0 {
+		s.clock += d
+	} else {
+		s.clock += time.Millisecond
+	}
+	return false, nil
 }
 
 func (s *script) now() time.Time { return time.Unix(0, 0).Add(s.clock) }
@@ -150,47 +170,47 @@ func TestE05_E10_PComputationsBetweenTests(t *testing.T) {
 	}
 }
 
-// TestRunStopsOnMissingData: data that never comes ends the run, after
+// TestRunStopsOnMissingData: data that never come end the run, after
 // Options.Stall without progress, with an error that wraps ErrStalled and
-// names the PE and what the Body still waits for, rather than a hang —
-// whether the loop spins on tests (no Waiter) or sleeps in Wait (which is
-// told the deadline, and times out there as a chare future would). Data
-// that keeps coming, slower than tests but within the bound, is no stall.
+// names the PE and what the Body still waits for, rather than a hang: the
+// loop's nap ends by the bound (a nap woken for nothing changes nothing).
+// Data that keep coming, slower than tests but within the bound, are no
+// stall.
 func TestRunStopsOnMissingData(t *testing.T) {
 	const stall = time.Second // 1 000 tests of the fake clock
 	for _, c := range []struct {
 		name     string
-		waiter   bool
-		spurious bool // the wait returns at once with nothing changed
+		spurious bool // naps end at once, woken by a message that brings nothing
 		arrive   []int
 		wantErr  bool
 	}{
-		{"spinning", false, false, nil, true},
-		{"waiting", true, false, nil, true},
-		{"woken for nothing", true, true, nil, true},
-		{"trickle within the bound", false, false, trickle(10, 900), false},
+		{"napping", false, nil, true},
+		{"woken for nothing", true, nil, true},
+		{"trickle within the bound", false, nil, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &script{arrive: c.arrive, expect: 11, comps: 5}
 			if s.arrive == nil {
 				s.arrive = make([]int, 1e5) // nothing comes
 			}
-			var deadlines []time.Time
-			var wait func(time.Time) error
-			if c.waiter {
-				wait = func(d time.Time) error {
-					deadlines = append(deadlines, d)
-					if c.spurious {
-						s.clock += time.Millisecond
-						return nil
-					}
-					s.clock = max(s.clock, d.Sub(time.Unix(0, 0)))
-					return errors.New("no value by the deadline")
+			var nap func(time.Time) (bool, error)
+			if !c.wantErr { // a datum every 900 ms: 10 s in all
+				nap = func(time.Time) (bool, error) {
+					s.clock += 900 * time.Millisecond
+					s.arrived++
+					return true, nil
+				}
+			}
+			if c.spurious {
+				nap = func(d time.Time) (bool, error) {
+					s.naps = append(s.naps, d.Sub(s.now()))
+					s.clock += time.Millisecond
+					return true, nil
 				}
 			}
 			l, err := tune.NewLoop(2)
 			require.NoError(t, err)
-			st, err := run(s.env(wait), Options{Stall: stall}, l, s)
+			st, err := run(s.env(nap), Options{Stall: stall}, l, s)
 			if !c.wantErr {
 				require.NoError(t, err)
 				require.Equal(t, 11, s.arrived)
@@ -203,149 +223,172 @@ func TestRunStopsOnMissingData(t *testing.T) {
 			require.ErrorContains(t, err, "is data missing")
 			require.Equal(t, 5, st.Computations, "the computations were done first")
 			require.LessOrEqual(t, s.clock, stall+10*time.Millisecond, "stopped at the bound")
-			for _, d := range deadlines {
-				require.False(t, d.IsZero(), "every wait has a deadline")
-				require.LessOrEqual(t, d.Sub(time.Unix(0, 0)), stall+10*time.Millisecond)
+			require.NotEmpty(t, s.naps)
+			for _, d := range s.naps {
+				require.Positive(t, d, "every nap ends by the bound")
+				require.LessOrEqual(t, d, stall)
 			}
 		})
 	}
 }
 
-// Data treated while the loop waits (a Waiter's entry methods run then)
-// are progress: a PE that receives one datum per wait for longer than the
+// Data treated while the loop naps (the entry methods run then) are
+// progress: a PE that receives one datum per nap for longer than the
 // stall bound is not stalled, and each datum is counted as arrived; nor is
-// one whose last datum comes as the deadline passes.
-func TestRunDataDuringWaitIsProgress(t *testing.T) {
+// one whose last datum comes as the nap's deadline passes.
+func TestRunDataDuringNapIsProgress(t *testing.T) {
 	const stall = time.Second
 	for _, c := range []struct {
 		name       string
-		atDeadline bool // the wait times out, the datum arriving as it does
+		atDeadline bool // the nap ends at its deadline, the datum arriving as it does
 	}{
 		{"woken by data", false},
 		{"data at the deadline", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &script{arrive: make([]int, 1e5), expect: 30, comps: 2} // tests bring nothing
-			wait := func(d time.Time) error {
+			nap := func(d time.Time) (bool, error) {
 				s.clock += 100 * time.Millisecond // 30 data: 3 s in all, beyond the bound
 				s.arrived++
 				if c.atDeadline {
 					s.clock = max(s.clock, d.Sub(time.Unix(0, 0)))
-					return errors.New("no value by the deadline")
+					return false, nil
 				}
-				return nil
+				return true, nil
 			}
 			l, err := tune.NewLoop(2)
 			require.NoError(t, err)
-			st, err := run(s.env(wait), Options{Stall: stall}, l, s)
+			st, err := run(s.env(nap), Options{Stall: stall}, l, s)
 			require.NoError(t, err)
 			require.Equal(t, 30, s.arrived)
-			require.Equal(t, 29, st.Arrivals, "each datum that came during a wait was treated as arrived (the last ends the loop)")
+			require.Equal(t, 29, st.Arrivals, "each datum that came during a nap was treated as arrived (the last ends the loop)")
 		})
 	}
 }
 
-// trickle is a script's arrivals: n data, one every gap tests.
-func trickle(n, gap int) []int {
-	a := make([]int, n*gap+1)
-	for i := 1; i <= n; i++ {
-		a[i*gap] = 1
-	}
-	return a
-}
-
-// TestRunPZeroDoesNotSpin: with p = 0 (no computation between tests, as
-// the linear search's start and a fast loop of step 0 have) a test that
-// finds nothing to treat or push does not lead straight to another: a
-// Waiter sleeps until data comes, a Body that cannot sleep does one
-// computation. The tests made are bounded by the arrivals, pushes and
-// computations, however long the data take.
-func TestRunPZeroDoesNotSpin(t *testing.T) {
+// TestRunNeverSpins: whatever p, a test that found nothing to treat or
+// push and led to no computation — none left, or none due at this turn
+// (p = 0, or p < 1 spread over the turns) — is followed by a nap, never
+// straight by another test. The loop used to spin there: a Body with no
+// Wait method tested until the data came (or the stall bound), and a p
+// between 0 and 1 tested about 1/p times per computation. A nap with
+// computations left (p > 0) is short: 50 µs, doubling over a row of
+// empty turns up to 1 ms; one with none left or p = 0 lasts until a
+// message comes or the stall bound.
+func TestRunNeverSpins(t *testing.T) {
+	const stall = time.Second
 	for _, c := range []struct {
-		name      string
-		fast      bool
-		waiter    bool
-		wantTrace string
+		name  string
+		p     float64
+		fast  bool
+		comps int
 	}{
-		// Each wait stands for the time until the next datum.
-		{"waiter", false, true, "TPTWT+TWT+TWT+CCCCC"},
-		{"fast loop of step 0, waiter", true, true, "TPTWT+TWT+TWT+CCCCC"},
-		// Data come only once the computations are done.
-		{"no waiter", false, false, "TPTCTCTCTCTCT+"},
+		{"p=0", 0, false, 5},
+		{"fast loop of step 0", 0, true, 5},
+		{"p=0.1", 0.1, false, 20},
+		{"p=0.5", 0.5, false, 20},
+		{"p=1, nothing left to compute", 1, false, 3},
+		{"p=2.5", 2.5, false, 20},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := &script{expect: 3, toPush: 2, room: 4, comps: 5}
-			if !c.waiter {
-				s.atEnd = true
-			} else {
-				s.arrive = make([]int, 1000) // nothing comes unless waited for
-			}
-			var wait func(time.Time) error
-			if c.waiter {
-				wait = func(time.Time) error {
-					s.trace.WriteString("W")
-					s.arrive, s.tests = make([]int, 1000), 0
-					s.arrive[0] = 1
-					return nil
+			// Tests bring nothing; a long nap stands for the time until
+			// the data come, at the next test.
+			s := &script{arrive: make([]int, 1e5), expect: 2, toPush: 2, room: 4, comps: c.comps}
+			nap := func(d time.Time) (bool, error) {
+				long := d.IsZero() || d.Sub(s.now()) > napMax
+				woken, err := s.nap(d)
+				if long {
+					s.arrive, s.tests = []int{s.expect - s.arrived}, 0
 				}
+				return woken, err
 			}
 			var l *tune.Loop
 			var err error
 			if c.fast {
-				l, err = tune.NewFastLoop(0)
+				l, err = tune.NewFastLoop(c.p)
 			} else {
-				l, err = tune.NewLoop(0)
+				l, err = tune.NewLoop(c.p)
 			}
 			require.NoError(t, err)
-			st, err := run(s.env(wait), Options{}, l, s)
+			st, err := run(s.env(nap), Options{Stall: stall}, l, s)
 			require.NoError(t, err)
-			require.Equal(t, c.wantTrace, s.trace.String())
-			require.Equal(t, 5, st.Computations+st.Remaining)
-			require.LessOrEqual(t, st.Tests, st.Arrivals+st.Pushes+st.Waits+st.Computations+1)
+			tr := s.trace.String()
+			require.NotContains(t, tr, "TT", "two tests in a row, nothing between: %s", tr)
+			require.Equal(t, c.comps, st.Computations+st.Remaining)
+			require.Equal(t, st.Waits, strings.Count(tr, "N"))
+			require.LessOrEqual(t, st.Tests, st.Arrivals+st.Pushes+st.Waits+st.Computations+1, tr)
+			short, long := 0, 0
+			for _, d := range s.naps {
+				if d <= napMax {
+					require.GreaterOrEqual(t, d, napMin)
+					short++
+				} else {
+					require.LessOrEqual(t, d, stall, "a long nap lasts until the bound, from the last progress")
+					require.Greater(t, d, stall*9/10)
+					long++
+				}
+			}
+			if c.p > 0 && c.p < 1 {
+				require.Positive(t, short, "p in (0, 1) naps shortly on turns with no computation due: %s", tr)
+			} else {
+				require.Zero(t, short, "only p in (0, 1) naps shortly")
+			}
+			require.Positive(t, long, "data were due with nothing to compute: %s", tr)
 		})
 	}
 }
 
+// TestRunShortNapsDouble: the short naps of a row of turns with no
+// computation due double from 50 µs up to 1 ms; a computation (progress)
+// starts the row again.
+func TestRunShortNapsDouble(t *testing.T) {
+	s := &script{atEnd: true, expect: 1, comps: 3}
+	l, err := tune.NewLoop(1.0 / 8) // one computation every 8 turns
+	require.NoError(t, err)
+	_, err = run(s.env(nil), Options{Stall: time.Second}, l, s)
+	require.NoError(t, err)
+	us := time.Microsecond
+	row := []time.Duration{50 * us, 100 * us, 200 * us, 400 * us, 800 * us, 1000 * us, 1000 * us}
+	want := append(append(append([]time.Duration{}, row...), row...), row...)
+	require.Equal(t, want, s.naps[:len(want)], s.trace.String())
+	require.Equal(t, "TNTNTNTNTNTNTNTC", s.trace.String()[:16])
+}
+
 // claim E04
 //
-// TestE04_WaitsWhenNothingIsLeftToCompute: with a wait, a turn that finds
-// no computation left sleeps (W) instead of testing again at once; the
-// test after a wait is a normal test. While computations remain, and
-// without a wait, the loop never sleeps.
-func TestE04_WaitsWhenNothingIsLeftToCompute(t *testing.T) {
+// TestE04_NapsWhenNothingIsLeftToCompute: a turn that finds no
+// computation left naps (N) instead of testing again at once; the test
+// after a nap is a normal test. While computations remain the loop never
+// naps.
+func TestE04_NapsWhenNothingIsLeftToCompute(t *testing.T) {
 	for _, c := range []struct {
-		name      string
-		withWait  bool
-		comps     int
-		wantWaits int
+		name     string
+		comps    int
+		wantNaps int
 	}{
-		{"computations outlast the data", true, 40, 0},
-		{"data comes after the computations", true, 3, 1},
-		{"no wait given", false, 3, 0},
+		{"computations outlast the data", 40, 0},
+		{"data comes after the computations", 3, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			// Data arrives at test 10 (the script's slice), or, after a
-			// wait, at the next test: a wait stands for the time it takes.
+			// nap, at the next test: a nap stands for the time it takes.
 			s := &script{arrive: []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 1}, expect: 1, comps: c.comps}
-			var wait func(time.Time) error
-			if c.withWait {
-				wait = func(time.Time) error {
-					s.trace.WriteString("W")
-					s.arrive = []int{s.expect - s.arrived}
-					s.tests = 0
-					return nil
-				}
+			nap := func(time.Time) (bool, error) {
+				s.trace.WriteString("N")
+				s.arrive = []int{s.expect - s.arrived}
+				s.tests = 0
+				return true, nil
 			}
 			l, err := tune.NewLoop(2)
 			require.NoError(t, err)
-			st, err := run(s.env(wait), Options{}, l, s)
+			st, err := run(s.env(nap), Options{}, l, s)
 			require.NoError(t, err)
-			require.Equal(t, c.wantWaits, st.Waits, s.trace.String())
-			require.Equal(t, c.wantWaits, strings.Count(s.trace.String(), "W"))
+			require.Equal(t, c.wantNaps, st.Waits, s.trace.String())
+			require.Equal(t, c.wantNaps, strings.Count(s.trace.String(), "N"))
 			require.Equal(t, c.comps, st.Computations+st.Remaining)
-			if c.wantWaits > 0 {
-				// 2 computations, then the last one and none left: wait.
-				require.Equal(t, "TCCTCWT+", s.trace.String())
+			if c.wantNaps > 0 {
+				// 2 computations, then the last one and none left: nap.
+				require.Equal(t, "TCCTCNT+", s.trace.String())
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/overlap"
 	"github.com/charmgo/charm/tram"
 )
 
@@ -107,7 +108,7 @@ func (p *Part) ExpectMore(n int) int {
 }
 
 // TestMissingDataStallsLoudly: a part that waits for an item nobody sends
-// sleeps in Wait (overlap.Waiter) once its computations are done; the loop
+// naps (chare.Nap) once its computations are done; the loop
 // then fails after its stall bound with an error naming the iteration,
 // the PE and the items expected and arrived, instead of hanging until the
 // job's deadline — with a static p and under the tuner.
@@ -149,15 +150,58 @@ func TestMissingDataStallsLoudly(t *testing.T) {
 	}
 }
 
-// TestPZeroSleepsInsteadOfSpinning: with p = 0 (no transfer while data
-// are due) a part sleeps in Wait after each test that found nothing to
-// treat or push, so its tests are bounded by the item batches, pushes and
-// acknowledgements that wake it (measured 4–6 per PE), not by how long
-// the data take: the loop used to spin on empty tests there (225–2 451
-// per PE). The results stay right.
-func TestPZeroSleepsInsteadOfSpinning(t *testing.T) {
-	const iters = 4
-	var tests []float64
+// TestRunnerTimeoutNamesWhatIsMissing: a part whose loop never ends (an
+// item missing and no stall bound) leaves the Runner without the
+// iteration's results: Run returns, after its Timeout, an error that names
+// the iteration and what did not come, instead of waiting for ever (it
+// used to wait without a deadline).
+func TestRunnerTimeoutNamesWhatIsMissing(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	var runErr error
+	var took time.Duration
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 20 * time.Second}, func(m *tmain, _ []string) {
+		g, s, err := New(m, Sizes["small"], tram.Options{})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		f, err := chare.Call(m, g.At(1), (*Part).ExpectMore, 1)
+		if err == nil {
+			_, err = f.Get(m)
+		}
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"], Timeout: timeout}
+		t0 := time.Now()
+		_, runErr = r.Run(IterMsg{It: 3, Mode: Static, P: 1, Stall: -1})
+		took = time.Since(t0)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.ErrorIs(t, runErr, chare.ErrDeadlineExceeded)
+	require.ErrorContains(t, runErr, "fmm: iteration 3: the parts' results (one per PE, summed) did not come by")
+	require.ErrorContains(t, runErr, "(Runner.Timeout)")
+	require.GreaterOrEqual(t, took, timeout)
+	require.Less(t, took, 10*timeout)
+}
+
+// TestSmallPNapsInsteadOfSpinning: with p = 0 (no transfer while data
+// are due) a part naps after each test that found nothing to treat or
+// push, until the next message (an item batch, an acknowledgement), so
+// its tests are bounded by those messages (measured 4–7 per PE), not by
+// how long the data take: the loop used to spin on empty tests there
+// (225–2 451 per PE). With 0 < p < 1 the turns with no transfer due nap
+// too, shortly (ended by the next message, or 50 µs doubling to 1 ms),
+// instead of spinning on tests: p = 0.1 and 0.5 made 5–12 tests per PE,
+// where they spun through 226–1 266. The results stay right.
+func TestSmallPNapsInsteadOfSpinning(t *testing.T) {
+	const iters = 3
+	ps := []float64{0, 0.1, 0.5}
+	tests := map[float64][]float64{}
+	loop := map[float64][]float64{}
 	var wrong []int
 	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second}, func(m *tmain, _ []string) {
 		g, s, err := New(m, Sizes["small"], tram.Options{})
@@ -166,25 +210,62 @@ func TestPZeroSleepsInsteadOfSpinning(t *testing.T) {
 			return
 		}
 		r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"]}
-		for it := 0; it < iters; it++ {
-			res, err := r.Run(IterMsg{It: it, Mode: Static, P: 0})
-			if err != nil {
-				m.Abort(err)
-				return
+		it := 0
+		for _, p := range ps {
+			for range iters {
+				res, err := r.Run(IterMsg{It: it, Mode: Static, P: p})
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				_, w, _, err := r.Check(it)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				tests[p], loop[p] = append(tests[p], res.Tests), append(loop[p], res.Loop)
+				wrong = append(wrong, w)
+				it++
 			}
-			_, w, _, err := r.Check(it)
-			if err != nil {
-				m.Abort(err)
-				return
-			}
-			tests, wrong = append(tests, res.Tests), append(wrong, w)
 		}
 		m.Exit(0)
 	})
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
-	require.Equal(t, make([]int, iters), wrong, "cells wrong per iteration")
-	for it, n := range tests {
-		require.Less(t, n, 100.0, "iteration %d: mean tests per PE at p = 0 (%v)", it, tests)
+	require.Equal(t, make([]int, iters*len(ps)), wrong, "cells wrong per iteration")
+	t.Logf("mean tests per PE by p: %v; loop seconds: %v", tests, loop)
+	for _, p := range ps {
+		for _, n := range tests[p] {
+			require.Less(t, n, 100.0, "mean tests per PE at p = %v (%v)", p, tests[p])
+		}
+	}
+}
+
+// TestRunnerDeadline: a Runner's waits end after its Timeout, by default
+// twice the longer of overlap.DefaultStall and the iteration's Stall (so
+// that a stalled loop reports itself first); a negative Timeout is none.
+func TestRunnerDeadline(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration
+		stall   time.Duration
+		want    time.Duration // 0: none
+	}{
+		{"default", 0, 0, 2 * overlap.DefaultStall},
+		{"default, a short stall", 0, time.Second, 2 * overlap.DefaultStall},
+		{"default, a long stall", 0, 5 * time.Minute, 10 * time.Minute},
+		{"default, no stall bound", 0, -1, 2 * overlap.DefaultStall},
+		{"given", time.Second, 5 * time.Minute, time.Second},
+		{"none", -1, 0, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t0 := time.Now()
+			d := Runner{Timeout: c.timeout}.deadline(c.stall)
+			if c.want == 0 {
+				require.True(t, d.IsZero())
+				return
+			}
+			require.WithinRange(t, d, t0.Add(c.want), time.Now().Add(c.want))
+		})
 	}
 }

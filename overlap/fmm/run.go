@@ -59,10 +59,6 @@ type Part struct {
 	unacked       []int // items treated from each PE, not acknowledged yet
 
 	tuner *overlap.Tuner
-	// wake, while the loop waits (overlap.Waiter), is the future an
-	// arrival or an acknowledgement sets.
-	wake    chare.Future[struct{}]
-	waiting bool
 }
 
 func init() {
@@ -271,17 +267,6 @@ func (p *Part) Compute() bool {
 	return true
 }
 
-// Wait implements overlap.Waiter: it sleeps until an item or an
-// acknowledgement arrives (Recv and Ack wake it), or the deadline.
-func (p *Part) Wait(ctx chare.Context, deadline time.Time) error {
-	p.wake, p.waiting = chare.NewFuture[struct{}](p), true
-	_, err := p.wake.GetBefore(ctx, deadline)
-	if err != nil {
-		p.waiting = false // the loop gives up; nobody waits for the future
-	}
-	return err
-}
-
 // Progress implements overlap.Progress: what the iteration still waits
 // for when the loop stalls.
 func (p *Part) Progress() string {
@@ -298,16 +283,6 @@ func (p *Part) Progress() string {
 		s += "; window full towards " + strings.Join(full, ", ")
 	}
 	return s + fmt.Sprintf("; %d of %d local transfers done", p.next, len(p.local))
-}
-
-// poke wakes a waiting loop.
-func (p *Part) poke() {
-	if p.waiting {
-		p.waiting = false
-		if err := p.wake.Send(p, struct{}{}); err != nil {
-			p.Abort(err)
-		}
-	}
 }
 
 // Finished implements overlap.Body.
@@ -333,7 +308,6 @@ func (p *Part) Recv(it Item) {
 	if p.unacked[src]++; p.unacked[src] >= ackEvery {
 		p.ack(src)
 	}
-	p.poke()
 }
 
 type ackMsg struct {
@@ -355,7 +329,6 @@ func (p *Part) Ack(m ackMsg) {
 		return
 	}
 	p.acked[m.From] += m.N
-	p.poke()
 }
 
 // checkMsg asks each part to compare its last results with the
@@ -388,6 +361,37 @@ type Runner struct {
 	G    group.Proxy[Part]
 	S    tram.Streamer[Part, Item]
 	Size Size
+	// Timeout bounds each Run and Check: a message of the parts or of
+	// TRAM that never comes (a part whose loop does not end, a result or
+	// completion lost) is then an error naming what is missing instead of
+	// a hang. 0 means twice the longer of overlap.DefaultStall and the
+	// iteration's Stall, so that a stalled loop reports itself (naming its
+	// PE and items) first; set it for iterations longer than about 10 s,
+	// whose tuner's stall bound grows beyond that. Negative: no bound.
+	Timeout time.Duration
+}
+
+// deadline is the end of a Run or Check whose loops have the stall bound
+// stall.
+func (r Runner) deadline(stall time.Duration) time.Time {
+	d := r.Timeout
+	switch {
+	case d < 0:
+		return time.Time{}
+	case d == 0:
+		d = 2 * max(overlap.DefaultStall, stall)
+	}
+	return time.Now().Add(d)
+}
+
+// await is f.GetBefore with an error that names what was awaited.
+func await[T any](ctx chare.Context, f chare.Future[T], deadline time.Time, what string) (T, error) {
+	v, err := f.GetBefore(ctx, deadline)
+	if errors.Is(err, chare.ErrDeadlineExceeded) {
+		err = fmt.Errorf("fmm: %s did not come by %s (Runner.Timeout): a part's loop is still running or a message was lost: %w",
+			what, deadline.Format("15:04:05.000"), err)
+	}
+	return v, err
 }
 
 // Iteration is what Run reports for one iteration.
@@ -399,9 +403,10 @@ type Iteration struct {
 }
 
 // Run runs one iteration: a TRAM completion step in which every part runs
-// its loop.
+// its loop. Each wait ends by the Runner's Timeout.
 func (r Runner) Run(m IterMsg) (Iteration, error) {
 	n := float64(chare.PEOf(r.Ctx).NumPEs())
+	deadline := r.deadline(m.Stall)
 	started, finished := chare.NewFuture[any](r.Ctx), chare.NewFuture[any](r.Ctx)
 	res := chare.NewFuture[Result](r.Ctx)
 	m.Done = res.Callback()
@@ -409,15 +414,15 @@ func (r Runner) Run(m IterMsg) (Iteration, error) {
 	if err := r.S.Start(r.Ctx, tram.Step{Mode: tram.Completion, Producers: int(n), Started: started.Callback(), Finished: finished.Callback()}); err != nil {
 		return Iteration{}, err
 	}
-	if _, err := started.Get(r.Ctx); err != nil {
+	if _, err := await(r.Ctx, started, deadline, fmt.Sprintf("iteration %d: the start of TRAM's step", m.It)); err != nil {
 		return Iteration{}, err
 	}
 	if err := chare.Send(r.Ctx, r.G, (*Part).Iterate, m); err != nil {
 		return Iteration{}, err
 	}
-	v, err := res.Get(r.Ctx)
+	v, err := await(r.Ctx, res, deadline, fmt.Sprintf("iteration %d: the parts' results (one per PE, summed)", m.It))
 	if err == nil {
-		_, err = finished.Get(r.Ctx)
+		_, err = await(r.Ctx, finished, deadline, fmt.Sprintf("iteration %d: the completion of TRAM's step", m.It))
 	}
 	if err != nil {
 		return Iteration{}, err
@@ -435,9 +440,12 @@ func (r Runner) Check(it int) (cells, wrong int, worst float64, err error) {
 	if err := chare.Send(r.Ctx, r.G, (*Part).Check, checkMsg{It: it, Done: res.Callback()}); err != nil {
 		return 0, 0, 0, err
 	}
-	v, err := res.Get(r.Ctx)
+	v, err := await(r.Ctx, res, r.deadline(0), fmt.Sprintf("the check of iteration %d (one result per PE, summed)", it))
 	if err != nil {
 		return 0, 0, 0, err
+	}
+	if len(v) != 3 {
+		return 0, 0, 0, errors.New("fmm: a check's result has the wrong length")
 	}
 	return int(v[0]), int(v[1]), v[2], nil
 }

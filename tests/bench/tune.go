@@ -21,7 +21,7 @@ import (
 // scored cooperatively: every PE observes the iteration's wall time over
 // the job (IterMsg.Scored), not its own loop time; they search
 // log2(1 + p) from p = 1 (overlap.TunerOptions). In both runs a PE with no
-// computation left sleeps until data arrives (overlap.Waiter) rather than
+// computation left naps until the next message arrives (chare.Nap) rather than
 // spinning on tests; p = 1 rarely gets there. The line ends
 // with best_p, the best static p of an offline sweep (p = 0, 1, 2, 4, …,
 // 256; 12 iterations each, the mean of the last 8), and sweep_ms, its time,
