@@ -211,11 +211,11 @@ type agreeSim struct {
 	inbox  []func()      // messages in flight
 	asleep []bool        // waiting for a range
 	waits  int
-	bs     []*Batcher    // each PE's reports, one message per segment
+	bs     []*Batcher // each PE's reports, one message per segment
 	// PE iterations reported and left quiet (Range.Every), and report
 	// messages sent
 	reports, quiet, msgs int
-	broken         bool // PEs use a value of their own when they do not know it (the negative control)
+	broken               bool // PEs use a value of their own when they do not know it (the negative control)
 }
 
 func (s *agreeSim) run(iters int) error {
