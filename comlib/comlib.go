@@ -34,6 +34,7 @@ type Spec struct {
 	Mesh     bool          // two hops over a √P mesh of PEs
 	Tune     bool          // tune MaxMsgs (and Period, if set) online; EachToMany: ω
 	Window   int           // messages per tuning evaluation; EachToMany: iterations per segment
+	Every    int           // EachToMany with Tune: once settled, segments per reported one
 
 	// EachToMany.
 	Router    string
@@ -154,8 +155,9 @@ type EachToManyOptions struct {
 	// waits for it, so every PE exchanges every iteration with the same ω,
 	// across migrations and recoveries too (package comlib/agree). Once
 	// the search has settled, PEs report only every 16th segment's times
-	// to PE 0, which re-check the ω and reopen the search if its cost
-	// moves by more than 1.5× (Stats.Reported counts the reports).
+	// to PE 0 (Every), which re-check the ω and reopen the search if its cost
+	// moves by more than 1.5× (Stats.Reported counts the reports). Each
+	// PE sends its reports of a segment in one message (agree.Batcher).
 	// Instance.Tuning reports the trajectory, Instance.FanOuts the ω each PE
 	// used, and -tunedebug DIR writes it as CSV and SVG. Only the "group"
 	// router takes it; in a selection tree, router=group with tune=true.
@@ -165,6 +167,12 @@ type EachToManyOptions struct {
 	// ⌈Window/4⌉ iterations, after which the next segment's ω is
 	// announced; the last ⌈Window/4⌉ leave it time to reach every PE.
 	Window int
+	// Every is how often PEs report with Tune once the search has
+	// settled: only every Every-th segment's times go to PE 0 (default
+	// 16; 1: every segment, as while searching). A larger Every costs
+	// fewer reports and sees a change of conditions later (at most Every
+	// segments late). Negative values, and Every without Tune, are errors.
+	Every int
 }
 
 // EachToMany is the all-to-all and many-to-many strategy: bracketed (each
@@ -177,9 +185,12 @@ func EachToMany(o EachToManyOptions) Strategy { return e2mSpec(o) }
 type e2mSpec EachToManyOptions
 
 func (s e2mSpec) spec() Spec {
-	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly, Tune: s.Tune, Window: s.Window}
+	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly, Tune: s.Tune, Window: s.Window, Every: s.Every}
 	if sp.Tune && sp.Window == 0 {
 		sp.Window = 8
+	}
+	if sp.Tune && sp.Every == 0 {
+		sp.Every = 16
 	}
 	if s.Sources != nil {
 		sp.Sources = s.Sources.Route().Coll
@@ -246,6 +257,15 @@ func (s *Spec) validate(pes int) error {
 		}
 		if s.Tune && s.Window < 1 {
 			return fmt.Errorf("comlib: each-to-many with Tune needs segments of at least 1 iteration (Window %d)", s.Window)
+		}
+		if s.Every != 0 && !s.Tune {
+			return fmt.Errorf("comlib: each-to-many: Every=%d says how often a tuned ω is re-checked; it needs Tune", s.Every)
+		}
+		if s.Tune && s.Every == 0 { // a Spec made by hand (ParseStrategy)
+			s.Every = 16
+		}
+		if s.Every < 0 {
+			return fmt.Errorf("comlib: each-to-many with Tune: Every=%d, want segments per reported one ≥ 1 (1: report every segment)", s.Every)
 		}
 		if _, err := route.New(s.Router, max(pes, 1), s.routeOptions()); err != nil {
 			return fmt.Errorf("comlib: each-to-many: %w", err)
@@ -378,7 +398,7 @@ type Stats struct {
 	iterations, optimized           atomic.Int64
 	recoveries, errorNanos          atomic.Int64
 	dests                           atomic.Int64
-	waited, reported                atomic.Int64
+	waited, reported, reportMsgs    atomic.Int64
 }
 
 // StatsSnapshot is a copy of an instance's counters.
@@ -394,6 +414,7 @@ type StatsSnapshot struct {
 	Dests      int64         // distinct destination PEs of the exchanges
 	Waited     int64         // PE iterations that waited for their ω (EachToManyOptions.Tune)
 	Reported   int64         // PE iterations reported to the ω decider (Tune; the others were quiet)
+	ReportMsgs int64         // messages that carried them (one per PE per reported segment, agree.Batcher)
 }
 
 // Stats returns what the instance did in this process so far. For an
@@ -425,7 +446,8 @@ func (in *Instance) Stats() StatsSnapshot {
 	}
 	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
-		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load(), Reported: s.reported.Load()}
+		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load(), Reported: s.reported.Load(),
+		ReportMsgs: s.reportMsgs.Load()}
 }
 
 func (s StatsSnapshot) String() string {

@@ -44,7 +44,8 @@
 //     comlib/agree); a PE that reaches an iteration whose ω it has not
 //     heard waits for it, so all PEs exchange it with the same ω, across
 //     recoveries too. PEs report their exchange times to PE 0 while the
-//     search runs; once it has settled, only every 16th segment's (a
+//     search runs, one message per segment; once it has settled, only
+//     every 16th segment's (EachToManyOptions.Every; a
 //     re-check that opens the search again if the cost moves), so a settled
 //     ω costs about what a fixed one does. Instance.FanOuts says which ω
 //     each PE used.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/charmgo/charm/comlib/agree"
 	"github.com/charmgo/charm/comlib/bracket"
 	"github.com/charmgo/charm/comlib/schedule"
@@ -15,17 +17,21 @@ import (
 // for the ω of an iteration before it starts the exchange, and waits
 // (Effects.Wait, then Resume) while the Follower does not know it; PE 0's
 // Decider gives ω to segments of iterations and announces them (ctlMsg
-// Range) to every PE. A PE reports each exchange it finishes (Measure)
-// whose segment its range reports, with the ω it used and its duration;
+// Range) to every PE. A PE reports each exchange it finishes whose
+// segment its range reports, with the ω it used and its duration, and
+// sends a segment's reports to PE 0 in one message (ctlMsg Measures,
+// agree.Batcher): at the segment's last scored iteration, when the
+// Decider needs them, the lead iterations' with the next segment's;
 // the Decider checks the ω, takes the slowest participant's time as the
 // iteration's cost and chooses ω with it among one candidate per number
 // of rounds (omegaCandidates, tune.Choice): it leaves the start only for a
 // candidate measured faster by more than the noise, and settles once
 // neither neighbour is. Settled, it announces ranges in which only every
-// 16th segment is reported (agree.Options.Every): the reports — one
-// message per PE per iteration to PE 0, which is also in the exchange —
-// were what tuning cost once there was nothing left to search, and the
-// reported segments still re-check the settled ω. Every stage packet
+// Every-th segment is reported (EachToManyOptions.Every, default 16): the
+// reports — messages to PE 0, which is also in the exchange — were what
+// tuning cost once there was nothing left to search (one per PE per
+// iteration, before they went per segment), and the reported segments
+// still re-check the settled ω. Every stage packet
 // names its sender's ω (bracket.Packet.Variant), so PEs that disagree on
 // a quiet iteration end the job with an error naming both.
 
@@ -33,6 +39,7 @@ import (
 func (e *e2m) startTuning() error {
 	pes := e.s.pe.NumPEs()
 	e.fol = agree.NewFollower(e.sp.Window)
+	e.bat = agree.NewBatcher(e.sp.Window, agree.DefaultLead(e.sp.Window)) // the Decider's lead: its default
 	e.starts = map[int]time.Time{}
 	if e.s.pe.ID() != 0 {
 		return nil
@@ -41,7 +48,7 @@ func (e *e2m) startTuning() error {
 	if start == 0 {
 		start = schedule.DefaultOmega(pes)
 	}
-	d, err := agree.NewDecider(agree.Options{Values: omegaCandidates(pes, start), Start: min(start, max(1, pes-1)), Length: e.sp.Window})
+	d, err := agree.NewDecider(agree.Options{Values: omegaCandidates(pes, start), Start: min(start, max(1, pes-1)), Length: e.sp.Window, Every: e.sp.Every})
 	if err != nil {
 		return fmt.Errorf("tuning ω: %w", err)
 	}
@@ -110,8 +117,12 @@ func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
 			continue // a quiet segment: the search has settled
 		}
 		e.in.st.reported.Add(1)
-		e.toRoot(ctlMsg{Inst: e.in.id, Measure: &agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant,
-			Cost: float64(now.Sub(t0).Nanoseconds())}})
+		batch := e.bat.Add(agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant,
+			Cost: float64(now.Sub(t0).Nanoseconds())})
+		if batch != nil {
+			e.in.st.reportMsgs.Add(1)
+			e.toRoot(ctlMsg{Inst: e.in.id, Measures: batch})
+		}
 	}
 }
 
@@ -130,20 +141,22 @@ func (e *e2m) tuneControl(m ctlMsg) error {
 		return fmt.Errorf("a report or request about ω reached PE %d, not PE 0", e.s.pe.ID())
 	case m.Need != nil:
 		e.announce(e.dec.Request(*m.Need))
-	case m.Measure != nil:
-		rs, err := e.dec.Report(*m.Measure)
-		if err != nil {
-			return err // a PE ran with an ω other than the plan's: the plan is broken
-		}
-		if used := e.dec.Used(m.Measure.Iter); used != nil {
-			for pe, w := range used {
-				e.in.st.ranFanOut(m.Measure.Iter, pe, w)
+	case len(m.Measures) > 0:
+		for _, r := range m.Measures {
+			rs, err := e.dec.Report(r)
+			if err != nil {
+				return err // a PE ran with an ω other than the plan's: the plan is broken
 			}
+			if used := e.dec.Used(r.Iter); used != nil {
+				for pe, w := range used {
+					e.in.st.ranFanOut(r.Iter, pe, w)
+				}
+			}
+			if len(rs) > 0 { // an evaluation ended
+				e.in.st.omegaTrajectory(e.dec.Trajectory())
+			}
+			e.announce(rs)
 		}
-		if len(rs) > 0 { // an evaluation ended
-			e.in.st.omegaTrajectory(e.dec.Trajectory())
-		}
-		e.announce(rs)
 	}
 	return nil
 }
@@ -179,8 +192,11 @@ func (s *Stats) omegaTrajectory(pts []tune.Point) {
 // that each PE's exchange of each iteration ran with: iteration → PE → ω.
 // Each process holds its own PEs'; PE 0's process holds every PE's for
 // the iterations reported to the decider (all while the search runs; once
-// it settles, those of every 16th segment), once every participant had
-// finished the iteration. Iterations recovered in error mode run no exchange and are absent.
+// it settles, those of every Every-th segment), once every participant's
+// report has arrived: a PE sends a segment's reports at its last scored
+// iteration and those of its lead iterations with the next reported
+// segment's, so when a job ends the last ones may still be held on their
+// PEs. Iterations recovered in error mode run no exchange and are absent.
 // It holds the latest 4096 iterations (in the order first reported).
 func (in *Instance) FanOuts() map[int]map[int]int {
 	if in.st == nil {
@@ -197,4 +213,35 @@ func (in *Instance) FanOuts() map[int]map[int]int {
 		out[it] = cp
 	}
 	return out
+}
+
+// reports is one PE's reports about ω in one message (agree.Batcher).
+type reports []agree.Report
+
+// maxReportsPrealloc bounds what decoding allocates before the reports
+// have arrived.
+const maxReportsPrealloc = 64
+
+// DecodeMsgpack reads reports without trusting the length header:
+// msgpack v5.4.1 allocates every element a header claims, so that a few
+// bytes of garbage from the network could cost gigabytes.
+func (rs *reports) DecodeMsgpack(dec *msgpack.Decoder) error {
+	n, err := dec.DecodeArrayLen()
+	if err != nil {
+		return fmt.Errorf("reports about ω: %w", err)
+	}
+	if n < 0 {
+		*rs = nil
+		return nil
+	}
+	out := make(reports, 0, min(n, maxReportsPrealloc))
+	for i := range n {
+		var r agree.Report
+		if err := dec.Decode(&r); err != nil {
+			return fmt.Errorf("report %d of %d about ω: %w", i, n, err)
+		}
+		out = append(out, r)
+	}
+	*rs = out
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/comlib/tune"
 )
@@ -61,4 +62,20 @@ func TestStreamTrajectoriesAreBounded(t *testing.T) {
 		require.Equal(t, 6, tr[0].Eval)
 		require.Equal(t, n, tr[len(tr)-1].Eval)
 	}
+}
+
+// TestOmegaReportsDecode: a message of reports about ω survives the wire,
+// and one whose length header claims two billion reports is an error, not
+// two billion reports allocated (msgpack v5.4.1 trusts such headers).
+func TestOmegaReportsDecode(t *testing.T) {
+	in := ctlMsg{Inst: 3, Measures: reports{{PE: 1, Iter: 8, Step: 2, Parts: 4, Value: 3, Cost: 1.5}, {PE: 1, Iter: 9, Step: 2, Parts: 4, Value: 3, Cost: 2}}}
+	b, err := msgpack.Marshal(in)
+	require.NoError(t, err)
+	var out ctlMsg
+	require.NoError(t, msgpack.Unmarshal(b, &out))
+	require.Equal(t, in, out)
+
+	var rs reports
+	err = msgpack.Unmarshal([]byte{0xdd, 0x7f, 0xff, 0xff, 0xff, 0x80}, &rs)
+	require.ErrorContains(t, err, "report 1 of 2147483647 about ω")
 }

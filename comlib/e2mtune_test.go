@@ -12,15 +12,17 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/comlib/agree"
 )
 
 // TestOmegaTunedPerInstance: an all-to-all through the group router with
 // Tune changes its fan-out ω while it runs; every PE exchanges every
 // iteration with the same ω (as each reported it to the decider, across
 // processes too), also after an element migrates in the middle (a
-// recovery); every block arrives exactly once; the trajectory is reported
-// by Instance.Tuning and written by -tunedebug. Window 1 makes every PE
-// wait for the ω of each iteration: the waiting path all the time.
+// recovery); every block arrives exactly once; each PE sends its reports
+// once per segment; the trajectory is reported by Instance.Tuning and
+// written by -tunedebug. Window 1 makes every PE wait for the ω of each
+// iteration: the waiting path all the time.
 func TestOmegaTunedPerInstance(t *testing.T) {
 	const n, iters, moveAt = 12, 42, 20
 	for _, c := range []struct {
@@ -47,14 +49,37 @@ func TestOmegaTunedPerInstance(t *testing.T) {
 				require.True(t, w >= 1 && w <= c.pes-1, "iteration %d: ω %d outside 1..%d", it, w, c.pes-1)
 				seen[w] = true
 			}
-			// The last two iterations' reports may still be on their way
-			// from the other process when the job ends.
-			for it := 1; it < iters-2; it++ {
+			// PE 0's process knows its own PEs' ω of every iteration, and
+			// the other process's from their reports. A PE sends those of a
+			// segment at its last scored iteration, the lead iterations with
+			// the next segment's (agree.Batcher), so when the job ends the
+			// last segment's lead and the reports of a scored part not yet
+			// whole are still held there; what was sent has arrived, as it
+			// went ahead of the PE's stage packets of the iterations after.
+			known := iters - 1
+			if c.nodes > 1 {
+				w := max(c.window, 8) // the default Window
+				scored := w - agree.DefaultLead(w)
+				known = ((iters-scored)/w)*w + scored - 1 // the last segment's last scored iteration
+			}
+			for it := 1; it <= known; it++ {
 				if it == moveAt {
 					continue // recovered: no exchange
 				}
 				require.Len(t, r.fanOuts[it], c.pes, "iteration %d: every PE's ω is known (%v)", it, r.fanOuts[it])
 			}
+			// One report message per PE per segment, the segment cut by the
+			// recovery aside (there the lead iterations fill its score and go
+			// one by one), where every iteration used to be one.
+			local := int64(c.pes / c.nodes)
+			w := max(c.window, 8)
+			if c.window == 1 {
+				w = 1
+			}
+			segs := int64((iters + w - 1) / w)
+			t.Logf("%d reports in %d messages from PE 0's process", r.stats.Reported, r.stats.ReportMsgs)
+			require.Positive(t, r.stats.ReportMsgs)
+			require.LessOrEqual(t, r.stats.ReportMsgs, local*(segs+int64(agree.DefaultLead(w))), "report messages")
 			require.GreaterOrEqual(t, len(seen), 2, "ω changed while the job ran: %v", seen)
 			var byIter []string
 			for it := 0; it < iters; it++ {
@@ -106,13 +131,14 @@ func TestOmegaTuneNeedsGroupRouter(t *testing.T) {
 }
 
 // TestOmegaTunedFromParsedSpec: a Spec from ParseStrategy with Tune set
-// and no Window takes the default segments; a negative Window is an error
-// naming it.
+// and no Window or Every takes the defaults; a negative Window or Every,
+// and Every without Tune, are errors naming them.
 func TestOmegaTunedFromParsedSpec(t *testing.T) {
 	sp, err := comlib.ParseStrategy("each-to-many:group")
 	require.NoError(t, err)
 	sp.Tune = true
-	var okErr, badErr error
+	var okErr error
+	var badErrs []error
 	runJob(t, 4, 1, func(m *tmain, _ []string) {
 		arr, err := array.New[peer](m, array.Dims(4))
 		if err != nil {
@@ -121,17 +147,28 @@ func TestOmegaTunedFromParsedSpec(t *testing.T) {
 		}
 		sp.Sources = arr.Route().Coll
 		_, okErr = comlib.NewSpec(m, sp)
-		bad := sp
-		bad.Window = -2
-		_, badErr = comlib.NewSpec(m, bad)
+		for _, bad := range []func(*comlib.Spec){
+			func(s *comlib.Spec) { s.Window = -2 },
+			func(s *comlib.Spec) { s.Every = -1 },
+			func(s *comlib.Spec) { s.Tune, s.Every = false, 4 },
+		} {
+			b := sp
+			bad(&b)
+			_, err := comlib.NewSpec(m, b)
+			badErrs = append(badErrs, err)
+		}
 		m.Exit(0)
 	})
 	require.NoError(t, okErr)
-	require.ErrorContains(t, badErr, "Window -2")
+	require.Len(t, badErrs, 3)
+	require.ErrorContains(t, badErrs[0], "Window -2")
+	require.ErrorContains(t, badErrs[1], "Every=-1")
+	require.ErrorContains(t, badErrs[2], "Every=4 says how often a tuned ω is re-checked; it needs Tune")
 }
 
 // TestOmegaQuietOnceSettled: a long all-to-all with Tune settles on an ω
-// and then leaves most iterations unreported (agree.Options.Every): the
+// and then leaves most iterations unreported (EachToManyOptions.Every,
+// default 16; with Every 1 all are reported): the
 // PEs report far fewer than all their iterations, yet every block arrives
 // exactly once and every PE runs every iteration with the same ω — in 1
 // process, where FanOuts holds every PE's ω for every iteration, and in
@@ -139,10 +176,10 @@ func TestOmegaTunedFromParsedSpec(t *testing.T) {
 // reported iterations).
 func TestOmegaQuietOnceSettled(t *testing.T) {
 	const n, iters = 8, 400
-	for _, c := range []struct{ pes, nodes int }{{4, 1}, {4, 2}} {
-		t.Run(fmt.Sprintf("p%d/%dproc", c.pes, c.nodes), func(t *testing.T) {
+	for _, c := range []struct{ pes, nodes, every int }{{4, 1, 0}, {4, 2, 0}, {4, 1, 1}} {
+		t.Run(fmt.Sprintf("p%d/%dproc/every%d", c.pes, c.nodes, c.every), func(t *testing.T) {
 			var r a2aResult
-			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Window: 2}
+			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Window: 2, Every: c.every}
 			runJob(t, c.pes, c.nodes, a2a(n, iters, opt, nil, &r))
 			checkA2A(t, n, iters, r)
 			local := c.pes / c.nodes // PEs in PE 0's process
@@ -154,7 +191,14 @@ func TestOmegaQuietOnceSettled(t *testing.T) {
 				}
 			}
 			ran := int64(local * (iters - 1)) // the first iteration is recovered: no exchange
-			t.Logf("%d of %d PE iterations reported to the decider", r.stats.Reported, ran)
+			t.Logf("%d of %d PE iterations reported to the decider, in %d messages", r.stats.Reported, ran, r.stats.ReportMsgs)
+			// Segments of 2 iterations, the second the lead: one message
+			// per PE per reported segment (agree.Batcher).
+			require.LessOrEqual(t, r.stats.ReportMsgs, (r.stats.Reported+int64(local))/2+int64(local), "report messages")
+			if c.every == 1 {
+				require.Equal(t, ran, r.stats.Reported, "Every 1: every iteration is reported")
+				return
+			}
 			require.Positive(t, r.stats.Reported)
 			require.Less(t, r.stats.Reported, ran/2, "most iterations are quiet once the search settles")
 		})

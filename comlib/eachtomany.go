@@ -33,10 +33,11 @@ type ctlMsg struct {
 	Ack     int             `msgpack:",omitempty"`
 	Release int             `msgpack:",omitempty"`
 	// Tune: the agreement on ω (package agree). PE 0 announces a Range;
-	// PEs report their exchanges (Measure) and ask for a segment (Need).
-	Range   *agree.Range  `msgpack:",omitempty"`
-	Measure *agree.Report `msgpack:",omitempty"`
-	Need    *int          `msgpack:",omitempty"`
+	// PEs report their exchanges (Measures, a segment's at once) and ask
+	// for a segment (Need).
+	Range    *agree.Range `msgpack:",omitempty"`
+	Measures reports      `msgpack:",omitempty"`
+	Need     *int         `msgpack:",omitempty"`
 }
 
 type e2m struct {
@@ -53,6 +54,7 @@ type e2m struct {
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
 	fol    *agree.Follower
+	bat    *agree.Batcher
 	dec    *agree.Decider
 	starts map[int]time.Time // iteration → when its exchange started here
 }
@@ -379,7 +381,7 @@ func (e *e2m) control(m ctlMsg) error {
 		e.ctl = true
 		e.apply(e.m.Release(m.Release))
 		e.ctl = false
-	case m.Range != nil || m.Measure != nil || m.Need != nil:
+	case m.Range != nil || len(m.Measures) > 0 || m.Need != nil:
 		return e.tuneControl(m)
 	}
 	return nil

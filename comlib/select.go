@@ -24,7 +24,7 @@ import (
 //	"strategy=meshstreaming": {...the same...}
 //	"strategy=multicast": {"kind=tree": {}, "degree=4": {}, "rings=2": {}, "chunk=65536": {}}
 //	"router=mesh": {"degree=4": {}}   the same as strategy=eachtomany with router=mesh
-//	"router=group": {"omega=4": {}, "tune=true": {}, "window=8": {}}   ω tuned per instance (EachToManyOptions.Tune)
+//	"router=group": {"omega=4": {}, "tune=true": {}, "window=8": {}, "every=16": {}}   ω tuned per instance (EachToManyOptions.Tune, Every)
 //
 // A router is any name route.New accepts (schedules included, once they
 // are routers).
@@ -175,7 +175,7 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 	return sp, nil
 }
 
-var e2mParams = []string{"degree", "countonly", "omega", "tune", "window"}
+var e2mParams = []string{"degree", "countonly", "omega", "tune", "window", "every"}
 
 // setParam sets one parameter of a container on sp.
 func setParam(sp *Spec, p selection.Param) error {
@@ -224,6 +224,8 @@ func setParam(sp *Spec, p selection.Param) error {
 		sp.Tune = b
 	case "window":
 		return count(p.Value, 1, &sp.Window)
+	case "every":
+		return count(p.Value, 1, &sp.Every)
 	default:
 		return fmt.Errorf("unknown parameter")
 	}

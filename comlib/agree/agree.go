@@ -215,8 +215,8 @@ func NewDecider(o Options) (*Decider, error) {
 	if o.Length == 0 {
 		o.Length = 8
 	}
-	if o.Lead == 0 && o.Length > 1 {
-		o.Lead = min((o.Length+3)/4, o.Length-1)
+	if o.Lead == 0 {
+		o.Lead = DefaultLead(o.Length)
 	}
 	if o.Evals == 0 {
 		o.Evals = 1
@@ -262,6 +262,10 @@ func NewDecider(o Options) (*Decider, error) {
 
 // Length is the number of iterations per segment (Followers need it).
 func (d *Decider) Length() int { return d.o.Length }
+
+// Lead is the number of iterations at the end of a segment that the
+// Decider does not score (Batchers need it).
+func (d *Decider) Lead() int { return d.o.Lead }
 
 // Value is the value of iteration n, if it has been announced.
 func (d *Decider) Value(n int) (int, bool) {

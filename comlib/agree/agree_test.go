@@ -211,9 +211,11 @@ type agreeSim struct {
 	inbox  []func()      // messages in flight
 	asleep []bool        // waiting for a range
 	waits  int
-	// PE iterations reported and left quiet (Range.Every)
-	reports, quiet int
-	broken         bool // PEs use a value of their own when they do not know it (the negative control)
+	bs     []*Batcher // each PE's reports, one message per segment
+	// PE iterations reported and left quiet (Range.Every), and report
+	// messages sent
+	reports, quiet, msgs int
+	broken               bool // PEs use a value of their own when they do not know it (the negative control)
 }
 
 func (s *agreeSim) run(iters int) error {
@@ -272,14 +274,20 @@ func (s *agreeSim) step(pe int) {
 	}
 	s.reports++
 	cost := float64(1+abs(v-4)) * (1 + 0.2*s.rng.Float64())
-	r := Report{PE: pe, Iter: n, Step: 1, Parts: len(s.fs), Value: v, Cost: cost}
+	batch := s.bs[pe].Add(Report{PE: pe, Iter: n, Step: 1, Parts: len(s.fs), Value: v, Cost: cost})
+	if batch == nil {
+		return // held: it goes with the segment's message
+	}
+	s.msgs++
 	s.inbox = append(s.inbox, func() {
-		rs, err := s.d.Report(r)
-		if s.broken && err != nil {
-			return
+		for _, r := range batch {
+			rs, err := s.d.Report(r)
+			if s.broken && err != nil {
+				return
+			}
+			require.NoError(s.t, err)
+			s.broadcast(rs)
 		}
-		require.NoError(s.t, err)
-		s.broadcast(rs)
 	})
 }
 
@@ -308,6 +316,7 @@ func newAgreeSim(t *testing.T, seed int64, pes int, o Options) *agreeSim {
 	s := &agreeSim{t: t, rng: rand.New(rand.NewSource(seed)), d: d, next: make([]int, pes), asleep: make([]bool, pes)}
 	for pe := 0; pe < pes; pe++ {
 		s.fs = append(s.fs, NewFollower(d.Length()))
+		s.bs = append(s.bs, NewBatcher(d.Length(), d.Lead()))
 		s.ran = append(s.ran, map[int]int{})
 	}
 	return s
@@ -345,6 +354,9 @@ func TestAgreementUnderAnyOrder(t *testing.T) {
 				}
 				require.GreaterOrEqual(t, len(seen), 2, "the value changes")
 				waits += s.waits
+				// At most one report message per PE per segment (Batcher).
+				segs := (iters + s.d.Length() - 1) / s.d.Length()
+				require.LessOrEqual(t, s.msgs, len(s.fs)*segs, "report messages (%d PE iterations reported)", s.reports)
 			})
 		}
 		require.Positive(t, waits, "some PE waited for an announcement (%+v)", o)
@@ -456,6 +468,7 @@ func TestAgreementWhileQuiet(t *testing.T) {
 				}
 			}
 			require.Equal(t, 5*iters, s.reports+s.quiet)
+			require.LessOrEqual(t, 2*s.msgs, s.reports+5, "one message per reported segment of 2 iterations")
 			reports, quiet = reports+s.reports, quiet+s.quiet
 		})
 	}

@@ -31,7 +31,10 @@
 // Each PE reports, when its part of an iteration n ends (unless n is
 // quiet, below), the value it used and its cost (the time its exchange
 // took); n is measured once every participant has reported, and its cost
-// is the maximum. The Decider scores
+// is the maximum. A Batcher sends a PE's reports once per segment: those
+// of the scored iterations (below) together when the last of them ends,
+// those of the lead iterations with the next reported segment's. The
+// Decider scores
 // a segment by the mean cost of its first Length−Lead measured iterations
 // (E07), feeds it to a comlib/tune Tuner, and announces the next segment
 // with the Tuner's next value: one announcement per segment. With
@@ -69,13 +72,14 @@
 //
 //	d, _ := agree.NewDecider(agree.Options{Min: 1, Max: p - 1, Start: 2})
 //	f := agree.NewFollower(d.Length())
+//	b := agree.NewBatcher(d.Length(), d.Lead())
 //	// PE about to run iteration n:
 //	if v, ok := f.Value(n); ok { run(n, v) } else if seg, ask := f.Need(n); ask { send(Request(seg)) }
 //	// PE at the end of iteration n:
-//	if f.Reported(n) { send(Report{PE: pe, Iter: n, Value: v, Cost: c, ...}) }
-//	// PE 0, on a request or a report:
+//	if f.Reported(n) { if rs := b.Add(Report{PE: pe, Iter: n, Value: v, Cost: c, ...}); rs != nil { send(rs) } }
+//	// PE 0, on a request or on reports:
 //	ranges := d.Request(seg)          // broadcast each range
-//	ranges, err := d.Report(report)   // err: a PE used a value not announced
+//	ranges, err := d.Report(report)   // each in turn; err: a PE used a value not announced
 //	// every PE, on a range:
 //	err := f.Take(r)                  // then retry the waiting iteration
 package agree

@@ -67,7 +67,7 @@ type wire struct {
 	// The agreement on router variants (variant_test.go).
 	announce *agree.Range
 	ask      *int
-	measure  *agree.Report
+	measure  []agree.Report // one PE's reports, batched (agree.Batcher)
 }
 
 type simSource struct {

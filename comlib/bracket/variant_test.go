@@ -19,6 +19,7 @@ type varSim struct {
 	s      *sim
 	dec    *agree.Decider
 	fol    []*agree.Follower
+	bat    []*agree.Batcher
 	used   map[int]map[int]int // iteration → PE → variant its exchange ran with
 	waits  int
 	quiet  int  // exchanges not reported
@@ -37,6 +38,7 @@ func newVarSim(t require.TestingT, seed int64, p, n, iters int, o agree.Options)
 	for pe := range s.pes {
 		f := agree.NewFollower(dec.Length())
 		v.fol = append(v.fol, f)
+		v.bat = append(v.bat, agree.NewBatcher(dec.Length(), dec.Lead()))
 		pe := pe
 		s.pes[pe] = NewPE[payload](pe, Options{Variant: func(iter int) (int, bool) {
 			if v.broken {
@@ -66,7 +68,9 @@ func (v *varSim) effects(pe int, fx Effects[payload]) {
 		}
 		d := f.Variant - 3
 		cost := float64(1+d*d) * (1 + 0.1*v.s.rng.Float64())
-		v.s.send(pe, 0, wire{measure: &agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant, Cost: cost}})
+		if batch := v.bat[pe].Add(agree.Report{PE: pe, Iter: f.Iter, Step: f.Step, Parts: f.Parts, Value: f.Variant, Cost: cost}); batch != nil {
+			v.s.send(pe, 0, wire{measure: batch})
+		}
 	}
 }
 
@@ -75,11 +79,13 @@ func (v *varSim) deliver(to int, w wire) {
 	case w.ask != nil:
 		v.broadcast(v.dec.Request(*w.ask))
 	case w.measure != nil:
-		rs, err := v.dec.Report(*w.measure)
-		if err != nil {
-			v.errs = append(v.errs, err)
+		for _, r := range w.measure {
+			rs, err := v.dec.Report(r)
+			if err != nil {
+				v.errs = append(v.errs, err)
+			}
+			v.broadcast(rs)
 		}
-		v.broadcast(rs)
 	case w.announce != nil:
 		if err := v.fol[to].Take(*w.announce); err != nil {
 			v.errs = append(v.errs, err)

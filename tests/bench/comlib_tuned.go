@@ -19,8 +19,10 @@ import (
 // what tuning costs. The note gives the ω used most in the timed runs and
 // how often each was used, the share of the timed PE iterations
 // reported to the decider (1 while the search runs; about 1/16 once it
-// has settled, agree.Options.Every: each report is one message to PE 0)
-// and the exchange's own stage packets per iteration, for scale.
+// has settled, EachToManyOptions.Every), the messages that carried them
+// per timed PE iteration (one per PE per reported segment, agree.Batcher:
+// about 1/8 while the search runs) and the exchange's own stage packets
+// per iteration, for scale.
 
 const clTuneWarm = 120
 
@@ -34,10 +36,11 @@ func init() {
 func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 	fig := figure{name: name, unit: "us"}
 	iters := clIters(cfg, size, 1)
-	used := map[int]int{} // ω → iterations of the timed runs (PE 0's view)
-	var waited float64    // PE iterations that waited for their ω, per timed iteration
-	var reported float64  // PE iterations reported to the decider, per timed PE iteration
-	var packets float64   // stage packets per timed iteration (all PEs)
+	used := map[int]int{}  // ω → iterations of the timed runs (PE 0's view)
+	var waited float64     // PE iterations that waited for their ω, per timed iteration
+	var reported float64   // PE iterations reported to the decider, per timed PE iteration
+	var reportMsgs float64 // messages carrying those reports, per timed PE iteration
+	var packets float64    // stage packets per timed iteration (all PEs)
 	err := runNodes(clPEs, 1, name, func(m *benchMain) error {
 		x, err := newExchange(m, clElems, size)
 		if err != nil {
@@ -74,6 +77,7 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 		s1 := in.Stats()
 		waited = float64(s1.Waited-s0.Waited) / float64(x.next[tuned]-first)
 		reported = float64(s1.Reported-s0.Reported) / float64((x.next[tuned]-first)*clPEs)
+		reportMsgs = float64(s1.ReportMsgs-s0.ReportMsgs) / float64((x.next[tuned]-first)*clPEs)
 		packets = float64(s1.Packets-s0.Packets) / float64(x.next[tuned]-first)
 		for it, byPE := range in.FanOuts() {
 			if it < first {
@@ -109,6 +113,6 @@ func benchGroupTuned(cfg config, name string, size int) ([]figure, error) {
 	for _, w := range ws {
 		parts = append(parts, fmt.Sprintf("%d:%d", w, used[w]))
 	}
-	fig.note = fmt.Sprintf("omega=%d default_omega=%d waited_per_iteration=%.2f reported=%.2f packets_per_iteration=%.0f omega_iterations=%s", top, schedule.DefaultOmega(clPEs), waited, reported, packets, strings.Join(parts, ","))
+	fig.note = fmt.Sprintf("omega=%d default_omega=%d waited_per_iteration=%.2f reported=%.2f report_msgs=%.3f packets_per_iteration=%.0f omega_iterations=%s", top, schedule.DefaultOmega(clPEs), waited, reported, reportMsgs, packets, strings.Join(parts, ","))
 	return []figure{fig}, nil
 }
