@@ -228,8 +228,9 @@ func (l *part[I]) WhereRaw(raw []byte) (int, uint32, error) {
 	return pe, epoch, nil
 }
 
-// Resident implements chare.ElementRunner: what route does for a message
-// that has not been forwarded (a run's), when its element is here.
+// Resident implements chare.ElementRunner: the element if it is here (the
+// run counts its message with Delivered once it checked the element's
+// type).
 func (l *part[I]) Resident(index any) any {
 	i, ok := index.(I)
 	if !ok {
@@ -249,13 +250,17 @@ func (l *part[I]) ResidentRaw(raw []byte) (any, error) {
 }
 
 func (l *part[I]) resident(i I) any {
-	el := l.elems[i]
-	if el == nil {
-		return nil
+	if el := l.elems[i]; el != nil {
+		return el.obj
 	}
+	return nil
+}
+
+// Delivered implements chare.ElementRunner: a run's message (never
+// forwarded) delivered to a resident element.
+func (l *part[I]) Delivered() {
 	l.stats.Delivered++
 	l.stats.Hops[0]++
-	return el.obj
 }
 
 // BroadcastRoot implements chare.Sequencer.
@@ -288,6 +293,12 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 // route applies the location manager's decision to a message for i.
 func (l *part[I]) route(e chare.Envelope, i I) {
 	h := e.Header()
+	if h.Entry != nil && h.Entry.Type != l.coll.Type {
+		// A damaged header from another process: refused before it is
+		// counted, held or forwarded.
+		l.pe.Fail(fmt.Errorf("array: %s: an entry method of %s, not of the elements of %s", chare.Describe(e), h.Entry.Type.Name, l.name))
+		return
+	}
 	if el := l.elems[i]; el != nil { // the common case: it is here (the table would say Deliver)
 		l.stats.Delivered++
 		l.stats.Hops[min(int(h.Hops), len(l.stats.Hops)-1)]++
