@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/location"
 )
@@ -280,6 +281,27 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 		pe.Fail(fmt.Errorf("array: %s carries index %v (%T) for %s", chare.Describe(e), index, index, l.name))
 		return
 	}
+	l.deliver(e, i)
+}
+
+// DeliverRaw implements chare.RawDeliverer: Deliver for an element
+// message from another process, whose index stays in its wire form in
+// the header (a built-in index type's value is decoded here without an
+// allocation). A user-defined index type's value goes in the header, as
+// Deliver would have had it, so that the message is described by it.
+func (l *part[I]) DeliverRaw(_ *chare.PE, e chare.Envelope, raw []byte) error {
+	i, err := l.decode(raw)
+	if err != nil {
+		return err
+	}
+	if !indexcodec.FastType[I]() {
+		e.Header().Index = i
+	}
+	l.deliver(e, i)
+	return nil
+}
+
+func (l *part[I]) deliver(e chare.Envelope, i I) {
 	if e.Header().Kind == chare.KindSection {
 		if el := l.elems[i]; el != nil {
 			l.invoke(el, e)

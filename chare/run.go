@@ -216,7 +216,7 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		var raw rawIndex
 		if i < len(r.raw) {
 			raw = r.raw[i]
-		} else if ri, ok := k.index.(rawIndex); ok { // sent through a proxy from another process
+		} else if ri, ok := rawOf(k.index); ok { // sent through a proxy from another process
 			raw = ri
 		}
 		if er != nil {
@@ -342,7 +342,7 @@ func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M
 	}
 	var dest int
 	var epoch uint32
-	if raw, ok := r.Index.(rawIndex); ok {
+	if raw, ok := rawOf(r.Index); ok {
 		// A proxy from another process: its index stays in its bytes (in
 		// the run too, which carries them on as they are), decoded here
 		// and on delivery without an allocation.
