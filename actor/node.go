@@ -48,7 +48,7 @@ type NodeConfig struct {
 	// JoinTimeout bounds the wait for all nodes; 0 means 30 s.
 	JoinTimeout time.Duration
 	// Beat is the heartbeat period; a node silent for FailAfter is lost.
-	// 0 means 300 ms and 3 s.
+	// 0 means 300 ms and 3 s. FailAfter must be longer than Beat.
 	Beat, FailAfter time.Duration
 }
 
@@ -191,6 +191,9 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 	}
 	if nc.FailAfter == 0 {
 		nc.FailAfter = 3 * time.Second
+	}
+	if nc.Beat < 0 || nc.FailAfter <= nc.Beat {
+		return fmt.Errorf("actor: heartbeats every %v and a node lost after %v of silence: want a positive beat shorter than the silence", nc.Beat, nc.FailAfter)
 	}
 	ns := &nodeState{cfg: nc, joined: make(chan error, 1), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
 		seen: make([]atomic.Int64, nc.Nodes), lost: make([]atomic.Bool, nc.Nodes), gone: map[int]bool{}, goneSig: make(chan struct{}, 1),

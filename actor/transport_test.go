@@ -444,3 +444,20 @@ func TestLogLimit(t *testing.T) {
 		require.Equal(t, c.skipped, skipped, "at %v", c.at)
 	}
 }
+
+// A heartbeat bound that could not work (a negative beat, a silence bound
+// no longer than the beat) is refused when the node starts, naming both.
+func TestNodeHeartbeatBoundsChecked(t *testing.T) {
+	for _, c := range []struct {
+		beat, failAfter time.Duration
+		want            string
+	}{
+		{-time.Second, 0, "heartbeats every -1s and a node lost after 3s of silence"},
+		{time.Second, 500 * time.Millisecond, "heartbeats every 1s and a node lost after 500ms of silence"},
+		{0, 300 * time.Millisecond, "heartbeats every 300ms and a node lost after 300ms of silence"},
+		{0, -time.Second, "heartbeats every 300ms and a node lost after -1s of silence"},
+	} {
+		_, err := Start(Config{PEs: 2, Node: &NodeConfig{Node: 0, Nodes: 2, Token: NewToken(), Beat: c.beat, FailAfter: c.failAfter}}, func(*PE) {})
+		require.ErrorContains(t, err, c.want)
+	}
+}

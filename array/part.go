@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/location"
 )
@@ -228,8 +229,9 @@ func (l *part[I]) WhereRaw(raw []byte) (int, uint32, error) {
 	return pe, epoch, nil
 }
 
-// Resident implements chare.ElementRunner: what route does for a message
-// that has not been forwarded (a run's), when its element is here.
+// Resident implements chare.ElementRunner: the element if it is here (the
+// run counts its message with Delivered once it checked the element's
+// type).
 func (l *part[I]) Resident(index any) any {
 	i, ok := index.(I)
 	if !ok {
@@ -249,13 +251,17 @@ func (l *part[I]) ResidentRaw(raw []byte) (any, error) {
 }
 
 func (l *part[I]) resident(i I) any {
-	el := l.elems[i]
-	if el == nil {
-		return nil
+	if el := l.elems[i]; el != nil {
+		return el.obj
 	}
+	return nil
+}
+
+// Delivered implements chare.ElementRunner: a run's message (never
+// forwarded) delivered to a resident element.
+func (l *part[I]) Delivered() {
 	l.stats.Delivered++
 	l.stats.Hops[0]++
-	return el.obj
 }
 
 // BroadcastRoot implements chare.Sequencer.
@@ -275,6 +281,27 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 		pe.Fail(fmt.Errorf("array: %s carries index %v (%T) for %s", chare.Describe(e), index, index, l.name))
 		return
 	}
+	l.deliver(e, i)
+}
+
+// DeliverRaw implements chare.RawDeliverer: Deliver for an element
+// message from another process, whose index stays in its wire form in
+// the header (a built-in index type's value is decoded here without an
+// allocation). A user-defined index type's value goes in the header, as
+// Deliver would have had it, so that the message is described by it.
+func (l *part[I]) DeliverRaw(_ *chare.PE, e chare.Envelope, raw []byte) error {
+	i, err := l.decode(raw)
+	if err != nil {
+		return err
+	}
+	if !indexcodec.FastType[I]() {
+		e.Header().Index = i
+	}
+	l.deliver(e, i)
+	return nil
+}
+
+func (l *part[I]) deliver(e chare.Envelope, i I) {
 	if e.Header().Kind == chare.KindSection {
 		if el := l.elems[i]; el != nil {
 			l.invoke(el, e)
@@ -288,6 +315,12 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 // route applies the location manager's decision to a message for i.
 func (l *part[I]) route(e chare.Envelope, i I) {
 	h := e.Header()
+	if h.Entry != nil && h.Entry.Type != l.coll.Type {
+		// A damaged header from another process: refused before it is
+		// counted, held or forwarded.
+		l.pe.Fail(fmt.Errorf("array: %s: an entry method of %s, not of the elements of %s", chare.Describe(e), h.Entry.Type.Name, l.name))
+		return
+	}
 	if el := l.elems[i]; el != nil { // the common case: it is here (the table would say Deliver)
 		l.stats.Delivered++
 		l.stats.Hops[min(int(h.Hops), len(l.stats.Hops)-1)]++

@@ -16,7 +16,7 @@ import (
 // program that takes such a flag itself says so with ProgramFlags.
 
 // runtimeFlags are the flags ParseArgs itself takes.
-var runtimeFlags = []string{"p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "v", "jobport", "nodehost"}
+var runtimeFlags = []string{"p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "v", "jobport", "nodehost", "failafter"}
 
 // packageFlags are the flags that packages of this module register when
 // they are imported, by the package's import path.

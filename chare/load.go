@@ -170,7 +170,7 @@ func (pe *PE) countComm(from Context, r Route) {
 		return
 	}
 	to := r.Index
-	if raw, ok := to.(rawIndex); ok { // a proxy that came from another process
+	if raw, ok := rawOf(to); ok { // a proxy that came from another process
 		c, err := pe.collection(r.Coll)
 		if err != nil {
 			return

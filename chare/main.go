@@ -62,6 +62,15 @@ type Config struct {
 	// 0 means actor.DefaultMaxRemoteInFlight, a negative value no bound.
 	// See actor.Config.MaxRemoteInFlight.
 	MaxRemoteInFlight int
+	// FailAfter is, in a job of several processes, how long a node may
+	// stay silent (no heartbeat, no frame) before the others declare it
+	// lost and the job aborts (actor.NodeConfig.FailAfter); 0 means 3 s.
+	// Raise it where processes outnumber cores under a heavy load. Every
+	// node should have the same: nodes of a local launch run this program
+	// with its command line (-failafter), so they do if it is set the same
+	// way there. A negative value is an error, and so is one that differs
+	// from a FailAfter set in Node.
+	FailAfter time.Duration
 }
 
 // flagDef is a runtime flag that another package registered.
@@ -254,8 +263,17 @@ func nodeConfig(cfg Config) (*actor.NodeConfig, int, error) {
 	case cfg.Nodes < 0:
 		return nil, 0, fmt.Errorf("chare: bad number of nodes %d", cfg.Nodes)
 	}
+	if cfg.FailAfter < 0 {
+		return nil, 0, fmt.Errorf("chare: FailAfter %v is negative: want the time after which a silent node is lost, or 0 for 3 s", cfg.FailAfter)
+	}
 	if nc != nil {
 		nc.Fingerprint = Fingerprint()
+		if cfg.FailAfter != 0 {
+			if nc.FailAfter != 0 && nc.FailAfter != cfg.FailAfter {
+				return nil, 0, fmt.Errorf("chare: FailAfter %v and Node.FailAfter %v disagree", cfg.FailAfter, nc.FailAfter)
+			}
+			nc.FailAfter = cfg.FailAfter
+		}
 	}
 	return nc, pes, nil
 }
@@ -310,6 +328,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	                 from the launcher's job id)
 //	-nodehost HOST   under a launcher: the host of rank 0 (needed by
 //	                 mpirun and mpiexec across hosts)
+//	-failafter D     a node silent for D (a duration: 10s) is lost, and the
+//	                 job aborts; default 3s (Config.FailAfter)
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
 //	                 package trace)
@@ -366,7 +386,7 @@ func ParseArgs(args []string) (Config, error) {
 			continue
 		}
 		switch name {
-		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "jobport", "nodehost":
+		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "jobport", "nodehost", "failafter":
 			if !hasVal {
 				if i+1 >= len(args) {
 					return cfg, fmt.Errorf("flag -%s needs a value", name)
@@ -407,6 +427,10 @@ func ParseArgs(args []string) (Config, error) {
 			key = val
 		case "restart":
 			cfg.Restart = val
+		case "failafter":
+			if cfg.FailAfter, err = time.ParseDuration(val); err != nil || cfg.FailAfter <= 0 {
+				return cfg, fmt.Errorf("flag -failafter: bad duration %q: want a positive duration such as 10s", val)
+			}
 		case "v":
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		default:

@@ -40,6 +40,15 @@ type ElementRouter interface {
 	SendTo(h *Header) (int, error)
 }
 
+// RawDeliverer is implemented by the parts of collections whose members
+// are reached by index (arrays): DeliverRaw is Part.Deliver for an
+// envelope from another process whose index is still in its wire form,
+// which it reads without boxing it in an any. An index that does not
+// decode is an error.
+type RawDeliverer interface {
+	DeliverRaw(pe *PE, e Envelope, raw []byte) error
+}
+
 // Constructor is implemented by the parts of collections whose members
 // have constructors: Part calls Construct once, right after NewLocal, when
 // the part is stored on its PE. NewLocal makes the members; Construct runs
@@ -288,6 +297,18 @@ func (pe *PE) route(e Envelope) {
 		pe.fail(fmt.Errorf("%w (message for %s)", err, Describe(e)))
 		return
 	}
+	if h.Kind == KindElement {
+		// From another process: an array reads the index from its bytes,
+		// without boxing it in the header (an allocation per message).
+		if raw, ok := rawOf(h.Index); ok {
+			if rd, ok := l.(RawDeliverer); ok {
+				if err := rd.DeliverRaw(pe, e, raw); err != nil {
+					pe.fail(fmt.Errorf("%w (message for %s)", err, Describe(e)))
+				}
+				return
+			}
+		}
+	}
 	if err := pe.resolveHeader(h); err != nil {
 		pe.fail(fmt.Errorf("%w (message for %s)", err, Describe(e)))
 		return
@@ -339,7 +360,7 @@ func (pe *PE) resolveHeader(h *Header) error {
 	switch h.Index.(type) {
 	case nil:
 		return nil
-	case rawIndex, []any:
+	case rawIndex, *wireIndex, []any:
 		c, err := pe.job.Collection(h.Coll)
 		if err != nil {
 			return err

@@ -102,14 +102,19 @@ type ElementRunner interface {
 	// it is there (SendTo's Header.Epoch).
 	Where(index any) (pe int, epoch uint32, err error)
 	// Resident returns the member with the given index if it lives on
-	// this PE, counting a message delivered to it, or nil: then the
-	// message takes an envelope's path (forwarded or held).
+	// this PE, or nil: then the message takes an envelope's path
+	// (forwarded or held).
 	Resident(index any) any
 	// WhereRaw and ResidentRaw are Where and Resident for an index in
 	// its wire form (from another process), which they decode without an
 	// allocation; an index that does not decode is an error.
 	WhereRaw(raw []byte) (pe int, epoch uint32, err error)
 	ResidentRaw(raw []byte) (any, error)
+	// Delivered counts a message delivered to a resident member. The run
+	// calls it once the member is of the entry method's type: a message
+	// that a damaged header sends to another type's entry takes the
+	// envelope's path, where the array refuses it uncounted.
+	Delivered()
 }
 
 // Count implements actor.Multi.
@@ -211,7 +216,7 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 		var raw rawIndex
 		if i < len(r.raw) {
 			raw = r.raw[i]
-		} else if ri, ok := k.index.(rawIndex); ok { // sent through a proxy from another process
+		} else if ri, ok := rawOf(k.index); ok { // sent through a proxy from another process
 			raw = ri
 		}
 		if er != nil {
@@ -222,6 +227,7 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 				obj = er.Resident(k.index)
 			}
 			if obj, ok := obj.(*T); ok && obj != nil {
+				er.Delivered()
 				r.at, r.cur, r.curRaw = i, k.index, raw
 				if pe.tr == nil {
 					r.fn(obj, r.msgs[i])
@@ -336,7 +342,7 @@ func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M
 	}
 	var dest int
 	var epoch uint32
-	if raw, ok := r.Index.(rawIndex); ok {
+	if raw, ok := rawOf(r.Index); ok {
 		// A proxy from another process: its index stays in its bytes (in
 		// the run too, which carries them on as they are), decoded here
 		// and on delivery without an allocation.

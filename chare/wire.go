@@ -51,6 +51,62 @@ const (
 // rawIndex is an index still in its wire form (package indexcodec).
 type rawIndex []byte
 
+// String shows a built-in index as %v shows the index itself.
+func (r rawIndex) String() string { return indexcodec.Format(r) }
+
+// wireIndex is the wire form of an index short enough to be held in a
+// value of its own: the header of an envelope from another process keeps
+// a *wireIndex, which goes in an any without an allocation (a rawIndex
+// would take two: its bytes and its boxed slice) and comes from a slab
+// when a wire run is read tail by tail. The array that receives the
+// envelope reads the index from it without boxing it (RawDeliverer).
+type wireIndex struct {
+	n uint8
+	b [15]byte
+}
+
+func (w *wireIndex) raw() rawIndex  { return w.b[:w.n:w.n] }
+func (w *wireIndex) String() string { return w.raw().String() }
+
+// rawOf returns an index's wire form if it is still in one.
+func rawOf(i any) (rawIndex, bool) {
+	switch r := i.(type) {
+	case rawIndex:
+		return r, true
+	case *wireIndex:
+		return r.raw(), true
+	}
+	return nil, false
+}
+
+// indexSlab hands out wireIndex values for the envelopes of one wire run.
+type indexSlab struct {
+	free []wireIndex
+	n    int // the size of the next array: 4, doubling up to slabMax
+}
+
+// index returns b (which aliases a frame) as a header's index: a copy in
+// a wireIndex from s (or of its own if s is nil), or a rawIndex if it is
+// too long for one.
+func (s *indexSlab) index(b []byte) any {
+	var w *wireIndex
+	switch {
+	case len(b) > len(w.b):
+		return rawIndex(append([]byte(nil), b...))
+	case s == nil:
+		w = new(wireIndex)
+	default:
+		if len(s.free) == 0 {
+			s.n = min(max(2*s.n, 4), slabMax)
+			s.free = make([]wireIndex, s.n)
+		}
+		w = &s.free[0]
+		s.free = s.free[1:]
+	}
+	w.n = uint8(copy(w.b[:], b))
+	return w
+}
+
 // Spec describes a collection so that another process can rebuild it.
 type Spec struct {
 	ID      CollID
@@ -257,7 +313,7 @@ func (m knownCheck) Deliver(ap *actor.PE) {
 // encodeIndex returns an index's bytes for the wire (package
 // indexcodec: without reflection for the built-in index types).
 func encodeIndex(i any) ([]byte, error) {
-	if r, ok := i.(rawIndex); ok {
+	if r, ok := rawOf(i); ok {
 		return r, nil
 	}
 	if i == nil {
@@ -405,8 +461,9 @@ func (r *tailReader) bytes(what string) ([]byte, error) {
 }
 
 // decodeEnvTail completes h from a tail and returns the reply future and
-// the message's bytes (aliasing tail).
-func decodeEnvTail(h *Header, tail []byte) (futureRef, []byte, error) {
+// the message's bytes (aliasing tail). The index, if any, is copied into
+// a wireIndex from ix (see indexSlab.index).
+func decodeEnvTail(h *Header, tail []byte, ix *indexSlab) (futureRef, []byte, error) {
 	var reply futureRef
 	if len(tail) == 0 {
 		return reply, nil, errors.New("an envelope without a tail")
@@ -454,11 +511,15 @@ func decodeEnvTail(h *Header, tail []byte) (futureRef, []byte, error) {
 	}
 	switch {
 	case flags&tailIndex != 0:
-		b, err := r.bytes("index")
+		n, err := r.uvarint("index's length")
 		if err != nil {
 			return reply, nil, err
 		}
-		h.Index = rawIndex(b)
+		if n > uint64(len(r.b)-r.off) {
+			return reply, nil, fmt.Errorf("an envelope's index of %d bytes, but %d are left", n, len(r.b)-r.off)
+		}
+		h.Index = ix.index(r.b[r.off : r.off+int(n)])
+		r.off += int(n)
 	case flags&tailMembers != 0:
 		m, err := r.uvarint("member count")
 		if err != nil {
@@ -491,9 +552,10 @@ func decodeEnvHead(_ *actor.PE, head []byte) (func(tail []byte) (actor.Message, 
 	}
 	typed := base.Entry.wireEnv.Load()
 	var slab any
+	var ix indexSlab
 	return func(tail []byte) (actor.Message, error) {
 		h := base
-		reply, msg, err := decodeEnvTail(&h, tail)
+		reply, msg, err := decodeEnvTail(&h, tail, &ix)
 		if err != nil {
 			return nil, err
 		}
@@ -633,13 +695,13 @@ func appendMsg[M any](b []byte, e *Entry, msg *M) ([]byte, error) {
 
 // resolve turns a raw index into the collection's index type.
 func (pe *PE) resolve(c *Collection, i any) (any, error) {
-	switch r := i.(type) {
-	case rawIndex:
+	if r, ok := rawOf(i); ok {
 		if c.DecodeIndex == nil {
 			return nil, fmt.Errorf("chare: %s %v has no index decoder", c.Type.Name, c.ID)
 		}
 		return c.DecodeIndex(r)
-	case []any: // section members on a multicast hop
+	}
+	if r, ok := i.([]any); ok { // section members on a multicast hop
 		out := make([]any, len(r))
 		for k, m := range r {
 			v, err := pe.resolve(c, m)

@@ -1,6 +1,7 @@
 package chare
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -90,7 +91,12 @@ func TestEnvelopeRun(t *testing.T) {
 		want := envs[i].(*env1[runWorker, runMsg])
 		got, ok := m.(*env1[runWorker, runMsg])
 		require.True(t, ok, "decoded by the typed decoder: %T", m)
-		require.Equal(t, want.h, got.h)
+		raw, ok := rawOf(got.h.Index)
+		require.True(t, ok, "the index stays in its wire form: %T", got.h.Index)
+		require.Equal(t, want.h.Index, raw)
+		gh := got.h
+		gh.Index = want.h.Index
+		require.Equal(t, want.h, gh)
 		require.Equal(t, want.msg, got.msg)
 	}
 
@@ -247,4 +253,78 @@ func TestEnvelopeRunRefusesAHugeDecode(t *testing.T) {
 	it.Body = append(it.Body, make([]byte, 4000)...)
 	_, err = decodeEnvRun(nil, it)
 	require.ErrorContains(t, err, "a run of 2000 messages of chare.runWorker.TakeBig, 65536 bytes each, is more than the 64 MiB")
+}
+
+// decodeTails reads every tail of a run item with the tail decoder.
+func decodeTails(it wire.Item, into []actor.Message) []actor.Message {
+	next, err := decodeEnvHead(nil, it.Head)
+	if err != nil {
+		panic(err)
+	}
+	rest := it.Body
+	for range it.Tails {
+		tail, r, _ := wire.NextTail(rest)
+		rest = r
+		m, err := next(tail)
+		if err != nil {
+			panic(err)
+		}
+		into = append(into, m)
+	}
+	return into
+}
+
+// Element envelopes from another process that are read tail by tail (here
+// forwarded ones) keep their index in its wire form in a wireIndex from a
+// slab: no allocation per message for a built-in index (a copy of the
+// bytes and the boxed slice took two each before), and the index still
+// names its element as the index itself would.
+func TestElementEnvelopeIndexDecodeAllocations(t *testing.T) {
+	e := runEntry(t)
+	const n = 256
+	for _, tc := range []struct {
+		name  string
+		index func(i int) any
+	}{
+		{"int", func(i int) any { return 1000 + i }},
+		{"[2]int", func(i int) any { return [2]int{i, -300} }},
+		{"[6]int", func(i int) any { return [6]int{i, 1 << 20, 3, 4, 5, 6} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var envs []actor.WireRunner
+			for i := range n {
+				env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i)}}
+				env.h = Header{Route: Route{Kind: KindElement, Coll: 1<<32 | 5, PE: 2, Index: tc.index(i)}, Entry: e, Epoch: 7, Hops: 1}
+				envs = append(envs, env)
+			}
+			it := encodeRun(t, envs...)
+			got := decodeTails(it, nil)
+			require.Len(t, got, n)
+			for i, m := range got {
+				h := m.(*env1[runWorker, runMsg]).h
+				require.IsType(t, &wireIndex{}, h.Index, "message %d", i)
+				want, err := encodeIndex(tc.index(i))
+				require.NoError(t, err)
+				raw, _ := rawOf(h.Index)
+				require.Equal(t, rawIndex(want), raw, "index of message %d", i)
+				require.Equal(t, fmt.Sprint(tc.index(i)), fmt.Sprint(h.Index), "message %d", i)
+			}
+			if raceEnabled {
+				return
+			}
+			allocs := testing.AllocsPerRun(20, func() { got = decodeTails(it, got[:0]) })
+			// The head's closure and its slabs, then slabs of envelopes
+			// (4, 8, ..., 64: 9 for 256) and of indices (1, 2, ..., 64: 10).
+			t.Logf("%d element envelopes with %s indices: %.0f allocations", n, tc.name, allocs)
+			require.LessOrEqual(t, allocs, 24.0, "allocations to decode %d element envelopes with %s indices", n, tc.name)
+		})
+	}
+
+	// An index too long for a wireIndex keeps its own copy of the bytes.
+	long := &env1[runWorker, runMsg]{fn: (*runWorker).Take}
+	long.h = Header{Route: Route{Kind: KindElement, Coll: 5, PE: 2, Index: [6]int{-1 << 40, 1 << 40, 3, 4, 5, 6}}, Entry: e}
+	got := decodeTails(encodeRun(t, long), nil)
+	h := got[0].(*env1[runWorker, runMsg]).h
+	require.IsType(t, rawIndex{}, h.Index)
+	require.Equal(t, "[-1099511627776 1099511627776 3 4 5 6]", fmt.Sprint(h.Index))
 }

@@ -80,6 +80,16 @@ func Fast(i any) bool {
 	return false
 }
 
+// FastType reports whether I is one of the built-in index types, whose
+// values Decode reads without an allocation.
+func FastType[I any]() bool {
+	switch any((*I)(nil)).(type) {
+	case *int, *[2]int, *[3]int, *[4]int, *[5]int, *[6]int:
+		return true
+	}
+	return false
+}
+
 func appendInts(b []byte, v []int) []byte {
 	b = append(b, fixArray|byte(len(v)))
 	for _, x := range v {
@@ -244,4 +254,20 @@ func readInt(b []byte) (int, int, error) {
 		return 0, 0, fmt.Errorf("integer %d overflows int", v)
 	}
 	return int(v), 1 + size, nil
+}
+
+// Format renders the bytes of a built-in index as fmt's %v renders the
+// index itself ("7", "[1 2]"), so that a message whose index is still in
+// its wire form names its element readably; other bytes are shown in hex.
+func Format(b []byte) string {
+	if len(b) > 0 && b[0]&0xf0 == fixArray {
+		var v [6]int
+		n := int(b[0] & 0x0f)
+		if n >= 2 && n <= len(v) && decodeInts(b, v[:n], true) == nil {
+			return fmt.Sprint(v[:n])
+		}
+	} else if one := [1]int{}; decodeInts(b, one[:], false) == nil {
+		return fmt.Sprint(one[0])
+	}
+	return fmt.Sprintf("index bytes %x", b)
 }

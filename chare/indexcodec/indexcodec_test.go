@@ -2,6 +2,7 @@ package indexcodec
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -201,4 +202,27 @@ func TestNoAllocations(t *testing.T) {
 	}), "decoding a built-in index allocates")
 	require.Equal(t, v, sink)
 	require.Equal(t, 123456, isink)
+}
+
+// Format shows the bytes of a built-in index as %v shows the index, and
+// anything else in hex.
+func TestFormat(t *testing.T) {
+	cases := []struct {
+		index any
+		want  string
+	}{
+		{7, "7"}, {-40, "-40"}, {math.MaxInt64, "9223372036854775807"},
+		{[2]int{1, 300}, "[1 300]"}, {[3]int{-1, 0, 1}, "[-1 0 1]"}, {[6]int{1, 2, 3, 4, 5, 6}, "[1 2 3 4 5 6]"},
+	}
+	for _, tc := range cases {
+		b, err := Append(nil, tc.index)
+		require.NoError(t, err)
+		require.Equal(t, tc.want, Format(b), "%v", tc.index)
+		require.Equal(t, fmt.Sprint(tc.index), Format(b))
+	}
+	user, err := Append(nil, "north")
+	require.NoError(t, err)
+	require.Equal(t, "index bytes a56e6f727468", Format(user))
+	require.Equal(t, "index bytes 920102ff", Format([]byte{0x92, 1, 2, 0xff}), "trailing bytes")
+	require.Equal(t, "index bytes ", Format(nil))
 }

@@ -1,0 +1,88 @@
+package array
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/chare"
+)
+
+// A message whose header names another chare type's entry method for an
+// array element (a damaged header from another process) is refused with an
+// error that names both, before the element's delivery counts move; the
+// element runs nothing.
+
+type ptElem struct {
+	Element[ptElem, int]
+	Hits int
+}
+
+func (e *ptElem) Hit(n int)  { e.Hits += n }
+func (e *ptElem) Count() int { return e.Hits }
+
+type ptOther struct {
+	Element[ptOther, int]
+}
+
+func (e *ptOther) Hit(int) {}
+
+type ptMain struct{ chare.Chare[ptMain] }
+
+func init() {
+	chare.Register[ptElem]()
+	chare.Register[ptOther]()
+	chare.Register[ptMain]()
+}
+
+// must fails the job (a panic on its PE, which Run returns as an error)
+// where the test's own t must not be used.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+func TestMessageForAnotherTypeRefusedUncounted(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		wire bool // the envelope crosses a loopback wire: its index stays in its bytes
+	}{{"from another process", true}, {"in this process", false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var l *part[int]
+			var before Stats
+			_, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *ptMain, _ []string) {
+				a, err := New[ptElem](m, Dims(10))
+				must(err)
+				must(chare.Send(m, a.At(5), (*ptElem).Hit, 1))
+				f, err := chare.Call0(m, a.At(5), (*ptElem).Count) // after the Hit: one sender, one receiver
+				must(err)
+				_, err = f.Get(m)
+				must(err)
+				l, err = localPart[int](m, a.Route().Coll)
+				must(err)
+				before = l.stats
+
+				other, err := chare.EntryOf((*ptOther).Hit)
+				must(err)
+				env := chare.NewEnvelope(a.At(5).Route(), other, 1)
+				if tc.wire {
+					b, err := msgpack.Marshal(chare.WireEnvelope{E: env})
+					must(err)
+					var w chare.WireEnvelope
+					must(msgpack.Unmarshal(b, &w))
+					env = w.E
+				}
+				env.Deliver(chare.PEOf(m).Actor())
+			})
+			// Run returns once the refusal ended the job; what the part
+			// counted up to it happened before.
+			require.ErrorContains(t, err, "array: array.ptOther.Hit on element 5 of array #")
+			require.ErrorContains(t, err, "an entry method of array.ptOther, not of the elements of array.ptElem #")
+			require.Equal(t, 2, before.Delivered, "the good messages (Hit, Count)")
+			require.Equal(t, before, l.stats, "the refused message is not counted")
+		})
+	}
+}
