@@ -46,11 +46,10 @@ import (
 // window) goes in an envelope of its own, which carries the arrow; the
 // others join runs, and the receiver records a slice per message of a run
 // as it does per envelope. On the
-// receiving side, if the members are not simply there to call (load
-// measurement is on for a branch's run, the collection is held, anything
-// unusual), the run is unrolled into ordinary envelopes that take the
-// usual path; an element run times each element's message in turn when
-// load is measured (runClock).
+// receiving side, if the members are not simply there to call (the
+// collection is held, an element moved, anything unusual), the run is
+// unrolled into ordinary envelopes that take the usual path; a run times
+// each message in turn when load is measured (runClock).
 
 // runCap is the least capacity of a new run's slice of messages, and
 // runBytes the most bytes one is given at first. A run's slice doubles as
@@ -157,27 +156,11 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 		r.deliverElements(pe)
 		return
 	}
-	if !pe.measure && !h.Entry.Threaded && h.Kind == KindBranch && h.Index == nil && !pe.held(h.Coll) {
+	if !h.Entry.Threaded && h.Kind == KindBranch && h.Index == nil && !pe.held(h.Coll) {
 		if l, err := pe.Part(h.Coll); err == nil {
 			if o, ok := l.(objectPart); ok {
 				if obj, ok := o.Object(h.PE).(*T); ok && obj != nil {
-					stopped := pe.job.rt.Stopped
-					var lab *trace.Label // a traced PE records a slice per message
-					if pe.tr != nil {
-						lab = pe.label(h.Entry)
-					}
-					for i := range r.msgs {
-						if lab == nil {
-							r.fn(obj, r.msgs[i])
-						} else {
-							t0, outer := pe.traceBegin()
-							r.fn(obj, r.msgs[i])
-							pe.traceEnd(lab, traceIndex(obj), t0, outer)
-						}
-						if stopped() {
-							return
-						}
-					}
+					r.deliverBranch(pe, obj)
 					return
 				}
 			}
@@ -186,6 +169,38 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 	for i := range r.msgs {
 		env := &env1[T, M]{envHead: r.envHead, fn: r.fn, msg: r.msgs[i]}
 		pe.route(env)
+	}
+}
+
+// deliverBranch calls the method on the branch for each message: a traced
+// PE records a slice per message, and load measurement times each message
+// in turn (runClock), as for an element run.
+func (r *run1[T, M]) deliverBranch(pe *PE, obj *T) {
+	stopped := pe.job.rt.Stopped
+	var lab *trace.Label
+	if pe.tr != nil {
+		lab = pe.label(r.h.Entry)
+	}
+	measure := pe.measure
+	var clock runClock
+	if measure {
+		clock.start(pe)
+		defer clock.stop()
+	}
+	for i := range r.msgs {
+		if lab == nil {
+			r.fn(obj, r.msgs[i])
+		} else {
+			t0, outer := pe.traceBegin()
+			r.fn(obj, r.msgs[i])
+			pe.traceEnd(lab, traceIndex(obj), t0, outer)
+		}
+		if measure {
+			clock.charge(obj)
+		}
+		if stopped() {
+			return
+		}
 	}
 }
 

@@ -14,8 +14,8 @@ import (
 // messages to one receiver, even when the sender interleaves entry
 // methods, the bound method of chare.Bind, and more messages than one
 // buffer holds; and they must be counted for quiescence like single
-// messages. With load measurement on, the receiver unrolls runs into
-// envelopes, which must keep the same order.
+// messages. With load measurement on, the receiver times each message of
+// a run in place, in the same order.
 
 type runSeq struct{ From, Seq int }
 
@@ -98,7 +98,7 @@ func TestDeliveryGroupRuns(t *testing.T) {
 		{1, 700, false},
 		{2, 1000, false}, // several buffers' worth to each PE
 		{4, 300, false},
-		{3, 400, true}, // runs unrolled into envelopes on arrival
+		{3, 400, true}, // each message of a run timed in place
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%dPEs_%d_measure=%v", c.pes, c.m, c.measure), func(t *testing.T) {
@@ -189,5 +189,57 @@ func TestNoRunsSendsEnvelopes(t *testing.T) {
 			func(cb chare.Callback) { inJob.NoError(chare.Send(mc, ng, (*noRunBranch).Report, cb)) })
 		t.Logf("bytes per message: %.0f with NoRuns, %.0f in runs", alone, runs)
 		inJob.Greater(alone, 3*runs, "bytes allocated per message: %.0f with NoRuns, %.0f in runs", alone, runs)
+	})
+}
+
+// With load measurement on, a branch's run is timed message by message in
+// place (chare/run.go, runClock), not unrolled into an envelope each.
+type measRunBranch struct {
+	group.Branch[measRunBranch]
+	got int
+}
+
+func init() { chare.Register[measRunBranch]() }
+
+func (b *measRunBranch) Measure(on bool) { chare.PEOf(b).SetMeasure(on) }
+func (b *measRunBranch) Recv(m runSeq)   { b.got++ }
+func (b *measRunBranch) Go(g noRunsGo) {
+	for s := range g.M {
+		inJob.NoError(chare.Send(b, b.ThisProxy().At(1-b.PE()), (*measRunBranch).Recv, runSeq{b.PE(), s}))
+	}
+}
+func (b *measRunBranch) Measured(cb chare.Callback) {
+	inJob.NoError(b.Contribute(int(b.Load().Wall), gather[int, int]{}, cb))
+}
+
+func TestBranchRunMeasuredInPlace(t *testing.T) {
+	inProcessOnly(t, "it counts the process's allocations")
+	if raceOn {
+		t.Skip("allocation counts under -race are not the program's")
+	}
+	const m = 20000
+	runMain(t, 2, func(mc *tmain) {
+		g, err := group.New[measRunBranch](mc)
+		inJob.NoError(err)
+		perMsg := func(measure bool) float64 {
+			inJob.NoError(chare.Send(mc, g, (*measRunBranch).Measure, measure))
+			quiesce(mc)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			inJob.NoError(chare.Send(mc, g, (*measRunBranch).Go, noRunsGo{m}))
+			quiesce(mc)
+			runtime.ReadMemStats(&after)
+			objs := float64(after.Mallocs-before.Mallocs) / (2 * m)
+			t.Logf("measure=%v: %.1f bytes and %.4f objects per message", measure, float64(after.TotalAlloc-before.TotalAlloc)/(2*m), objs)
+			return objs
+		}
+		plain := perMsg(false)
+		measured := perMsg(true)
+		inJob.LessOrEqual(measured-plain, 0.3, "objects that measurement adds per branch message (an envelope each when unrolled)")
+		f := chare.NewFuture[map[int]int](mc)
+		inJob.NoError(chare.Send(mc, g, (*measRunBranch).Measured, f.Callback()))
+		for pe, wall := range get(mc, f) {
+			inJob.Positive(wall, "branch %d's measured wall time", pe)
+		}
 	})
 }
