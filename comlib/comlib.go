@@ -35,6 +35,7 @@ type Spec struct {
 	Tune     bool          // tune MaxMsgs (and Period, if set) online; EachToMany: ω
 	Window   int           // messages per tuning evaluation; EachToMany: iterations per segment
 	Every    int           // EachToMany with Tune: once settled, segments per reported one
+	Scored   bool          // Streaming with Tune: the program scores evaluations (Instance.Score)
 
 	// EachToMany.
 	Router    string
@@ -85,6 +86,14 @@ type StreamOptions struct {
 	Tune bool
 	// Window is the number of messages per tuning evaluation.
 	Window int
+	// Scored makes the program score the evaluations instead (with Tune):
+	// each call of Instance.Score on a PE ends an evaluation there with
+	// the cost given — the time of the program's own iteration, say —
+	// and Window is not used. The sender's wall time per message, the
+	// default score, does not see what buffering costs the receivers
+	// (data that wait in a buffer while a receiver has nothing to do);
+	// a cost measured over the whole program does.
+	Scored bool
 }
 
 // Sizer lets a message type tell Streaming its size in bytes.
@@ -122,7 +131,7 @@ func (s streamSpec) spec() Spec {
 		o.Window = 256
 	}
 	return Spec{Kind: "streaming", Period: o.Period, MaxMsgs: o.MaxMsgs, MaxBytes: o.MaxBytes, Large: o.Large, Idle: !o.NoIdleFlush, Mesh: s.mesh,
-		Tune: o.Tune, Window: o.Window}
+		Tune: o.Tune, Window: o.Window, Scored: o.Scored}
 }
 
 // EachToManyOptions configure EachToMany.
@@ -239,8 +248,11 @@ func (s *Spec) validate(pes int) error {
 		if s.MaxMsgs < 1 || s.MaxBytes < 1 || s.Large < 1 || s.Period < 0 {
 			return fmt.Errorf("comlib: streaming needs positive caps (MaxMsgs %d, MaxBytes %d, Large %d) and a period ≥ 0 (%v)", s.MaxMsgs, s.MaxBytes, s.Large, s.Period)
 		}
-		if s.Tune && s.Window < 1 {
+		if s.Tune && s.Window < 1 && !s.Scored {
 			return fmt.Errorf("comlib: streaming with Tune needs a tuning window of at least 1 message (Window %d)", s.Window)
+		}
+		if s.Scored && !s.Tune {
+			return errors.New("comlib: streaming: Scored says who scores the tuning's evaluations; it needs Tune")
 		}
 	case "each-to-many":
 		if s.Router == "" {

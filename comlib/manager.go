@@ -295,6 +295,7 @@ const (
 	opBegin
 	opEnd
 	opFlush
+	opScore
 )
 
 // op is a send or a bracket call made through an instance, kept with
@@ -306,6 +307,7 @@ type op struct {
 	coll  chare.CollID // the caller (bracketed strategies check it)
 	index any
 	isObj bool
+	cost  float64 // opScore
 }
 
 func opFrom(from chare.Context, k opKind, e chare.Envelope, iter int) op {
@@ -366,6 +368,12 @@ func (s *state) run(e *entry, in *Instance, o op) error {
 			t.flushAll()
 		}
 		return nil
+	case opScore:
+		t, ok := e.strat.(*stream)
+		if !ok || t.tuner == nil || !t.sp.Scored {
+			return fmt.Errorf("comlib: Score on %v, which is not Streaming with StreamOptions{Tune: true, Scored: true}", in)
+		}
+		return t.tuner.observe(o.cost)
 	}
 	return fmt.Errorf("comlib: unknown operation %d", o.kind)
 }
@@ -388,11 +396,15 @@ func (s *state) release(id uint32) {
 	}
 }
 
-var opNames = [...]string{"send", "broadcast", "multicast", "BeginIteration", "EndIteration", "Flush"}
+var opNames = [...]string{"send", "broadcast", "multicast", "BeginIteration", "EndIteration", "Flush", "Score"}
 
 // ---- the delegate ----
 
 func (in *Instance) do(from chare.Context, k opKind, e chare.Envelope, iter int) error {
+	return in.doOp(from, opFrom(from, k, e, iter))
+}
+
+func (in *Instance) doOp(from chare.Context, o op) error {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return chare.ErrNoContext
@@ -403,7 +415,7 @@ func (in *Instance) do(from chare.Context, k opKind, e chare.Envelope, iter int)
 	if pe.Job() != in.job {
 		return fmt.Errorf("comlib: %v belongs to another job", in)
 	}
-	return stateOf(pe).do(in, opFrom(from, k, e, iter))
+	return stateOf(pe).do(in, o)
 }
 
 // Send implements chare.Delegate.

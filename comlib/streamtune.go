@@ -59,6 +59,9 @@ func newStreamTuner(t *stream) (*streamTuner, error) {
 // count notes one message sent through the instance; a full window is an
 // evaluation.
 func (st *streamTuner) count() {
+	if st.t.sp.Scored {
+		return // the program scores (Instance.Score)
+	}
 	if st.n == 0 {
 		st.start = time.Now()
 	}
@@ -68,6 +71,17 @@ func (st *streamTuner) count() {
 	}
 	cost := float64(time.Since(st.start).Nanoseconds()) / float64(st.n)
 	st.n = 0
+	if err := st.observe(cost); err != nil {
+		st.t.s.pe.Fail(err)
+	}
+}
+
+// observe ends an evaluation of the value in force with its cost, and puts
+// the tuners' next values in force.
+func (st *streamTuner) observe(cost float64) error {
+	if !(cost > 0) || math.IsInf(cost, 0) {
+		return fmt.Errorf("comlib: %v: a tuning cost of %v: want a positive, finite number", st.t.in, cost)
+	}
 	tu := st.cap
 	if st.turn == 1 {
 		tu = st.period
@@ -77,8 +91,7 @@ func (st *streamTuner) count() {
 		v = float64(st.capOf(v))
 	}
 	if err := tu.Observe(cost); err != nil {
-		st.t.s.pe.Fail(fmt.Errorf("comlib: %v: %w", st.t.in, err))
-		return
+		return fmt.Errorf("comlib: %v: %w", st.t.in, err)
 	}
 	pt := tune.Point{Value: v, Cost: cost}
 	if st.turn == 0 {
@@ -90,6 +103,7 @@ func (st *streamTuner) count() {
 	if st.period != nil {
 		st.turn = 1 - st.turn
 	}
+	return nil
 }
 
 // apply puts the tuners' values in force.
@@ -207,4 +221,38 @@ func Flush(from chare.Context, d chare.Delegate) error {
 // buffers should leave.
 func (in *Instance) Flush(from chare.Context) error {
 	return in.do(from, opFlush, nil, 0)
+}
+
+// Score ends, on the calling PE, an evaluation of the Streaming instance's
+// tuned cap (and period) with the cost the program measured since the
+// last Score — its iteration's time, say (StreamOptions.Scored). The cost
+// must be positive and finite. On a PE where the instance is not ready
+// yet, the score waits behind the sends made before it.
+func (in *Instance) Score(from chare.Context, cost float64) error {
+	if !(cost > 0) || math.IsInf(cost, 0) {
+		return fmt.Errorf("comlib: Score on %v with a cost of %v: want a positive, finite number", in, cost)
+	}
+	return in.doOp(from, op{kind: opScore, cost: cost})
+}
+
+// Buffering returns the cap of messages per buffer and the flush period in
+// force on the calling PE for a Streaming instance (tuned ones change
+// them), or an error for another strategy or an instance not ready here.
+func (in *Instance) Buffering(from chare.Context) (maxMsgs int, period time.Duration, err error) {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return 0, 0, chare.ErrNoContext
+	}
+	if in == nil || in.id == 0 || pe.Job() != in.job {
+		return 0, 0, fmt.Errorf("comlib: Buffering of an instance that is not this job's")
+	}
+	e := stateOf(pe).table[in.id]
+	if e == nil || e.status != stReady {
+		return 0, 0, fmt.Errorf("comlib: %v is not ready on PE %d yet", in, pe.ID())
+	}
+	t, ok := e.strat.(*stream)
+	if !ok {
+		return 0, 0, fmt.Errorf("comlib: Buffering of %v, which is not Streaming", in)
+	}
+	return t.ch.Options().MaxItems, t.period, nil
 }

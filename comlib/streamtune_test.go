@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -322,4 +323,127 @@ func TestReportTuningWritesFiles(t *testing.T) {
 	code, err = chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second}, job)
 	require.NoError(t, err)
 	require.Zero(t, code)
+}
+
+// scoredTalker runs iterations on its PE: each sends a few tagged
+// messages through a Streaming instance with Scored, reads the cap in
+// force and scores the iteration by a cost whose optimum the sender's own
+// time cannot see (cap 32: what the receivers would want, say).
+type scoredTalker struct {
+	array.Element[scoredTalker, int]
+	Caps []int
+}
+
+type scoredStep struct {
+	To    array.Proxy[tagSink, int]
+	I, N  int
+	Done  chare.Callback
+	Valid chare.Callback // errors Score and Buffering must give
+}
+
+// scoredCost is 1 + (log2(cap) − 5)²: lowest at cap 32.
+func scoredCost(cap int) float64 {
+	d := math.Log2(float64(cap)) - 5
+	return 1 + d*d
+}
+
+func (s *scoredTalker) Step(m scoredStep) {
+	for k := 0; k < 8; k++ {
+		tag := uint64(s.ThisIndex())<<32 | uint64(m.I*8+k)
+		if err := chare.Send(s, m.To.At(k%tuneSinks), (*tagSink).Got, comlib.Tagged[int64]{Tag: tag, Data: int64(tag)}); err != nil {
+			s.Abort(err)
+			return
+		}
+	}
+	d, err := chare.Resolve(s, m.To.Delegated())
+	if err != nil {
+		s.Abort(err)
+		return
+	}
+	in := d.(*comlib.Instance)
+	if cap, _, err := in.Buffering(s); err == nil { // not ready on this PE yet: no score
+		s.Caps = append(s.Caps, cap)
+		if err := in.Score(s, scoredCost(cap)); err != nil {
+			s.Abort(err)
+			return
+		}
+	}
+	if m.I+1 < m.N {
+		m.I++
+		if err := chare.Send(s, s.ThisProxy().At(s.ThisIndex()), (*scoredTalker).Step, m); err != nil {
+			s.Abort(err)
+		}
+		return
+	}
+	var errs []string
+	for _, cost := range []float64{0, -1, math.NaN(), math.Inf(1)} {
+		if err := in.Score(s, cost); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if err := m.Valid.Send(s, errs); err != nil {
+		s.Abort(err)
+		return
+	}
+	if err := m.Done.Send(s, s.Caps); err != nil {
+		s.Abort(err)
+	}
+}
+
+func init() { chare.Register[scoredTalker]() }
+
+// TestStreamingScoredByTheProgram: with Scored, the program's Score calls
+// are the evaluations: the cap moves from 4 to the optimum of a cost the
+// sender's own time cannot see (32), and stays near it; a cost that is not positive and
+// finite is an error, and so are Score on an instance that is not scored
+// and Scored without Tune.
+func TestStreamingScoredByTheProgram(t *testing.T) {
+	const steps = 120
+	var caps []int
+	var errs []string
+	runJob(t, 2, 1, func(m *tmain, _ []string) {
+		sinks, err := array.New[tagSink](m, array.Dims(tuneSinks))
+		require.NoError(t, err)
+		talkers, err := array.New[scoredTalker](m, array.Dims(1))
+		require.NoError(t, err)
+		inst, err := comlib.New(m, comlib.Streaming(comlib.StreamOptions{MaxMsgs: 4, Tune: true, Scored: true}))
+		require.NoError(t, err)
+		ready := chare.NewFuture[any](m) // the instance is ready on every PE
+		m.DetectQuiescence(ready.Callback())
+		_, err = ready.Get(m)
+		require.NoError(t, err)
+		done, valid := chare.NewFuture[[]int](m), chare.NewFuture[[]string](m)
+		require.NoError(t, chare.Send(m, talkers.At(0), (*scoredTalker).Step, scoredStep{To: sinks.Delegate(inst), N: steps, Done: done.Callback(), Valid: valid.Callback()}))
+		caps, err = done.Get(m)
+		require.NoError(t, err)
+		errs, err = valid.Get(m)
+		require.NoError(t, err)
+
+		// Score on a Streaming instance that scores by itself.
+		plain, err := comlib.New(m, comlib.Streaming(comlib.StreamOptions{Tune: true}))
+		require.NoError(t, err)
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		_, err = qd.Get(m)
+		require.NoError(t, err)
+		// Ready on PE 0 by now: the score runs at once and returns its error.
+		require.ErrorContains(t, plain.Score(m, 1), "not Streaming with StreamOptions{Tune: true, Scored: true}")
+		_, err = comlib.New(m, comlib.Streaming(comlib.StreamOptions{Scored: true}))
+		require.ErrorContains(t, err, "needs Tune")
+		m.Exit(0)
+	})
+	require.Len(t, errs, 4, "costs 0, -1, NaN and +Inf refused: %v", errs)
+	for _, e := range errs {
+		require.Contains(t, e, "positive, finite")
+	}
+	require.Len(t, caps, steps, "every iteration scored: %v", caps)
+	t.Logf("caps: %v", caps)
+	last := caps[len(caps)-20:]
+	near := 0
+	for _, c := range last {
+		if c >= 16 && c <= 64 {
+			near++
+		}
+	}
+	require.GreaterOrEqual(t, near, 15, "of the last 20 caps within 16..64 (optimum 32, start 4): %v", last)
 }
