@@ -162,6 +162,12 @@ func wantA2A(n, iters int) (count, sum int64) {
 // a2a returns a job that runs an all-to-all of n elements for iters
 // iterations through the strategy, with the given moves.
 func a2a(n, iters int, opt comlib.EachToManyOptions, moves map[int]map[int]int, r *a2aResult) func(*tmain, []string) {
+	return a2aThen(n, iters, opt, moves, r, nil)
+}
+
+// a2aThen is a2a that runs after(m, arr) once every element is done,
+// before it reads the instance's statistics.
+func a2aThen(n, iters int, opt comlib.EachToManyOptions, moves map[int]map[int]int, r *a2aResult, after func(*tmain, array.Proxy[peer, int]) error) func(*tmain, []string) {
 	return func(m *tmain, _ []string) {
 		arr, err := array.New[peer](m, array.Dims(n))
 		if err != nil {
@@ -185,6 +191,12 @@ func a2a(n, iters int, opt comlib.EachToManyOptions, moves map[int]map[int]int, 
 			return
 		}
 		r.count, r.sum, r.dups = v[0], v[1], v[2]
+		if after != nil {
+			if err := after(m, arr); err != nil {
+				m.Abort(err)
+				return
+			}
+		}
 		r.stats, r.recovered = inst.Stats(), inst.Recovered()
 		r.exchanges = map[int]int{}
 		for it := 0; it < iters; it++ {

@@ -362,8 +362,11 @@ func (s *state) run(e *entry, in *Instance, o op) error {
 		}
 		return b.end(o)
 	case opFlush:
-		if t, ok := e.strat.(*stream); ok {
+		switch t := e.strat.(type) {
+		case *stream:
 			t.flushAll()
+		case *e2m:
+			t.flushReports()
 		}
 		return nil
 	}
