@@ -217,15 +217,18 @@ func (p *peer) FlushReports() int {
 // holds the reports of its last segment's lead iterations (agree.Batcher),
 // so PE 0's process does not know the other process's ω for them
 // (FanOuts); once every PE has called Flush, it knows every PE's ω of
-// every iteration. In one process FanOuts knows them all either way.
+// every iteration, also when the tuned instance is an Auto instance's part
+// (Flush on the Auto instance reaches its parts). In one process FanOuts
+// knows them all either way.
 func TestOmegaFlushSendsHeldReports(t *testing.T) {
 	const n, pes = 8, 4
 	const iters = 8*5 + 7 // the default Window of 8, its lead 2: iteration 46 is a lead iteration, held
 	for _, c := range []struct {
 		nodes int
 		flush bool
-	}{{2, false}, {2, true}, {1, false}} {
-		t.Run(fmt.Sprintf("%dproc/flush=%v", c.nodes, c.flush), func(t *testing.T) {
+		auto  bool // the tuned instance is the part of an Auto instance
+	}{{2, false, false}, {2, true, false}, {1, false, false}, {2, false, true}, {2, true, true}} {
+		t.Run(fmt.Sprintf("%dproc/flush=%v/auto=%v", c.nodes, c.flush, c.auto), func(t *testing.T) {
 			var r a2aResult
 			var flushed []int
 			after := func(m *tmain, arr array.Proxy[peer, int]) error {
@@ -246,8 +249,14 @@ func TestOmegaFlushSendsHeldReports(t *testing.T) {
 				return nil
 			}
 			// Every 1: every segment is reported, settled or not.
-			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Every: 1}
-			runJob(t, pes, c.nodes, a2aThen(n, iters, opt, nil, &r, after))
+			strat := func(arr array.Proxy[peer, int]) comlib.Strategy {
+				if c.auto {
+					tree := mustTree(t, `{"msg_size=any": {"router=group": {"tune=true": {}, "every=1": {}}}}`)
+					return comlib.Auto(comlib.AutoOptions{Tree: tree, Sources: arr})
+				}
+				return comlib.EachToMany(comlib.EachToManyOptions{Router: "group", Tune: true, Every: 1, Sources: arr})
+			}
+			runJob(t, pes, c.nodes, a2aThen(n, iters, strat, nil, &r, after))
 			checkA2A(t, n, iters, r)
 			if c.flush {
 				require.Len(t, flushed, n, "every element flushed its PE")

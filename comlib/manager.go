@@ -367,6 +367,8 @@ func (s *state) run(e *entry, in *Instance, o op) error {
 			t.flushAll()
 		case *e2m:
 			t.flushReports()
+		case *autoPE:
+			return t.run(o) // to every part
 		}
 		return nil
 	}
