@@ -202,7 +202,7 @@ func Flush(from chare.Context, d chare.Delegate) error {
 
 // Flush sends this PE's buffers of the instance now (EasyMSG's flush); for
 // an EachToMany instance with Tune, the reports about ω that the PE holds
-// (see FanOuts). It does nothing for an instance that buffers nothing; on a PE where the
+// (see FanOuts); for an Auto instance, its parts'. It does nothing for an instance that buffers nothing; on a PE where the
 // instance is not ready yet it waits, after the sends made before it, and
 // flushes what they buffered. Call it from an entry method on the PE whose
 // buffers should leave.
