@@ -1,6 +1,7 @@
 package array
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,6 +84,50 @@ func TestMessageForAnotherTypeRefusedUncounted(t *testing.T) {
 			require.ErrorContains(t, err, "an entry method of array.ptOther, not of the elements of array.ptElem #")
 			require.Equal(t, 2, before.Delivered, "the good messages (Hit, Count)")
 			require.Equal(t, before, l.stats, "the refused message is not counted")
+		})
+	}
+}
+
+// The same for a broadcast to the array: refused on the PE where it
+// arrives, before it is numbered, passed on or run on any element.
+func TestBroadcastForAnotherTypeRefused(t *testing.T) {
+	for _, wire := range []bool{false, true} {
+		t.Run(map[bool]string{false: "in this process", true: "from another process"}[wire], func(t *testing.T) {
+			var l *part[int]
+			var before Stats
+			var seq uint32
+			var coll chare.CollID
+			_, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *ptMain, _ []string) {
+				a, err := New[ptElem](m, Dims(10))
+				must(err)
+				must(chare.Send(m, a.At(5), (*ptElem).Hit, 1))
+				f, err := chare.Call0(m, a.At(5), (*ptElem).Count)
+				must(err)
+				_, err = f.Get(m)
+				must(err)
+				coll = a.Route().Coll
+				l, err = localPart[int](m, coll)
+				must(err)
+				before, seq = l.stats, l.bseq
+
+				if !wire {
+					must(chare.Send(m, chare.NewProxy[ptOther](a.Route()), (*ptOther).Hit, 1))
+					return
+				}
+				other, err := chare.EntryOf((*ptOther).Hit)
+				must(err)
+				b, err := msgpack.Marshal(chare.WireEnvelope{E: chare.NewEnvelope(a.Route(), other, 1)})
+				must(err)
+				var w chare.WireEnvelope
+				must(msgpack.Unmarshal(b, &w))
+				w.E.Deliver(chare.PEOf(m).Actor())
+			})
+			require.Error(t, err)
+			require.NotContains(t, err.Error(), "panic")
+			require.ErrorContains(t, err, fmt.Sprintf("chare: array.ptOther.Hit (array broadcast of array %v), a broadcast reaching PE 0: an entry method of array.ptOther, not of array.ptElem, the type of %v", coll, coll))
+			require.Equal(t, before, l.stats, "nothing counted")
+			require.Equal(t, seq, l.bseq, "the broadcast was not numbered")
+			require.Equal(t, 1, l.elems[5].obj.(*ptElem).Hits, "no element ran it")
 		})
 	}
 }

@@ -198,7 +198,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 			return
 		}
 		c := &Collection{ID: pe.NewCollID(), Kind: KindChare, Type: typ, Tree: []int{0}, Spec: Spec{Builder: "chare"}}
-		c.NewLocal = func(*PE) (Part, error) { return &single{pe: 0, obj: obj}, nil }
+		c.NewLocal = func(*PE) (Part, error) { return &single{pe: 0, obj: obj, coll: c}, nil }
 		pe.AddCollection(c)
 		b.base().Bind(pe, c, 0, obj)
 		if _, err := pe.Part(c.ID); err != nil { // made now: a checkpoint finds it
@@ -547,9 +547,23 @@ type single struct {
 	pe   int
 	obj  any
 	init func(any) // the constructor, until Construct runs it
+	coll *Collection
 }
 
-func (s *single) Locate(any) (int, error)           { return s.pe, nil }
-func (s *single) Deliver(pe *PE, e Envelope, _ any) { pe.Invoke(s.obj, e) }
-func (s *single) DeliverAll(pe *PE, e Envelope)     { pe.Invoke(s.obj, e) }
-func (s *single) Object(any) any                    { return s.obj }
+func (s *single) Locate(any) (int, error) { return s.pe, nil }
+
+// Deliver runs a message on the chare, unless its header names an entry
+// method of another chare type (damaged, or a program's bug): that is
+// refused with an error before the method is called.
+func (s *single) Deliver(pe *PE, e Envelope, _ any) {
+	if h := e.Header(); h.Entry != nil && h.Entry.Type != s.coll.Type {
+		pe.fail(fmt.Errorf("chare: %s: an entry method of %s, not of %s, the type of chare %v on PE %d", Describe(e), h.Entry.Type.Name, s.coll.Type.Name, s.coll.ID, s.pe))
+		return
+	}
+	pe.Invoke(s.obj, e)
+}
+
+// DeliverAll runs a broadcast on the chare; route checked its entry
+// method's type (checkBroadcast).
+func (s *single) DeliverAll(pe *PE, e Envelope) { pe.Invoke(s.obj, e) }
+func (s *single) Object(any) any                { return s.obj }

@@ -319,6 +319,10 @@ func (pe *PE) route(e Envelope) {
 	case KindElement:
 		l.Deliver(pe, e, h.Index)
 	case KindGroupAll, KindArrayAll:
+		if err := pe.checkBroadcast(e); err != nil {
+			pe.fail(err)
+			return
+		}
 		if s, ok := l.(Sequencer); ok {
 			s.Sequence(pe, e)
 		}
@@ -331,6 +335,22 @@ func (pe *PE) route(e Envelope) {
 	default:
 		pe.fail(fmt.Errorf("chare: envelope with bad route kind %v", h.Kind))
 	}
+}
+
+// checkBroadcast refuses a broadcast whose header names an entry method
+// of another chare type than the collection's (a damaged header from
+// another process, or a program's bug), before it is numbered, passed on
+// down the tree or run on any member here.
+func (pe *PE) checkBroadcast(e Envelope) error {
+	h := e.Header()
+	if h.Entry == nil {
+		return nil
+	}
+	c, err := pe.collection(h.Coll)
+	if err != nil || h.Entry.Type == c.Type {
+		return nil // (its part is here, so it is known)
+	}
+	return fmt.Errorf("chare: %s, a broadcast reaching PE %d: an entry method of %s, not of %s, the type of %v", Describe(e), pe.ID(), h.Entry.Type.Name, c.Type.Name, h.Coll)
 }
 
 // Describe names an envelope's entry method and target, for error messages.

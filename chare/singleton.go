@@ -74,7 +74,7 @@ func buildChare(c *Collection, where int, init func(any)) {
 		}
 		obj := c.Type.New()
 		obj.(Context).base().Bind(here, c, where, obj)
-		return &single{pe: where, obj: obj, init: init}, nil
+		return &single{pe: where, obj: obj, init: init, coll: c}, nil
 	}
 }
 

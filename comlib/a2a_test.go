@@ -162,14 +162,23 @@ func wantA2A(n, iters int) (count, sum int64) {
 // a2a returns a job that runs an all-to-all of n elements for iters
 // iterations through the strategy, with the given moves.
 func a2a(n, iters int, opt comlib.EachToManyOptions, moves map[int]map[int]int, r *a2aResult) func(*tmain, []string) {
+	return a2aThen(n, iters, func(arr array.Proxy[peer, int]) comlib.Strategy {
+		opt.Sources = arr
+		return comlib.EachToMany(opt)
+	}, moves, r, nil)
+}
+
+// a2aThen is a2a through the strategy that strat makes for the array,
+// which runs after(m, arr) once every element is done, before it reads
+// the instance's statistics (an Auto instance's FanOuts are its parts').
+func a2aThen(n, iters int, strat func(array.Proxy[peer, int]) comlib.Strategy, moves map[int]map[int]int, r *a2aResult, after func(*tmain, array.Proxy[peer, int]) error) func(*tmain, []string) {
 	return func(m *tmain, _ []string) {
 		arr, err := array.New[peer](m, array.Dims(n))
 		if err != nil {
 			m.Abort(err)
 			return
 		}
-		opt.Sources = arr
-		inst, err := comlib.New(m, comlib.EachToMany(opt))
+		inst, err := comlib.New(m, strat(arr))
 		if err != nil {
 			m.Abort(err)
 			return
@@ -185,12 +194,26 @@ func a2a(n, iters int, opt comlib.EachToManyOptions, moves map[int]map[int]int, 
 			return
 		}
 		r.count, r.sum, r.dups = v[0], v[1], v[2]
+		if after != nil {
+			if err := after(m, arr); err != nil {
+				m.Abort(err)
+				return
+			}
+		}
 		r.stats, r.recovered = inst.Stats(), inst.Recovered()
 		r.exchanges = map[int]int{}
 		for it := 0; it < iters; it++ {
 			r.exchanges[it] = inst.Exchanges(it)
 		}
 		r.fanOuts, r.tuning = inst.FanOuts(), inst.Tuning()
+		for _, p := range inst.Parts() {
+			for it, byPE := range p.FanOuts() {
+				if r.fanOuts == nil {
+					r.fanOuts = map[int]map[int]int{}
+				}
+				r.fanOuts[it] = byPE
+			}
+		}
 		m.Exit(0)
 	}
 }

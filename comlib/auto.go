@@ -587,6 +587,13 @@ func (a *autoPE) do(o op) error {
 			a.flush()
 		}
 		return nil
+	case opFlush: // each part sends what it holds (a stream's buffers, a tuned ω's reports)
+		for i := range a.parts {
+			if err := a.toPart(i, o); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if a.fixed {
 		a.countFixed()

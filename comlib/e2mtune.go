@@ -126,6 +126,20 @@ func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
 	}
 }
 
+// flushReports sends PE 0 the reports about ω that this PE holds
+// (Instance.Flush): the last segment's lead iterations, or a scored part
+// the job stopped in, which FanOuts of PE 0's process would otherwise
+// miss for the PEs of other processes.
+func (e *e2m) flushReports() {
+	if e.bat == nil {
+		return
+	}
+	if batch := e.bat.Flush(); batch != nil {
+		e.in.st.reportMsgs.Add(1)
+		e.toRoot(ctlMsg{Inst: e.in.id, Measures: batch})
+	}
+}
+
 // tuneControl handles the agreement's messages.
 func (e *e2m) tuneControl(m ctlMsg) error {
 	if e.fol == nil {
@@ -195,8 +209,11 @@ func (s *Stats) omegaTrajectory(pts []tune.Point) {
 // it settles, those of every Every-th segment), once every participant's
 // report has arrived: a PE sends a segment's reports at its last scored
 // iteration and those of its lead iterations with the next reported
-// segment's, so when a job ends the last ones may still be held on their
-// PEs. Iterations recovered in error mode run no exchange and are absent.
+// segment's, so after the last iteration the last ones are still held on
+// their PEs until Flush is called there (on every PE, after its last
+// EndIteration; they reach PE 0 before anything the PE sends it after
+// the Flush). Iterations recovered in error mode run no exchange and are
+// absent.
 // It holds the latest 4096 iterations (in the order first reported).
 func (in *Instance) FanOuts() map[int]map[int]int {
 	if in.st == nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib"
 	"github.com/charmgo/charm/comlib/agree"
 )
@@ -201,6 +202,76 @@ func TestOmegaQuietOnceSettled(t *testing.T) {
 			}
 			require.Positive(t, r.stats.Reported)
 			require.Less(t, r.stats.Reported, ran/2, "most iterations are quiet once the search settles")
+		})
+	}
+}
+
+// FlushReports sends the reports about ω that the element's PE holds
+// (Instance.Flush); its result reaches the caller after them.
+func (p *peer) FlushReports() int {
+	p.must(comlib.Flush(p, p.Cfg.P.Delegated()))
+	return p.ThisIndex()
+}
+
+// TestOmegaFlushSendsHeldReports: after the last iteration each PE still
+// holds the reports of its last segment's lead iterations (agree.Batcher),
+// so PE 0's process does not know the other process's ω for them
+// (FanOuts); once every PE has called Flush, it knows every PE's ω of
+// every iteration, also when the tuned instance is an Auto instance's part
+// (Flush on the Auto instance reaches its parts). In one process FanOuts
+// knows them all either way.
+func TestOmegaFlushSendsHeldReports(t *testing.T) {
+	const n, pes = 8, 4
+	const iters = 8*5 + 7 // the default Window of 8, its lead 2: iteration 46 is a lead iteration, held
+	for _, c := range []struct {
+		nodes int
+		flush bool
+		auto  bool // the tuned instance is the part of an Auto instance
+	}{{2, false, false}, {2, true, false}, {1, false, false}, {2, false, true}, {2, true, true}} {
+		t.Run(fmt.Sprintf("%dproc/flush=%v/auto=%v", c.nodes, c.flush, c.auto), func(t *testing.T) {
+			var r a2aResult
+			var flushed []int
+			after := func(m *tmain, arr array.Proxy[peer, int]) error {
+				if !c.flush {
+					return nil
+				}
+				for i := 0; i < n; i++ {
+					f, err := chare.Call0(m, arr.At(i), (*peer).FlushReports)
+					if err != nil {
+						return err
+					}
+					got, err := f.Get(m)
+					if err != nil {
+						return err
+					}
+					flushed = append(flushed, got)
+				}
+				return nil
+			}
+			// Every 1: every segment is reported, settled or not.
+			strat := func(arr array.Proxy[peer, int]) comlib.Strategy {
+				if c.auto {
+					tree := mustTree(t, `{"msg_size=any": {"router=group": {"tune=true": {}, "every=1": {}}}}`)
+					return comlib.Auto(comlib.AutoOptions{Tree: tree, Sources: arr})
+				}
+				return comlib.EachToMany(comlib.EachToManyOptions{Router: "group", Tune: true, Every: 1, Sources: arr})
+			}
+			runJob(t, pes, c.nodes, a2aThen(n, iters, strat, nil, &r, after))
+			checkA2A(t, n, iters, r)
+			if c.flush {
+				require.Len(t, flushed, n, "every element flushed its PE")
+			}
+			var missing []int
+			for it := 1; it < iters; it++ { // iteration 0 is recovered: no exchange
+				if len(r.fanOuts[it]) < pes {
+					missing = append(missing, it)
+				}
+			}
+			if c.nodes > 1 && !c.flush {
+				require.Contains(t, missing, iters-1, "the last lead iteration's reports are held on the other process's PEs")
+				return
+			}
+			require.Empty(t, missing, "iterations without every PE's ω in PE 0's process")
 		})
 	}
 }

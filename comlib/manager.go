@@ -364,8 +364,13 @@ func (s *state) run(e *entry, in *Instance, o op) error {
 		}
 		return b.end(o)
 	case opFlush:
-		if t, ok := e.strat.(*stream); ok {
+		switch t := e.strat.(type) {
+		case *stream:
 			t.flushAll()
+		case *e2m:
+			t.flushReports()
+		case *autoPE:
+			return t.run(o) // to every part
 		}
 		return nil
 	case opScore:

@@ -214,8 +214,9 @@ func Flush(from chare.Context, d chare.Delegate) error {
 	return in.Flush(from)
 }
 
-// Flush sends this PE's buffers of the instance now (EasyMSG's flush). It
-// does nothing for an instance that buffers nothing; on a PE where the
+// Flush sends this PE's buffers of the instance now (EasyMSG's flush); for
+// an EachToMany instance with Tune, the reports about ω that the PE holds
+// (see FanOuts); for an Auto instance, its parts'. It does nothing for an instance that buffers nothing; on a PE where the
 // instance is not ready yet it waits, after the sends made before it, and
 // flushes what they buffered. Call it from an entry method on the PE whose
 // buffers should leave.

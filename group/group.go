@@ -154,7 +154,7 @@ func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec)
 func build(c *chare.Collection, node bool, rt *actor.Runtime, init func(any)) {
 	c.DecodeIndex = decodeIndex
 	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
-		b := &part{pe: here.ID(), node: node, rt: rt}
+		b := &part{pe: here.ID(), node: node, rt: rt, coll: c}
 		if node && rt.FirstPE(rt.NodeOf(here.ID())) != here.ID() {
 			return b, nil // a node group's branch lives on its node's first PE
 		}
@@ -203,6 +203,7 @@ type part struct {
 	obj  any
 	init func(any) // the constructor, until Construct runs it
 	rt   *actor.Runtime
+	coll *chare.Collection
 }
 
 // Locate maps a branch index to its PE: the PE itself for a group, the
@@ -224,7 +225,19 @@ func (b *part) Locate(index any) (int, error) {
 	return b.rt.FirstPE(i), nil
 }
 
+// Deliver runs a message to the branch (one sent to it, or a branch's run
+// unrolled into envelopes, see chare's run.go). A header that names
+// another chare type's entry method (damaged, or a program's bug) is
+// refused with an error before the method is called.
 func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
+	if h := e.Header(); h.Entry != nil && h.Entry.Type != b.coll.Type {
+		branch := fmt.Sprintf("the branch on PE %d", b.pe)
+		if b.node {
+			branch = fmt.Sprintf("the branch of node %d on PE %d", b.rt.NodeOf(b.pe), b.pe)
+		}
+		pe.Fail(fmt.Errorf("group: %s, %s: an entry method of %s, not of the branches of %s %v", chare.Describe(e), branch, h.Entry.Type.Name, b.coll.Type.Name, b.coll.ID))
+		return
+	}
 	if b.obj == nil {
 		pe.Fail(fmt.Errorf("group: %s reached PE %d, which holds no branch of the node group", chare.Describe(e), b.pe))
 		return
@@ -232,6 +245,8 @@ func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
 	pe.Invoke(b.obj, e)
 }
 
+// DeliverAll runs a broadcast on the branch; the PE checked the entry
+// method's type before it passed the broadcast on (chare.PE's route).
 func (b *part) DeliverAll(pe *chare.PE, e chare.Envelope) {
 	if b.obj != nil {
 		pe.Invoke(b.obj, e)

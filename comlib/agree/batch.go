@@ -19,9 +19,17 @@ package agree
 // exchange (a recovery), or the PE joined in the middle — the Decider
 // fills the segment's score with the lead iterations, as it did with a
 // report per iteration: the held reports then go at the first lead
-// iteration, and the segment's later reports one by one. Reports held
-// when a PE stops (the end of a job) are not sent unless the runtime
-// calls Flush.
+// iteration, and the segment's later reports one by one.
+//
+// After a PE's last iteration, the last segment's lead reports (or a
+// scored part it stopped in) stay held until Flush. The Decider mostly
+// loses no evaluation by it (a whole scored part was sent, and lead
+// reports are not scored then; only when recoveries left the last
+// segment's score short could the held reports have closed one). What it
+// misses is their values (Used): comlib's FanOuts on PE 0 lacks those
+// iterations of other processes' PEs. comlib's Instance.Flush sends them;
+// Flush may be called at any time: every report is still sent once, in
+// order.
 type Batcher struct {
 	length, scored int
 	seg            int  // the segment whose scored part is being gathered
