@@ -276,6 +276,12 @@ func (l *part[I]) Sequence(_ *chare.PE, e chare.Envelope) {
 }
 
 func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
+	if k := e.Header().Kind; k != chare.KindElement && k != chare.KindSection {
+		// A group's or chare's route on an array's ID (a damaged header):
+		// its PE number must not pass for an element's index.
+		pe.Fail(fmt.Errorf("array: %s reached %s routed as a %v message", chare.Describe(e), l.name, k))
+		return
+	}
 	i, ok := index.(I)
 	if !ok {
 		pe.Fail(fmt.Errorf("array: %s carries index %v (%T) for %s", chare.Describe(e), index, index, l.name))

@@ -131,3 +131,32 @@ func TestBroadcastForAnotherTypeRefused(t *testing.T) {
 		})
 	}
 }
+
+// A header routed as a group branch's or a chare's message on an array's
+// ID (damaged) is refused: its PE number must not pass for the index of
+// an element, which would run it.
+func TestMessageRoutedAsAnotherKindRefused(t *testing.T) {
+	for _, kind := range []chare.Kind{chare.KindBranch, chare.KindChare} {
+		t.Run(kind.String(), func(t *testing.T) {
+			var l *part[int]
+			var before Stats
+			_, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *ptMain, _ []string) {
+				a, err := New[ptElem](m, Dims(10))
+				must(err)
+				f, err := chare.Call0(m, a.At(0), (*ptElem).Count)
+				must(err)
+				_, err = f.Get(m)
+				must(err)
+				l, err = localPart[int](m, a.Route().Coll)
+				must(err)
+				before = l.stats
+				hit, err := chare.EntryOf((*ptElem).Hit)
+				must(err)
+				env := chare.NewEnvelope(chare.Route{Kind: kind, Coll: a.Route().Coll, PE: 0}, hit, 1)
+				env.Deliver(chare.PEOf(m).Actor())
+			})
+			require.ErrorContains(t, err, fmt.Sprintf("routed as a %v message", kind))
+			require.Equal(t, before, l.stats, "the refused message is not counted")
+		})
+	}
+}

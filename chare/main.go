@@ -560,6 +560,10 @@ func (s *single) Deliver(pe *PE, e Envelope, _ any) {
 		pe.fail(fmt.Errorf("chare: %s: an entry method of %s, not of %s, the type of chare %v on PE %d", Describe(e), h.Entry.Type.Name, s.coll.Type.Name, s.coll.ID, s.pe))
 		return
 	}
+	if h := e.Header(); h.Kind != KindChare || h.PE != s.pe || pe.ID() != s.pe {
+		pe.fail(fmt.Errorf("chare: %s reached PE %d as a %v message for PE %d: chare %v lives on PE %d", Describe(e), pe.ID(), h.Kind, h.PE, s.coll.ID, s.pe))
+		return
+	}
 	pe.Invoke(s.obj, e)
 }
 

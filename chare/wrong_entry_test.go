@@ -96,3 +96,25 @@ func TestMessageForAnotherTypeRefusedByAChare(t *testing.T) {
 		})
 	}
 }
+
+// A chare's message routed as a group branch's (a damaged header) is
+// refused where it arrives; the chare runs nothing.
+func TestChareMessageRoutedAsAnotherKindRefused(t *testing.T) {
+	weHits.Store(0)
+	var route chare.Route
+	_, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *weMain, _ []string) {
+		p, err := chare.New[weTarget](m, 1)
+		weMust(err)
+		f, err := chare.Call0(m, p, (*weTarget).Count) // it exists on PE 1
+		weMust(err)
+		_, err = f.Get(m)
+		weMust(err)
+		route = p.Route()
+		e, err := chare.EntryOf((*weTarget).Hit)
+		weMust(err)
+		weMust(chare.Forward(m, chare.NewEnvelope(chare.Route{Kind: chare.KindBranch, Coll: route.Coll, PE: 1}, e, 1)))
+	})
+	require.Error(t, err)
+	require.ErrorContains(t, err, fmt.Sprintf("reached PE 1 as a branch message for PE 1: chare %v lives on PE 1", route.Coll))
+	require.Zero(t, weHits.Load(), "the chare ran nothing")
+}

@@ -238,6 +238,12 @@ func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
 		pe.Fail(fmt.Errorf("group: %s, %s: an entry method of %s, not of the branches of %s %v", chare.Describe(e), branch, h.Entry.Type.Name, b.coll.Type.Name, b.coll.ID))
 		return
 	}
+	// A header routed as another kind, or to another PE's branch (damaged,
+	// or built by hand), must not run on this branch.
+	if h := e.Header(); h.Kind != chare.KindBranch || h.PE != b.pe {
+		pe.Fail(fmt.Errorf("group: %s reached the branch on PE %d of group %v as a %v message for PE %d", chare.Describe(e), b.pe, b.coll.ID, h.Kind, h.PE))
+		return
+	}
 	if b.obj == nil {
 		pe.Fail(fmt.Errorf("group: %s reached PE %d, which holds no branch of the node group", chare.Describe(e), b.pe))
 		return

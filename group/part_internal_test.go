@@ -138,3 +138,38 @@ func TestMessageForAnotherTypeRefused(t *testing.T) {
 		})
 	}
 }
+
+// A header routed to another PE's branch, or as another kind of message,
+// is refused on the branch it reached: it must not run there.
+func TestMessageRoutedElsewhereRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		route func(coll chare.CollID) chare.Route
+		want  string
+	}{
+		{"another PE's branch", func(c chare.CollID) chare.Route { return chare.Route{Kind: chare.KindBranch, Coll: c, PE: 1} },
+			"reached the branch on PE 0 of group %v as a branch message for PE 1"},
+		{"a chare's route", func(c chare.CollID) chare.Route { return chare.Route{Kind: chare.KindChare, Coll: c, PE: 0} },
+			"reached the branch on PE 0 of group %v as a chare message for PE 0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ptHits.Store(0)
+			var coll chare.CollID
+			_, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *ptMain, _ []string) {
+				p, err := New[ptBranch](m)
+				must(err)
+				f, err := chare.Call0(m, p.At(0), (*ptBranch).Count) // the branch exists on PE 0
+				must(err)
+				_, err = f.Get(m)
+				must(err)
+				coll = p.Route().Coll
+				hit, err := chare.EntryOf((*ptBranch).Hit)
+				must(err)
+				wired(chare.NewEnvelope(tc.route(coll), hit, 1)).Deliver(chare.PEOf(m).Actor())
+			})
+			require.Error(t, err)
+			require.ErrorContains(t, err, fmt.Sprintf(tc.want, coll))
+			require.Zero(t, ptHits.Load(), "no branch ran it")
+		})
+	}
+}
