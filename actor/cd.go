@@ -197,7 +197,7 @@ func (pe *PE) cdWaveDone(id uint64, sums [3]int64) {
 	pe.cdAllProduced(id, r)
 	if sums[0] == sums[1] && r.prevValid && sums == r.prev {
 		delete(pe.cdRoots, id)
-		pe.sendSys(r.starter, cdFire{ID: id, What: cdFinished})
+		pe.cdFire(r.starter, cdFire{ID: id, What: cdFinished})
 		return
 	}
 	if sums[0] == sums[1] {
@@ -217,8 +217,19 @@ func (pe *PE) cdWaveDone(id uint64, sums [3]int64) {
 func (pe *PE) cdAllProduced(id uint64, r *cdRoot) {
 	if !r.allFired {
 		r.allFired = true
-		pe.sendSys(r.starter, cdFire{ID: id, What: cdAllProduced})
+		pe.cdFire(r.starter, cdFire{ID: id, What: cdAllProduced})
 	}
+}
+
+// cdFire sends f to the starter, or runs it at once when the root is the
+// starter: the step's end is not made to wait behind the root's queue of
+// messages once more.
+func (pe *PE) cdFire(starter int, f cdFire) {
+	if starter == pe.id {
+		f.Deliver(pe)
+		return
+	}
+	pe.sendSys(starter, f)
 }
 
 type cdWhat uint8
