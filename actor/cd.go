@@ -38,6 +38,11 @@ type cdRoot struct {
 	prevValid bool
 	allFired  bool
 	failures  int
+	// doneSeen sums the producers that the pokes of ProducerDone report:
+	// once it reaches producers, AllProduced fires at once, without
+	// waiting for a wave to pass every PE (each hop of which queues behind
+	// that PE's messages). The waves still count them too, and check.
+	doneSeen int64
 }
 
 type cdLocal struct {
@@ -91,7 +96,7 @@ func (pe *PE) Consume(id DetectorID, n int64) {
 func (pe *PE) ProducerDone(id DetectorID, n int64) {
 	c := pe.cd(uint64(id))
 	c.done += n
-	pe.sendSys(pe.rt.tree.Root, cdPoke{ID: uint64(id)})
+	pe.sendSys(pe.rt.tree.Root, cdPoke{ID: uint64(id), Done: n})
 }
 
 type cdBegin struct {
@@ -146,13 +151,21 @@ func (pe *PE) cdAcks(id uint64, delta int) {
 	pe.cdWave(id)
 }
 
-type cdPoke struct{ ID uint64 }
+// cdPoke tells the root that counters changed; Done is the producers
+// that a ProducerDone finished (0 from a Consume).
+type cdPoke struct {
+	ID   uint64
+	Done int64
+}
 
 func (cdPoke) system() {}
 func (p cdPoke) Deliver(root *PE) {
 	r := root.cdRoots[p.ID]
 	if r == nil {
 		return // finished already
+	}
+	if r.doneSeen += p.Done; p.Done > 0 && r.doneSeen >= r.producers {
+		root.cdAllProduced(p.ID, r)
 	}
 	if r.active {
 		r.again = true
@@ -181,13 +194,10 @@ func (pe *PE) cdWaveDone(id uint64, sums [3]int64) {
 		}
 		return // wait for the next poke
 	}
-	if !r.allFired {
-		r.allFired = true
-		pe.sendSys(r.starter, cdFire{ID: id, What: cdAllProduced})
-	}
+	pe.cdAllProduced(id, r)
 	if sums[0] == sums[1] && r.prevValid && sums == r.prev {
 		delete(pe.cdRoots, id)
-		pe.sendSys(r.starter, cdFire{ID: id, What: cdFinished})
+		pe.cdFire(r.starter, cdFire{ID: id, What: cdFinished})
 		return
 	}
 	if sums[0] == sums[1] {
@@ -201,6 +211,25 @@ func (pe *PE) cdWaveDone(id uint64, sums [3]int64) {
 			pe.cdWave(id)
 		}
 	})
+}
+
+// cdAllProduced tells the starter, once, that every producer is done.
+func (pe *PE) cdAllProduced(id uint64, r *cdRoot) {
+	if !r.allFired {
+		r.allFired = true
+		pe.cdFire(r.starter, cdFire{ID: id, What: cdAllProduced})
+	}
+}
+
+// cdFire sends f to the starter, or runs it at once when the root is the
+// starter: the step's end is not made to wait behind the root's queue of
+// messages once more.
+func (pe *PE) cdFire(starter int, f cdFire) {
+	if starter == pe.id {
+		f.Deliver(pe)
+		return
+	}
+	pe.sendSys(starter, f)
 }
 
 type cdWhat uint8

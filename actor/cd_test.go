@@ -1,11 +1,13 @@
 package actor_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -149,6 +151,48 @@ func TestCompletionWithoutProducers(t *testing.T) {
 		_, err := pe.StartDetection(actor.Detection{
 			Started:     func(*actor.PE) { order = append(order, "started") },
 			AllProduced: func(*actor.PE) { order = append(order, "all produced") },
+			Finished: func(q *actor.PE) {
+				order = append(order, "finished")
+				q.Runtime().Exit(0)
+			},
+		})
+		check(pe, err == nil, err)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, []string{"started", "all produced", "finished"}, order)
+}
+
+// TestCompletionAllProducedWithoutAWave: the root learns of every
+// producer's Done from its poke, and AllProduced fires on the last one,
+// without waiting for a wave to pass every PE (each of whose hops queues
+// behind that PE's messages). Here PE 3 blocks until AllProduced, so that
+// no wave can complete before it.
+func TestCompletionAllProducedWithoutAWave(t *testing.T) {
+	released := make(chan struct{})
+	var order []string
+	code, err := start(t, 4, func(pe *actor.PE) {
+		var id actor.DetectorID
+		var err error
+		id, err = pe.StartDetection(actor.Detection{
+			Producers: 2,
+			Started: func(q *actor.PE) {
+				order = append(order, "started")
+				q.Send(3, do(func(p3 *actor.PE) {
+					select {
+					case <-released:
+					case <-time.After(20 * time.Second):
+						p3.Runtime().Abort(errors.New("AllProduced did not fire while PE 3 held up every wave"))
+					}
+				}))
+				for _, p := range []int{1, 2} {
+					q.Send(p, do(func(pp *actor.PE) { pp.ProducerDone(id, 1) }))
+				}
+			},
+			AllProduced: func(*actor.PE) {
+				order = append(order, "all produced")
+				close(released)
+			},
 			Finished: func(q *actor.PE) {
 				order = append(order, "finished")
 				q.Runtime().Exit(0)

@@ -110,8 +110,8 @@ type PE struct {
 	slabs         map[*Entry]any // *envSlab per entry method sent from here
 	lastSlab      any            // the cache of slabs
 	lastSlabEntry *Entry
-	runHint       int        // the capacity that runs of sends reached (run.go)
-	secWhere      []memberAt // sendSectionRun's scratch: its members' places
+	runHints      map[*Entry]int // the capacity that runs of sends reached, per entry method (run.go)
+	secWhere      []memberAt     // sendSectionRun's scratch: its members' places
 
 	futures  map[uint64]*futureSlot
 	pending  map[CollID][]heldWork // work waiting for a collection's announcement

@@ -53,10 +53,12 @@ import (
 
 // runCap is the least capacity of a new run's slice of messages, and
 // runBytes the most bytes one is given at first. A run's slice doubles as
-// it grows; the PE remembers the capacity that its runs reached
-// (PE.runHint), so that in a steady stream of sends a run's slice is
-// allocated once, at the size it will need (the actor layer posts a
-// destination's buffer at 256 messages).
+// it grows; the PE remembers the capacity that its runs of each entry
+// method reached (PE.runHints), so that in a steady stream of sends a
+// run's slice is allocated once, at the size it will need (the actor
+// layer posts a destination's buffer at 256 messages). The hint is per
+// entry method: a flood of small sends must not make every later run of
+// another method, one message each (TRAM's batches, say), start at 16 KiB.
 const (
 	runCap   = 16
 	runBytes = 16 << 10
@@ -441,15 +443,20 @@ type memberAt struct {
 }
 
 // grow notes, before a message is appended, that the run is full: the
-// PE's next runs start at twice its capacity (see runHint).
+// PE's next runs of its entry method start at twice its capacity (see
+// runHints).
 func (r *run1[T, M]) grow(pe *PE) {
 	if len(r.msgs) == cap(r.msgs) {
-		pe.runHint = max(pe.runHint, 2*cap(r.msgs))
+		if pe.runHints == nil {
+			pe.runHints = map[*Entry]int{}
+		}
+		e := r.h.Entry
+		pe.runHints[e] = max(pe.runHints[e], 2*cap(r.msgs))
 	}
 }
 
 // newRun returns a run of one message, msg, for PE dest, with room for
-// as many as the PE's runs have needed; an element run (elems) gets an
+// as many as the PE's runs of e have needed; an element run (elems) gets an
 // index column of one, for the caller to fill in.
 func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, msg M, elems bool) *run1[T, M] {
 	n := runCap
@@ -457,8 +464,8 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 	if elems {
 		size += int(unsafe.Sizeof(elemKey{}))
 	}
-	if pe.runHint > n && size > 0 {
-		n = max(n, min(pe.runHint, runBytes/size))
+	if hint := pe.runHints[e]; hint > n && size > 0 {
+		n = max(n, min(hint, runBytes/size))
 	}
 	run := &run1[T, M]{fn: method, msgs: make([]M, 1, n)}
 	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}

@@ -100,6 +100,11 @@ type Aggregator[T any] struct {
 	fast      bool       // a hop table, no Size function, no cutoff: see add
 	flat      bool       // envelopes hold no pointers: Recycle need not clear them
 	pool      *sync.Pool // of *[]Envelope[T]: emptied buffers, see Recycle
+	// free keeps up to one emptied buffer per peer, which a collection
+	// does not take as it empties pool: a step that follows a few
+	// collections (the program's own allocations between steps) starts
+	// with its buffers at hand instead of allocating them all again.
+	free [][]Envelope[T]
 }
 
 // maxHopTable bounds the grids for which an Aggregator keeps a table of
@@ -183,7 +188,9 @@ func (a *Aggregator[T]) slotFor(dest int) int {
 
 // Recycle hands back the item slice of a message received from a peer
 // once its items were routed, for later buffers to reuse. The caller
-// must not use items afterwards.
+// must not use items afterwards. The Aggregator keeps as many as it has
+// buffers (the memory its Sizing reserves, NumBuffers × BufferItems
+// items) and passes the others on to the process's pool.
 func (a *Aggregator[T]) Recycle(items []Envelope[T]) {
 	if cap(items) < min(a.sizing.BufferItems, firstCap) {
 		return
@@ -192,12 +199,25 @@ func (a *Aggregator[T]) Recycle(items []Envelope[T]) {
 		clear(items) // no item outlives its delivery through the pool
 	}
 	items = items[:0]
+	if len(a.free) < len(a.bufs) {
+		a.free = append(a.free, items)
+		return
+	}
 	a.pool.Put(&items)
 }
 
 // newBuffer returns an empty buffer, recycled if one is at hand.
 func (a *Aggregator[T]) newBuffer() []Envelope[T] {
 	want := min(a.sizing.BufferItems, firstCap)
+	for n := len(a.free); n > 0; n = len(a.free) {
+		buf := a.free[n-1]
+		a.free[n-1] = nil
+		a.free = a.free[:n-1]
+		if cap(buf) >= want {
+			return buf
+		}
+		// smaller than the buffers are now (SetBufferItems): dropped
+	}
 	if p, ok := a.pool.Get().(*[]Envelope[T]); ok && cap(*p) >= want {
 		return *p
 	}

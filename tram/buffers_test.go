@@ -3,6 +3,7 @@ package tram
 import (
 	"math/rand"
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -295,4 +296,35 @@ func TestPointerFree(t *testing.T) {
 	buf := []Envelope[string]{{Dest: 1, Item: "kept alive"}}
 	strs.Recycle(buf)
 	require.Equal(t, Envelope[string]{}, buf[:1][0], "a recycled string buffer is cleared")
+}
+
+// TestRecycledBuffersOutliveCollections: an Aggregator keeps up to one
+// recycled buffer per peer for its own later buffers, which garbage
+// collections between steps do not take (the process's pool loses its
+// contents to two of them); more go to the pool, and a kept buffer
+// smaller than the buffers have become since is not used.
+func TestRecycledBuffersOutliveCollections(t *testing.T) {
+	topo := mustTopology(t, 3, 3) // 4 peers per PE
+	a := newAgg(t, topo, 0, Sizing{BufferItems: 4})
+	require.Equal(t, 4, a.NumBuffers())
+	var kept [][]Envelope[int]
+	for range a.NumBuffers() + 2 {
+		buf := make([]Envelope[int], 4)
+		kept = append(kept, buf)
+		a.Recycle(buf)
+	}
+	require.Len(t, a.free, a.NumBuffers(), "one kept per peer, the rest go to the pool")
+	runtime.GC()
+	runtime.GC()
+	for i := a.NumBuffers() - 1; i >= 0; i-- {
+		buf := a.newBuffer()
+		require.Zero(t, len(buf))
+		require.Same(t, &kept[i][0], &buf[:1][0], "buffer %d is the one recycled", i)
+	}
+	require.Empty(t, a.free)
+
+	a.Recycle(make([]Envelope[int], 4))
+	a.SetBufferItems(8)
+	require.GreaterOrEqual(t, cap(a.newBuffer()), 8, "a kept buffer of 4 items is too small for 8")
+	require.Empty(t, a.free)
 }

@@ -821,8 +821,15 @@ type drainMsg struct{ Step int }
 func (b *branch[C, T]) drainCallback() chare.Callback {
 	if b.drainCB.Kind == 0 {
 		b.drainCB = chare.FuncCallback(b.PE(), func(ctx chare.Context, _ any) {
-			if err := b.ms.drain.Send(ctx, b.ThisProxy(), drainMsg{Step: b.step}); err != nil {
-				b.Abort(err)
+			// Straight to each branch, not down the broadcast tree: the
+			// drain ends the step, and every hop of the tree waits behind
+			// the batches queued at that PE.
+			m, g := drainMsg{Step: b.step}, b.ThisProxy()
+			for pe := range b.NumPEs() {
+				if err := b.ms.drain.Send(ctx, g.At(pe), m); err != nil {
+					b.Abort(err)
+					return
+				}
 			}
 		})
 	}
