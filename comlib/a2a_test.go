@@ -194,6 +194,15 @@ func a2aThen(n, iters int, strat func(array.Proxy[peer, int]) comlib.Strategy, m
 			return
 		}
 		r.count, r.sum, r.dups = v[0], v[1], v[2]
+		// Every message sent has arrived before the statistics are read:
+		// a report to PE 0 may still sit in a process's outgoing frame
+		// when the last element is done (FanOuts in 2 processes).
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		if _, err := qd.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
 		if after != nil {
 			if err := after(m, arr); err != nil {
 				m.Abort(err)

@@ -55,8 +55,8 @@ func TestOmegaTunedPerInstance(t *testing.T) {
 			// segment at its last scored iteration, the lead iterations with
 			// the next segment's (agree.Batcher), so when the job ends the
 			// last segment's lead and the reports of a scored part not yet
-			// whole are still held there; what was sent has arrived, as it
-			// went ahead of the PE's stage packets of the iterations after.
+			// whole are still held there; what was sent has arrived (the job
+			// waits for quiescence before it reads FanOuts).
 			known := iters - 1
 			if c.nodes > 1 {
 				w := max(c.window, 8) // the default Window
