@@ -40,7 +40,7 @@ type PE struct {
 
 	created, processed int64 // quiescence counts
 	cur                *Thread
-	received           uint64 // messages taken from the mailbox, for naps
+	received           uint64 // messages delivered (batches count each), for naps
 	naps               []*nap // threads napping until the next message (thread.go)
 	qd                 qdState
 	cds                map[uint64]*cdCounters
@@ -292,7 +292,6 @@ func (pe *PE) Receive(ctx pa.Context) {
 		t0 := time.Now()
 		defer func() { pe.busy += time.Since(t0) }()
 	}
-	pe.received++
 	switch m := ctx.Message().(type) {
 	case *remoteBatch:
 		pe.receiveRemote(m)
@@ -320,6 +319,10 @@ func (pe *PE) Receive(ctx pa.Context) {
 }
 
 func (pe *PE) deliver(m Message) {
+	// Counted per message, not per mailbox receive: a batch holds many,
+	// and a thread that naps after the first of them must be woken by
+	// the others (Thread.Nap).
+	pe.received++
 	defer func() {
 		if r := recover(); r != nil {
 			pe.rt.Abort(panicError(pe, m, r))

@@ -157,3 +157,23 @@ func TestThreadNap(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Equal(t, []string{"m1", "a woken true", "b woken true", "m2", "a again true", "a timer false true"}, log)
 }
+
+// A thread that naps while a batch of messages is being delivered (it was
+// spawned by the batch's first message) is woken by the batch's later
+// messages: naps count messages delivered, not mailbox receives.
+func TestThreadNapWokenLaterInABatch(t *testing.T) {
+	var log []string // touched only on PE 0
+	code, err := start(t, 1, func(pe *actor.PE) {
+		// Both leave in one batch when this activation ends.
+		pe.Send(0, do(func(pe *actor.PE) {
+			pe.Spawn(nil, func(t *actor.Thread) {
+				log = append(log, fmt.Sprint("woken ", t.Nap(10*time.Second)))
+				pe.Runtime().Exit(0)
+			})
+		}))
+		pe.Send(0, do(func(*actor.PE) { log = append(log, "data") }))
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, []string{"data", "woken true"}, log)
+}

@@ -417,10 +417,13 @@ func sameCallback(a, b Callback) bool {
 		return false
 	}
 	ra, rb := a.Route, b.Route
-	if ra.Kind != rb.Kind || ra.Coll != rb.Coll || ra.PE != rb.PE || (ra.Section == nil) != (rb.Section == nil) {
+	if ra.Kind != rb.Kind || ra.Coll != rb.Coll || ra.PE != rb.PE {
 		return false
 	}
-	if ra.Section != nil && ra.Section.ID != rb.Section.ID {
+	// A callback's encoding leaves out a section route's members, so one
+	// that crossed processes has none: compare sections only when both
+	// callbacks carry theirs.
+	if ra.Section != nil && rb.Section != nil && ra.Section.ID != rb.Section.ID {
 		return false
 	}
 	if ra.Index == nil || rb.Index == nil {

@@ -240,7 +240,9 @@ func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
 	}
 	// A header routed as another kind, or to another PE's branch (damaged,
 	// or built by hand), must not run on this branch.
-	if h := e.Header(); h.Kind != chare.KindBranch || h.PE != b.pe {
+	// (A node group's branch sent through a delegate keeps PE −1 and its
+	// node in Index: the route, not the header, found this PE.)
+	if h := e.Header(); h.Kind != chare.KindBranch || h.PE >= 0 && h.PE != b.pe {
 		pe.Fail(fmt.Errorf("group: %s reached the branch on PE %d of group %v as a %v message for PE %d", chare.Describe(e), b.pe, b.coll.ID, h.Kind, h.PE))
 		return
 	}

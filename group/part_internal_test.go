@@ -173,3 +173,31 @@ func TestMessageRoutedElsewhereRefused(t *testing.T) {
 		})
 	}
 }
+
+// A node group's branch message that went through a delegate keeps PE −1
+// and its node in Index: it runs on the branch the route found.
+func TestNodeBranchMessageWithoutPERuns(t *testing.T) {
+	ptHits.Store(0)
+	_, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *ptMain, _ []string) {
+		p, err := NewNode[ptBranch](m)
+		must(err)
+		f, err := chare.Call0(m, p.At(0), (*ptBranch).Count) // the branch exists
+		must(err)
+		_, err = f.Get(m)
+		must(err)
+		hit, err := chare.EntryOf((*ptBranch).Hit)
+		must(err)
+		r := chare.Route{Kind: chare.KindBranch, Coll: p.Route().Coll, PE: -1, Index: 0}
+		must(chare.Deliver(m, wired(chare.NewEnvelope(r, hit, 1))))
+		f, err = chare.Call0(m, p.At(0), (*ptBranch).Count)
+		must(err)
+		n, err := f.Get(m)
+		must(err)
+		if n != 1 {
+			must(fmt.Errorf("the branch ran %d Hit messages, want 1", n))
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.EqualValues(t, 1, ptHits.Load())
+}
