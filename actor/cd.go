@@ -43,6 +43,10 @@ type cdRoot struct {
 	// waiting for a wave to pass every PE (each hop of which queues behind
 	// that PE's messages). The waves still count them too, and check.
 	doneSeen int64
+	// inited: every PE knows the session and Started went out. Before
+	// that a poke only counts: AllProduced must not come before Started,
+	// nor a wave start before the first one.
+	inited bool
 }
 
 type cdLocal struct {
@@ -147,7 +151,13 @@ func (pe *PE) cdAcks(id uint64, delta int) {
 		return
 	}
 	r := pe.cdRoots[id]
-	pe.sendSys(r.starter, cdFire{ID: id, What: cdStarted})
+	r.inited = true
+	// Run at once on a root that is the starter, as AllProduced and
+	// Finished are: the three reach the starter in their order.
+	pe.cdFire(r.starter, cdFire{ID: id, What: cdStarted})
+	if r.producers > 0 && r.doneSeen >= r.producers {
+		pe.cdAllProduced(id, r)
+	}
 	pe.cdWave(id)
 }
 
@@ -164,7 +174,11 @@ func (p cdPoke) Deliver(root *PE) {
 	if r == nil {
 		return // finished already
 	}
-	if r.doneSeen += p.Done; p.Done > 0 && r.doneSeen >= r.producers {
+	r.doneSeen += p.Done
+	if !r.inited {
+		return // the first wave starts with Started, and counts this too
+	}
+	if p.Done > 0 && r.doneSeen >= r.producers {
 		root.cdAllProduced(p.ID, r)
 	}
 	if r.active {

@@ -145,22 +145,36 @@ func TestCompletionBatches(t *testing.T) {
 	require.Equal(t, int64(2), finished.Load())
 }
 
+// The callbacks come in their order however fast the session goes: with
+// no producers, or with a producer done at once on the starter (its poke
+// reaches the root before the session is known everywhere), on one PE
+// (the root is the starter and a wave completes at once) or several.
 func TestCompletionWithoutProducers(t *testing.T) {
-	var order []string
-	code, err := start(t, 2, func(pe *actor.PE) {
-		_, err := pe.StartDetection(actor.Detection{
-			Started:     func(*actor.PE) { order = append(order, "started") },
-			AllProduced: func(*actor.PE) { order = append(order, "all produced") },
-			Finished: func(q *actor.PE) {
-				order = append(order, "finished")
-				q.Runtime().Exit(0)
-			},
-		})
-		check(pe, err == nil, err)
-	})
-	require.NoError(t, err)
-	require.Equal(t, 0, code)
-	require.Equal(t, []string{"started", "all produced", "finished"}, order)
+	for _, pes := range []int{1, 2, 4} {
+		for _, producers := range []int64{0, 1} {
+			t.Run(fmt.Sprintf("%dPEs_%dproducers", pes, producers), func(t *testing.T) {
+				var order []string
+				code, err := start(t, pes, func(pe *actor.PE) {
+					id, err := pe.StartDetection(actor.Detection{
+						Producers:   producers,
+						Started:     func(*actor.PE) { order = append(order, "started") },
+						AllProduced: func(*actor.PE) { order = append(order, "all produced") },
+						Finished: func(q *actor.PE) {
+							order = append(order, "finished")
+							q.Runtime().Exit(0)
+						},
+					})
+					check(pe, err == nil, err)
+					if producers > 0 {
+						pe.ProducerDone(id, producers)
+					}
+				})
+				require.NoError(t, err)
+				require.Equal(t, 0, code)
+				require.Equal(t, []string{"started", "all produced", "finished"}, order)
+			})
+		}
+	}
 }
 
 // TestCompletionAllProducedWithoutAWave: the root learns of every
