@@ -333,7 +333,7 @@ func (s *state) do(in *Instance, o op) error {
 		}
 		s.held[in.id] = append(s.held[in.id], o)
 		s.pe.Actor().Hold(1)
-		if o.kind != opFlush {
+		if o.kind != opFlush && o.kind != opScore { // messages held, not calls
 			in.st.held.Add(1)
 		}
 		return nil

@@ -79,8 +79,8 @@ func (st *streamTuner) count() {
 // observe ends an evaluation of the value in force with its cost, and puts
 // the tuners' next values in force.
 func (st *streamTuner) observe(cost float64) error {
-	if !(cost > 0) || math.IsInf(cost, 0) {
-		return fmt.Errorf("comlib: %v: a tuning cost of %v: want a positive, finite number", st.t.in, cost)
+	if !(cost >= 0) || math.IsInf(cost, 0) { // (a window timed at 0 on a coarse clock is fine)
+		return fmt.Errorf("comlib: %v: a tuning cost of %v: want a finite number ≥ 0", st.t.in, cost)
 	}
 	tu := st.cap
 	if st.turn == 1 {
@@ -228,7 +228,9 @@ func (in *Instance) Flush(from chare.Context) error {
 // tuned cap (and period) with the cost the program measured since the
 // last Score — its iteration's time, say (StreamOptions.Scored). The cost
 // must be positive and finite. On a PE where the instance is not ready
-// yet, the score waits behind the sends made before it.
+// yet, the score waits behind the sends made before it, and then a Score
+// on an instance that is not Streaming with Tune and Scored ends the job
+// (when the instance is ready, it is an error returned here).
 func (in *Instance) Score(from chare.Context, cost float64) error {
 	if !(cost > 0) || math.IsInf(cost, 0) {
 		return fmt.Errorf("comlib: Score on %v with a cost of %v: want a positive, finite number", in, cost)
