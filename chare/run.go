@@ -190,13 +190,7 @@ func (r *run1[T, M]) deliverBranch(pe *PE, obj *T) {
 		defer clock.stop()
 	}
 	for i := range r.msgs {
-		if lab == nil {
-			r.fn(obj, r.msgs[i])
-		} else {
-			t0, outer := pe.traceBegin()
-			r.fn(obj, r.msgs[i])
-			pe.traceEnd(lab, traceIndex(obj), t0, outer)
-		}
+		r.call(pe, obj, i, lab)
 		if measure {
 			clock.charge(obj)
 		}
@@ -204,6 +198,18 @@ func (r *run1[T, M]) deliverBranch(pe *PE, obj *T) {
 			return
 		}
 	}
+}
+
+// call runs message i on obj, in a slice of its own if lab is set (a
+// traced PE).
+func (r *run1[T, M]) call(pe *PE, obj *T, i int, lab *trace.Label) {
+	if lab == nil {
+		r.fn(obj, r.msgs[i])
+		return
+	}
+	t0, outer := pe.traceBegin()
+	r.fn(obj, r.msgs[i])
+	pe.traceEnd(lab, traceIndex(obj), t0, outer)
 }
 
 // deliverElements calls the method on each message's element if it is
@@ -216,6 +222,10 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 			er, _ = l.(ElementRunner)
 			r.curColl, _ = pe.collection(h.Coll)
 		}
+	}
+	var lab *trace.Label // a traced PE records a slice per message
+	if pe.tr != nil {
+		lab = pe.label(h.Entry)
 	}
 	// Load measurement times each element's message in turn (runClock).
 	measure := er != nil && pe.measure
@@ -246,13 +256,7 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 			if obj, ok := obj.(*T); ok && obj != nil {
 				er.Delivered()
 				r.at, r.cur, r.curRaw = i, k.index, raw
-				if pe.tr == nil {
-					r.fn(obj, r.msgs[i])
-				} else { // a traced PE records a slice per message
-					t0, outer := pe.traceBegin()
-					r.fn(obj, r.msgs[i])
-					pe.traceEnd(pe.label(h.Entry), traceIndex(obj), t0, outer)
-				}
+				r.call(pe, obj, i, lab)
 				if measure {
 					clock.charge(obj)
 				}
