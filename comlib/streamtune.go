@@ -249,11 +249,11 @@ func (in *Instance) Buffering(from chare.Context) (maxMsgs int, period time.Dura
 	if in == nil || in.id == 0 || pe.Job() != in.job {
 		return 0, 0, fmt.Errorf("comlib: Buffering of an instance that is not this job's")
 	}
-	e := stateOf(pe).table[in.id]
-	if e == nil || e.status != stReady {
-		return 0, 0, fmt.Errorf("comlib: %v is not ready on PE %d yet", in, pe.ID())
+	strat, err := stateOf(pe).strategyOf(in.id)
+	if err != nil {
+		return 0, 0, fmt.Errorf("comlib: Buffering of %v: %w", in, err)
 	}
-	t, ok := e.strat.(*stream)
+	t, ok := strat.(*stream)
 	if !ok {
 		return 0, 0, fmt.Errorf("comlib: Buffering of %v, which is not Streaming", in)
 	}
