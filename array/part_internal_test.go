@@ -46,6 +46,23 @@ func must(err error) {
 	}
 }
 
+// ptArray makes an array of 10 ptElem on the job's one PE, runs a Count
+// (after a Hit on element 5 if hit) and returns it with its part.
+func ptArray(m *ptMain, hit bool) (Proxy[ptElem, int], *part[int]) {
+	a, err := New[ptElem](m, Dims(10))
+	must(err)
+	if hit {
+		must(chare.Send(m, a.At(5), (*ptElem).Hit, 1))
+	}
+	f, err := chare.Call0(m, a.At(5), (*ptElem).Count) // after the Hit: one sender, one receiver
+	must(err)
+	_, err = f.Get(m)
+	must(err)
+	l, err := localPart[int](m, a.Route().Coll)
+	must(err)
+	return a, l
+}
+
 func TestMessageForAnotherTypeRefusedUncounted(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -55,15 +72,8 @@ func TestMessageForAnotherTypeRefusedUncounted(t *testing.T) {
 			var l *part[int]
 			var before Stats
 			_, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *ptMain, _ []string) {
-				a, err := New[ptElem](m, Dims(10))
-				must(err)
-				must(chare.Send(m, a.At(5), (*ptElem).Hit, 1))
-				f, err := chare.Call0(m, a.At(5), (*ptElem).Count) // after the Hit: one sender, one receiver
-				must(err)
-				_, err = f.Get(m)
-				must(err)
-				l, err = localPart[int](m, a.Route().Coll)
-				must(err)
+				var a Proxy[ptElem, int]
+				a, l = ptArray(m, true)
 				before = l.stats
 
 				other, err := chare.EntryOf((*ptOther).Hit)
@@ -141,14 +151,8 @@ func TestMessageRoutedAsAnotherKindRefused(t *testing.T) {
 			var l *part[int]
 			var before Stats
 			_, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *ptMain, _ []string) {
-				a, err := New[ptElem](m, Dims(10))
-				must(err)
-				f, err := chare.Call0(m, a.At(0), (*ptElem).Count)
-				must(err)
-				_, err = f.Get(m)
-				must(err)
-				l, err = localPart[int](m, a.Route().Coll)
-				must(err)
+				var a Proxy[ptElem, int]
+				a, l = ptArray(m, false)
 				before = l.stats
 				hit, err := chare.EntryOf((*ptElem).Hit)
 				must(err)

@@ -112,6 +112,27 @@ func (p *Part) ExpectMore(n int) int {
 // then fails after its stall bound with an error naming the iteration,
 // the PE and the items expected and arrived, instead of hanging until the
 // job's deadline — with a static p and under the tuner.
+// missingItem sets up the small problem with PE pe expecting one item
+// that nobody sends, and returns its Runner and how many items pe now
+// expects (false: the job was aborted).
+func missingItem(m *tmain, pe int) (Runner, int, bool) {
+	g, s, err := New(m, Sizes["small"], tram.Options{})
+	if err != nil {
+		m.Abort(err)
+		return Runner{}, 0, false
+	}
+	f, err := chare.Call(m, g.At(pe), (*Part).ExpectMore, 1)
+	n := 0
+	if err == nil {
+		n, err = f.Get(m)
+	}
+	if err != nil {
+		m.Abort(err)
+		return Runner{}, 0, false
+	}
+	return Runner{Ctx: m, G: g, S: s, Size: Sizes["small"]}, n, true
+}
+
 func TestMissingDataStallsLoudly(t *testing.T) {
 	for _, mode := range []Mode{Static, Tuned} {
 		t.Run(map[Mode]string{Static: "static", Tuned: "tuned"}[mode], func(t *testing.T) {
@@ -119,21 +140,12 @@ func TestMissingDataStallsLoudly(t *testing.T) {
 			t0 := time.Now()
 			expect := 0
 			_, err := chare.Run(chare.Config{PEs: 4, Timeout: deadline}, func(m *tmain, _ []string) {
-				g, s, err := New(m, Sizes["small"], tram.Options{})
-				if err != nil {
-					m.Abort(err)
+				r, n, ok := missingItem(m, 2)
+				if !ok {
 					return
 				}
-				f, err := chare.Call(m, g.At(2), (*Part).ExpectMore, 1)
-				if err == nil {
-					expect, err = f.Get(m)
-				}
-				if err != nil {
-					m.Abort(err)
-					return
-				}
-				r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"]}
-				_, err = r.Run(IterMsg{It: 0, Mode: mode, P: 1, Reset: true, Stall: 300 * time.Millisecond})
+				expect = n
+				_, err := r.Run(IterMsg{It: 0, Mode: mode, P: 1, Reset: true, Stall: 300 * time.Millisecond})
 				m.Abort(fmt.Errorf("the iteration ended (%v) with an item missing", err))
 			})
 			require.Error(t, err)
@@ -160,20 +172,11 @@ func TestRunnerTimeoutNamesWhatIsMissing(t *testing.T) {
 	var runErr error
 	var took time.Duration
 	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 20 * time.Second}, func(m *tmain, _ []string) {
-		g, s, err := New(m, Sizes["small"], tram.Options{})
-		if err != nil {
-			m.Abort(err)
+		r, _, ok := missingItem(m, 1)
+		if !ok {
 			return
 		}
-		f, err := chare.Call(m, g.At(1), (*Part).ExpectMore, 1)
-		if err == nil {
-			_, err = f.Get(m)
-		}
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		r := Runner{Ctx: m, G: g, S: s, Size: Sizes["small"], Timeout: timeout}
+		r.Timeout = timeout
 		t0 := time.Now()
 		_, runErr = r.Run(IterMsg{It: 3, Mode: Static, P: 1, Stall: -1})
 		took = time.Since(t0)
