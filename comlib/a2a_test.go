@@ -14,6 +14,7 @@ import (
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/nodetmp"
 )
 
 type tmain struct{ chare.Chare[tmain] }
@@ -245,7 +246,7 @@ func runJobFlags(t *testing.T, pes, nodes int, flags map[string]string, start fu
 	}
 	code, err := chare.Run(cfg, start)
 	if chare.IsLaunchedNode() {
-		os.Exit(code)
+		nodetmp.Exit(code)
 	}
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
@@ -538,3 +539,7 @@ func TestX02_EachToManyRunsEverySchedule(t *testing.T) {
 		}
 	}
 }
+
+// A process launched as a node of a test's job exits inside the test:
+// its temporary directories go with it (nodetmp.Exit).
+func init() { nodetmp.Setup() }

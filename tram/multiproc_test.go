@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/nodetmp"
 	"github.com/charmgo/charm/tram"
 )
 
@@ -24,7 +25,7 @@ func twoProcesses(t *testing.T, start func(*tmain, []string)) (int, error) {
 	code, err := chare.Run(chare.Config{PEs: 4, Nodes: 2, Timeout: 60 * time.Second,
 		Launch: []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}}, start)
 	if chare.IsLaunchedNode() {
-		os.Exit(code)
+		nodetmp.Exit(code)
 	}
 	return code, err
 }
@@ -215,3 +216,7 @@ func TestTuneAcrossProcesses(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, len(sizes), 3, "the size moves on: %v", sizes)
 }
+
+// A process launched as a node of a test's job exits inside the test:
+// its temporary directories go with it (nodetmp.Exit).
+func init() { nodetmp.Setup() }

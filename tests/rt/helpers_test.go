@@ -17,6 +17,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/internal/nodetmp"
 )
 
 // jobDeadline bounds every job a test runs: a job that hangs fails the
@@ -94,7 +95,7 @@ func runConfig[T any](t *testing.T, cfg chare.Config, start func(*T, []string)) 
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "%s (node %s of %s): %v\n", t.Name(), os.Getenv("CHARMGO_NODE"), os.Getenv("CHARMGO_NODES"), err)
 		}
-		os.Exit(code)
+		nodetmp.Exit(code)
 	}
 	return code, err
 }
@@ -270,3 +271,7 @@ func upTo(n int) []int {
 	}
 	return out
 }
+
+// A process launched as a node of a test's job exits inside the test:
+// its temporary directories go with it (nodetmp.Exit).
+func init() { nodetmp.Setup() }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/nodetmp"
 )
 
 // Buffer collects the output of code running on several PEs: a
@@ -81,7 +82,7 @@ func RunProcesses[M any](t testing.TB, out *io.Writer, start func(*M, []string),
 	cfg.Launch = []string{os.Args[0], "-test.run=" + runPattern(t.Name()), "-test.count=1"}
 	code, err := chare.Run(cfg, start)
 	if chare.IsLaunchedNode() {
-		os.Exit(code)
+		nodetmp.Exit(code)
 	}
 	require.NoError(t, err, buf.String())
 	return code, buf.String()
@@ -96,3 +97,7 @@ func runPattern(name string) string {
 	}
 	return strings.Join(parts, "/")
 }
+
+// A process launched as a node of a test's job exits inside the test:
+// its temporary directories go with it (nodetmp.Exit).
+func init() { nodetmp.Setup() }
