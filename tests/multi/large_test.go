@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -23,6 +24,13 @@ import (
 // 10 MB message, then long ones (just over a frame, and more) between
 // small ones.
 var bigPlan = []int{10_000_000, 100, 4 << 20, 0, 3<<20 + 1, 1, 5<<20 + 3, 64}
+
+// longSilence is how long these jobs let a node be silent before it is
+// lost. A node's heartbeats queue behind the fragments it sends on the
+// same connection, and under -race copying tens of megabytes (encoding,
+// fragments, gRPC, joining, decoding) takes seconds: the default 3 s
+// fails these jobs there though nothing is lost.
+const longSilence = 30 * time.Second
 
 type bigMsg struct {
 	From, Seq int
@@ -97,6 +105,14 @@ func (s *bigSink) Take(m bigMsg) {
 
 func init() { chare.Register[bigSink]() }
 
+// nodeErr prints, in a launched node, the error its job ended with: node
+// 0 reports only that the node exited.
+func nodeErr(t *testing.T, err error) {
+	if err != nil && chare.IsLaunchedNode() {
+		fmt.Fprintf(os.Stderr, "%s (node %s): %v\n", t.Name(), os.Getenv("CHARMGO_NODE"), err)
+	}
+}
+
 // TestLargeMessagesAcrossProcesses: two PEs in each of two processes;
 // each PE sends the plan (a 10 MB message, and messages over 3 MiB
 // between small ones) to its peer in the other process, so both
@@ -109,7 +125,7 @@ func TestLargeMessagesAcrossProcesses(t *testing.T) {
 	const pes = 4
 	var got int
 	var rejected int64
-	code, err := chare.Run(chare.Config{PEs: pes, Nodes: 2, Launch: launch(t), Timeout: 90 * time.Second},
+	code, err := chare.Run(chare.Config{PEs: pes, Nodes: 2, Launch: launch(t), Timeout: 90 * time.Second, FailAfter: longSilence},
 		func(m *sumMain, _ []string) {
 			g, err := group.New[bigSink](m)
 			if err != nil {
@@ -128,6 +144,7 @@ func TestLargeMessagesAcrossProcesses(t *testing.T) {
 			rejected = chare.PEOf(m).Job().Runtime().RejectedFrames()
 			m.Exit(0)
 		})
+	nodeErr(t, err)
 	asNode(code)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
@@ -159,7 +176,7 @@ func init() { chare.Register[bigOne]() }
 // messages between them of limit0 in node 0 and limit1 in node 1, in which
 // PE from sends PE to a 10 MB message; the job must fail.
 func overLimit(t *testing.T, limit0, limit1, from, to int) error {
-	cfg := chare.Config{PEs: 2, Nodes: 2, Launch: launch(t), Timeout: 60 * time.Second, MaxRemoteMessage: limit0}
+	cfg := chare.Config{PEs: 2, Nodes: 2, Launch: launch(t), Timeout: 60 * time.Second, FailAfter: longSilence, MaxRemoteMessage: limit0}
 	if chare.IsLaunchedNode() {
 		cfg.MaxRemoteMessage = limit1
 	}
@@ -173,6 +190,7 @@ func overLimit(t *testing.T, limit0, limit1, from, to int) error {
 			m.Abort(err)
 		}
 	})
+	nodeErr(t, err)
 	asNode(code)
 	require.Equal(t, 1, code, "the job fails (%v)", err)
 	return err
