@@ -39,8 +39,11 @@
 // coalesced per destination node into frames (package wire) that travel as
 // protobuf BytesValue through protoactor-go's remote layer (which ignores
 // custom serializers), and decoded by the destination PE. Frames leave
-// early when 64 KiB pile up for one node. Every gRPC call carries the job's
-// token and the server refuses calls without it; frames carry it too.
+// early when 64 KiB pile up for one node. A frame longer than
+// wire.MaxFrame (a message over 3 MiB) travels as fragments that the
+// receiving node's link joins (Config.MaxRemoteMessage bounds it). Every
+// gRPC call carries the job's token and the server refuses calls without
+// it; frames carry it too.
 // Heartbeats detect a lost node, and the job then aborts everywhere with an
 // error naming it. A process has one remote endpoint, shared by the jobs it
 // runs (protoactor-go's remote.Start sets gRPC's global logger, so two

@@ -86,6 +86,12 @@ type nodeState struct {
 
 	Rejected atomic.Int64 // frames rejected (corrupt, wrong token)
 
+	// Frames longer than wire.MaxFrame travel in fragments: partID
+	// numbers those this node sends, parts joins those each node sends
+	// (owned by the link actor).
+	partID atomic.Uint64
+	parts  []*wire.Reassembler
+
 	credit *remoteCredit // back-pressure towards the other nodes (rcredit.go)
 }
 
@@ -200,11 +206,15 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 		links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
 	ns.credit = newRemoteCredit(nc.Nodes, rt.cfg.MaxRemoteInFlight)
 	ns.nodeOf = make([]int, rt.cfg.PEs)
+	ns.parts = make([]*wire.Reassembler, nc.Nodes)
 	for n := 0; n < nc.Nodes; n++ {
 		lo, hi := PERange(n, nc.Nodes, rt.cfg.PEs)
 		for p := lo; p < hi; p++ {
 			ns.nodeOf[p] = n
 		}
+		// One goroutine sends all the fragments of a frame: a PE's (data
+		// frames) or one of the few that send the node's control frames.
+		ns.parts[n] = &wire.Reassembler{MaxSize: rt.cfg.MaxRemoteMessage, MaxOpen: hi - lo + partSenders}
 	}
 	rt.node = ns
 	ep, err := sharedEndpoint(nc, rt.cfg.Logger)
@@ -362,8 +372,23 @@ func splitHostPort(addr string) (string, int, error) {
 	return host, port, nil
 }
 
+// DefaultMaxRemoteMessage is the longest frame between processes when
+// Config.MaxRemoteMessage is 0.
+const DefaultMaxRemoteMessage = 1 << 30
+
+// partSenders is how many goroutines other than its PEs a node may send
+// fragments from at once (the join, the heartbeat, an exit): their frames
+// are small, so this is slack.
+const partSenders = 4
+
 // sendFrame encodes f and sends it to node n's link actor, and returns its
 // size in bytes (0 if it was not sent). Any goroutine may call it.
+//
+// A frame longer than wire.MaxFrame leaves as fragments, all from this
+// goroutine, one after another: the remote layer keeps them in order on
+// the connection (frames of other goroutines may come in between), and
+// the receiver joins them before it decodes the frame (receiveFrame).
+// The frames under the limit, nearly all, take the path they always did.
 func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 	ns := rt.node
 	f.Token, f.From = ns.cfg.Token, ns.cfg.Node
@@ -379,8 +404,9 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 		fail(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
 		return 0
 	}
-	if len(b) > wire.MaxFrame {
-		fail(fmt.Errorf("actor: a frame of %d bytes for node %d exceeds the %d-byte limit (a message is too large)", len(b), n, wire.MaxFrame))
+	if len(b) > rt.cfg.MaxRemoteMessage {
+		fail(fmt.Errorf("actor: a frame of %d bytes for node %d exceeds the %d-byte limit on what crosses processes (Config.MaxRemoteMessage)%s",
+			len(b), n, rt.cfg.MaxRemoteMessage, largestItem(f)))
 		return 0
 	}
 	ns.mu.Lock()
@@ -390,8 +416,38 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 		fail(fmt.Errorf("actor: no address for node %d", n))
 		return 0
 	}
-	rt.sys.Root.Send(pid, &wrapperspb.BytesValue{Value: b})
+	if len(b) <= wire.MaxFrame {
+		rt.sys.Root.Send(pid, &wrapperspb.BytesValue{Value: b})
+		return len(b)
+	}
+	parts, err := wire.Fragments(b, ns.cfg.Token, ns.cfg.Node, ns.partID.Add(1), wire.MaxFrame)
+	if err != nil {
+		fail(fmt.Errorf("actor: cutting a frame of %d bytes for node %d: %w", len(b), n, err))
+		return 0
+	}
+	for _, p := range parts {
+		rt.sys.Root.Send(pid, &wrapperspb.BytesValue{Value: p})
+	}
 	return len(b)
+}
+
+// largestItem names the longest message of a data frame, for an error.
+func largestItem(f *wire.Frame) string {
+	best := -1
+	for i := range f.Items {
+		if best < 0 || f.Items[i].Size() > f.Items[best].Size() {
+			best = i
+		}
+	}
+	if best < 0 {
+		return ""
+	}
+	it := f.Items[best]
+	what := "a message"
+	if it.Tails > 1 {
+		what = fmt.Sprintf("a run of %d messages", it.Tails)
+	}
+	return fmt.Sprintf(": its longest item is %s of kind %d for PE %d, %d bytes", what, it.Kind&^controlBit, it.PE, it.Size())
 }
 
 // linkReceive handles the frames that arrive from other nodes.
@@ -422,9 +478,15 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		return
 	}
 	ns.seen[f.From].Store(time.Now().UnixNano())
+	size := len(bv.Value)
+	if f.Kind == wire.KindPart {
+		if f, size = rt.joinFrame(f); f == nil {
+			return
+		}
+	}
 	switch f.Kind {
 	case wire.KindData:
-		rt.deliverRemote(f, len(bv.Value))
+		rt.deliverRemote(f, size)
 	case wire.KindCredit:
 		if !rt.onCredit(f) {
 			ns.Rejected.Add(1)
@@ -468,6 +530,39 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 	default:
 		ns.Rejected.Add(1)
 	}
+}
+
+// joinFrame takes a fragment and returns the frame it completes and its
+// length, or nil. A fragment that does not fit (out of order, repeated,
+// over the size limits) or a joined frame that does not decode means a
+// lost message from a node of the job: the job aborts, saying why.
+func (rt *Runtime) joinFrame(part *wire.Frame) (*wire.Frame, int) {
+	ns := rt.node
+	fail := func(err error) (*wire.Frame, int) {
+		ns.Rejected.Add(1)
+		if rt.Stopped() {
+			rt.log.Warn("rejected a fragment", "node", ns.cfg.Node, "err", err)
+		} else {
+			rt.Abort(fmt.Errorf("actor: node %d: %w", ns.cfg.Node, err))
+		}
+		return nil, 0
+	}
+	b, err := ns.parts[part.From].Add(part)
+	if err != nil {
+		return fail(err)
+	}
+	if b == nil {
+		return nil, 0
+	}
+	f, err := wire.DecodeFrame(b)
+	switch {
+	case err != nil:
+		return fail(fmt.Errorf("a frame of %d bytes from node %d, joined from fragments: %w", len(b), part.From, err))
+	case f.Token != part.Token || f.From != part.From || f.Kind == wire.KindPart:
+		return fail(fmt.Errorf("a frame of %d bytes joined from node %d's fragments is a %v frame from node %d (wrong token: %t)",
+			len(b), part.From, f.Kind, f.From, f.Token != part.Token))
+	}
+	return f, len(b)
 }
 
 func (rt *Runtime) onHello(f *wire.Frame) {

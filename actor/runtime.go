@@ -39,6 +39,15 @@ type Config struct {
 	// a job must be given the same value (chare.Run does): a receiver
 	// acknowledges what it processed in steps of a quarter of its own.
 	MaxRemoteInFlight int
+	// MaxRemoteMessage bounds, in bytes, a frame between processes: a
+	// message (with the frame around it) longer than wire.MaxFrame
+	// travels in fragments that the receiver joins, and one longer than
+	// this bound is refused by its sender, and by its receiver, with an
+	// error that ends the job. 0 means DefaultMaxRemoteMessage; a negative
+	// value is an error. The receiver holds at most one partly received
+	// frame per PE of each other node (so, per sending node, its PEs ×
+	// this bound, in the worst case). Give every node the same value.
+	MaxRemoteMessage int
 	// Node, if set, makes this process one node of a job of several; the
 	// PEs are split between the nodes. Nil means one process.
 	Node *NodeConfig
@@ -75,6 +84,12 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	if cfg.PEs < 0 {
 		return nil, fmt.Errorf("actor: bad number of PEs %d: want at least 1", cfg.PEs)
+	}
+	if cfg.MaxRemoteMessage < 0 {
+		return nil, fmt.Errorf("actor: bad MaxRemoteMessage %d: want 0 (the default, %d) or a number of bytes", cfg.MaxRemoteMessage, DefaultMaxRemoteMessage)
+	}
+	if cfg.MaxRemoteMessage == 0 {
+		cfg.MaxRemoteMessage = DefaultMaxRemoteMessage
 	}
 	if cfg.Arity <= 0 {
 		cfg.Arity = DefaultArity

@@ -62,6 +62,12 @@ type Config struct {
 	// 0 means actor.DefaultMaxRemoteInFlight, a negative value no bound.
 	// See actor.Config.MaxRemoteInFlight.
 	MaxRemoteInFlight int
+	// MaxRemoteMessage bounds, in bytes, one message between processes
+	// (with the frame around it); a longer one ends the job with an error
+	// naming it. 0 means actor.DefaultMaxRemoteMessage (1 GiB). Messages
+	// longer than a frame (3 MiB) travel in fragments. See
+	// actor.Config.MaxRemoteMessage.
+	MaxRemoteMessage int
 	// FailAfter is, in a job of several processes, how long a node may
 	// stay silent (no heartbeat, no frame) before the others declare it
 	// lost and the job aborts (actor.NodeConfig.FailAfter); 0 means 3 s.
@@ -170,6 +176,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		Node:              nc,
 		MaxInFlight:       cfg.MaxInFlight,
 		MaxRemoteInFlight: cfg.MaxRemoteInFlight,
+		MaxRemoteMessage:  cfg.MaxRemoteMessage,
 		// Set job.rt here, before any PE runs: boot may run on PE 0
 		// before Start returns.
 		Setup: func(ap *actor.PE) {

@@ -504,7 +504,11 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		if size := uint64(unsafe.Sizeof(*new(M))); uint64(it.Tails)*size > maxRunDecode {
 			// A byte or two per message on the wire (a nil) may stand for
 			// a large M: a peer's run must not make this process allocate
-			// gigabytes. Runs of this size are not formed (MaxRemoteInFlight).
+			// gigabytes. Runs of this size are not formed: a sender closes
+			// a run once its tails pass 32 KiB (actor's maxRun), so at most
+			// about 16 Ki tails, whatever the frame's length (frames over
+			// wire.MaxFrame now cross in fragments, up to
+			// MaxRemoteMessage, which a forged run could fill with tails).
 			return nil, fmt.Errorf("a run of %d messages of %s, %d bytes each, is more than the %d MiB a decoded run may hold", it.Tails, h.Entry, size, maxRunDecode>>20)
 		}
 		elems := h.Kind == KindElement

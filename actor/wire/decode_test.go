@@ -69,7 +69,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"7 fields", marshal(t, 2, 1, "t", 0, 0, 0, nil), "frame: version 2 frame has 7 fields, want 8"},
 		{"9 fields", marshal(t, 2, 1, "t", 0, 0, 0, nil, nil, nil), "frame: version 2 frame has 9 fields, want 8"},
 		{"kind 0", marshal(t, 2, 0, "t", 0, 0, 0, nil, nil), "kind: unknown kind 0"},
-		{"kind 9", marshal(t, 2, 9, "t", 0, 0, 0, nil, nil), "kind: unknown kind 9"},
+		{"kind 10", marshal(t, 2, 10, "t", 0, 0, 0, nil, nil), "kind: unknown kind 10"},
 		{"kind 300", marshal(t, 2, 300, "t", 0, 0, 0, nil, nil), "kind: 300 exceeds 255"},
 		{"kind negative", marshal(t, 2, -1, "t", 0, 0, 0, nil, nil), "kind: -1 is negative"},
 		{"kind as bool", marshal(t, 2, true, "t", 0, 0, 0, nil, nil), "kind: want an integer, found a bool"},

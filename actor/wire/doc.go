@@ -19,6 +19,29 @@
 // message; the transport must raise gRPC's limits or cap the batch for
 // that, which is beyond this package.)
 //
+// # Fragments
+//
+// One message longer than [MaxFrame] cannot be cut between messages: its
+// frame is cut instead. [Fragments] turns the encoding of a long frame
+// into fragment frames ([KindPart]) of at most MaxFrame bytes, each
+// carrying the long frame's id (in Seq), its length and the offset of
+// its piece; the sender sends them one after another from one goroutine.
+// The receiver keeps a [Reassembler] per sending node, gives it every
+// fragment, and decodes the frame it returns with [DecodeFrame] as if it
+// had come whole. Frames up to MaxFrame are not touched: they cost
+// nothing more.
+//
+// The transport keeps one goroutine's frames to one peer in order while
+// the connection lives, and no more: other goroutines' frames (and their
+// fragments) come in between. So a Reassembler joins several frames at
+// once, each of whose fragments must come in order, without gaps or
+// repeats. It bounds its memory by the length of a frame (MaxSize) and the
+// frames open at once (MaxOpen), and allocates a frame whole only once its
+// first fragment is in. A fragment out of order, repeated, of a frame
+// whose start never came, or over a bound is an error that names the
+// sender, the frame and the offset, wrapping [ErrCorrupt] or
+// [ErrTooLarge]; it never panics (see FuzzReassemble).
+//
 // # Format
 //
 // A frame is one msgpack array of 8 elements, the version first:
@@ -29,7 +52,7 @@
 //	Kind     integer, a [FrameKind]
 //	Token    string, the job's token
 //	From     integer >= 0, the sending node
-//	Seq      integer >= 0 (uint64)
+//	Seq      integer >= 0 (uint64); a fragment's frame id, else 0
 //	Code     integer (exit code)
 //	Body     binary, or nil
 //	Items    array of items, or nil; each item either one message, an
@@ -37,6 +60,10 @@
 //	         [PE (integer >= 0, int32), Kind (integer, uint16), Body (binary or nil)]
 //	         or a run of messages of one kind for one PE, an array of 4:
 //	         [PE, Kind, Head (binary or nil), Tails (array of at least one binary)]
+//
+// A fragment ([KindPart]) has Code 0, nil Items, and as Body the long
+// frame's length and the piece's offset (two unsigned varints) followed by
+// the piece.
 //
 // A run carries what its messages share once (for chare envelopes the
 // collection, entry method and route, 25 bytes), and per message only its

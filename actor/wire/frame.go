@@ -13,9 +13,11 @@ import (
 // instead of having its frames misread.
 const Version = 2
 
-// MaxFrame is the largest frame the runtime sends: gRPC's default 4 MB
-// receive limit, minus headroom for the protobuf wrapper and for the remote
-// layer's own envelope around it. Use [Split] to keep data frames under it.
+// MaxFrame is the largest frame the runtime sends whole: gRPC's default
+// 4 MB receive limit, minus headroom for the protobuf wrapper and for the
+// remote layer's own envelope around it. [Split] keeps data frames under
+// it where messages can be cut between; a longer frame (a message longer
+// than MaxFrame) travels as fragments ([Fragments], [Reassembler]).
 const MaxFrame = 3 << 20
 
 // FrameKind says what a frame carries.
@@ -30,6 +32,7 @@ const (
 	KindExit                        // the job ends: Code, and the reason in Body
 	KindBeat                        // heartbeat
 	KindCredit                      // flow control: Body, a uvarint, is the bytes of data frames from the receiver that this node has processed; Code 1 says PEs of this node wait for credit
+	KindPart                        // a piece of a frame longer than MaxFrame (see Fragments)
 )
 
 var kindNames = [...]string{
@@ -41,10 +44,11 @@ var kindNames = [...]string{
 	KindExit:   "exit",
 	KindBeat:   "beat",
 	KindCredit: "credit",
+	KindPart:   "part",
 }
 
 // Valid reports whether k is one of the kinds above.
-func (k FrameKind) Valid() bool { return k >= KindData && k <= KindCredit }
+func (k FrameKind) Valid() bool { return k >= KindData && k <= KindPart }
 
 func (k FrameKind) String() string {
 	if k.Valid() {
@@ -58,7 +62,11 @@ type Frame struct {
 	Kind  FrameKind
 	Token string // the job's token; the receiver, not the codec, rejects a wrong one
 	From  int    // the sending node
-	Seq   uint64 // per sender→receiver sequence number, so the receiver can detect loss
+	// Seq is, in a fragment (KindPart), the id of the frame it is a piece
+	// of. Other frames leave it 0: the runtime numbers no frames, as the
+	// order of one goroutine's frames to one peer holds while the
+	// connection lives, and a lost connection ends the job.
+	Seq   uint64
 	Code  int    // exit code (KindExit)
 	Body  []byte // kind-specific payload (hello info, table, exit reason), opaque here
 	Items []Item // KindData: the messages

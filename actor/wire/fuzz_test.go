@@ -42,7 +42,7 @@ func corpusSeeds(t *testing.T) map[string][]byte {
 	seeds["broken-truncated"] = data[:len(data)-2]
 	seeds["broken-trailing"] = append(append([]byte{}, data...), 0x00)
 	seeds["broken-version-7"] = append([]byte{0x98, 0x07}, data[2:]...)
-	seeds["broken-kind-9"] = append([]byte{0x98, 0x02, 0x09}, data[3:]...)
+	seeds["broken-kind-10"] = append([]byte{0x98, 0x02, 0x0a}, data[3:]...)
 	seeds["broken-huge-items"] = append(append([]byte{}, header...), 0xc0, 0xdd, 0xff, 0xff, 0xff, 0xff, 0x93, 0x00)
 	seeds["broken-huge-body"] = append(append([]byte{}, header...), 0xc6, 0x7f, 0xff, 0xff, 0xff, 0x00)
 	seeds["broken-negative-pe"] = append(append([]byte{}, header...), 0xc0, 0x91, 0x93, 0xff, 0x00, 0xc0)

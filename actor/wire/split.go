@@ -4,9 +4,8 @@ package wire
 // be while the encoding of its Items field (the array header plus
 // [Item.Size] of each item) stays at most budget bytes.
 //
-// An item that alone exceeds budget gets a chunk of its own, which the
-// caller must reject rather than send: check len(chunk) == 1 and
-// chunk[0].Size() against the budget.
+// An item that alone exceeds budget gets a chunk of its own: its frame is
+// longer than the budget, and travels as fragments ([Fragments]).
 //
 // The chunks share items' backing array (each with its capacity cut to its
 // length). Split(nil, n) returns nil.

@@ -55,6 +55,7 @@ func sampleFrames() []struct {
 		{"exit", Frame{Kind: KindExit, Token: "job-1", Seq: 9, Code: 3, Body: []byte("PE 5: index out of range")}},
 		{"exit/negative code", Frame{Kind: KindExit, Token: "job-1", Code: -200}},
 		{"beat", Frame{Kind: KindBeat, Token: "job-1", From: 7, Seq: 1 << 40}},
+		{"part", Frame{Kind: KindPart, Token: "job-1", From: 1, Seq: 5, Body: []byte{4, 0, 'a', 'b'}}},
 		{"large body", Frame{Kind: KindTable, Token: "job-1", Body: bytes.Repeat([]byte{0xc1}, 1<<20)}},
 		{"long token", Frame{Kind: KindBeat, Token: strings.Repeat("k", 70000)}},
 		{"empty token", Frame{Kind: KindBeat}},
@@ -188,7 +189,7 @@ func randomFrame(r *rand.Rand) *Frame {
 		return v
 	}
 	f := &Frame{
-		Kind:  FrameKind(1 + r.IntN(int(KindCredit))),
+		Kind:  FrameKind(1 + r.IntN(int(KindPart))),
 		Token: string(bytesOf(300)),
 		From:  int(u64() & math.MaxInt),
 		Seq:   u64(),
@@ -254,7 +255,7 @@ func TestAppendFrameRejects(t *testing.T) {
 	}{
 		{"nil frame", nil, "nil frame"},
 		{"kind 0", &Frame{}, "unknown kind 0"},
-		{"kind 9", &Frame{Kind: KindCredit + 1}, "unknown kind 9"},
+		{"kind 10", &Frame{Kind: KindPart + 1}, "unknown kind 10"},
 		{"negative from", &Frame{Kind: KindBeat, From: -1}, "node -1 is negative"},
 		{"negative PE", &Frame{Kind: KindData, Items: []Item{{PE: 1}, {PE: -2}}}, "item 1: PE -2 is negative"},
 	}

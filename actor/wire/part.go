@@ -1,0 +1,185 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/charmgo/charm/actor/internal/msgp"
+)
+
+// A frame longer than the transport takes travels as fragments: frames of
+// kind [KindPart], each carrying a piece of the long frame's encoding.
+// [Fragments] cuts, a [Reassembler] (one per sending node) joins.
+//
+// A fragment is an ordinary frame:
+//
+//	Kind  KindPart
+//	Seq   the id of the long frame, unique per sending node
+//	Code  0
+//	Body  uvarint total length, uvarint offset of this piece, the piece
+//	Items nil
+//
+// One goroutine sends all the fragments of one frame, in order, on the one
+// connection to the peer; the remote layer keeps the order of one
+// goroutine's sends while the connection lives. Other goroutines of the
+// same node may send frames (fragments of other long frames among them) in
+// between, so the fragments of different frames interleave, but each
+// frame's own fragments arrive in order, without gaps or repeats. A
+// Reassembler relies on exactly that and nothing more: anything else is an
+// error, never a panic.
+
+// partHeaderMax is the most bytes a fragment's own header takes in its
+// Body: two uvarints.
+const partHeaderMax = 2 * binary.MaxVarintLen64
+
+// ErrTooLarge is wrapped by the errors of [Reassembler.Add] and
+// [Fragments] for a frame over the size limit.
+var ErrTooLarge = errors.New("wire: frame too large")
+
+// Fragments cuts b, the encoding of a frame, into fragment frames of at
+// most max bytes each, in the order they must be sent. token and from are
+// the sender's, as in every frame; id names the frame among those the
+// sender fragments (a counter will do). Each fragment is a slice of its
+// own, so the sent ones can be freed while the rest wait.
+//
+// A b of max bytes or less needs no fragments: the caller sends it as it
+// is (Fragments would still cut it, into one fragment).
+func Fragments(b []byte, token string, from int, id uint64, max int) ([][]byte, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("wire: cannot fragment an empty frame")
+	}
+	// The fragment's fields up to Body, from the encoder itself: a frame
+	// with nil Body and nil Items ends with two msgpack nils, which are
+	// replaced by the Body and a nil.
+	prefix, err := AppendFrame(nil, &Frame{Kind: KindPart, Token: token, From: from, Seq: id})
+	if err != nil {
+		return nil, err
+	}
+	prefix = prefix[:len(prefix)-2]
+	const tail = 5 + 1 // the longest binary header, and the nil Items
+	piece := max - len(prefix) - tail - partHeaderMax
+	if piece < 1 {
+		return nil, fmt.Errorf("wire: fragments of at most %d bytes cannot carry anything (a fragment's header takes %d)", max, max-piece+1)
+	}
+	total := uint64(len(b))
+	out := make([][]byte, 0, (len(b)+piece-1)/piece)
+	for off := 0; off < len(b); off += piece {
+		data := b[off:min(off+piece, len(b))]
+		var hdr [partHeaderMax]byte
+		h := binary.AppendUvarint(hdr[:0], total)
+		h = binary.AppendUvarint(h, uint64(off))
+		n := len(h) + len(data)
+		f := make([]byte, 0, len(prefix)+5+n+1)
+		f = append(f, prefix...)
+		f = appendBinHeader(f, n)
+		f = append(f, h...)
+		f = append(f, data...)
+		f = append(f, msgp.Nil)
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Reassembler joins the fragments that one node sends. It is not safe for
+// concurrent use: one goroutine (the receiving node's link) owns it.
+//
+// Memory is bounded by MaxOpen × MaxSize: a frame's buffer is allocated
+// whole, at its declared length, when its first fragment arrives, and
+// dropped when its last one does.
+type Reassembler struct {
+	// MaxSize is the longest frame it joins, in bytes.
+	MaxSize int
+	// MaxOpen is how many frames may be partly received at once: at most
+	// one per goroutine of the sender that sends long frames.
+	MaxOpen int
+
+	open map[uint64][]byte // by id: what arrived, with the capacity of the whole
+}
+
+// Open returns how many frames are partly received.
+func (r *Reassembler) Open() int { return len(r.open) }
+
+// Add takes fragment f (of kind [KindPart]) and returns the encoding of the
+// frame it completes, or nil if the frame is not complete yet. The caller
+// decodes the returned bytes with [DecodeFrame]; the fragment's Body is
+// copied, so f may be dropped.
+//
+// A fragment that is malformed, out of order, repeated, or of a frame whose
+// start never came is an error that wraps [ErrCorrupt]; a frame longer
+// than MaxSize, or one more frame than MaxOpen, an error that wraps
+// [ErrTooLarge]. Either names the sender (f.From), the frame and the
+// offset. After an error the frame concerned is forgotten; the caller is
+// expected to give up on the sender (a lost frame is a lost message).
+func (r *Reassembler) Add(f *Frame) ([]byte, error) {
+	if f.Kind != KindPart || f.Code != 0 || f.Items != nil {
+		return nil, r.corrupt(f, -1, "not a fragment (kind %v, code %d, %d items)", f.Kind, f.Code, len(f.Items))
+	}
+	total, n := binary.Uvarint(f.Body)
+	if n <= 0 {
+		return nil, r.corrupt(f, -1, "no length in its %d-byte body", len(f.Body))
+	}
+	off, m := binary.Uvarint(f.Body[n:])
+	if m <= 0 {
+		return nil, r.corrupt(f, -1, "no offset in its %d-byte body", len(f.Body))
+	}
+	data := f.Body[n+m:]
+	buf, started := r.open[f.Seq]
+	switch {
+	case total == 0:
+		return nil, r.corrupt(f, int64(off), "an empty frame")
+	case total > math.MaxInt || int(total) > r.MaxSize:
+		delete(r.open, f.Seq)
+		return nil, fmt.Errorf("wire: node %d sends frame %d of %d bytes in fragments, over the limit of %d bytes: %w", f.From, f.Seq, total, r.MaxSize, ErrTooLarge)
+	case len(data) == 0:
+		delete(r.open, f.Seq)
+		return nil, r.corrupt(f, int64(off), "an empty fragment")
+	case started && uint64(cap(buf)) != total:
+		delete(r.open, f.Seq)
+		return nil, r.corrupt(f, int64(off), "it says the frame has %d bytes, its first fragment said %d", total, cap(buf))
+	case off >= total:
+		delete(r.open, f.Seq)
+		return nil, r.corrupt(f, int64(off), "past the end of the frame's %d bytes", total)
+	case !started && off != 0:
+		return nil, r.corrupt(f, int64(off), "the frame's start never came (or it is complete already)")
+	case started && off == 0:
+		delete(r.open, f.Seq)
+		return nil, r.corrupt(f, 0, "the frame started again (a repeated fragment?)")
+	case started && off != uint64(len(buf)):
+		delete(r.open, f.Seq)
+		return nil, r.corrupt(f, int64(off), "out of order: %d bytes of the frame had arrived", len(buf))
+	case uint64(len(data)) > total-off:
+		delete(r.open, f.Seq)
+		return nil, r.corrupt(f, int64(off), "%d bytes overrun the frame's %d", len(data), total)
+	}
+	if !started {
+		if uint64(len(data)) == total { // one fragment: nothing to keep
+			return append([]byte(nil), data...), nil
+		}
+		if len(r.open) >= r.MaxOpen {
+			return nil, fmt.Errorf("wire: node %d sends frame %d in fragments while %d others are incomplete, over the limit of %d: %w", f.From, f.Seq, len(r.open), r.MaxOpen, ErrTooLarge)
+		}
+		if r.open == nil {
+			r.open = map[uint64][]byte{}
+		}
+		buf = make([]byte, 0, total)
+	}
+	buf = append(buf, data...)
+	if uint64(len(buf)) < total {
+		r.open[f.Seq] = buf
+		return nil, nil
+	}
+	delete(r.open, f.Seq)
+	return buf, nil
+}
+
+// corrupt is the error for a bad fragment of f's frame at offset off (-1:
+// unknown).
+func (r *Reassembler) corrupt(f *Frame, off int64, format string, args ...any) error {
+	at := ""
+	if off >= 0 {
+		at = fmt.Sprintf(" at offset %d", off)
+	}
+	return &corruptError{fmt.Sprintf("wire: corrupt fragment from node %d, frame %d%s: %s", f.From, f.Seq, at, fmt.Sprintf(format, args...))}
+}
