@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -657,18 +658,50 @@ func encodeWhole(enc *msgpack.Encoder, r actor.WireRunner) error {
 
 // decodeEnvelope reads an envelope written by encodeWhole.
 func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-	b, err := dec.DecodeBytes()
+	n, err := dec.DecodeBytesLen()
 	if err != nil {
 		return nil, err
 	}
-	if len(b) < envHeadLen {
-		return nil, fmt.Errorf("an envelope of %d bytes", len(b))
+	if n < envHeadLen {
+		return nil, fmt.Errorf("an envelope of %d bytes", max(n, 0))
+	}
+	bp := envBufs.Get().(*[]byte)
+	defer envBufs.Put(bp)
+	b, err := readBytes(dec, (*bp)[:0], n)
+	if cap(b) <= maxEnvBuf {
+		*bp = b[:0]
+	}
+	if err != nil {
+		return nil, err
 	}
 	h, err := parseEnvHead(b[:envHeadLen])
 	if err != nil {
 		return nil, err
 	}
 	return decodeEnvOne(h, h.Entry.wireEnv.Load(), b[envHeadLen:], nil)
+}
+
+// envBufs recycles the buffers that lone envelopes are read into: the
+// envelope keeps nothing of its bytes (its index is copied and its
+// message decoded, as from a run's tail, which is only valid during the
+// call), so a TRAM delegate's batch is not a copy per envelope.
+var envBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxEnvBuf is the largest buffer envBufs keeps.
+const maxEnvBuf = 64 << 10
+
+// readBytes appends n bytes from dec to b, growing b by at most
+// maxEnvBuf at a time: n comes from the wire, and a few bytes must not
+// make the process allocate gigabytes before the read fails.
+func readBytes(dec *msgpack.Decoder, b []byte, n int) ([]byte, error) {
+	for len(b) < n {
+		k := min(n-len(b), maxEnvBuf)
+		b = slices.Grow(b, k)[:len(b)+k]
+		if err := dec.ReadFull(b[len(b)-k:]); err != nil {
+			return b, fmt.Errorf("an envelope of %d bytes: %w", n, err)
+		}
+	}
+	return b, nil
 }
 
 func (e *envHead) AppendWireHead(b []byte) []byte { return appendEnvHead(b, &e.h) }
