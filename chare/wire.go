@@ -106,9 +106,9 @@ func (s *indexSlab) index(b []byte, left int) any {
 
 // withIndex allocates an envelope of type E for a message from another
 // process that is not carved from a run's slab (a lone one), and its
-// index b (nil for none, aliasing a frame) as a
-// header's index. A short index is copied into a wireIndex allocated
-// with the envelope, in one allocation; the envelope keeps it alive.
+// index b (nil for none, aliasing a frame) as a header's index. A short
+// index is copied into a wireIndex allocated with the envelope, in one
+// allocation; the envelope keeps it alive.
 func withIndex[E any](b []byte) (*E, any) {
 	switch {
 	case b == nil:
