@@ -46,8 +46,11 @@ type WireRunner interface {
 
 // RunDecoder reads a run's head once, on the destination PE, and returns
 // the function that decodes each of the run's tails into a message. The
-// tail is only valid during the call.
-type RunDecoder func(pe *PE, head []byte) (func(tail []byte) (Message, error), error)
+// tail is only valid during the call. n is the number of tails the run
+// says it holds (the function is called at most n times), so that the
+// decoder can size what it allocates for them: it comes from the wire,
+// so a decoder must not allocate in proportion to it unchecked.
+type RunDecoder func(pe *PE, head []byte, n int) (func(tail []byte) (Message, error), error)
 
 // WireMulti is a Multi whose messages can cross processes as one run:
 // the head once, then a tail per message (see WireRunner).
@@ -383,7 +386,7 @@ func (pe *PE) receiveRun(it wire.Item) (err error) {
 			return nil
 		}
 	}
-	next, err := k.run(pe, it.Head)
+	next, err := k.run(pe, it.Head, it.Tails)
 	if err != nil {
 		return fmt.Errorf("actor: decoding the head of a run of %s on PE %d: %w", k.name, pe.id, err)
 	}

@@ -151,7 +151,7 @@ func TestElementRunDecodeAllocations(t *testing.T) {
 
 	var got []actor.Message
 	allocs := testing.AllocsPerRun(20, func() {
-		next, err := decodeEnvHead(nil, it.Head)
+		next, err := decodeEnvHead(nil, it.Head, it.Tails)
 		if err != nil {
 			panic(err)
 		}

@@ -31,7 +31,7 @@ func TestSameCallback(t *testing.T) {
 		{"two indices", elem(7), elem(8), false},
 		{"two [2]int indices", elem([2]int{1, 2}), elem([2]int{1, 3}), false},
 		{"one index decoded twice from the wire", elem(IndexFromKey(key7)), elem(IndexFromKey(key7)), true},
-		{"two wire forms of one index (two pointers)", elem((*indexSlab)(nil).index([]byte(key7))), elem((*indexSlab)(nil).index([]byte(key7))), true},
+		{"two wire forms of one index (two pointers)", elem(new(indexSlab).index([]byte(key7), 1)), elem(new(indexSlab).index([]byte(key7), 1)), true},
 		{"an element and a broadcast", elem(7), Callback{Kind: CallbackEntry, Entry: 3, Route: Route{Kind: KindArrayAll, Coll: coll}}, false},
 		{"a section that lost its members on the wire", sec(&Section{ID: other, Coll: coll}), sec(nil), true},
 		{"two sections", sec(&Section{ID: other, Coll: coll}), sec(&Section{ID: CollID(9), Coll: coll}), false},

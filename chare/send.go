@@ -67,9 +67,17 @@ func nextEnv1[T, M any](pe *PE, e *Entry) *env1[T, M] {
 }
 
 // next returns a zeroed envelope from the slab.
-func (s *envSlab[T, M]) next() *env1[T, M] {
+func (s *envSlab[T, M]) next() *env1[T, M] { return s.nextOf(0) }
+
+// nextOf is next for a caller that knows it will ask for at most left
+// envelopes, this one included (0: unknown): no array is made longer.
+func (s *envSlab[T, M]) nextOf(left int) *env1[T, M] {
 	if len(s.free) == 0 {
-		s.free = make([]env1[T, M], s.n)
+		n := s.n
+		if left > 0 {
+			n = min(n, left)
+		}
+		s.free = make([]env1[T, M], n)
 		s.n = min(2*s.n, slabMax)
 	}
 	env := &s.free[0]

@@ -10,6 +10,7 @@ import (
 	"math"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -86,25 +87,51 @@ type indexSlab struct {
 }
 
 // index returns b (which aliases a frame) as a header's index: a copy in
-// a wireIndex from s (or of its own if s is nil), or a rawIndex if it is
-// too long for one.
-func (s *indexSlab) index(b []byte) any {
-	var w *wireIndex
-	switch {
-	case len(b) > len(w.b):
+// a wireIndex from s, or a rawIndex if it is too long for one. left is
+// how many of the run's envelopes are still to be read, this one
+// included: no array is made longer than that.
+func (s *indexSlab) index(b []byte, left int) any {
+	if len(b) > len(wireIndex{}.b) {
 		return rawIndex(append([]byte(nil), b...))
-	case s == nil:
-		w = new(wireIndex)
-	default:
-		if len(s.free) == 0 {
-			s.n = min(max(2*s.n, 4), slabMax)
-			s.free = make([]wireIndex, s.n)
-		}
-		w = &s.free[0]
-		s.free = s.free[1:]
 	}
+	if len(s.free) == 0 {
+		s.n = min(max(2*s.n, 4), slabMax)
+		s.free = make([]wireIndex, min(s.n, max(left, 1)))
+	}
+	w := &s.free[0]
+	s.free = s.free[1:]
 	w.n = uint8(copy(w.b[:], b))
 	return w
+}
+
+// withIndex allocates an envelope of type E for a message from another
+// process that is not carved from a run's slab (a lone one), and its
+// index b (nil for none, aliasing a frame) as a header's index. A short
+// index is copied into a wireIndex allocated with the envelope, in one
+// allocation; the envelope keeps it alive.
+func withIndex[E any](b []byte) (*E, any) {
+	switch {
+	case b == nil:
+		return new(E), nil
+	case len(b) > len(wireIndex{}.b):
+		return new(E), rawIndex(append([]byte(nil), b...))
+	}
+	p := new(struct {
+		e  E
+		ix wireIndex
+	})
+	p.ix.n = uint8(copy(p.ix.b[:], b))
+	return &p.e, &p.ix
+}
+
+// runSlabs are what the envelopes of one wire run read tail by tail are
+// carved from: the typed decoder's envelope slab (an *envSlab) and the
+// indices' slab. left counts the run's envelopes still to be read, so
+// that a run of one makes one envelope, not a slab of four.
+type runSlabs struct {
+	env  any
+	ix   indexSlab
+	left int
 }
 
 // Spec describes a collection so that another process can rebuild it.
@@ -460,41 +487,41 @@ func (r *tailReader) bytes(what string) ([]byte, error) {
 	return p, nil
 }
 
-// decodeEnvTail completes h from a tail and returns the reply future and
-// the message's bytes (aliasing tail). The index, if any, is copied into
-// a wireIndex from ix (see indexSlab.index).
-func decodeEnvTail(h *Header, tail []byte, ix *indexSlab) (futureRef, []byte, error) {
-	var reply futureRef
+// decodeEnvTail completes h from a tail and returns the reply future, the
+// index's bytes if the tail has an index, and the message's bytes (both
+// aliasing tail): the envelope that keeps the index copies it (see
+// withIndex and indexSlab). A multicast hop's members are set in h.
+func decodeEnvTail(h *Header, tail []byte) (reply futureRef, idx, msg []byte, err error) {
 	if len(tail) == 0 {
-		return reply, nil, errors.New("an envelope without a tail")
+		return reply, nil, nil, errors.New("an envelope without a tail")
 	}
 	flags := tail[0]
 	if flags&^(tailReply|tailEpoch|tailIndex|tailMembers|tailFlow) != 0 || flags&tailIndex != 0 && flags&tailMembers != 0 {
-		return reply, nil, fmt.Errorf("an envelope with tail flags %#x", flags)
+		return reply, nil, nil, fmt.Errorf("an envelope with tail flags %#x", flags)
 	}
 	if (flags&tailMembers != 0) != (h.Kind == KindSection) {
-		return reply, nil, fmt.Errorf("an envelope of route kind %d with tail flags %#x", h.Kind, flags)
+		return reply, nil, nil, fmt.Errorf("an envelope of route kind %d with tail flags %#x", h.Kind, flags)
 	}
 	r := tailReader{b: tail, off: 1}
 	if flags&tailReply != 0 {
 		pe, n := binary.Varint(r.b[r.off:])
 		if n <= 0 || pe < math.MinInt32 || pe > math.MaxInt32 {
-			return reply, nil, errors.New("an envelope's reply future PE is truncated or out of range")
+			return reply, nil, nil, errors.New("an envelope's reply future PE is truncated or out of range")
 		}
 		r.off += n
 		id, err := r.uvarint("reply future")
 		if err != nil {
-			return reply, nil, err
+			return reply, nil, nil, err
 		}
 		reply = futureRef{int(pe), id}
 	}
 	if flags&tailEpoch != 0 {
 		ep, err := r.uvarint("epoch")
 		if err != nil {
-			return reply, nil, err
+			return reply, nil, nil, err
 		}
 		if ep > math.MaxUint32 || r.off >= len(r.b) {
-			return reply, nil, errors.New("an envelope's epoch is out of range or its hops are missing")
+			return reply, nil, nil, errors.New("an envelope's epoch is out of range or its hops are missing")
 		}
 		h.Epoch, h.Hops = uint32(ep), r.b[r.off]
 		r.off++
@@ -502,10 +529,10 @@ func decodeEnvTail(h *Header, tail []byte, ix *indexSlab) (futureRef, []byte, er
 	if flags&tailFlow != 0 {
 		f, err := r.uvarint("flow number")
 		if err != nil {
-			return reply, nil, err
+			return reply, nil, nil, err
 		}
 		if f == 0 || f > math.MaxUint16 {
-			return reply, nil, fmt.Errorf("an envelope's flow number %d is out of range", f)
+			return reply, nil, nil, fmt.Errorf("an envelope's flow number %d is out of range", f)
 		}
 		h.Flow = uint16(f)
 	}
@@ -513,57 +540,65 @@ func decodeEnvTail(h *Header, tail []byte, ix *indexSlab) (futureRef, []byte, er
 	case flags&tailIndex != 0:
 		n, err := r.uvarint("index's length")
 		if err != nil {
-			return reply, nil, err
+			return reply, nil, nil, err
 		}
 		if n > uint64(len(r.b)-r.off) {
-			return reply, nil, fmt.Errorf("an envelope's index of %d bytes, but %d are left", n, len(r.b)-r.off)
+			return reply, nil, nil, fmt.Errorf("an envelope's index of %d bytes, but %d are left", n, len(r.b)-r.off)
 		}
-		h.Index = ix.index(r.b[r.off : r.off+int(n)])
+		idx = r.b[r.off : r.off+int(n) : r.off+int(n)]
 		r.off += int(n)
 	case flags&tailMembers != 0:
 		m, err := r.uvarint("member count")
 		if err != nil {
-			return reply, nil, err
+			return reply, nil, nil, err
 		}
 		if m > uint64(len(r.b)-r.off) { // each member takes a byte at least
-			return reply, nil, fmt.Errorf("a multicast hop of %d members", m)
+			return reply, nil, nil, fmt.Errorf("a multicast hop of %d members", m)
 		}
 		ms := make([]any, m)
 		for i := range ms {
 			b, err := r.bytes("member")
 			if err != nil {
-				return reply, nil, err
+				return reply, nil, nil, err
 			}
 			ms[i] = rawIndex(b)
 		}
 		h.Index = ms
 	}
-	return reply, r.b[r.off:], nil
+	return reply, idx, r.b[r.off:], nil
 }
 
-// decodeEnvHead reads a run's head and returns the decoder of its tails:
-// the entry and its typed decoder are looked up once per run, and the
-// run's envelopes are carved from slabs (as a sender's are), not
-// allocated one by one.
-func decodeEnvHead(_ *actor.PE, head []byte) (func(tail []byte) (actor.Message, error), error) {
+// decodeEnvHead reads a run's head and returns the decoder of its n
+// tails: the entry and its typed decoder are looked up once per run, and
+// the run's envelopes are carved from slabs (as a sender's are), no
+// larger than the run, not allocated one by one.
+func decodeEnvHead(_ *actor.PE, head []byte, n int) (func(tail []byte) (actor.Message, error), error) {
 	base, err := parseEnvHead(head)
 	if err != nil {
 		return nil, err
 	}
 	typed := base.Entry.wireEnv.Load()
-	var slab any
-	var ix indexSlab
+	sl := &runSlabs{left: n}
 	return func(tail []byte) (actor.Message, error) {
-		h := base
-		reply, msg, err := decodeEnvTail(&h, tail, &ix)
-		if err != nil {
-			return nil, err
-		}
-		if typed != nil {
-			return (*typed)(h, reply, msg, &slab)
-		}
-		return decodeDyn(h, reply, msg)
+		m, err := decodeEnvOne(base, typed, tail, sl)
+		sl.left--
+		return m, err
 	}, nil
+}
+
+// decodeEnvOne decodes the envelope of a tail under the header of its
+// run, with the entry's typed decoder if it has one. sl is the run's
+// slabs, or nil for a lone envelope, which is then one allocation (its
+// index with it).
+func decodeEnvOne(h Header, typed *wireDecoder, tail []byte, sl *runSlabs) (actor.Message, error) {
+	reply, idx, msg, err := decodeEnvTail(&h, tail)
+	if err != nil {
+		return nil, err
+	}
+	if typed != nil {
+		return (*typed)(h, reply, idx, msg, sl)
+	}
+	return decodeDyn(h, reply, idx, msg)
 }
 
 // parseEnvHead reads a run's head: the header that its messages share.
@@ -586,9 +621,13 @@ func parseEnvHead(head []byte) (Header, error) {
 
 // decodeDyn decodes an envelope whose entry has no typed decoder in this
 // process: the message by its type's codec, the call by reflection.
-func decodeDyn(h Header, reply futureRef, msg []byte) (actor.Message, error) {
-	env := &envDyn{reply: reply}
+func decodeDyn(h Header, reply futureRef, idx, msg []byte) (actor.Message, error) {
+	env, ix := withIndex[envDyn](idx)
+	env.reply = reply
 	env.h = h
+	if idx != nil {
+		env.h.Index = ix
+	}
 	e := h.Entry
 	if e.Msg == nil {
 		return env, noMessage(e, msg)
@@ -619,18 +658,50 @@ func encodeWhole(enc *msgpack.Encoder, r actor.WireRunner) error {
 
 // decodeEnvelope reads an envelope written by encodeWhole.
 func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-	b, err := dec.DecodeBytes()
+	n, err := dec.DecodeBytesLen()
 	if err != nil {
 		return nil, err
 	}
-	if len(b) < envHeadLen {
-		return nil, fmt.Errorf("an envelope of %d bytes", len(b))
+	if n < envHeadLen {
+		return nil, fmt.Errorf("an envelope of %d bytes", max(n, 0))
 	}
-	next, err := decodeEnvHead(ap, b[:envHeadLen])
+	bp := envBufs.Get().(*[]byte)
+	defer envBufs.Put(bp)
+	b, err := readBytes(dec, (*bp)[:0], n)
+	if cap(b) <= maxEnvBuf {
+		*bp = b[:0]
+	}
 	if err != nil {
 		return nil, err
 	}
-	return next(b[envHeadLen:])
+	h, err := parseEnvHead(b[:envHeadLen])
+	if err != nil {
+		return nil, err
+	}
+	return decodeEnvOne(h, h.Entry.wireEnv.Load(), b[envHeadLen:], nil)
+}
+
+// envBufs recycles the buffers that lone envelopes are read into: the
+// envelope keeps nothing of its bytes (its index is copied and its
+// message decoded, as from a run's tail, which is only valid during the
+// call), so a TRAM delegate's batch is not a copy per envelope.
+var envBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxEnvBuf is the largest buffer envBufs keeps.
+const maxEnvBuf = 64 << 10
+
+// readBytes appends n bytes from dec to b, growing b by at most
+// maxEnvBuf at a time: n comes from the wire, and a few bytes must not
+// make the process allocate gigabytes before the read fails.
+func readBytes(dec *msgpack.Decoder, b []byte, n int) ([]byte, error) {
+	for len(b) < n {
+		k := min(n-len(b), maxEnvBuf)
+		b = slices.Grow(b, k)[:len(b)+k]
+		if err := dec.ReadFull(b[len(b)-k:]); err != nil {
+			return b, fmt.Errorf("an envelope of %d bytes: %w", n, err)
+		}
+	}
+	return b, nil
 }
 
 func (e *envHead) AppendWireHead(b []byte) []byte { return appendEnvHead(b, &e.h) }
@@ -977,10 +1048,12 @@ func Fingerprint() string {
 }
 
 // wireDecoder builds a typed envelope from another process: its header,
-// reply future and message bytes (in the message type's codec). slab, if
-// not nil, is where the decoder may keep the slab its envelopes come from
-// between calls on one goroutine (a run's tails).
-type wireDecoder func(h Header, reply futureRef, msg []byte, slab *any) (actor.Message, error)
+// reply future, index bytes (nil for none) and message bytes (in the
+// message type's codec), all aliasing a frame. sl, if not nil, is the
+// run the tail belongs to, whose slabs the envelope and its index come
+// from (calls for one run come from one goroutine); with sl nil the
+// envelope and its index are one allocation (withIndex).
+type wireDecoder func(h Header, reply futureRef, idx, msg []byte, sl *runSlabs) (actor.Message, error)
 
 // wireInstaller is implemented by the typed envelopes: they install, once
 // per entry method, the decoder that rebuilds them.
@@ -988,25 +1061,47 @@ type wireInstaller interface {
 	installWire(e *Entry)
 }
 
+// newWire allocates an envelope of type E for a message from another
+// process and sets its header to h with the index idx (see wireDecoder).
+// Only env1, the envelope of most messages, is carved from a run's slab
+// (next); the others are allocated with their index.
+func newWire[E any](h Header, idx []byte, sl *runSlabs, next func(*runSlabs) *E, head func(*E) *Header) *E {
+	var out *E
+	var ix any
+	// A run's last envelope made before any slab (a run of one) is made as
+	// a lone one.
+	if sl != nil && next != nil && (sl.env != nil || sl.left > 1) {
+		out = next(sl)
+		if idx != nil {
+			ix = sl.ix.index(idx, sl.left)
+		}
+	} else {
+		out, ix = withIndex[E](idx)
+	}
+	hp := head(out)
+	*hp = h
+	if idx != nil {
+		hp.Index = ix
+	}
+	return out
+}
+
 func (e *env1[T, M]) installWire(en *Entry) {
 	fn, c := e.fn, codec.For[M]()
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte, slab *any) (actor.Message, error) {
+	next := func(sl *runSlabs) *env1[T, M] {
+		s, ok := sl.env.(*envSlab[T, M])
+		if !ok {
+			s = &envSlab[T, M]{n: 4}
+			sl.env = s
+		}
+		return s.nextOf(sl.left)
+	}
+	f := wireDecoder(func(h Header, reply futureRef, idx, msg []byte, sl *runSlabs) (actor.Message, error) {
 		if reply.ID != 0 {
 			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
 		}
-		var out *env1[T, M]
-		if slab != nil {
-			s, ok := (*slab).(*envSlab[T, M])
-			if !ok {
-				s = &envSlab[T, M]{n: 4}
-				*slab = s
-			}
-			out = s.next()
-			out.fn = fn
-		} else {
-			out = &env1[T, M]{fn: fn}
-		}
-		out.h = h
+		out := newWire(h, idx, sl, next, (*env1[T, M]).Header)
+		out.fn = fn
 		if err := codec.Decode(c, msg, &out.msg); err != nil {
 			return nil, fmt.Errorf("decoding the message of %s: %w", h.Entry, err)
 		}
@@ -1018,12 +1113,12 @@ func (e *env1[T, M]) installWire(en *Entry) {
 
 func (e *env0[T]) installWire(en *Entry) {
 	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte, _ *any) (actor.Message, error) {
+	f := wireDecoder(func(h Header, reply futureRef, idx, msg []byte, _ *runSlabs) (actor.Message, error) {
 		if reply.ID != 0 {
 			return nil, fmt.Errorf("a reply future on a call of %s, which returns nothing", h.Entry)
 		}
-		out := &env0[T]{fn: fn}
-		out.h = h
+		out := newWire(h, idx, nil, nil, (*env0[T]).Header)
+		out.fn = fn
 		return out, noMessage(h.Entry, msg)
 	})
 	en.wireEnv.CompareAndSwap(nil, &f)
@@ -1034,9 +1129,9 @@ func (e *env0[T]) installWire(en *Entry) {
 
 func (e *envCall[T, M, R]) installWire(en *Entry) {
 	fn, c := e.fn, codec.For[M]()
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte, _ *any) (actor.Message, error) {
-		out := &envCall[T, M, R]{fn: fn, reply: reply}
-		out.h = h
+	f := wireDecoder(func(h Header, reply futureRef, idx, msg []byte, _ *runSlabs) (actor.Message, error) {
+		out := newWire(h, idx, nil, nil, (*envCall[T, M, R]).Header)
+		out.fn, out.reply = fn, reply
 		if err := codec.Decode(c, msg, &out.msg); err != nil {
 			return nil, fmt.Errorf("decoding the message of %s: %w", h.Entry, err)
 		}
@@ -1047,9 +1142,9 @@ func (e *envCall[T, M, R]) installWire(en *Entry) {
 
 func (e *envCall0[T, R]) installWire(en *Entry) {
 	fn := e.fn
-	f := wireDecoder(func(h Header, reply futureRef, msg []byte, _ *any) (actor.Message, error) {
-		out := &envCall0[T, R]{fn: fn, reply: reply}
-		out.h = h
+	f := wireDecoder(func(h Header, reply futureRef, idx, msg []byte, _ *runSlabs) (actor.Message, error) {
+		out := newWire(h, idx, nil, nil, (*envCall0[T, R]).Header)
+		out.fn, out.reply = fn, reply
 		return out, noMessage(h.Entry, msg)
 	})
 	en.wireEnv.CompareAndSwap(nil, &f)

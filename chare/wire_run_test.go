@@ -54,7 +54,7 @@ func encodeRun(t *testing.T, envs ...actor.WireRunner) wire.Item {
 }
 
 func decodeRun(it wire.Item) ([]actor.Message, error) {
-	next, err := decodeEnvHead(nil, it.Head)
+	next, err := decodeEnvHead(nil, it.Head, it.Tails)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +142,7 @@ func TestEnvelopeFlowNumber(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := append([]byte{tailFlow}, tc.flow...)
-			next, err := decodeEnvHead(nil, it.Head)
+			next, err := decodeEnvHead(nil, it.Head, it.Tails)
 			require.NoError(t, err)
 			_, err = next(bad)
 			require.ErrorContains(t, err, tc.want)
@@ -159,7 +159,7 @@ func TestEnvelopeRunRejects(t *testing.T) {
 	require.True(t, ok)
 	bad := func(mutate func(head, tail []byte) ([]byte, []byte)) error {
 		h, tl := mutate(append([]byte{}, it.Head...), append([]byte{}, tail...))
-		next, err := decodeEnvHead(nil, h)
+		next, err := decodeEnvHead(nil, h, 1)
 		if err != nil {
 			return err
 		}
@@ -217,7 +217,7 @@ func TestEnvelopeRunAllocations(t *testing.T) {
 		envs = append(envs, env)
 	}
 	it := encodeRun(t, envs...)
-	next, err := decodeEnvHead(nil, it.Head)
+	next, err := decodeEnvHead(nil, it.Head, it.Tails)
 	require.NoError(t, err)
 	allocs := testing.AllocsPerRun(20, func() {
 		rest := it.Body
@@ -257,7 +257,7 @@ func TestEnvelopeRunRefusesAHugeDecode(t *testing.T) {
 
 // decodeTails reads every tail of a run item with the tail decoder.
 func decodeTails(it wire.Item, into []actor.Message) []actor.Message {
-	next, err := decodeEnvHead(nil, it.Head)
+	next, err := decodeEnvHead(nil, it.Head, it.Tails)
 	if err != nil {
 		panic(err)
 	}

@@ -175,8 +175,14 @@ func (b *delegateBranch) handle(out Output[chare.WireEnvelope]) {
 	for _, e := range out.Direct {
 		b.send(e.Dest, []Envelope[chare.WireEnvelope]{e})
 	}
+	// The items for this PE are released together, as a streamer's
+	// delivered run is: quiescence detection reads the counts between
+	// messages, never during this loop (a threaded entry method it
+	// delivers runs in a thread of its own).
+	if len(out.Local) > 0 {
+		b.Here().Actor().Release(len(out.Local))
+	}
 	for _, e := range out.Local {
-		b.Here().Actor().Release(1)
 		if err := chare.Deliver(b, e.Item.E); err != nil {
 			b.Abort(err)
 		}

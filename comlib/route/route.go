@@ -9,7 +9,9 @@ import (
 // Router splits an exchange among the participants 0..N()-1 into Stages() stages. In each stage
 // every participant sends one combined (possibly empty) message to each participant of
 // SendTo(self, stage), and waits for one from each of RecvFrom(self, stage), before it starts the
-// next stage. Routers are immutable and safe for concurrent use.
+// next stage. Routers are immutable and safe for concurrent use. The lists SendTo and RecvFrom
+// return may be shared (the schedules' and the mesh's and grid's are kept and handed out again):
+// callers must not modify them.
 type Router interface {
 	// Name is the name New knows the router by.
 	Name() string
