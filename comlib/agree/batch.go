@@ -28,14 +28,14 @@ package agree
 // every PE asked for it, a round trip each.
 //
 // After a PE's last iteration, the last segment's lead reports (or a
-// scored part it stopped in) stay held until Flush. The Decider mostly
-// loses no evaluation by it (a whole scored part was sent, and lead
-// reports are not scored then; only when recoveries left the last
-// segment's score short could the held reports have closed one). What it
-// misses is their values (Used): comlib's FanOuts on PE 0 lacks those
-// iterations of other processes' PEs. comlib's Instance.Flush sends them;
-// Flush may be called at any time: every report is still sent once, in
-// order.
+// scored part it stopped in) stay held until Flush. The Decider loses no
+// evaluation by the lead reports (it scores without lead iterations
+// unless a segment's every scored iteration was passed); a scored part
+// the job stopped in is an evaluation that could not close anyway. What
+// it misses is their values (Used): comlib's FanOuts on PE 0 lacks those
+// iterations of other processes' PEs. comlib's Instance.Flush sends them
+// (comlib's package doc says why nothing sends them by itself); Flush may
+// be called at any time: every report is still sent once, in order.
 type Batcher struct {
 	length, scored int
 	seg            int  // the segment whose scored part is being gathered
