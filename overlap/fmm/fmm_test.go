@@ -206,7 +206,8 @@ func TestRunnerRunsAgainAfterTimeout(t *testing.T) {
 		want    string
 	}{
 		{"before the step started", time.Nanosecond, false, "iteration 0: the start of TRAM's step did not come"},
-		{"during the loop", 300 * time.Millisecond, true, "iteration 0: the parts' results (one per PE, summed) did not come"},
+		// Long enough for the step to start on a loaded machine.
+		{"during the loop", time.Second, true, "iteration 0: the parts' results (one per PE, summed) did not come"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var first error
@@ -268,7 +269,7 @@ func TestRunnerRefusesWhileLateIterationRuns(t *testing.T) {
 		if !ok {
 			return
 		}
-		r.Timeout = 200 * time.Millisecond
+		r.Timeout = time.Second // long enough for the step to start on a loaded machine
 		for it := 5; it <= 6; it++ {
 			_, err := r.Run(IterMsg{It: it, Mode: Static, P: 1, Stall: -1})
 			errs = append(errs, err)

@@ -452,13 +452,15 @@ func (r *Runner) Run(m IterMsg) (Iteration, error) {
 
 // finish takes an iteration's step from wherever it stands to its end: the
 // start of the step, the parts' loops, their results and the step's
-// completion. If a wait ends first, the iteration stays r.late.
+// completion. Until every future of the iteration is taken, it stays
+// r.late: a wait that ends by the deadline, or in an error, leaves the
+// rest for the next Run or Check.
 func (r *Runner) finish(o *outstanding, deadline time.Time) (Result, error) {
 	r.late = o
 	it := o.m.It
 	if !o.haveStarted {
 		_, err := await(r.Ctx, o.started, deadline, fmt.Sprintf("iteration %d: the start of TRAM's step", it))
-		if errors.Is(err, chare.ErrDeadlineExceeded) {
+		if kept(err) {
 			return nil, err
 		}
 		o.haveStarted = true
@@ -476,21 +478,17 @@ func (r *Runner) finish(o *outstanding, deadline time.Time) (Result, error) {
 	}
 	if !o.haveRes {
 		v, err := await(r.Ctx, o.res, deadline, fmt.Sprintf("iteration %d: the parts' results (one per PE, summed)", it))
-		if errors.Is(err, chare.ErrDeadlineExceeded) {
+		if kept(err) {
 			return nil, err
 		}
 		o.v, o.haveRes = v, true
 		if err != nil {
-			r.late = nil
-			if !o.haveFinished {
-				r.late = o
-			}
-			return nil, err
+			return nil, err // the step's completion is still to come
 		}
 	}
 	if !o.haveFinished {
 		_, err := await(r.Ctx, o.finished, deadline, fmt.Sprintf("iteration %d: the completion of TRAM's step", it))
-		if errors.Is(err, chare.ErrDeadlineExceeded) {
+		if kept(err) {
 			return nil, err
 		}
 		o.haveFinished = true
@@ -503,6 +501,13 @@ func (r *Runner) finish(o *outstanding, deadline time.Time) (Result, error) {
 	return o.v, nil
 }
 
+// kept reports whether a wait that ended in err left its future's value
+// to come (a deadline, or a wait outside a threaded context), rather than
+// taking it.
+func kept(err error) bool {
+	return errors.Is(err, chare.ErrDeadlineExceeded) || errors.Is(err, chare.ErrNotThreaded)
+}
+
 // settle brings an iteration that timed out, and checks that did, to
 // their ends and discards their results, within the Runner's Timeout.
 func (r *Runner) settle() error {
@@ -513,7 +518,7 @@ func (r *Runner) settle() error {
 	}
 	for len(r.checks) > 0 {
 		if _, err := await(r.Ctx, r.checks[0], r.deadline(0), "the result of an earlier check that timed out"); err != nil {
-			if !errors.Is(err, chare.ErrDeadlineExceeded) {
+			if !kept(err) {
 				r.checks = r.checks[1:]
 			}
 			return err
@@ -535,7 +540,7 @@ func (r *Runner) Check(it int) (cells, wrong int, worst float64, err error) {
 		return 0, 0, 0, err
 	}
 	v, err := await(r.Ctx, res, r.deadline(0), fmt.Sprintf("the check of iteration %d (one result per PE, summed)", it))
-	if errors.Is(err, chare.ErrDeadlineExceeded) {
+	if kept(err) {
 		r.checks = append(r.checks, res)
 	}
 	if err != nil {
