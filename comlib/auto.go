@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/charmgo/charm/chare"
@@ -391,6 +392,8 @@ type autoPE struct {
 	bracketed []int
 	index     map[string]int // container → part
 	traces    []string
+	streams   []int // the parts that are Streaming (Buffering)
+	scored    []int // the Streaming parts with tune=true, scored=true (Score)
 
 	// A fixed tree: the trace every send has, and the sends since the
 	// last flush (counted here or by state.do through the alias).
@@ -444,8 +447,14 @@ func newAutoPE(s *state, in *Instance, sp Spec) (*autoPE, error) {
 		if err != nil {
 			return nil, err
 		}
-		if csp.Kind == "each-to-many" {
+		switch csp.Kind {
+		case "each-to-many":
 			a.bracketed = append(a.bracketed, i)
+		case "streaming":
+			a.streams = append(a.streams, i)
+			if csp.Tune && csp.Scored {
+				a.scored = append(a.scored, i)
+			}
 		}
 	}
 	a.ready = make([]*entry, len(a.parts))
@@ -589,6 +598,19 @@ func (a *autoPE) do(o op) error {
 		return nil
 	case opFlush: // each part sends what it holds (a stream's buffers, a tuned ω's reports)
 		for i := range a.parts {
+			if err := a.toPart(i, o); err != nil {
+				return err
+			}
+		}
+		return nil
+	case opScore:
+		// The program's cost covers whichever parts carried its
+		// messages: every scored part ends its evaluation with it.
+		if len(a.scored) == 0 {
+			return fmt.Errorf("comlib: Score on %v, none of whose parts (%s) is a streaming container with tune=true and scored=true",
+				a.in, strings.Join(a.st.containers, ", "))
+		}
+		for _, i := range a.scored {
 			if err := a.toPart(i, o); err != nil {
 				return err
 			}

@@ -374,6 +374,9 @@ func (s *state) run(e *entry, in *Instance, o op) error {
 		}
 		return nil
 	case opScore:
+		if a, ok := e.strat.(*autoPE); ok {
+			return a.run(o) // to its scored parts
+		}
 		t, ok := e.strat.(*stream)
 		if !ok || t.tuner == nil || !t.sp.Scored {
 			return fmt.Errorf("comlib: Score on %v, which is not Streaming with StreamOptions{Tune: true, Scored: true}", in)

@@ -21,6 +21,8 @@ import (
 //	"strategy=direct": {}
 //	"strategy=eachtomany": {"router=mesh": {}, "degree=4": {}, "countonly=true": {}}
 //	"strategy=streaming": {"maxmsgs=64": {}, "maxbytes=32768": {}, "large=8192": {}, "period=1ms": {}, "idle=false": {}}
+//	"strategy=streaming": {"maxmsgs=64": {}, "period=1ms": {}, "tune=true": {}, "window=256": {}}   cap (and period) tuned per PE (StreamOptions.Tune, Window)
+//	"strategy=streaming": {"tune=true": {}, "scored=true": {}}   evaluations scored by the program (StreamOptions.Scored, Instance.Score)
 //	"strategy=meshstreaming": {...the same...}
 //	"strategy=multicast": {"kind=tree": {}, "degree=4": {}, "rings=2": {}, "chunk=65536": {}}
 //	"router=mesh": {"degree=4": {}}   the same as strategy=eachtomany with router=mesh
@@ -133,7 +135,7 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 		case "streaming", "meshstreaming":
 			sp = Streaming(StreamOptions{}).spec()
 			sp.Mesh = c.Value == "meshstreaming"
-			params = []string{"maxmsgs", "maxbytes", "large", "period", "idle"}
+			params = []string{"maxmsgs", "maxbytes", "large", "period", "idle", "tune", "window", "scored"}
 		case "multicast":
 			sp = Multicast(MulticastOptions{Kind: "tree"}).spec()
 			params = []string{"kind", "degree", "rings", "chunk"}
@@ -163,6 +165,20 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 		}
 		if sp.Window != 0 && !sp.Tune {
 			return Spec{}, fmt.Errorf("%s=%s: window=%d is the length of a tuning segment; it needs tune=true", c.Key, c.Value, sp.Window)
+		}
+	case "streaming":
+		// maxmsgs and period are where the tuner starts (a period of 0
+		// is not tuned); window counts messages per evaluation unless the
+		// program scores them.
+		switch {
+		case sp.Window != 0 && !sp.Tune:
+			return Spec{}, fmt.Errorf("%s=%s: window=%d is the number of messages per tuning evaluation; it needs tune=true", c.Key, c.Value, sp.Window)
+		case sp.Window != 0 && sp.Scored:
+			return Spec{}, fmt.Errorf("%s=%s: window=%d is not used with scored=true (the program's Instance.Score calls end the evaluations)", c.Key, c.Value, sp.Window)
+		case sp.Scored && !sp.Tune:
+			return Spec{}, fmt.Errorf("%s=%s: scored=true says the program scores the tuning's evaluations; it needs tune=true", c.Key, c.Value)
+		case sp.Tune && !sp.Scored && sp.Window == 0:
+			sp.Window = Streaming(StreamOptions{Tune: true}).spec().Window
 		}
 	case "multicast":
 		if _, err := mcast.ParseKind(sp.Multicast); err != nil {
@@ -208,6 +224,12 @@ func setParam(sp *Spec, p selection.Param) error {
 			return fmt.Errorf("%q is not true or false", p.Value)
 		}
 		sp.Idle = b
+	case "scored":
+		b, err := strconv.ParseBool(p.Value)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", p.Value)
+		}
+		sp.Scored = b
 	case "countonly":
 		b, err := strconv.ParseBool(p.Value)
 		if err != nil {

@@ -46,6 +46,14 @@ func TestS02_ComlibParsesContainers(t *testing.T) {
 			comlib.Spec{Kind: "streaming", MaxMsgs: 8, MaxBytes: 32 << 10, Large: 8 << 10, Period: 2 * time.Millisecond}},
 		{container("strategy", "meshstreaming", "maxbytes=4096", "large=1024"),
 			comlib.Spec{Kind: "streaming", MaxMsgs: 64, MaxBytes: 4096, Large: 1024, Idle: true, Mesh: true}},
+		{container("strategy", "streaming", "tune=true"),
+			comlib.Spec{Kind: "streaming", MaxMsgs: 64, MaxBytes: 32 << 10, Large: 8 << 10, Idle: true, Tune: true, Window: 256}},
+		{container("strategy", "streaming", "maxmsgs=8", "period=2ms", "tune=true", "window=32"),
+			comlib.Spec{Kind: "streaming", MaxMsgs: 8, MaxBytes: 32 << 10, Large: 8 << 10, Idle: true, Period: 2 * time.Millisecond, Tune: true, Window: 32}},
+		{container("strategy", "meshstreaming", "tune=true", "scored=true"),
+			comlib.Spec{Kind: "streaming", MaxMsgs: 64, MaxBytes: 32 << 10, Large: 8 << 10, Idle: true, Mesh: true, Tune: true, Scored: true}},
+		{container("strategy", "streaming", "tune=false", "scored=false"),
+			comlib.Spec{Kind: "streaming", MaxMsgs: 64, MaxBytes: 32 << 10, Large: 8 << 10, Idle: true}},
 		{container("strategy", "multicast"), comlib.Spec{Kind: "multicast", Multicast: "tree"}},
 		{container("strategy", "multicast", "kind=multiring", "rings=3", "chunk=65536"),
 			comlib.Spec{Kind: "multicast", Multicast: "multiring", Rings: 3, Chunk: 65536}},
@@ -83,6 +91,13 @@ func TestS02_ComlibParsesContainers(t *testing.T) {
 		{container("strategy", "streaming", "period=soon"), `"soon" is not a duration`},
 		{container("strategy", "streaming", "idle=maybe"), `"maybe" is not true or false`},
 		{container("strategy", "streaming", "maxmsgs="), `"" is not a number`},
+		{container("strategy", "streaming", "omega=4"), `unknown parameter "omega" (valid: maxmsgs, maxbytes, large, period, idle, tune, window, scored)`},
+		{container("strategy", "streaming", "tune=often"), `tune=often: "often" is not true or false`},
+		{container("strategy", "streaming", "tune=true", "scored=1x"), `scored=1x: "1x" is not true or false`},
+		{container("strategy", "streaming", "scored=true"), "scored=true says the program scores the tuning's evaluations; it needs tune=true"},
+		{container("strategy", "streaming", "window=64"), "window=64 is the number of messages per tuning evaluation; it needs tune=true"},
+		{container("strategy", "streaming", "tune=true", "window=0"), "window=0: 0 is out of range (1 to"},
+		{container("strategy", "meshstreaming", "tune=true", "scored=true", "window=64"), "strategy=meshstreaming: window=64 is not used with scored=true"},
 	} {
 		t.Run(tc.c.String(), func(t *testing.T) {
 			_, err := comlib.ContainerSpec(tc.c)
@@ -105,6 +120,10 @@ func TestParseSelectionNamesThePath(t *testing.T) {
   "comm_type=any": {"strategy=direct": {}}}`, []string{"comm_type=intra", "msg_size<=64", "router=tree"}, `"x" is not a number`},
 		{`{"collective=alltoall": {"strategy=eachtomany": {"chunk=4": {}}}, "collective=any": {"strategy=direct": {}}}`,
 			[]string{"collective=alltoall", "strategy=eachtomany"}, `unknown parameter "chunk"`},
+		{`{"collective=stream": {"msg_size<=64": {"strategy=streaming": {"scored=true": {}}}, "msg_size=any": {"strategy=direct": {}}},
+  "collective=any": {"strategy=direct": {}}}`, []string{"collective=stream", "msg_size<=64", "strategy=streaming"}, "scored=true says the program scores the tuning's evaluations; it needs tune=true"},
+		{`{"collective=stream": {"strategy=meshstreaming": {"tune=true": {}, "scored=true": {}, "window=8": {}}}, "collective=any": {"strategy=direct": {}}}`,
+			[]string{"collective=stream", "strategy=meshstreaming"}, "window=8 is not used with scored=true"},
 	} {
 		_, err := comlib.ParseSelection([]byte(tc.src))
 		var e *selection.Error
@@ -173,6 +192,7 @@ func FuzzParseSelection(f *testing.F) {
 		`{"collective=stream":{"strategy=streaming":{"maxmsgs=8":{},"period=1ms":{}}},"collective=any":{"strategy=multicast":{"kind=tree":{},"chunk=65536":{}}}}`,
 		`{"comm_size<=8":{"strategy=eachtomany":{"router=tree":{"degree=":{}}}},"comm_size=any":{"strategy=x":{}}}`,
 		`{"strategy=eachtomany":{"omega=4":{}}}`, `{"router=":{}}`, `{"strategy=streaming":{"period=-1s":{}}}`,
+		`{"strategy=streaming":{"tune=true":{},"scored=true":{},"period=1ms":{}}}`, `{"strategy=streaming":{"window=8":{}}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -227,7 +227,9 @@ func (in *Instance) Flush(from chare.Context) error {
 // Score ends, on the calling PE, an evaluation of the Streaming instance's
 // tuned cap (and period) with the cost the program measured since the
 // last Score — its iteration's time, say (StreamOptions.Scored). The cost
-// must be positive and finite. On a PE where the instance is not ready
+// must be positive and finite. On an Auto instance it goes to every part
+// that is a streaming container with tune=true and scored=true (one at
+// least, else an error). On a PE where the instance is not ready
 // yet, the score waits behind the sends made before it, and then a Score
 // on an instance that is not Streaming with Tune and Scored ends the job
 // (when the instance is ready, it is an error returned here).
@@ -240,7 +242,8 @@ func (in *Instance) Score(from chare.Context, cost float64) error {
 
 // Buffering returns the cap of messages per buffer and the flush period in
 // force on the calling PE for a Streaming instance (tuned ones change
-// them), or an error for another strategy or an instance not ready here.
+// them), or for an Auto instance with one Streaming part, that part's; an
+// error for another strategy or an instance not ready here.
 func (in *Instance) Buffering(from chare.Context) (maxMsgs int, period time.Duration, err error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
@@ -252,6 +255,15 @@ func (in *Instance) Buffering(from chare.Context) (maxMsgs int, period time.Dura
 	strat, err := stateOf(pe).strategyOf(in.id)
 	if err != nil {
 		return 0, 0, fmt.Errorf("comlib: Buffering of %v: %w", in, err)
+	}
+	if a, ok := strat.(*autoPE); ok {
+		if len(a.streams) != 1 {
+			return 0, 0, fmt.Errorf("comlib: Buffering of %v, an Auto instance with %d Streaming parts, not one (ask its Parts)", in, len(a.streams))
+		}
+		part := a.parts[a.streams[0]]
+		if strat, err = stateOf(pe).strategyOf(part.id); err != nil {
+			return 0, 0, fmt.Errorf("comlib: Buffering of %v: its part %v: %w", in, part, err)
+		}
 	}
 	t, ok := strat.(*stream)
 	if !ok {

@@ -447,3 +447,58 @@ func TestStreamingScoredByTheProgram(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, near, 15, "of the last 20 caps within 16..64 (optimum 32, start 4): %v", last)
 }
+
+// TestAutoStreamingContainerScored: a selection file's streaming
+// container with tune=true and scored=true reaches Auto: Buffering on the
+// Auto instance reads its one Streaming part's cap, and the program's
+// Score calls on the instance are that part's evaluations, so the cap
+// moves from the file's maxmsgs=4 to the cost's optimum (32) as it does
+// on a Streaming instance made directly. Score on an Auto instance none
+// of whose parts is scored is an error naming its parts.
+func TestAutoStreamingContainerScored(t *testing.T) {
+	const steps = 120
+	const tree = `{"msg_size<=64": {"strategy=streaming": {"maxmsgs=4": {}, "tune=true": {}, "scored=true": {}}},
+ "msg_size=any": {"strategy=direct": {}}}`
+	var caps []int
+	var parts []string
+	var plainErr error
+	runJob(t, 2, 1, func(m *tmain, _ []string) {
+		sinks, err := array.New[tagSink](m, array.Dims(tuneSinks))
+		require.NoError(t, err)
+		talkers, err := array.New[scoredTalker](m, array.Dims(1))
+		require.NoError(t, err)
+		inst, err := comlib.New(m, comlib.Auto(comlib.AutoOptions{Tree: mustTree(t, tree)}))
+		require.NoError(t, err)
+		plain, err := comlib.New(m, comlib.Auto(comlib.AutoOptions{Tree: mustTree(t,
+			`{"msg_size<=64": {"strategy=streaming": {"tune=true": {}}}, "msg_size=any": {"strategy=direct": {}}}`)}))
+		require.NoError(t, err)
+		ready := chare.NewFuture[any](m) // the instances are ready on every PE
+		m.DetectQuiescence(ready.Callback())
+		_, err = ready.Get(m)
+		require.NoError(t, err)
+		for _, p := range inst.Parts() {
+			parts = append(parts, p.String())
+		}
+		plainErr = plain.Score(m, 1)
+		done, valid := chare.NewFuture[[]int](m), chare.NewFuture[[]string](m)
+		require.NoError(t, chare.Send(m, talkers.At(0), (*scoredTalker).Step, scoredStep{To: sinks.Delegate(inst), N: steps, Done: done.Callback(), Valid: valid.Callback()}))
+		caps, err = done.Get(m)
+		require.NoError(t, err)
+		_, err = valid.Get(m)
+		require.NoError(t, err)
+		m.Exit(0)
+	})
+	require.Len(t, parts, 2, "a streaming part and a direct one")
+	require.ErrorContains(t, plainErr, "none of whose parts (strategy=streaming(tune=true), strategy=direct) is a streaming container with tune=true and scored=true")
+	require.Len(t, caps, steps, "every iteration scored: %v", caps)
+	require.Equal(t, 4, caps[0], "the search starts at the file's maxmsgs")
+	t.Logf("caps: %v", caps)
+	last := caps[len(caps)-20:]
+	near := 0
+	for _, c := range last {
+		if c >= 16 && c <= 64 {
+			near++
+		}
+	}
+	require.GreaterOrEqual(t, near, 15, "of the last 20 caps within 16..64 (optimum 32, start 4): %v", last)
+}

@@ -191,6 +191,113 @@ func TestRunnerTimeoutNamesWhatIsMissing(t *testing.T) {
 	require.Less(t, took, 10*timeout)
 }
 
+// TestRunnerRunsAgainAfterTimeout: after a Run that timed out — before
+// the TRAM step started (a deadline already past), or while a part's
+// loop waited for an item that comes late — the next Run brings the
+// late iteration to its end and then runs its own: both are checked
+// right, and PE 0 holds no future of theirs afterwards. Runner used to
+// leave the late iteration's futures in PE 0's table and its step open,
+// and started the next step over it.
+func TestRunnerRunsAgainAfterTimeout(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		timeout time.Duration
+		missing bool // PE 1 expects an item nobody sends until after the timeout
+		want    string
+	}{
+		{"before the step started", time.Nanosecond, false, "iteration 0: the start of TRAM's step did not come"},
+		// Long enough for the step to start on a loaded machine.
+		{"during the loop", time.Second, true, "iteration 0: the parts' results (one per PE, summed) did not come"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var first error
+			var wrong []int
+			var before, after int
+			code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+				r, _, ok := missingItem(m, 1)
+				if !ok {
+					return
+				}
+				if !c.missing { // take the extra item back at once
+					if err := expectMore(m, r, 1, -1); err != nil {
+						m.Abort(err)
+						return
+					}
+				}
+				before = chare.PEOf(m).PendingFutures()
+				r.Timeout = c.timeout
+				_, first = r.Run(IterMsg{It: 0, Mode: Static, P: 1, Stall: -1})
+				if c.missing { // the item "arrives": PE 1's loop can end
+					if err := expectMore(m, r, 1, -1); err != nil {
+						m.Abort(err)
+						return
+					}
+				}
+				r.Timeout = 20 * time.Second
+				for it := 1; it <= 2; it++ {
+					if _, err := r.Run(IterMsg{It: it, Mode: Static, P: 1}); err != nil {
+						m.Abort(err)
+						return
+					}
+					_, w, _, err := r.Check(it)
+					if err != nil {
+						m.Abort(err)
+						return
+					}
+					wrong = append(wrong, w)
+				}
+				after = chare.PEOf(m).PendingFutures()
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			require.ErrorIs(t, first, chare.ErrDeadlineExceeded)
+			require.ErrorContains(t, first, c.want)
+			require.Equal(t, []int{0, 0}, wrong, "cells wrong per iteration after the timeout")
+			require.Equal(t, before, after, "futures pending on PE 0 before the timed-out Run and after the next ones")
+		})
+	}
+}
+
+// TestRunnerRefusesWhileLateIterationRuns: while the iteration that
+// timed out still cannot end (an item missing for good), the next Run
+// starts nothing and fails, naming that iteration.
+func TestRunnerRefusesWhileLateIterationRuns(t *testing.T) {
+	var errs []error
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 20 * time.Second}, func(m *tmain, _ []string) {
+		r, _, ok := missingItem(m, 2)
+		if !ok {
+			return
+		}
+		r.Timeout = time.Second // long enough for the step to start on a loaded machine
+		for it := 5; it <= 6; it++ {
+			_, err := r.Run(IterMsg{It: it, Mode: Static, P: 1, Stall: -1})
+			errs = append(errs, err)
+		}
+		_, _, _, err := r.Check(5)
+		errs = append(errs, err)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Len(t, errs, 3)
+	for _, e := range errs {
+		require.ErrorIs(t, e, chare.ErrDeadlineExceeded)
+	}
+	require.ErrorContains(t, errs[0], "fmm: iteration 5: the parts' results")
+	require.ErrorContains(t, errs[1], "fmm: iteration 6 not started: an earlier iteration (5) that timed out has still not ended")
+	require.ErrorContains(t, errs[2], "fmm: the check of iteration 5 not started: an earlier iteration (5)")
+}
+
+// expectMore calls ExpectMore(n) on PE pe's part.
+func expectMore(m *tmain, r Runner, pe, n int) error {
+	f, err := chare.Call(m, r.G.At(pe), (*Part).ExpectMore, n)
+	if err == nil {
+		_, err = f.Get(m)
+	}
+	return err
+}
+
 // TestSmallPNapsInsteadOfSpinning: with p = 0 (no transfer while data
 // are due) a part naps after each test that found nothing to treat or
 // push, until the next message (an item batch, an acknowledgement), so

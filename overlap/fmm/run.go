@@ -355,7 +355,9 @@ func (p *Part) Check(m checkMsg) {
 	_ = p.Contribute([]float64{float64(len(p.last)), wrong, worst}, reducer.Sum[float64](), m.Done)
 }
 
-// Runner drives iterations from the main function.
+// Runner drives iterations from the main function. Use it through a
+// pointer or an addressable variable: it remembers an iteration that
+// ended in an error with its results still to come.
 type Runner struct {
 	Ctx  chare.Context
 	G    group.Proxy[Part]
@@ -368,7 +370,29 @@ type Runner struct {
 	// iteration's Stall, so that a stalled loop reports itself (naming its
 	// PE and items) first; set it for iterations longer than about 10 s,
 	// whose tuner's stall bound grows beyond that. Negative: no bound.
+	//
+	// After a Timeout the iteration is not abandoned: its parts may still
+	// run their loops and its TRAM step is still open, so the next Run or
+	// Check first waits (within its own Timeout) for that iteration to end
+	// — starting it on the parts if the step opened too late for Run to do
+	// so — and takes its late results and completion, which it discards.
+	// If they still do not come, that call fails too, naming the earlier
+	// iteration, and nothing new is started.
 	Timeout time.Duration
+
+	late   *outstanding           // an iteration whose results are still to come
+	checks []chare.Future[Result] // checks whose results are still to come
+}
+
+// outstanding is an iteration's futures and how far Run got with them:
+// a future still held is one whose value has not been taken.
+type outstanding struct {
+	m                     IterMsg
+	started, finished     chare.Future[any]
+	res                   chare.Future[Result]
+	haveStarted, sent     bool
+	haveRes, haveFinished bool
+	v                     Result
 }
 
 // deadline is the end of a Run or Check whose loops have the stall bound
@@ -403,27 +427,20 @@ type Iteration struct {
 }
 
 // Run runs one iteration: a TRAM completion step in which every part runs
-// its loop. Each wait ends by the Runner's Timeout.
-func (r Runner) Run(m IterMsg) (Iteration, error) {
+// its loop. Each wait ends by the Runner's Timeout; an iteration that
+// timed out before is brought to its end first (see Timeout).
+func (r *Runner) Run(m IterMsg) (Iteration, error) {
+	if err := r.settle(); err != nil {
+		return Iteration{}, fmt.Errorf("fmm: iteration %d not started: %w", m.It, err)
+	}
 	n := float64(chare.PEOf(r.Ctx).NumPEs())
-	deadline := r.deadline(m.Stall)
-	started, finished := chare.NewFuture[any](r.Ctx), chare.NewFuture[any](r.Ctx)
-	res := chare.NewFuture[Result](r.Ctx)
-	m.Done = res.Callback()
+	o := &outstanding{m: m, started: chare.NewFuture[any](r.Ctx), finished: chare.NewFuture[any](r.Ctx), res: chare.NewFuture[Result](r.Ctx)}
+	o.m.Done = o.res.Callback()
 	t0 := time.Now()
-	if err := r.S.Start(r.Ctx, tram.Step{Mode: tram.Completion, Producers: int(n), Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+	if err := r.S.Start(r.Ctx, tram.Step{Mode: tram.Completion, Producers: int(n), Started: o.started.Callback(), Finished: o.finished.Callback()}); err != nil {
 		return Iteration{}, err
 	}
-	if _, err := await(r.Ctx, started, deadline, fmt.Sprintf("iteration %d: the start of TRAM's step", m.It)); err != nil {
-		return Iteration{}, err
-	}
-	if err := chare.Send(r.Ctx, r.G, (*Part).Iterate, m); err != nil {
-		return Iteration{}, err
-	}
-	v, err := await(r.Ctx, res, deadline, fmt.Sprintf("iteration %d: the parts' results (one per PE, summed)", m.It))
-	if err == nil {
-		_, err = await(r.Ctx, finished, deadline, fmt.Sprintf("iteration %d: the completion of TRAM's step", m.It))
-	}
+	v, err := r.finish(o, r.deadline(m.Stall))
 	if err != nil {
 		return Iteration{}, err
 	}
@@ -433,14 +450,99 @@ func (r Runner) Run(m IterMsg) (Iteration, error) {
 	return Iteration{Wall: time.Since(t0), Loop: v[0] / n, P: v[1] / n, Tests: v[2] / n}, nil
 }
 
+// finish takes an iteration's step from wherever it stands to its end: the
+// start of the step, the parts' loops, their results and the step's
+// completion. Until every future of the iteration is taken, it stays
+// r.late: a wait that ends by the deadline, or in an error, leaves the
+// rest for the next Run or Check.
+func (r *Runner) finish(o *outstanding, deadline time.Time) (Result, error) {
+	r.late = o
+	it := o.m.It
+	if !o.haveStarted {
+		_, err := await(r.Ctx, o.started, deadline, fmt.Sprintf("iteration %d: the start of TRAM's step", it))
+		if kept(err) {
+			return nil, err
+		}
+		o.haveStarted = true
+		if err != nil {
+			return nil, err
+		}
+	}
+	if !o.sent {
+		// The step is open: until the parts run and say Done, it cannot
+		// complete, so a late iteration is run rather than dropped.
+		if err := chare.Send(r.Ctx, r.G, (*Part).Iterate, o.m); err != nil {
+			return nil, err
+		}
+		o.sent = true
+	}
+	if !o.haveRes {
+		v, err := await(r.Ctx, o.res, deadline, fmt.Sprintf("iteration %d: the parts' results (one per PE, summed)", it))
+		if kept(err) {
+			return nil, err
+		}
+		o.v, o.haveRes = v, true
+		if err != nil {
+			return nil, err // the step's completion is still to come
+		}
+	}
+	if !o.haveFinished {
+		_, err := await(r.Ctx, o.finished, deadline, fmt.Sprintf("iteration %d: the completion of TRAM's step", it))
+		if kept(err) {
+			return nil, err
+		}
+		o.haveFinished = true
+		if err != nil {
+			r.late = nil
+			return nil, err
+		}
+	}
+	r.late = nil
+	return o.v, nil
+}
+
+// kept reports whether a wait that ended in err left its future's value
+// to come (a deadline, or a wait outside a threaded context), rather than
+// taking it.
+func kept(err error) bool {
+	return errors.Is(err, chare.ErrDeadlineExceeded) || errors.Is(err, chare.ErrNotThreaded)
+}
+
+// settle brings an iteration that timed out, and checks that did, to
+// their ends and discards their results, within the Runner's Timeout.
+func (r *Runner) settle() error {
+	if o := r.late; o != nil {
+		if _, err := r.finish(o, r.deadline(o.m.Stall)); err != nil {
+			return fmt.Errorf("an earlier iteration (%d) that timed out has still not ended, and its parts may still run: %w", o.m.It, err)
+		}
+	}
+	for len(r.checks) > 0 {
+		if _, err := await(r.Ctx, r.checks[0], r.deadline(0), "the result of an earlier check that timed out"); err != nil {
+			if !kept(err) {
+				r.checks = r.checks[1:]
+			}
+			return err
+		}
+		r.checks = r.checks[1:]
+	}
+	return nil
+}
+
 // Check compares the last iteration, It, with the sequential computation
-// and returns the cells checked and wrong, and the largest error.
-func (r Runner) Check(it int) (cells, wrong int, worst float64, err error) {
+// and returns the cells checked and wrong, and the largest error. An
+// iteration or check that timed out before is brought to its end first.
+func (r *Runner) Check(it int) (cells, wrong int, worst float64, err error) {
+	if err := r.settle(); err != nil {
+		return 0, 0, 0, fmt.Errorf("fmm: the check of iteration %d not started: %w", it, err)
+	}
 	res := chare.NewFuture[Result](r.Ctx)
 	if err := chare.Send(r.Ctx, r.G, (*Part).Check, checkMsg{It: it, Done: res.Callback()}); err != nil {
 		return 0, 0, 0, err
 	}
 	v, err := await(r.Ctx, res, r.deadline(0), fmt.Sprintf("the check of iteration %d (one result per PE, summed)", it))
+	if kept(err) {
+		r.checks = append(r.checks, res)
+	}
 	if err != nil {
 		return 0, 0, 0, err
 	}
