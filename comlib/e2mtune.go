@@ -21,10 +21,7 @@ import (
 // segment its range reports, with the ω it used and its duration, and
 // sends a segment's reports to PE 0 in one message (ctlMsg Measures,
 // agree.Batcher): at the segment's last scored iteration, when the
-// Decider needs them, the lead iterations' with the next segment's (a
-// scored iteration that a recovery left without an exchange on some PE is
-// left out of the score, so the Decider never waits for held lead
-// reports);
+// Decider needs them, the lead iterations' with the next segment's;
 // the Decider checks the ω, takes the slowest participant's time as the
 // iteration's cost and chooses ω with it among one candidate per number
 // of rounds (omegaCandidates, tune.Choice): it leaves the start only for a

@@ -207,10 +207,6 @@ type Decider struct {
 	// The last iteration measured, and the value each PE reported for it.
 	usedIter int
 	used     map[int]int
-	// dead: iterations of the scored part of segment from that a PE
-	// passed without a report (skipped): they will not be measured, and
-	// the score closes without them; in: those measured.
-	dead, in map[int]bool
 }
 
 // NewDecider returns the Decider, or an error naming the option that is
@@ -322,8 +318,6 @@ func (d *Decider) Request(seg int) []Range {
 		// dropped), so that the plan keeps one range while nothing
 		// changes.
 		d.from, d.costs = seg+mod(-seg, d.o.Every), d.costs[:0]
-		clear(d.in)
-		clear(d.dead)
 		return []Range{d.announce(Range{From: d.hi + 1, To: d.from, Value: d.cur, Every: d.o.Every})}
 	case seg > d.hi:
 		// A PE got there before the next announcement: the value in
@@ -373,9 +367,8 @@ func (d *Decider) Report(r Report) ([]Range, error) {
 	}
 	g.pes[r.PE] = true
 	g.cost = math.Max(g.cost, r.Cost)
-	d.skipped(r)
 	if len(g.pes) < g.parts {
-		return d.scoreIfDone(), nil
+		return nil, nil
 	}
 	delete(d.gathers, r.Iter)
 	used := make(map[int]int, len(g.pes))
@@ -398,19 +391,9 @@ func (d *Decider) measured(n int, cost float64) []Range {
 		return nil // fixed, or run with an older value
 	}
 	d.costs = append(d.costs, cost)
-	if Segment(n, d.o.Length) == d.from {
-		if d.in == nil {
-			d.in = map[int]bool{}
-		}
-		d.in[n] = true
-		delete(d.dead, n) // passed by a PE, yet it came (a late report)
+	if len(d.costs) < d.o.Length-d.o.Lead {
+		return nil
 	}
-	return d.scoreIfDone()
-}
-
-// score ends the evaluation of the current value with the costs gathered
-// and announces the next segment.
-func (d *Decider) score() []Range {
 	var mean float64
 	for _, c := range d.costs {
 		mean += c
@@ -427,8 +410,6 @@ func (d *Decider) score() []Range {
 		d.cur = min(max(int(math.Round(d.tuner.Value())), d.o.Min), d.o.Max)
 	}
 	d.costs = d.costs[:0]
-	clear(d.in)
-	clear(d.dead)
 	next := d.hi + 1
 	if d.quiet() {
 		// Nothing to search: quiet segments up to the next multiple of
@@ -438,40 +419,6 @@ func (d *Decider) score() []Range {
 	}
 	d.from = next
 	return []Range{d.announce(Range{From: d.from, To: d.from, Value: d.cur})}
-}
-
-// skipped marks the scored iterations of the segment being scored that
-// r's PE passed without a report — its reports come in order, so it never
-// will report them (an iteration a recovery on it left without an
-// exchange): the score closes without them (scoreIfDone).
-// Without this the score waited for lead iterations, whose reports PEs
-// whose scored part was whole hold until their next segment's message
-// (Batcher): the next segment was announced late, each PE asking for it.
-// (A PE that joins in the middle marks the iterations before it too; the
-// score then closes on fewer iterations, never on a wrong value.)
-func (d *Decider) skipped(r Report) {
-	if d.tuner == nil && d.choice == nil || Segment(r.Iter, d.o.Length) < d.from {
-		return
-	}
-	first := d.from * d.o.Length
-	for n := first; n < first+d.o.Length-d.o.Lead && n < r.Iter; n++ {
-		if g := d.gathers[n]; d.dead[n] || d.in[n] || g != nil && g.pes[r.PE] {
-			continue
-		}
-		if d.dead == nil {
-			d.dead = map[int]bool{}
-		}
-		d.dead[n] = true
-	}
-}
-
-// scoreIfDone closes the score once every scored iteration is measured or
-// passed (skipped), with at least one measured.
-func (d *Decider) scoreIfDone() []Range {
-	if d.tuner == nil && d.choice == nil || len(d.costs) == 0 || len(d.costs)+len(d.dead) < d.o.Length-d.o.Lead {
-		return nil
-	}
-	return d.score()
 }
 
 // quiet reports whether the plan goes on in quiet segments: a Choice that

@@ -16,16 +16,10 @@ package agree
 // message per reported segment.
 //
 // When the scored part is not whole here — an iteration of it ran no
-// exchange (a recovery), or the PE joined in the middle — it still goes at
-// its last iteration, and the Decider closes the score without the
-// iterations this PE passed (reports come in order, so they will not
-// come). If the last scored iteration is itself the one missing, the held
-// reports go at the first lead iteration, which tells the Decider the
-// same. Filling the score with lead iterations instead, as the Decider
-// once did, made it wait after a recovery that only some PEs saw for the
-// lead reports that the PEs whose scored part was whole held until their
-// next segment's message: the next segment's announcement came late and
-// every PE asked for it, a round trip each.
+// exchange (a recovery), or the PE joined in the middle — the Decider
+// fills the segment's score with the lead iterations, as it did with a
+// report per iteration: the held reports then go at the first lead
+// iteration, and the segment's later reports one by one.
 //
 // After a PE's last iteration, the last segment's lead reports (or a
 // scored part it stopped in) stay held until Flush. The Decider loses no
@@ -40,7 +34,6 @@ type Batcher struct {
 	length, scored int
 	seg            int  // the segment whose scored part is being gathered
 	got            int  // its scored iterations seen here
-	last           bool // its last scored iteration was seen here
 	started        bool // seg is set
 	held           []Report
 }
@@ -77,8 +70,8 @@ func (b *Batcher) Add(r Report) []Report {
 		// A new segment. Reports held while the last segment's scored
 		// part was not whole here are overdue (they normally left at its
 		// first lead iteration; this PE ran none of them).
-		overdue = b.started && b.got < b.scored && !b.last && len(b.held) > 0
-		b.started, b.seg, b.got, b.last = true, seg, 0, false
+		overdue = b.started && b.got < b.scored && len(b.held) > 0
+		b.started, b.seg, b.got = true, seg, 0
 	case seg < b.seg:
 		// A late iteration of an older segment: nothing waits for it.
 		return append(b.take(), r)
@@ -86,20 +79,14 @@ func (b *Batcher) Add(r Report) []Report {
 	b.held = append(b.held, r)
 	if pos < b.scored {
 		b.got++
-		b.last = pos == b.scored-1
-		// The scored part's last iteration sends it, whole or not: the
-		// Decider closes the score when that iteration is measured.
-		if b.last || overdue || len(b.held) >= b.length {
+		if b.got == b.scored || overdue || len(b.held) >= b.length {
 			return b.take()
 		}
 		return nil
 	}
-	// A lead iteration: held if the scored part went out with its last
-	// iteration. Else the first goes at once with what is held: it tells
-	// the Decider which scored iterations this PE passed (Decider.Report
-	// closes the score without them); the later ones are held.
-	if b.got < b.scored && !b.last || overdue || len(b.held) >= b.length {
-		b.last = true
+	// A lead iteration: held if the scored part went out whole, else the
+	// Decider may need it to fill the segment's score.
+	if b.got < b.scored || overdue || len(b.held) >= b.length {
 		return b.take()
 	}
 	return nil

@@ -68,11 +68,10 @@ func TestBatcherOneMessagePerSegment(t *testing.T) {
 
 // TestBatcherWhenTheScoredPartIsNotWhole: when an iteration of a
 // segment's scored part ran no exchange here (a recovery), or the PE
-// starts in the middle, the scored part still goes at its last iteration
-// (the Decider closes the score without what a PE passed), and the lead
-// is held as usual; when the last scored iteration is the one missing,
-// the held reports go at the first lead iteration instead (it tells the
-// Decider that this PE passed it); the next segment is batched again.
+// starts in the middle, the Decider fills the segment's score with lead
+// iterations: the held reports go at the first lead iteration and the
+// later ones at once, as with a report per iteration; the next segment is
+// batched again.
 func TestBatcherWhenTheScoredPartIsNotWhole(t *testing.T) {
 	for _, c := range []struct {
 		name          string
@@ -81,11 +80,9 @@ func TestBatcherWhenTheScoredPartIsNotWhole(t *testing.T) {
 		wantMsgs, wat [][]int
 	}{
 		{"a recovered iteration", 8, 2, append(append(seq(0, 3), seq(4, 8)...), seq(8, 14)...),
-			[][]int{{0, 1, 2, 4, 5}, {6, 7, 8, 9, 10, 11, 12, 13}}, [][]int{{5}, {13}}},
+			[][]int{{0, 1, 2, 4, 5, 6}, {7}, {8, 9, 10, 11, 12, 13}}, [][]int{{6}, {7}, {13}}},
 		{"starts in the middle", 8, 2, seq(3, 14),
-			[][]int{{3, 4, 5}, {6, 7, 8, 9, 10, 11, 12, 13}}, [][]int{{5}, {13}}},
-		{"the last scored iteration recovered", 8, 2, append(seq(0, 5), seq(6, 14)...),
-			[][]int{{0, 1, 2, 3, 4, 6}, {7, 8, 9, 10, 11, 12, 13}}, [][]int{{6}, {13}}},
+			[][]int{{3, 4, 5, 6}, {7}, {8, 9, 10, 11, 12, 13}}, [][]int{{6}, {7}, {13}}},
 		// The last scored iteration and the lead both ran no exchange: the
 		// next segment's first report takes what is overdue with it.
 		{"no lead iteration to carry it", 4, 1, append(seq(0, 2), seq(4, 7)...),

@@ -36,8 +36,7 @@
 // those of the lead iterations with the next reported segment's. The
 // Decider scores
 // a segment by the mean cost of its first Length−Lead measured iterations
-// (E07) — leaving out a scored iteration that a PE passed without a
-// report (a recovery only it saw), which will never be measured — feeds it to a comlib/tune Tuner, and announces the next segment
+// (E07), feeds it to a comlib/tune Tuner, and announces the next segment
 // with the Tuner's next value: one announcement per segment. With
 // Options.Values it hands the segment's costs to a comlib/tune Choice
 // instead, which chooses among those values only and moves only for a
