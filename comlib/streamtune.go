@@ -229,7 +229,10 @@ func (in *Instance) Flush(from chare.Context) error {
 // last Score — its iteration's time, say (StreamOptions.Scored). The cost
 // must be positive and finite. On an Auto instance it goes to every part
 // that is a streaming container with tune=true and scored=true (one at
-// least, else an error). On a PE where the instance is not ready
+// least, else an error), whether or not that part carried messages since
+// the last Score: give a tree at most one scored streaming container per
+// size range the program uses, or a part that carried nothing is scored
+// with another part's cost. On a PE where the instance is not ready
 // yet, the score waits behind the sends made before it, and then a Score
 // on an instance that is not Streaming with Tune and Scored ends the job
 // (when the instance is ready, it is an error returned here).
