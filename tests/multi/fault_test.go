@@ -16,6 +16,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/nodetmp"
 )
 
 // launch is the command line that makes a copy of this test binary run
@@ -28,9 +29,12 @@ func launch(t *testing.T) []string {
 // runs the test's own checks.
 func asNode(code int) {
 	if chare.IsLaunchedNode() {
-		os.Exit(code)
+		nodetmp.Exit(code)
 	}
 }
+
+// A launched node's temporary directories go with it (nodetmp.Exit).
+func init() { nodetmp.Setup() }
 
 // alone makes the current test run in a process of its own: in the test
 // process it runs a copy of the test binary for just this test, checks
