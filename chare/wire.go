@@ -665,12 +665,10 @@ func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	if n < envHeadLen {
 		return nil, fmt.Errorf("an envelope of %d bytes", max(n, 0))
 	}
-	bp := envBufs.Get().(*[]byte)
-	defer envBufs.Put(bp)
-	b, err := readBytes(dec, (*bp)[:0], n)
-	if cap(b) <= maxEnvBuf {
-		*bp = b[:0]
-	}
+	// The envelope's own copy of its bytes: a message type's UnmarshalMsg
+	// may keep views into them (actor/codec leaves its bytes to it), as it
+	// may into a run's tail, whose frame is never reused either.
+	b, err := readBytes(dec, nil, n)
 	if err != nil {
 		return nil, err
 	}
@@ -681,13 +679,7 @@ func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	return decodeEnvOne(h, h.Entry.wireEnv.Load(), b[envHeadLen:], nil)
 }
 
-// envBufs recycles the buffers that lone envelopes are read into: the
-// envelope keeps nothing of its bytes (its index is copied and its
-// message decoded, as from a run's tail, which is only valid during the
-// call), so a TRAM delegate's batch is not a copy per envelope.
-var envBufs = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxEnvBuf is the largest buffer envBufs keeps.
+// maxEnvBuf is the most readBytes grows its buffer by at a time.
 const maxEnvBuf = 64 << 10
 
 // readBytes appends n bytes from dec to b, growing b by at most

@@ -85,10 +85,10 @@ func TestWireEnvelopeDecodeAllocations(t *testing.T) {
 			if raceEnabled {
 				return
 			}
-			// The envelope's bytes are read into a recycled buffer.
+			// The envelope's own copy of its bytes, then the envelope.
 			allocs := testing.AllocsPerRun(50, decode)
 			t.Logf("a lone %s envelope: %.0f allocations", tc.name, allocs)
-			require.LessOrEqual(t, allocs, tc.allocs, "allocations to decode a lone %s envelope in a WireEnvelope", tc.name)
+			require.LessOrEqual(t, allocs, tc.allocs+1, "allocations to decode a lone %s envelope in a WireEnvelope", tc.name)
 		})
 	}
 }
@@ -181,5 +181,52 @@ func TestWireEnvelopeBadLength(t *testing.T) {
 			runtime.ReadMemStats(&ms)
 			require.Less(t, ms.TotalAlloc-before, uint64(1<<20), "bytes allocated to refuse it")
 		})
+	}
+}
+
+// keptMsg's UnmarshalMsg keeps its bytes, as actor/codec allows.
+type keptMsg struct{ Data []byte }
+
+func (m keptMsg) MarshalMsg(b []byte) ([]byte, error) { return append(b, m.Data...), nil }
+func (m *keptMsg) UnmarshalMsg(b []byte) ([]byte, error) {
+	m.Data = b
+	return nil, nil
+}
+
+type keeper struct {
+	Chare[keeper]
+	got []keptMsg
+}
+
+func (k *keeper) Keep(m keptMsg) { k.got = append(k.got, m) }
+
+// TestWireEnvelopesKeepTheirBytes: the lone envelopes of one batch (a
+// TRAM delegate's) decode one after the other; a message that keeps views
+// into its bytes still reads its own after the next one is decoded.
+func TestWireEnvelopesKeepTheirBytes(t *testing.T) {
+	Register[keeper]()
+	e, err := lookupEntry((*keeper).Keep)
+	require.NoError(t, err)
+	(&env1[keeper, keptMsg]{fn: (*keeper).Keep}).installWire(e)
+	texts := []string{"first-message", "SECOND-MESSAG", "third"}
+	var all []byte
+	for _, s := range texts {
+		env := &env1[keeper, keptMsg]{fn: (*keeper).Keep, msg: keptMsg{Data: []byte(s)}}
+		env.h = Header{Route: Route{Kind: KindBranch, Coll: 1<<32 | 9, PE: 1}, Entry: e}
+		b, err := msgpack.Marshal(WireEnvelope{E: env})
+		require.NoError(t, err)
+		all = append(all, b...)
+	}
+	dec := msgpack.NewDecoder(bytes.NewReader(all))
+	var got []*env1[keeper, keptMsg]
+	for range texts {
+		var w WireEnvelope
+		require.NoError(t, w.DecodeMsgpack(dec))
+		env, ok := w.E.(*env1[keeper, keptMsg])
+		require.True(t, ok, "decoded a %T", w.E)
+		got = append(got, env)
+	}
+	for i, s := range texts {
+		require.Equal(t, s, string(got[i].msg.Data), "message %d after the batch was decoded", i)
 	}
 }
