@@ -149,7 +149,15 @@ func (ie *itemEncoder) WriteString(s string) (int, error) {
 	return len(s), nil
 }
 
-func (ie *itemEncoder) reset() { ie.b, ie.run = ie.b[:0], -1 }
+func (ie *itemEncoder) reset() {
+	ie.b, ie.run = ie.b[:0], -1
+	if cap(ie.b) > keptItemBuf {
+		ie.b = nil // a long message's buffer is not kept for the rest of the job
+	}
+}
+
+// keptItemBuf is the largest buffer an itemEncoder keeps between frames.
+const keptItemBuf = wire.MaxFrame
 
 // maxRun caps the tails of one run, so that frames can be cut between runs
 // well under their size limit.

@@ -115,3 +115,17 @@ func TestItemEncoderRuns(t *testing.T) {
 	}
 	require.Equal(t, maxRun, total)
 }
+
+// TestItemEncoderDropsLongBuffers: the buffer a long message grew is not
+// kept between frames (a message of a gigabyte would pin its size for the
+// rest of the job); a buffer of the usual size is.
+func TestItemEncoderDropsLongBuffers(t *testing.T) {
+	ie := &itemEncoder{run: -1}
+	ie.b = make([]byte, 100, 1024)
+	ie.reset()
+	require.Equal(t, 1024, cap(ie.b), "a usual buffer is kept")
+	ie.b = make([]byte, 100, keptItemBuf+1)
+	ie.reset()
+	require.Zero(t, cap(ie.b), "a long message's buffer is dropped")
+	require.Equal(t, -1, ie.run)
+}

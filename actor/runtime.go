@@ -10,6 +10,8 @@ import (
 	"time"
 
 	pa "github.com/asynkron/protoactor-go/actor"
+
+	"github.com/charmgo/charm/actor/wire"
 )
 
 // Config describes the PEs of a job.
@@ -43,8 +45,9 @@ type Config struct {
 	// message (with the frame around it) longer than wire.MaxFrame
 	// travels in fragments that the receiver joins, and one longer than
 	// this bound is refused by its sender, and by its receiver, with an
-	// error that ends the job. 0 means DefaultMaxRemoteMessage; a negative
-	// value is an error. The receiver holds at most one partly received
+	// error that ends the job. 0 means DefaultMaxRemoteMessage; a value
+	// below wire.MaxFrame (a frame of many small messages is that long) is
+	// an error. The receiver holds at most one partly received
 	// frame per PE of each other node (so, per sending node, its PEs ×
 	// this bound, in the worst case). Give every node the same value.
 	MaxRemoteMessage int
@@ -85,8 +88,11 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	if cfg.PEs < 0 {
 		return nil, fmt.Errorf("actor: bad number of PEs %d: want at least 1", cfg.PEs)
 	}
-	if cfg.MaxRemoteMessage < 0 {
-		return nil, fmt.Errorf("actor: bad MaxRemoteMessage %d: want 0 (the default, %d) or a number of bytes", cfg.MaxRemoteMessage, DefaultMaxRemoteMessage)
+	if cfg.MaxRemoteMessage < 0 || cfg.MaxRemoteMessage > 0 && cfg.MaxRemoteMessage < wire.MaxFrame {
+		// The bound is on frames: one of many small messages is up to
+		// wire.MaxFrame long, so a lower bound would refuse ordinary traffic.
+		return nil, fmt.Errorf("actor: bad MaxRemoteMessage %d: want 0 (the default, %d) or a number of bytes of at least %d (wire.MaxFrame)",
+			cfg.MaxRemoteMessage, DefaultMaxRemoteMessage, wire.MaxFrame)
 	}
 	if cfg.MaxRemoteMessage == 0 {
 		cfg.MaxRemoteMessage = DefaultMaxRemoteMessage

@@ -40,6 +40,13 @@ func TestStartAndExit(t *testing.T) {
 func TestStartBadConfig(t *testing.T) {
 	_, err := actor.Start(actor.Config{PEs: -1}, func(*actor.PE) {})
 	require.ErrorContains(t, err, "-1")
+	// A bound on frames between processes below a frame's own size
+	// would refuse a frame of many small messages.
+	for _, bad := range []int{-1, 1 << 20} {
+		_, err = actor.Start(actor.Config{PEs: 2, MaxRemoteMessage: bad}, func(*actor.PE) {})
+		require.ErrorContains(t, err, fmt.Sprintf("bad MaxRemoteMessage %d", bad))
+		require.ErrorContains(t, err, "wire.MaxFrame")
+	}
 }
 
 func TestSetupRunsOnEveryPEFirst(t *testing.T) {

@@ -64,8 +64,10 @@ type Config struct {
 	MaxRemoteInFlight int
 	// MaxRemoteMessage bounds, in bytes, one message between processes
 	// (with the frame around it); a longer one ends the job with an error
-	// naming it. 0 means actor.DefaultMaxRemoteMessage (1 GiB). Messages
-	// longer than a frame (3 MiB) travel in fragments. See
+	// naming it. It bounds a whole frame, which may hold many messages:
+	// a value below a frame (3 MiB, wire.MaxFrame) is an error. 0 means
+	// actor.DefaultMaxRemoteMessage (1 GiB). Messages longer than a frame
+	// travel in fragments. See
 	// actor.Config.MaxRemoteMessage.
 	MaxRemoteMessage int
 	// FailAfter is, in a job of several processes, how long a node may

@@ -22,12 +22,19 @@ type encoder struct {
 // frame costs allocations, and frames are sent at high rates. (Encoding
 // into the buffer and copying it out measured faster than having the
 // encoder append to dst through an io.Writer.) The pool drops its buffers
-// at garbage collection, so a burst of large frames does not pin memory.
+// at garbage collection only while it is idle: under steady traffic a
+// buffer goes out and back between collections, so one that a long frame
+// grew past keptEncoderBuf is dropped instead (a message of a gigabyte
+// must not pin its size for the rest of the job).
 var encoders = sync.Pool{New: func() any {
 	e := new(encoder)
 	e.enc = msgpack.NewEncoder(&e.buf)
 	return e
 }}
+
+// keptEncoderBuf is the largest buffer encoders keeps: a frame of the
+// usual size, at most MaxFrame, and some.
+const keptEncoderBuf = MaxFrame + MaxFrame/2
 
 // AppendFrame appends the encoding of f to dst and returns the extended
 // slice; it allocates only if dst must grow, and then once.
@@ -73,7 +80,9 @@ func AppendFrame(dst []byte, f *Frame) ([]byte, error) {
 		}
 	}
 	dst = append(dst, e.buf.Bytes()...)
-	encoders.Put(e)
+	if e.buf.Cap() <= keptEncoderBuf {
+		encoders.Put(e)
+	}
 	return dst, nil
 }
 
