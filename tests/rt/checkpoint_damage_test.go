@@ -280,6 +280,16 @@ func dmgRestart(t *testing.T, dir string, pes int) (int, error) {
 func TestCheckpointDamagedContents(t *testing.T) {
 	dir, orig := dmgCheckpoint(t)
 	base := dmgDecode(t, dmgBody(t, dir))
+	// Members come in the order PEs answered: put them in order of PE and
+	// index, so that the first member of the dense array is element 0.
+	for _, c := range base.Colls {
+		slices.SortFunc(c.Objs, func(a, b dmgObj) int {
+			if a.PE != b.PE {
+				return a.PE - b.PE
+			}
+			return bytes.Compare(a.Index, b.Index)
+		})
+	}
 
 	t.Run("unchanged", func(t *testing.T) {
 		// The helper's round trip changes nothing: a restart works.
