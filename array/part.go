@@ -88,7 +88,17 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 		}
 		return l.(*part[I]).count(no), true
 	}
-	c.Place = func(index any) int { return a.home(index.(I)) }
+	c.Place = func(index any) (int, error) {
+		i, err := a.check(index)
+		if err != nil {
+			return 0, err
+		}
+		pos := -1
+		if !a.sparse {
+			pos, _ = a.shape.Pos(i)
+		}
+		return place(a.m, i, pos, a.shape.Len(), a.npes)
+	}
 	c.SpecData = func() ([]byte, error) { return encodeSpec(a.shape, a) }
 	s := a.shape
 	c.NewLocal = func(here *chare.PE) (chare.Part, error) {

@@ -2,6 +2,7 @@ package array
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -65,6 +66,10 @@ func nd[I [2]int | [3]int | [4]int | [5]int | [6]int](dims ...int) Shape[I] {
 		if d < 0 {
 			bad = fmt.Sprintf("negative size %d in dimension %d", d, k)
 			d = 0
+		}
+		if d > 0 && n > math.MaxInt/d {
+			bad = fmt.Sprintf("sizes %v: more elements than an int counts", dims)
+			n = 0
 		}
 		n *= d
 		parts[k] = fmt.Sprint(d)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // An array created in one process is rebuilt in the others from its spec:
@@ -45,6 +46,9 @@ func RegisterIndex[I comparable]() {
 			sh = Sparse[I]()
 		case s.List != nil:
 			var list []I
+			if err := mpcheck.One(s.List); err != nil {
+				return fmt.Errorf("array: decoding the indices of %v: %w", c.ID, err)
+			}
 			if err := msgpack.Unmarshal(s.List, &list); err != nil {
 				return fmt.Errorf("array: decoding the indices of %v: %w", c.ID, err)
 			}
@@ -54,6 +58,12 @@ func RegisterIndex[I comparable]() {
 			if sh, err = shapeOf[I](s.Dims); err != nil {
 				return err
 			}
+		}
+		if sh.bad != "" {
+			return fmt.Errorf("array: bad shape for %v: %s", c.ID, sh.bad)
+		}
+		if s.MaxHops < 0 {
+			return fmt.Errorf("array: %v forwards along at most %d hops", c.ID, s.MaxHops)
 		}
 		a := &info[I]{shape: sh, m: m, npes: rt.NumPEs(), name: fmt.Sprintf("%s %v", c.Type.Name, c.ID),
 			sparse: s.Sparse, demand: s.Demand, maxHops: s.MaxHops}
@@ -160,6 +170,9 @@ func init() {
 	RegisterIndex[[6]int]()
 	chare.RegisterBuilder("array", func(c *chare.Collection, rt *actor.Runtime, init func(any)) error {
 		var sp arraySpec
+		if err := mpcheck.One(c.Spec.Data); err != nil {
+			return fmt.Errorf("array: decoding the spec of %v: %w", c.ID, err)
+		}
 		if err := msgpack.Unmarshal(c.Spec.Data, &sp); err != nil {
 			return fmt.Errorf("array: decoding the spec of %v: %w", c.ID, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // Checkpoint and restart (Charm++'s CkStartCheckpoint and +restart).
@@ -99,6 +100,8 @@ type ckptFile struct {
 	Seqs    []uint32 // per PE, its collection and future counter
 	Reds    []ckptRed
 	Resume  Callback
+
+	path string // the file it was read from, for errors
 }
 
 // Checkpoint writes the job's state to dir once the job is quiescent, then
@@ -341,18 +344,20 @@ func readCheckpoint(dir string) (*ckptFile, error) {
 	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], b[len(ckptMagic):len(ckptMagic)+sha256.Size]) {
 		return nil, fmt.Errorf("chare: restart: %s is truncated or corrupt (its checksum does not match)", path)
 	}
-	var f ckptFile
+	// The checksum is right: what follows reads a file that is whole but
+	// may be wrong (edited, or written by another version), see check.
+	f := ckptFile{path: path}
+	if err := mpcheck.One(body); err != nil {
+		return nil, fmt.Errorf("chare: restart: decoding %s: %w", path, err)
+	}
 	if err := msgpack.Unmarshal(body, &f); err != nil {
 		return nil, fmt.Errorf("chare: restart: decoding %s: %w", path, err)
 	}
 	if fp := Fingerprint(); f.Program != fp {
 		return nil, fmt.Errorf("chare: restart: %s was written by another program (its chare types and entry methods differ: fingerprint %s, this program's %s)", path, f.Program, fp)
 	}
-	if f.Nodes < 1 {
-		f.Nodes = 1
-	}
-	if f.PEs < 1 || len(f.Seqs) != f.PEs {
-		return nil, fmt.Errorf("chare: restart: %s describes %d PEs with %d counters", path, f.PEs, len(f.Seqs))
+	if err := f.check(path); err != nil {
+		return nil, err
 	}
 	return &f, nil
 }
@@ -421,9 +426,8 @@ func fileKind(m fs.FileMode) string {
 func (pe *PE) restartBoot(f *ckptFile) error {
 	rt := pe.job.rt
 	np := pe.NumPEs()
-	if len(f.Seqs) > 0 {
-		pe.seq = f.Seqs[0]
-	}
+	seqs := restartSeqs(f, np)
+	pe.seq = seqs[0]
 	type batch struct {
 		coll CollID
 		pe   int
@@ -463,7 +467,7 @@ func (pe *PE) restartBoot(f *ckptFile) error {
 		}
 		c, err := rebuild(rt, s)
 		if err != nil {
-			return fmt.Errorf("chare: restart: rebuilding %v: %w", s.ID, err)
+			return fmt.Errorf("chare: restart from %s: rebuilding %v: %w", f.path, s.ID, err)
 		}
 		pe.job.colls.Store(c.ID, c)
 		if rt.NumNodes() > 1 {
@@ -496,29 +500,37 @@ func (pe *PE) restartBoot(f *ckptFile) error {
 				}
 			}
 		default:
-			if c.Place == nil {
-				return fmt.Errorf("chare: restart: collection %v (%s) cannot place its objects", c.ID, s.Builder)
+			if c.Place == nil || c.DecodeIndex == nil {
+				return fmt.Errorf("chare: restart from %s: collection %v (%s) cannot place its objects", f.path, c.ID, s.Builder)
 			}
-			for _, o := range cc.Objs {
+			seen := make(map[any]int, len(cc.Objs))
+			for j, o := range cc.Objs {
 				idx, err := c.DecodeIndex(o.Index)
 				if err != nil {
-					return fmt.Errorf("chare: restart: %w", err)
+					return fmt.Errorf("chare: restart from %s: %s number %d of %v: %w", f.path, c.Type.Name, j, c.ID, err)
 				}
-				add(c.ID, c.Place(idx), o)
+				if k, dup := seen[idx]; dup {
+					return fmt.Errorf("chare: restart from %s: %s %v of %v is listed twice (numbers %d and %d)", f.path, c.Type.Name, idx, c.ID, k, j)
+				}
+				seen[idx] = j
+				p, err := c.Place(idx)
+				if err == nil && (p < 0 || p >= np) {
+					err = fmt.Errorf("placed on PE %d of %d", p, np)
+				}
+				if err != nil {
+					return fmt.Errorf("chare: restart from %s: %s %v of %v: %w", f.path, c.Type.Name, idx, c.ID, err)
+				}
+				add(c.ID, p, o)
 			}
 			totals = append(totals, c.ID)
 			out[batch{c.ID, -1}] = cc.Objs // counted on the root below
 		}
 	}
 	for p := 1; p < np; p++ {
-		var seq uint32
-		if p < len(f.Seqs) {
-			seq = f.Seqs[p]
-		}
-		pe.ap.Send(p, &restoreMsg{Seq: seq, SetSeq: true})
+		pe.ap.Send(p, &restoreMsg{Seq: seqs[p], SetSeq: true})
 	}
 	for _, k := range order {
-		pe.ap.Send(k.pe, &restoreMsg{Coll: k.coll, Objs: out[k]})
+		pe.ap.Send(k.pe, &restoreMsg{Coll: k.coll, Objs: out[k], File: f.path})
 	}
 	for _, id := range totals {
 		pe.ap.Send(ReductionRoot, &restoreMsg{Coll: id, Total: len(out[batch{id, -1}]), SetTotal: true})
@@ -526,11 +538,39 @@ func (pe *PE) restartBoot(f *ckptFile) error {
 	for _, r := range f.Reds {
 		pe.redNext[redStream{r.Stream}] = &redOrder{next: r.Next, top: r.Next, done: map[int]func(){}}
 	}
-	pe.restart = &restartRun{cb: f.Resume}
+	pe.restart = &restartRun{cb: f.Resume, file: f.path}
 	for p := range np {
 		pe.ap.Send(p, &restoreFence{})
 	}
 	return nil
+}
+
+// restartSeqs is where each PE of a restarted job of np PEs starts
+// numbering the collections it makes: after the number it had given out in
+// the checkpointed job, and after every ID the checkpoint holds that names
+// it as its creator (a checkpoint of a restarted job holds collections
+// made by PEs of the job before, which may be PEs the checkpointed job did
+// not have): a new collection never takes a restored one's ID.
+func restartSeqs(f *ckptFile, np int) []uint32 {
+	seqs := make([]uint32, np)
+	copy(seqs, f.Seqs)
+	saw := func(id CollID) {
+		if p := int(uint64(id) >> 32); p < np {
+			seqs[p] = max(seqs[p], uint32(id))
+		}
+	}
+	for _, cc := range f.Colls {
+		saw(cc.Spec.ID)
+		for _, o := range cc.Objs {
+			for sec := range o.State.Sections {
+				saw(sec)
+			}
+		}
+	}
+	for _, r := range f.Reds {
+		saw(r.Stream)
+	}
+	return seqs
 }
 
 // firstPEOf is the first PE of node n in the checkpointed job.
@@ -551,6 +591,7 @@ func firstOf(m map[int]ckptObj) int {
 
 type restartRun struct {
 	cb   Callback
+	file string
 	acks int
 }
 
@@ -563,6 +604,7 @@ type restoreMsg struct {
 	SetSeq   bool
 	Total    int
 	SetTotal bool
+	File     string // the checkpoint, for errors
 }
 
 func (m *restoreMsg) Describe() string { return fmt.Sprintf("the restart of %v", m.Coll) }
@@ -607,14 +649,14 @@ func (m *restoreMsg) Deliver(ap *actor.PE) {
 			var idx any = pe.ID()
 			if c.Kind == KindElement {
 				if idx, err = c.DecodeIndex(o.Index); err != nil {
-					pe.fail(fmt.Errorf("chare: restart: %w", err))
+					pe.fail(fmt.Errorf("chare: restart from %s: %w", m.File, err))
 					return
 				}
 			} else if c.Kind == KindBranch && c.Spec.Builder == "nodegroup" {
 				idx = pe.job.rt.NodeOf(pe.ID())
 			}
 			if err := r.Restore(pe, idx, o.Data, o.State); err != nil {
-				pe.fail(fmt.Errorf("chare: restart: %s %v on PE %d: %w", c.Type.Name, idx, pe.ID(), err))
+				pe.fail(fmt.Errorf("chare: restart from %s: %s %v of %v on PE %d: %w", m.File, c.Type.Name, idx, c.ID, pe.ID(), err))
 				return
 			}
 		}
@@ -654,7 +696,7 @@ func (restoreAck) Deliver(ap *actor.PE) {
 	}
 	pe.restart = nil
 	if err := run.cb.Send(pe.Context(), nil); err != nil {
-		pe.fail(fmt.Errorf("chare: restart: the checkpoint's callback: %w", err))
+		pe.fail(fmt.Errorf("chare: restart from %s: the checkpoint's callback: %w", run.file, err))
 	}
 }
 

@@ -23,7 +23,7 @@ func writeCkpt(t *testing.T, f *ckptFile) string {
 }
 
 func TestReadCheckpointRefusesBadInput(t *testing.T) {
-	good := &ckptFile{Program: Fingerprint(), PEs: 2, Nodes: 1, Seqs: []uint32{3, 1}}
+	good := &ckptFile{Program: Fingerprint(), PEs: 2, Nodes: 1, Seqs: []uint32{3, 1}, Resume: ExitCallback(0)}
 	dir := writeCkpt(t, good)
 	f, err := readCheckpoint(dir)
 	require.NoError(t, err)
@@ -76,4 +76,21 @@ func TestReadBoundedStopsAtTheSize(t *testing.T) {
 	_, err = readRegular(path, 4)
 	require.ErrorContains(t, err, "larger than")
 	require.ErrorContains(t, err, path)
+}
+
+// TestRestartSeqs: a restarted PE numbers new collections after every ID
+// the checkpoint holds that names it as creator, and after the counter it
+// had, whichever is higher; PEs beyond the old job start from the IDs.
+func TestRestartSeqs(t *testing.T) {
+	id := func(pe, n int) CollID { return CollID(uint64(pe)<<32 | uint64(n)) }
+	f := &ckptFile{PEs: 2, Seqs: []uint32{3, 9},
+		Colls: []ckptColl{
+			{Spec: Spec{ID: id(0, 7)}}, // above PE 0's counter (written by another version, say)
+			{Spec: Spec{ID: id(1, 2)}},
+			{Spec: Spec{ID: id(3, 5)}, Objs: []ckptObj{{State: MemberState{Sections: map[CollID]int{id(3, 11): 1}}}}}, // made by PE 3 of a job before
+			{Spec: Spec{ID: id(6, 4)}}, // a PE the new job does not have
+		},
+		Reds: []ckptRed{{Stream: id(2, 8)}}}
+	require.Equal(t, []uint32{7, 9, 8, 11}, restartSeqs(f, 4))
+	require.Equal(t, []uint32{7}, restartSeqs(f, 1))
 }

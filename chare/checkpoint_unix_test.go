@@ -17,7 +17,7 @@ import (
 // (endless), or a directory is refused with an error naming it, at once;
 // a symbolic link to a regular checkpoint file is read.
 func TestReadCheckpointOnlyRegularFiles(t *testing.T) {
-	good := &ckptFile{Program: Fingerprint(), PEs: 1, Nodes: 1, Seqs: []uint32{1}}
+	good := &ckptFile{Program: Fingerprint(), PEs: 1, Nodes: 1, Seqs: []uint32{1}, Resume: ExitCallback(0)}
 	real := filepath.Join(writeCkpt(t, good), CheckpointFile)
 	cases := []struct {
 		name string

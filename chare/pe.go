@@ -92,8 +92,9 @@ type Collection struct {
 	// Spec.Data is empty (a job of one process does not announce it).
 	SpecData func() ([]byte, error)
 	// Place, if set, gives the PE where a restart puts the member with
-	// the given index (arrays: its home).
-	Place func(index any) int
+	// the given index (arrays: its home), or an error if the index is not
+	// one of the collection's.
+	Place func(index any) (int, error)
 }
 
 // PE is the chare layer's state on one processing element. Only code

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // What survives packing.
@@ -268,6 +270,12 @@ func unpackState(obj any, b []byte) (err error) {
 			err = explainUnpack(reflect.TypeOf(obj), b, err)
 		}
 	}()
+	// The bytes come from another process or from a file: check that
+	// they are one value of a size that decoding can afford (mpcheck)
+	// and nothing after it, which msgpack.Unmarshal would ignore.
+	if err := mpcheck.One(b); err != nil {
+		return err
+	}
 	return msgpack.Unmarshal(b, obj)
 }
 

@@ -29,6 +29,8 @@ import (
 	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // msgpack codes used here.
@@ -159,7 +161,12 @@ func decodeOther[I any](b []byte) (I, error) {
 	var i I
 	err := errors.New("no bytes")
 	if len(b) > 0 {
-		err = msgpack.Unmarshal(b, &i)
+		// One value of a size decoding can afford, nothing after it
+		// (msgpack/v5 allocates what a length claims, and ignores
+		// trailing bytes).
+		if err = mpcheck.One(b); err == nil {
+			err = msgpack.Unmarshal(b, &i)
+		}
 	}
 	if err != nil {
 		return i, fmt.Errorf("bad %T index (%d bytes): %w", i, len(b), err)
