@@ -8,6 +8,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // futureRef names a future: the PE that owns it and its number there.
@@ -100,7 +101,11 @@ func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error) {
 	delete(pe.futures, f.ID)
 	if raw, ok := slot.val.(rawValue); ok { // from another process
 		var v T
-		if err := msgpack.Unmarshal(raw, &v); err != nil {
+		err := mpcheck.One(raw) // lengths and nesting a decode can afford
+		if err == nil {
+			err = msgpack.Unmarshal(raw, &v)
+		}
+		if err != nil {
 			return zero, fmt.Errorf("chare: future %d on PE %d: decoding its value as %T: %w", f.ID, f.PE, zero, err)
 		}
 		return v, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib/mcast"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // mcastMsg is a multicast on its way along the plan: whole, or one chunk
@@ -190,7 +191,11 @@ func (m *multicaster) receive(msg mcastMsg) error {
 		return err
 	}
 	var w wenv
-	if err := msgpack.Unmarshal(whole, &w); err != nil {
+	err = mpcheck.One(whole) // lengths and nesting a decode can afford
+	if err == nil {
+		err = msgpack.Unmarshal(whole, &w)
+	}
+	if err != nil {
 		return fmt.Errorf("decoding a reassembled multicast from PE %d: %w", msg.Root, err)
 	}
 	m.deliver(msg, w.E)
