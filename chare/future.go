@@ -101,7 +101,7 @@ func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error) {
 	delete(pe.futures, f.ID)
 	if raw, ok := slot.val.(rawValue); ok { // from another process
 		var v T
-		err := mpcheck.One(raw) // lengths and nesting a decode can afford
+		err := mpcheck.Seq(raw) // lengths and nesting a decode can afford
 		if err == nil {
 			err = msgpack.Unmarshal(raw, &v)
 		}

@@ -262,6 +262,16 @@ func (t *Type) Migrates() bool { return t.migrates }
 // unpackState decodes b into obj with msgpack; a failure, or a panic of
 // the decoder, becomes an error naming the field that does not unpack.
 func unpackState(obj any, b []byte) (err error) {
+	// The bytes come from another process or from a file: check that
+	// they are values of a size and depth that decoding can afford
+	// (mpcheck) before anything decodes them, explainUnpack included.
+	if err := mpcheck.Seq(b); err != nil {
+		t := reflect.TypeOf(obj)
+		for t != nil && t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+		return fmt.Errorf("%v: %w", t, err)
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)
@@ -270,12 +280,6 @@ func unpackState(obj any, b []byte) (err error) {
 			err = explainUnpack(reflect.TypeOf(obj), b, err)
 		}
 	}()
-	// The bytes come from another process or from a file: check that
-	// they are one value of a size that decoding can afford (mpcheck)
-	// and nothing after it, which msgpack.Unmarshal would ignore.
-	if err := mpcheck.One(b); err != nil {
-		return err
-	}
 	return msgpack.Unmarshal(b, obj)
 }
 

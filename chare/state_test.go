@@ -1,12 +1,14 @@
 package chare
 
 import (
+	"bytes"
 	"fmt"
 	"reflect"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // What packing loses (issue 14, item 8): the fields that a msgpack round
@@ -159,4 +161,37 @@ func TestTimeAfterPacking(t *testing.T) {
 	require.True(t, got.At.Equal(now), "the instant survives")
 	require.Equal(t, time.Local, got.At.Location(), "the zone does not")
 	require.Equal(t, now.Round(0).In(time.Local), got.At, "nor the monotonic reading (Round(0) strips it)")
+}
+
+// twoValues encodes itself as two msgpack values (EncodeMulti, as in
+// msgpack's own CustomEncoder example).
+type twoValues struct {
+	S string
+	N int
+}
+
+func (v *twoValues) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeMulti(v.S, v.N) }
+func (v *twoValues) DecodeMsgpack(dec *msgpack.Decoder) error { return dec.DecodeMulti(&v.S, &v.N) }
+
+// TestUnpackStateChecksBeforeDecoding: state that a field's own encoder
+// wrote as several values unpacks (its bytes are a value and then more);
+// bytes nested deep enough to exhaust the stack are refused before
+// anything decodes them, the explanation of a failure included (it used
+// to decode them again, unchecked: a fatal stack overflow).
+func TestUnpackStateChecksBeforeDecoding(t *testing.T) {
+	type withPair struct {
+		P    twoValues
+		Tail int
+	}
+	want := withPair{P: twoValues{S: "s", N: 7}, Tail: 9}
+	b, err := msgpack.Marshal(&want)
+	require.NoError(t, err)
+	var got withPair
+	require.NoError(t, unpackState(&got, b))
+	require.Equal(t, want, got)
+
+	deep := append([]byte{0x81, 0xa1, 'A'}, bytes.Repeat([]byte{0x91}, 30_000_000)...)
+	var st struct{ A any }
+	err = unpackState(&st, append(deep, 0x00))
+	require.ErrorContains(t, err, "nested deeper than")
 }

@@ -191,7 +191,7 @@ func (m *multicaster) receive(msg mcastMsg) error {
 		return err
 	}
 	var w wenv
-	err = mpcheck.One(whole) // lengths and nesting a decode can afford
+	err = mpcheck.Seq(whole) // lengths and nesting a decode can afford
 	if err == nil {
 		err = msgpack.Unmarshal(whole, &w)
 	}

@@ -161,10 +161,8 @@ func decodeOther[I any](b []byte) (I, error) {
 	var i I
 	err := errors.New("no bytes")
 	if len(b) > 0 {
-		// One value of a size decoding can afford, nothing after it
-		// (msgpack/v5 allocates what a length claims, and ignores
-		// trailing bytes).
-		if err = mpcheck.One(b); err == nil {
+		// Values of a size and depth decoding can afford (mpcheck).
+		if err = mpcheck.Seq(b); err == nil {
 			err = msgpack.Unmarshal(b, &i)
 		}
 	}

@@ -112,7 +112,7 @@ func TestDecodeRejects(t *testing.T) {
 		{"short array", []byte{fixArray | 3, 1, 2}, dec[[3]int], "integer 2 at byte 3: truncated"},
 		{"array trailing", []byte{fixArray | 2, 1, 2, 3}, dec[[2]int], "1 bytes left over"},
 		{"float member", []byte{fixArray | 2, 1, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0}, dec[[2]int], "integer 1 at byte 2: code 0xcb is not an integer"},
-		{"user type trailing", append(must(msgpack.Marshal(cell{"a", 1, 2})), 0xc0), dec[cell], "bad indexcodec.cell index (15 bytes): msgpack: 1 bytes after the value"},
+		{"user type cut after", append(must(msgpack.Marshal(cell{"a", 1, 2})), 0xcd), dec[cell], "bad indexcodec.cell index (15 bytes): msgpack: truncated"},
 		{"user type huge slice", []byte{0xdd, 0x7f, 0xff, 0xff, 0xff, 0x00}, dec[[]cell], "claims 2147483647 values"},
 	} {
 		t.Run(c.name, func(t *testing.T) {

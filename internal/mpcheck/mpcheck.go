@@ -1,15 +1,22 @@
 // Package mpcheck checks msgpack bytes from disk or from the network before
 // they are decoded.
 //
-// msgpack/v5 (v5.4.1) decodes a slice or a map by allocating every element
-// its header claims, without its own allocation limit, so that five bytes
-// can ask for gigabytes; and it decodes nested values by recursion, so that
-// deep nesting into an interface value can exhaust the stack. Neither is a
-// panic that can be recovered. One checks, without allocating, that the
-// bytes are exactly one msgpack value whose every array and map claims no
-// more elements than there are bytes left to hold them (each element takes
-// at least one byte) and that is nested no deeper than MaxDepth: decoding
-// it then allocates in proportion to its size.
+// msgpack/v5 (v5.4.1) decodes nested values by recursion, so that deep
+// nesting into an interface value (millions of one-byte array headers)
+// exhausts the goroutine's stack: a fatal error, not a panic that can be
+// recovered. It also makes a slice or a map for the number of elements its
+// header claims, up to a million at once, before reading them, so that a
+// few bytes can ask for a million elements per header. Seq checks, without
+// allocating, that the bytes are msgpack values back to back whose every
+// array and map claims no more elements than there are bytes left to hold
+// them (each element takes at least one byte) and that are nested no
+// deeper than MaxDepth: decoding them then allocates in proportion to
+// their size and recurses no deeper than that.
+//
+// Seq, not One, is the check for bytes that user encoders wrote: a type's
+// own EncodeMsgpack may write several values (msgpack's EncodeMulti), which
+// leaves the enclosing map or array with more values than its header
+// says, and the bytes then parse as one value followed by others.
 package mpcheck
 
 import (
@@ -18,8 +25,11 @@ import (
 	"fmt"
 )
 
-// MaxDepth bounds the nesting of arrays and maps.
-const MaxDepth = 64
+// MaxDepth bounds the nesting of arrays and maps: deep enough for any
+// real state (a linked list or an unbalanced tree thousands deep, each
+// level a map and an array), far from the millions of levels that exhaust
+// a stack.
+const MaxDepth = 10000
 
 // ErrTruncated says the bytes end inside a value.
 var ErrTruncated = errors.New("msgpack: truncated")
@@ -35,6 +45,21 @@ func One(b []byte) error {
 		return fmt.Errorf("msgpack: %d bytes after the value (of %d bytes)", len(b)-n, n)
 	}
 	return nil
+}
+
+// Seq checks that b holds one or more msgpack values back to back, as the
+// package doc says.
+func Seq(b []byte) error {
+	at := 0
+	for {
+		n, err := value(b, at, 0)
+		if err != nil {
+			return err
+		}
+		if at = n; at == len(b) {
+			return nil
+		}
+	}
 }
 
 // value checks the value at b[at:] and returns where it ends.

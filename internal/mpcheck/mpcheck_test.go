@@ -50,7 +50,7 @@ func TestOneRefuses(t *testing.T) {
 		{"int64_cut", []byte{0xd3, 1, 2, 3}, "truncated"},
 		{"array_of_cut_value", []byte{0x92, 0x01, 0xcd}, "truncated"},
 		{"array_element_cut", []byte{0x92, 0xcd, 0x01, 0x02}, "truncated"},
-		{"deep", deep, "nested deeper than 64"},
+		{"deep", deep, "nested deeper than 10000"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -74,4 +74,63 @@ func FuzzOne(f *testing.F) {
 		require.NoError(t, dec.Skip(), "% x", b)
 		require.Zero(t, dec.Buffered().(*bytes.Reader).Len(), "% x", b)
 	})
+}
+
+// customPair encodes itself as two values, as msgpack's own CustomEncoder
+// example does (EncodeMulti): the map around it then holds one value more
+// than its header says.
+type customPair struct {
+	S string
+	N int
+}
+
+func (c *customPair) EncodeMsgpack(enc *msgpack.Encoder) error { return enc.EncodeMulti(c.S, c.N) }
+func (c *customPair) DecodeMsgpack(dec *msgpack.Decoder) error { return dec.DecodeMulti(&c.S, &c.N) }
+
+// TestSeqAcceptsUserEncoders: state with a field that encodes itself as
+// several values, or a linked list deeper than the old bound of 64,
+// decodes with msgpack and passes Seq (One refuses the first: its bytes
+// are a value and then more).
+func TestSeqAcceptsUserEncoders(t *testing.T) {
+	type withPair struct {
+		C    customPair
+		Tail int
+	}
+	b, err := msgpack.Marshal(&withPair{C: customPair{S: "s", N: 7}, Tail: 9})
+	require.NoError(t, err)
+	var back withPair
+	require.NoError(t, msgpack.Unmarshal(b, &back))
+	require.Equal(t, withPair{C: customPair{S: "s", N: 7}, Tail: 9}, back)
+	require.NoError(t, Seq(b))
+	require.ErrorContains(t, One(b), "after the value")
+
+	type node struct {
+		V    int
+		Next *node
+	}
+	var list *node
+	for i := range 2000 {
+		list = &node{V: i, Next: list}
+	}
+	b, err = msgpack.Marshal(list)
+	require.NoError(t, err)
+	require.NoError(t, Seq(b), "a list 2000 deep")
+}
+
+func TestSeqRefuses(t *testing.T) {
+	deep := append(bytes.Repeat([]byte{0x91}, MaxDepth+1), 0x00)
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"empty", nil, "truncated"},
+		{"second_value_cut", []byte{0x01, 0xcd, 0x01}, "truncated"},
+		{"second_value_huge", []byte{0x01, 0xdd, 0x7f, 0xff, 0xff, 0xff, 0x00}, "claims 2147483647 values"},
+		{"deep_second", append([]byte{0x01}, deep...), "nested deeper than"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			require.ErrorContains(t, Seq(c.b), c.want)
+		})
+	}
 }

@@ -343,8 +343,8 @@ func TestCheckpointDamagedContents(t *testing.T) {
 		{"object_data_empty", func(t *testing.T, f *dmgFile) { elem(t, f).Objs[0].Data = nil }, []string{"rt_test.ckElem: msgpack: truncated"}},
 		{"object_data_trailing", func(t *testing.T, f *dmgFile) {
 			o := &elem(t, f).Objs[0]
-			o.Data = append(slices.Clone(o.Data), 0x01)
-		}, []string{"rt_test.ckElem: msgpack: 1 bytes after the value"}},
+			o.Data = append(slices.Clone(o.Data), 0xcd) // a value cut after the state
+		}, []string{"rt_test.ckElem: msgpack: truncated"}},
 		{"member_state_negative_redno", func(t *testing.T, f *dmgFile) { elem(t, f).Objs[0].State.RedNo = -5 }, []string{"rt_test.ckElem number 0 (on PE 0): at reduction -5 of its collection, which has completed 1"}},
 		{"member_state_bad_section", func(t *testing.T, f *dmgFile) {
 			elem(t, f).Objs[0].State.Sections = map[chare.CollID]int{12345: -1}
@@ -409,7 +409,7 @@ func TestCheckpointDamagedContents(t *testing.T) {
 	}{
 		{"colls_length_huge", []byte{0x81, 0xa5, 'C', 'o', 'l', 'l', 's', 0xdd, 0x7f, 0xff, 0xff, 0xff}, "claims 2147483647 values"},
 		{"nested_too_deep", append([]byte{0x81, 0xa6, 'R', 'e', 's', 'u', 'm', 'e'}, slices.Repeat([]byte{0x91}, 100000)...), "nested deeper than"},
-		{"trailing_bytes", append(dmgBody(t, dir), 0xc0), "1 bytes after the value"},
+		{"trailing_bytes", append(dmgBody(t, dir), 0xcd), "truncated"},
 		{"not_a_map", []byte{0x2a}, "decoding"},
 	}
 	for _, r := range raw {
