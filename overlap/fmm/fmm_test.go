@@ -168,7 +168,9 @@ func TestMissingDataStallsLoudly(t *testing.T) {
 // the iteration and what did not come, instead of waiting for ever (it
 // used to wait without a deadline).
 func TestRunnerTimeoutNamesWhatIsMissing(t *testing.T) {
-	const timeout = 300 * time.Millisecond
+	// Long enough for the step to start on a loaded machine (else the
+	// error names the start, not the results).
+	const timeout = time.Second
 	var runErr error
 	var took time.Duration
 	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 20 * time.Second}, func(m *tmain, _ []string) {
