@@ -437,15 +437,7 @@ func TestStreamingScoredByTheProgram(t *testing.T) {
 		require.Contains(t, e, "positive, finite")
 	}
 	require.Len(t, caps, steps, "every iteration scored: %v", caps)
-	t.Logf("caps: %v", caps)
-	last := caps[len(caps)-20:]
-	near := 0
-	for _, c := range last {
-		if c >= 16 && c <= 64 {
-			near++
-		}
-	}
-	require.GreaterOrEqual(t, near, 15, "of the last 20 caps within 16..64 (optimum 32, start 4): %v", last)
+	requireNearOptimum(t, caps)
 }
 
 // TestAutoStreamingContainerScored: a selection file's streaming
@@ -492,6 +484,14 @@ func TestAutoStreamingContainerScored(t *testing.T) {
 	require.ErrorContains(t, plainErr, "none of whose parts (strategy=streaming(tune=true), strategy=direct) is a streaming container with tune=true and scored=true")
 	require.Len(t, caps, steps, "every iteration scored: %v", caps)
 	require.Equal(t, 4, caps[0], "the search starts at the file's maxmsgs")
+	requireNearOptimum(t, caps)
+}
+
+// requireNearOptimum checks that at least 15 of the last 20 caps are
+// within 16..64, around the program's optimum of 32 (the search starts
+// at 4).
+func requireNearOptimum(t *testing.T, caps []int) {
+	t.Helper()
 	t.Logf("caps: %v", caps)
 	last := caps[len(caps)-20:]
 	near := 0

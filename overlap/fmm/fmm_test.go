@@ -237,11 +237,7 @@ func TestRunnerRunsAgainAfterTimeout(t *testing.T) {
 				}
 				r.Timeout = 20 * time.Second
 				for it := 1; it <= 2; it++ {
-					if _, err := r.Run(IterMsg{It: it, Mode: Static, P: 1}); err != nil {
-						m.Abort(err)
-						return
-					}
-					_, w, _, err := r.Check(it)
+					_, w, err := runChecked(&r, IterMsg{It: it, Mode: Static, P: 1})
 					if err != nil {
 						m.Abort(err)
 						return
@@ -325,12 +321,7 @@ func TestSmallPNapsInsteadOfSpinning(t *testing.T) {
 		it := 0
 		for _, p := range ps {
 			for range iters {
-				res, err := r.Run(IterMsg{It: it, Mode: Static, P: p})
-				if err != nil {
-					m.Abort(err)
-					return
-				}
-				_, w, _, err := r.Check(it)
+				res, w, err := runChecked(&r, IterMsg{It: it, Mode: Static, P: p})
 				if err != nil {
 					m.Abort(err)
 					return
@@ -380,4 +371,15 @@ func TestRunnerDeadline(t *testing.T) {
 			require.WithinRange(t, d, t0.Add(c.want), time.Now().Add(c.want))
 		})
 	}
+}
+
+// runChecked runs iteration m.It and checks it: its result and how many
+// values came out wrong.
+func runChecked(r *Runner, m IterMsg) (Iteration, int, error) {
+	res, err := r.Run(m)
+	if err != nil {
+		return res, 0, err
+	}
+	_, w, _, err := r.Check(m.It)
+	return res, w, err
 }
