@@ -668,7 +668,7 @@ func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	// The envelope's own copy of its bytes: a message type's UnmarshalMsg
 	// may keep views into them (actor/codec leaves its bytes to it), as it
 	// may into a run's tail, whose frame is never reused either.
-	b, err := readBytes(dec, nil, n)
+	b, err := readBytes(dec, n)
 	if err != nil {
 		return nil, err
 	}
@@ -682,10 +682,12 @@ func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 // maxEnvBuf is the most readBytes grows its buffer by at a time.
 const maxEnvBuf = 64 << 10
 
-// readBytes appends n bytes from dec to b, growing b by at most
+// readBytes reads n bytes from dec, growing its buffer by at most
 // maxEnvBuf at a time: n comes from the wire, and a few bytes must not
-// make the process allocate gigabytes before the read fails.
-func readBytes(dec *msgpack.Decoder, b []byte, n int) ([]byte, error) {
+// make the process allocate gigabytes before the read fails (msgpack's
+// DecodeBytes starts at a megabyte).
+func readBytes(dec *msgpack.Decoder, n int) ([]byte, error) {
+	var b []byte
 	for len(b) < n {
 		k := min(n-len(b), maxEnvBuf)
 		b = slices.Grow(b, k)[:len(b)+k]
