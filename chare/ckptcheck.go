@@ -1,8 +1,10 @@
 package chare
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // A checkpoint's checksum is not a secret: a file edited by hand, or
@@ -219,8 +221,14 @@ func checkResume(cb Callback, colls map[CollID]*ckptColl, pes int) error {
 			return fmt.Errorf("%s of %v on PE %d (the job had %d)", e, r.Coll, r.PE, pes)
 		}
 	case r.Kind == k && k == KindElement:
-		if r.Index == nil {
+		raw, ok := rawOf(r.Index)
+		if !ok || len(raw) == 0 {
 			return fmt.Errorf("%s of an element of %v with no index", e, r.Coll)
+		}
+		// The element must be one the restart restores: a message to any
+		// other would wait for an insertion that never comes.
+		if !slices.ContainsFunc(cc.Objs, func(o ckptObj) bool { return bytes.Equal(o.Index, raw) }) {
+			return fmt.Errorf("%s of element %v of %v, which the checkpoint does not hold", e, raw, r.Coll)
 		}
 	case r.Kind == KindGroupAll && k == KindBranch, (r.Kind == KindArrayAll || r.Kind == KindSection) && k == KindElement:
 	default:

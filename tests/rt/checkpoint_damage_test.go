@@ -277,6 +277,27 @@ func dmgRestart(t *testing.T, dir string, pes int) (int, error) {
 // TestCheckpointDamagedContents: a checkpoint whose checksum is right and
 // whose contents are wrong makes a restart fail with an error naming the
 // file and the fault.
+// dmgElemCallback is an entry callback to the element of c whose index
+// has the wire form idx (none if nil), as a checkpoint's file holds it.
+func dmgElemCallback(t testing.TB, c *dmgColl, idx []byte) chare.Callback {
+	e, err := chare.EntryOf((*ckElem).Set)
+	require.NoError(t, err)
+	type route struct {
+		Kind  chare.Kind
+		Coll  chare.CollID
+		Index []byte `msgpack:",omitempty"`
+	}
+	b, err := msgpack.Marshal(struct {
+		Kind  chare.CallbackKind
+		Route route
+		Entry chare.EntryID
+	}{chare.CallbackEntry, route{chare.KindElement, c.Spec.ID, idx}, e.ID})
+	require.NoError(t, err)
+	var cb chare.Callback
+	require.NoError(t, msgpack.Unmarshal(b, &cb))
+	return cb
+}
+
 func TestCheckpointDamagedContents(t *testing.T) {
 	dir, orig := dmgCheckpoint(t)
 	base := dmgDecode(t, dmgBody(t, dir))
@@ -390,6 +411,21 @@ func TestCheckpointDamagedContents(t *testing.T) {
 		{"resume_func", func(t *testing.T, f *dmgFile) { f.Resume = chare.Callback{Kind: chare.CallbackFunc, Func: 12345} }, []string{"a function callback: only entry and exit callbacks"}},
 		{"resume_kind_unknown", func(t *testing.T, f *dmgFile) { f.Resume.Kind = 99 }, []string{"a callback of unknown kind 99"}},
 		{"resume_pe_out_of_range", func(t *testing.T, f *dmgFile) { f.Resume.Route.PE = 77 }, []string{"rt_test.dmgMain.Resume of #0.1 on PE 77 (the job had 4)"}},
+		{"resume_element_not_held", func(t *testing.T, f *dmgFile) {
+			// A sparse array's index in range that was never inserted.
+			var sparse *dmgColl
+			for i, c := range f.Colls {
+				if c.Spec.Type == elem(t, f).Spec.Type && c.Spec.ID != elem(t, f).Spec.ID {
+					sparse = &f.Colls[i]
+				}
+			}
+			require.NotNil(t, sparse, "no sparse array in the checkpoint")
+			require.NotContains(t, dmgSparseKeys, 4)
+			f.Resume = dmgElemCallback(t, sparse, []byte{0x04})
+		}, []string{"the checkpoint's callback: rt_test.ckElem.Set of element 4 of #0.3, which the checkpoint does not hold"}},
+		{"resume_element_out_of_shape", func(t *testing.T, f *dmgFile) { f.Resume = dmgElemCallback(t, elem(t, f), []byte{0x7f}) }, []string{"rt_test.ckElem.Set of element 127 of #0.2, which the checkpoint does not hold"}},
+		{"resume_element_garbage_index", func(t *testing.T, f *dmgFile) { f.Resume = dmgElemCallback(t, elem(t, f), []byte{0xc1}) }, []string{"rt_test.ckElem.Set of element", "which the checkpoint does not hold"}},
+		{"resume_element_no_index", func(t *testing.T, f *dmgFile) { f.Resume = dmgElemCallback(t, elem(t, f), nil) }, []string{"rt_test.ckElem.Set of an element of #0.2 with no index"}},
 	}
 	for _, m := range muts {
 		t.Run(m.name, func(t *testing.T) {
