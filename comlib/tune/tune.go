@@ -214,7 +214,9 @@ func (t *Tuner) Best() (value, score float64, ok bool) { return t.x, t.s, t.have
 // Vector is the signed exploration vector the next try will be made with.
 func (t *Tuner) Vector() float64 { return t.v }
 
-// Updates counts how many times the value has changed.
+// Updates counts how many times the value has changed (with Paired, the
+// value under evaluation: a try's steps in turn with the anchor's count
+// once).
 func (t *Tuner) Updates() int { return t.updates }
 
 // MaxTrajectory bounds the evaluations a trajectory keeps (the latest; a
