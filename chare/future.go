@@ -242,6 +242,34 @@ func (pe *PE) setFuture(r futureRef, v any) error {
 
 func (pe *PE) dropFuture(r futureRef) { delete(pe.futures, r.ID) }
 
+// Drop forgets a future whose value will never be taken: one whose
+// callback was handed to a call that then failed. Without it the future
+// stays in its PE's table (PendingFutures) for the life of the job. A
+// value that comes for it afterwards is an error of the PE, as for a
+// future already taken: drop only futures nobody will send to. It must
+// run on the future's PE; dropping one that is being waited for, or one
+// already taken or dropped, is an error that names it.
+func (f Future[T]) Drop(ctx Context) error {
+	pe, err := peFrom(ctx)
+	switch {
+	case err != nil:
+		return err
+	case f.ID == 0:
+		return errors.New("chare: dropping a future that was never created")
+	case f.PE != pe.ID():
+		return fmt.Errorf("chare: future %d belongs to PE %d; it can only be dropped there, not on PE %d", f.ID, f.PE, pe.ID())
+	}
+	slot := pe.futures[f.ID]
+	switch {
+	case slot == nil:
+		return fmt.Errorf("chare: dropping future %d on PE %d: it was already taken by Get or dropped", f.ID, f.PE)
+	case slot.waiter != nil:
+		return fmt.Errorf("chare: dropping future %d on PE %d: it is being waited for", f.ID, f.PE)
+	}
+	pe.dropFuture(f.ref())
+	return nil
+}
+
 type futureMsg struct {
 	ref futureRef
 	val any

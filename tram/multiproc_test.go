@@ -139,10 +139,11 @@ func (t *table) Buffering(m bufferingMsg) {
 // processes (PEs 0 and 1 in node 0, 2 and 3 in node 1). Every step's
 // items arrive exactly once; after each step, every PE of both processes
 // has the buffer size and flush period that the tuner on PE 0 chose for
-// it; the size moves as the search goes (E06: the first try doubles it),
+// it; the size moves as the search goes (E06: the first try doubles it,
+// its steps alternating with the start's),
 // and the flush period scales with it.
 func TestTuneAcrossProcesses(t *testing.T) {
-	const pes, steps, items, start = 4, 12, 3000, 32
+	const pes, steps, items, start = 4, 16, 3000, 32
 	period := time.Millisecond
 	type seen struct {
 		tuned  int
@@ -210,9 +211,14 @@ func TestTuneAcrossProcesses(t *testing.T) {
 		}
 		sizes[sn.tuned] = true
 	}
-	// n = 4 evaluations at the start, then 4 at twice the size.
-	for k := 0; k < 8; k++ {
-		require.Equal(t, start<<(k/4), per[k].tuned, "step %d", k)
+	// n = 4 evaluations at the start, then 4 at twice the size, each
+	// after one at the start (tune.Options.Paired).
+	for k := 0; k < 12; k++ {
+		want := start
+		if k >= 4 && k%2 == 1 {
+			want = 2 * start
+		}
+		require.Equal(t, want, per[k].tuned, "step %d", k)
 	}
 	require.GreaterOrEqual(t, len(sizes), 3, "the size moves on: %v", sizes)
 }

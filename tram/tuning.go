@@ -26,7 +26,8 @@ import (
 // usually a good one, so the search is made to earn every move (measured
 // with the histogram of tests/bench, tune/tram/histogram): a value is
 // scored by the median of 4 steps (a step slowed by another program does
-// not count), a try must beat its anchor by tuneMargin to replace it, and
+// not count), a try must beat its anchor by tuneMargin and by tuneZ
+// standard errors, measured in turn with it, to replace it, and
 // once the search has settled it holds its best size for tuneHold scores
 // before it tries the neighbours again, so that most steps run at the best
 // size rather than at tries. It has no Jump (tune.Options): on a shared
@@ -48,6 +49,15 @@ const tuneBand = 8
 const (
 	tuneMargin = 0.02 // a try must be 2 % faster than its anchor to move it
 	tuneHold   = 8    // scores (of 4 steps) to hold the best size once settled
+	// tuneZ: and faster by 2 standard errors of the steps' spread
+	// (tune.Options.Z), measured in turn with the anchor's steps
+	// (tune.Options.Paired). On 2 cores shared with other programs (load
+	// 6–8) a step's time per item spreads by 25 % or more and the load
+	// changes from second to second; the 2 % margin alone let one lucky
+	// score of 4 steps move the search, from 256 to 64 or 2048 (sizes the
+	// sweep finds 30–40 % slower, tune/tram/sweep/8B), and the tuned
+	// histogram ran at 0.76–0.85 of the default's rate.
+	tuneZ = 2
 )
 
 // checkTuneBounds refuses Options.TuneMin and TuneMax out of range or out
@@ -102,7 +112,7 @@ func newStepTuner(items int, period time.Duration, lo, hi int) (*stepTuner, erro
 	lo2, hi2 := math.Log2(float64(lo)), math.Log2(float64(hi))
 	step := math.Min(1, hi2-lo2)
 	st.t, err = tune.New(tune.Options{Min: lo2, Max: hi2, Start: math.Log2(float64(items)), Step: step, MinStep: step / 2,
-		Median: true, Margin: tuneMargin, Hold: tuneHold})
+		Median: true, Margin: tuneMargin, Hold: tuneHold, Z: tuneZ, Paired: true})
 	return st, err
 }
 

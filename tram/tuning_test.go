@@ -20,7 +20,8 @@ import (
 // TestTuneMovesTheBufferAndDeliversEveryItem: with Options.Tune, steps of
 // a histogram (completion and staged, on 1- and 2-D grids) run with the
 // buffer sizes the search proposes — the size moves from its start, by
-// powers of two in the first tries (E06) — and every step's items arrive
+// powers of two in the first tries (E06), each try's steps alternating
+// with the start's — and every step's items arrive
 // exactly once: the totals grow by exactly each step's items and sum.
 func TestTuneMovesTheBufferAndDeliversEveryItem(t *testing.T) {
 	cases := []struct {
@@ -80,9 +81,10 @@ func TestTuneMovesTheBufferAndDeliversEveryItem(t *testing.T) {
 				require.Equal(t, wantSum, sums[k], "sum after step %d", k)
 			}
 			require.Len(t, traj, steps)
-			// The first n = 4 evaluations are at the start, the next 4 at
-			// twice the size (the first vector, 1 in log2, points right).
-			require.Equal(t, []int{16, 16, 16, 16, 32, 32, 32, 32}, sizes[:8])
+			// The first n = 4 evaluations are at the start, the next 8
+			// alternate between it and twice the size (the first vector, 1
+			// in log2, points right; tune.Options.Paired).
+			require.Equal(t, []int{16, 16, 16, 16, 16, 32, 16, 32, 16, 32, 16, 32}, sizes[:12])
 			// Then ×4 if 32 was better, or back below 16 if it was worse: the
 			// search goes on to a third size either way.
 			distinct := map[float64]bool{}

@@ -34,7 +34,14 @@
 //     anchor only when it is better by that fraction; Hold keeps the
 //     anchor, once the search has settled, for that many scores before the
 //     neighbours are tried again, pooling the held scores into its score.
-//     TRAM's Options.Tune uses all three (see TestE12_TunedBuffer...).
+//     Z makes a try replace the anchor only when it is better by that
+//     many standard errors of the spread measured (a fixed Margin is
+//     beaten by luck now and then under heavy noise); Paired alternates a
+//     try's evaluations with the anchor's and judges it against those,
+//     so both see the same load when the load comes and goes. TRAM's
+//     Options.Tune uses all five (see TestE12_TunedBuffer... and
+//     TestE12_Z...): they keep a good start at the price of finding a
+//     better value later.
 //
 // The driving loop is three calls:
 //

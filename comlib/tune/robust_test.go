@@ -90,6 +90,8 @@ func TestNewRejectsBadRobustOptions(t *testing.T) {
 		{Options{Margin: 1}, "Options.Margin 1 is outside [0, 1)"},
 		{Options{Margin: math.NaN()}, "Options.Margin is NaN"},
 		{Options{Hold: -1}, "Options.Hold -1 is negative"},
+		{Options{Z: -2}, "Options.Z -2 is negative"},
+		{Options{Z: math.Inf(1)}, "Options.Z is +Inf"},
 	} {
 		_, err := New(c.o)
 		require.ErrorContains(t, err, c.want)

@@ -64,6 +64,26 @@ type Options struct {
 	// far worse than the anchor's (Jump) ends the hold at once.
 	// Default 0 (the paper's search: the neighbours are tried again at once).
 	Hold int
+	// Z: a try replaces the anchor only if it is also better beyond the
+	// noise measured: the median of its n log costs lies below the median
+	// of the anchor's latest (up to 4n, pooled while held) by more than Z
+	// standard errors of that difference. The spread is the median
+	// absolute deviation of the evaluations from their own side's median
+	// (×1.4826, a normal spread), so a slowed evaluation does not widen it
+	// much. Margin is a fixed fraction; on a machine whose noise varies
+	// with the load of other programs, a try that wins by luck beats any
+	// fixed fraction now and then, and the search walks away from a good
+	// start to values no better, or worse. Default 0: off.
+	Z float64
+	// Paired: a try's n evaluations alternate with n of the anchor's
+	// (anchor, try, anchor, try, …), and the try is judged against those
+	// — the anchor's score becomes theirs. On a machine whose load comes
+	// and goes, evaluations made minutes apart differ more than the
+	// values tried; made in turn, both sides see the same load. A try
+	// then takes 2n evaluations, n of them at the anchor (the best value
+	// known, so they cost nothing a search would not pay anyway).
+	// Default false.
+	Paired bool
 }
 
 func (o Options) withDefaults() Options {
@@ -92,7 +112,7 @@ func (o Options) validate() error {
 	for _, f := range []struct {
 		name string
 		v    float64
-	}{{"Min", o.Min}, {"Max", o.Max}, {"Jump", o.Jump}, {"Start", o.Start}, {"Step", o.Step}, {"MinStep", o.MinStep}, {"Grow", o.Grow}, {"Shrink", o.Shrink}, {"Margin", o.Margin}} {
+	}{{"Min", o.Min}, {"Max", o.Max}, {"Jump", o.Jump}, {"Start", o.Start}, {"Step", o.Step}, {"MinStep", o.MinStep}, {"Grow", o.Grow}, {"Shrink", o.Shrink}, {"Margin", o.Margin}, {"Z", o.Z}} {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
 			return fmt.Errorf("tune: Options.%s is %v, want a finite number", f.name, f.v)
 		}
@@ -118,6 +138,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("tune: Options.Margin %v is outside [0, 1)", o.Margin)
 	case o.Hold < 0:
 		return fmt.Errorf("tune: Options.Hold %d is negative", o.Hold)
+	case o.Z < 0:
+		return fmt.Errorf("tune: Options.Z %v is negative", o.Z)
 	case o.Max != 0 && o.Max-o.Min < o.MinStep:
 		return fmt.Errorf("tune: Options.Max %v leaves less than MinStep %v above Min %v: nothing to search", o.Max, o.MinStep, o.Min)
 	}
@@ -142,19 +164,28 @@ type Tuner struct {
 	haveAnchor bool
 	v          float64 // signed exploration vector
 
-	cur      float64   // value under evaluation
-	costs    []float64 // the evaluations of cur so far
-	hold     int       // scores left to hold the anchor (Options.Hold)
-	held     []float64 // the anchor's scores while held
-	rejects  int       // consecutive worse tries
-	jumped   bool      // the last try was far worse: re-score the anchor next
-	refresh  bool      // cur is the anchor being re-scored
-	settled  bool      // the re-scoring is after two worse tries at the shortest vector, not a Jump
-	tried    [2]Point  // the last two worse tries (Value, Cost=score), newest first
-	updates  int
-	evals    int
-	traj     []Point // the latest MaxTrajectory evaluations
-	lastTryV float64 // |v| of the last try, for the refresh rule
+	cur     float64   // value under evaluation
+	costs   []float64 // the evaluations of cur so far
+	hold    int       // scores left to hold the anchor (Options.Hold)
+	held    []float64 // the anchor's scores while held
+	rejects int       // consecutive worse tries
+	jumped  bool      // the last try was far worse: re-score the anchor next
+	refresh bool      // cur is the anchor being re-scored
+	settled bool      // the re-scoring is after two worse tries at the shortest vector, not a Jump
+	tried   [2]Point  // the last two worse tries (Value, Cost=score), newest first
+	// With Z: the log costs of the anchor's latest evaluations and of the
+	// two worse tries.
+	anchorLogs []float64
+	triedLogs  [2][]float64
+	// With Paired: cur is a try (not the anchor), the next evaluation is
+	// the anchor's, and the anchor's evaluations made in turn with it.
+	trying    bool
+	pairTurn  bool
+	pairCosts []float64
+	updates   int
+	evals     int
+	traj      []Point // the latest MaxTrajectory evaluations
+	lastTryV  float64 // |v| of the last try, for the refresh rule
 }
 
 // New returns a Tuner whose first value is o.Start, or an error that names
@@ -168,7 +199,12 @@ func New(o Options) (*Tuner, error) {
 }
 
 // Value is the parameter value to use for the next evaluation.
-func (t *Tuner) Value() float64 { return t.cur }
+func (t *Tuner) Value() float64 {
+	if t.pairTurn {
+		return t.x
+	}
+	return t.cur
+}
 
 // Best is the anchor — the best value found so far — and its score (the
 // mean of its last n evaluations, or their median with Median; while it
@@ -178,7 +214,9 @@ func (t *Tuner) Best() (value, score float64, ok bool) { return t.x, t.s, t.have
 // Vector is the signed exploration vector the next try will be made with.
 func (t *Tuner) Vector() float64 { return t.v }
 
-// Updates counts how many times the value has changed.
+// Updates counts how many times the value has changed (with Paired, the
+// value under evaluation: a try's steps in turn with the anchor's count
+// once).
 func (t *Tuner) Updates() int { return t.updates }
 
 // MaxTrajectory bounds the evaluations a trajectory keeps (the latest; a
@@ -205,26 +243,42 @@ func Append(traj []Point, p Point) []Point {
 // or negative is refused with an error and changes nothing.
 func (t *Tuner) Observe(cost float64) error {
 	if math.IsNaN(cost) || math.IsInf(cost, 0) || cost < 0 {
-		return fmt.Errorf("tune: cost %v of value %v is not a finite non-negative number", cost, t.cur)
+		return fmt.Errorf("tune: cost %v of value %v is not a finite non-negative number", cost, t.Value())
 	}
 	t.evals++
-	t.traj = Append(t.traj, Point{Eval: t.evals, Value: t.cur, Cost: cost})
+	t.traj = Append(t.traj, Point{Eval: t.evals, Value: t.Value(), Cost: cost})
+	if t.pairTurn {
+		t.pairCosts, t.pairTurn = append(t.pairCosts, cost), false
+		return nil
+	}
 	t.costs = append(t.costs, cost)
 	if len(t.costs) < t.o.Evals {
+		t.pairTurn = t.trying
 		return nil
 	}
 	score := t.pool(t.costs) // E07: one score from n evaluations
+	logs := logsOf(t.costs)
 	t.costs = t.costs[:0]
+	if t.trying && len(t.pairCosts) > 0 {
+		// Paired: the anchor's score is the one measured in turn with
+		// the try.
+		t.s, t.anchorLogs = t.pool(t.pairCosts), logsOf(t.pairCosts)
+		t.pairCosts = t.pairCosts[:0]
+	}
+	t.trying = false
 	switch {
 	case !t.haveAnchor:
 		t.x, t.s, t.haveAnchor = t.cur, score, true
+		t.anchorLogs = logs
 	case t.hold > 0:
 		if t.o.Jump > 0 && score > t.s*t.o.Jump {
 			// The ground has moved under the anchor: explore again from
 			// its fresh score.
 			t.s, t.hold = score, 0
+			t.anchorLogs = logs
 			break
 		}
+		t.keepAnchorLogs(logs)
 		// The anchor's score is the median (or mean) of its held scores:
 		// a mean of medians would count the scores that noise spoiled, and
 		// make every try look better than the anchor.
@@ -235,26 +289,34 @@ func (t *Tuner) Observe(cost float64) error {
 		// Re-scoring replaces the old score: the environment may have
 		// changed, and an old lucky score would hold the search still.
 		t.s, t.refresh = score, false
+		// For Z, the fresh evaluations join the old: the tries were
+		// measured between the two, under whatever load came and went.
+		t.keepAnchorLogs(logs)
 		t.rejects = 0
 		// The two tries that boxed the anchor in were measured just before;
 		// if one beats the fresh score, the ground has moved: go there and
 		// keep exploring that way rather than spend a try to find out.
 		// (Keeping the fresh score as the bar instead re-converges a little
 		// faster but wanders more under noise: measured, not guessed.)
-		b := t.tried[0]
+		b, bl := t.tried[0], t.triedLogs[0]
 		if t.tried[1].Cost < b.Cost {
-			b = t.tried[1]
+			b, bl = t.tried[1], t.triedLogs[1]
 		}
-		if t.better(b.Cost) {
+		// With Paired, each try was judged already against the anchor
+		// measured in turn with it; against a fresh score measured under
+		// another load it would be judged again unfairly.
+		if !t.o.Paired && t.better(b.Cost) && t.beyondNoise(bl) {
 			d := math.Copysign(1, b.Value-t.x)
 			t.x, t.s = b.Value, b.Cost
+			t.anchorLogs = bl
 			t.v = d * math.Abs(t.v) * t.o.Grow
 		} else if t.o.Hold > 0 && t.settled {
 			// Settled: keep the anchor for a while (Options.Hold).
 			t.hold, t.held = t.o.Hold, append(t.held[:0], score)
 		}
-	case t.better(score): // better than the point it was tried from (Remark 4)
+	case t.better(score) && t.beyondNoise(logs): // better than the point it was tried from (Remark 4)
 		t.x, t.s = t.cur, score
+		t.anchorLogs = logs
 		t.v *= t.o.Grow
 		t.rejects = 0
 	default: // worse: reverse and shrink (E06), never below MinStep (E09)
@@ -264,11 +326,13 @@ func (t *Tuner) Observe(cost float64) error {
 		}
 		t.rejects++
 		t.tried[1], t.tried[0] = t.tried[0], Point{Value: t.cur, Cost: score}
+		t.triedLogs[1], t.triedLogs[0] = t.triedLogs[0], logs
 		if t.o.Jump > 0 && score > t.s*t.o.Jump {
 			// Only this try is known to be measured on the new ground: the
 			// one before it may carry a stale, lower score.
 			t.jumped = true
 			t.tried[1] = Point{Cost: math.Inf(1)}
+			t.triedLogs[1] = nil
 		}
 	}
 	t.next()
@@ -292,6 +356,55 @@ func (t *Tuner) pool(xs []float64) float64 {
 // better says whether a score beats the anchor's by more than the margin.
 func (t *Tuner) better(score float64) bool { return score < t.s*(1-t.o.Margin) }
 
+// beyondNoise says whether evaluations with log costs logs beat the
+// anchor's by more than Z standard errors (Options.Z; always with Z 0).
+func (t *Tuner) beyondNoise(logs []float64) bool {
+	if t.o.Z == 0 {
+		return true
+	}
+	a, b := t.anchorLogs, logs
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	ma, mb := median(a), median(b)
+	// Each side's own spread: a side measured in a calm moment is tight,
+	// and must not make the other's spread look small. A median's
+	// standard error is √(π/2) times a mean's.
+	se := math.Sqrt(math.Pi / 2 * (sq(spread(a, ma))/float64(len(a)) + sq(spread(b, mb))/float64(len(b))))
+	return ma-mb > t.o.Z*se
+}
+
+// spread is the median absolute deviation of xs from m, ×1.4826: the
+// standard deviation of a normal distribution, little moved by outliers.
+func spread(xs []float64, m float64) float64 {
+	dev := make([]float64, len(xs))
+	for i, x := range xs {
+		dev[i] = math.Abs(x - m)
+	}
+	return 1.4826 * median(dev)
+}
+
+func sq(x float64) float64 { return x * x }
+
+// keepAnchorLogs adds a held score's evaluations to the anchor's, keeping
+// the latest 4n.
+func (t *Tuner) keepAnchorLogs(logs []float64) {
+	t.anchorLogs = append(t.anchorLogs, logs...)
+	if k := 4 * t.o.Evals; len(t.anchorLogs) > k {
+		t.anchorLogs = slices.Delete(t.anchorLogs, 0, len(t.anchorLogs)-k)
+	}
+}
+
+// logsOf returns the logs of costs (a zero cost as the smallest positive
+// one: the best there is).
+func logsOf(costs []float64) []float64 {
+	out := make([]float64, len(costs))
+	for i, c := range costs {
+		out[i] = math.Log(math.Max(c, math.SmallestNonzeroFloat64))
+	}
+	return out
+}
+
 // Holding says whether the tuner holds its anchor after settling
 // (Options.Hold).
 func (t *Tuner) Holding() bool { return t.hold > 0 }
@@ -306,6 +419,7 @@ func median(xs []float64) float64 {
 // next picks the value of the next n evaluations.
 func (t *Tuner) next() {
 	prev := t.cur
+	t.trying = false
 	if t.hold > 0 {
 		t.cur = t.x
 		return
@@ -324,6 +438,8 @@ func (t *Tuner) next() {
 		t.bound()
 		t.lastTryV = math.Abs(t.v)
 		t.cur = t.x + t.v
+		t.trying = t.o.Paired
+		t.pairTurn = t.trying
 	}
 	if t.cur != prev {
 		t.updates++

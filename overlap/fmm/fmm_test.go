@@ -383,3 +383,41 @@ func runChecked(r *Runner, m IterMsg) (Iteration, int, error) {
 	_, w, _, err := r.Check(m.It)
 	return res, w, err
 }
+
+// TestRunnerStartFailureLeavesNothing: a Run whose TRAM step cannot start
+// (here a grid of 3 PEs for a job of 4) and a Check whose message cannot
+// be sent (a proxy of no group) fail naming the iteration and the cause,
+// and leave no future of theirs pending on PE 0; the next Run and Check
+// work. Runner used to return Start's error bare and leave the
+// iteration's three futures in PE 0's table for good.
+func TestRunnerStartFailureLeavesNothing(t *testing.T) {
+	var runErr, checkErr error
+	var before, after, wrong int
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		g, s, err := New(m, Sizes["small"], tram.Options{})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		before = chare.PEOf(m).PendingFutures()
+		bad := s
+		bad.Dims = []int{3}
+		r := Runner{Ctx: m, G: g, S: bad, Size: Sizes["small"], Timeout: 20 * time.Second}
+		_, runErr = r.Run(IterMsg{It: 4, Mode: Static, P: 1})
+		r.G = group.Proxy[Part]{}
+		_, _, _, checkErr = r.Check(4)
+		after = chare.PEOf(m).PendingFutures()
+		r.G, r.S = g, s
+		if _, wrong, err = runChecked(&r, IterMsg{It: 5, Mode: Static, P: 1}); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, before, after, "futures pending on PE 0 before and after the failed Run and Check")
+	require.ErrorContains(t, runErr, "fmm: iteration 4: starting TRAM's step: tram: Start:")
+	require.ErrorContains(t, checkErr, "fmm: the check of iteration 4 not sent:")
+	require.Equal(t, 0, wrong, "cells wrong in the iteration after them")
+}

@@ -395,6 +395,12 @@ type outstanding struct {
 	v                     Result
 }
 
+// drop forgets the iteration's futures, none of which will get a value
+// (its step did not start).
+func (o *outstanding) drop(ctx chare.Context) error {
+	return errors.Join(o.started.Drop(ctx), o.finished.Drop(ctx), o.res.Drop(ctx))
+}
+
 // deadline is the end of a Run or Check whose loops have the stall bound
 // stall.
 func (r Runner) deadline(stall time.Duration) time.Time {
@@ -438,7 +444,9 @@ func (r *Runner) Run(m IterMsg) (Iteration, error) {
 	o.m.Done = o.res.Callback()
 	t0 := time.Now()
 	if err := r.S.Start(r.Ctx, tram.Step{Mode: tram.Completion, Producers: int(n), Started: o.started.Callback(), Finished: o.finished.Callback()}); err != nil {
-		return Iteration{}, err
+		// Nothing was started, so nothing will send to the iteration's
+		// futures: drop them rather than leave them in PE 0's table.
+		return Iteration{}, errors.Join(fmt.Errorf("fmm: iteration %d: starting TRAM's step: %w", m.It, err), o.drop(r.Ctx))
 	}
 	v, err := r.finish(o, r.deadline(m.Stall))
 	if err != nil {
@@ -537,7 +545,7 @@ func (r *Runner) Check(it int) (cells, wrong int, worst float64, err error) {
 	}
 	res := chare.NewFuture[Result](r.Ctx)
 	if err := chare.Send(r.Ctx, r.G, (*Part).Check, checkMsg{It: it, Done: res.Callback()}); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, errors.Join(fmt.Errorf("fmm: the check of iteration %d not sent: %w", it, err), res.Drop(r.Ctx))
 	}
 	v, err := await(r.Ctx, res, r.deadline(0), fmt.Sprintf("the check of iteration %d (one result per PE, summed)", it))
 	if kept(err) {

@@ -262,3 +262,29 @@ func TestFutureGetOutsideThread(t *testing.T) {
 		inJob.ErrorIs(get(m, out), chare.ErrNotThreaded)
 	})
 }
+
+// TestFutureDrop: Drop removes a future nobody will send to from its PE's
+// table, and refuses a future already dropped, one taken by Get, and one
+// of another PE, naming it.
+func TestFutureDrop(t *testing.T) {
+	runMain(t, 2, func(m *tmain) {
+		pe := chare.PEOf(m)
+		before := pe.PendingFutures()
+		f := chare.NewFuture[int](m)
+		inJob.Equal(before+1, pe.PendingFutures())
+		inJob.NoError(f.Drop(m))
+		inJob.Equal(before, pe.PendingFutures())
+		err := f.Drop(m)
+		inJob.ErrorContains(err, fmt.Sprintf("chare: dropping future %d on PE 0: it was already taken by Get or dropped", f.ID))
+
+		g := chare.NewFuture[int](m)
+		inJob.NoError(g.Send(m, 3))
+		inJob.Equal(3, get(m, g))
+		inJob.ErrorContains(g.Drop(m), "already taken")
+
+		other := chare.Future[int]{PE: 1, ID: f.ID}
+		inJob.ErrorContains(other.Drop(m), "belongs to PE 1")
+		inJob.ErrorContains(chare.Future[int]{}.Drop(m), "never created")
+		inJob.Equal(before, pe.PendingFutures())
+	})
+}
