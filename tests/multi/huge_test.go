@@ -1,0 +1,143 @@
+package multi
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/group"
+)
+
+// A message of hundreds of megabytes crosses processes at the default
+// FailAfter: copying it (encoding, fragments, joining, decoding) must not
+// keep the sending or the receiving node from its heartbeats for the 3 s
+// after which a silent node is lost.
+
+// hugeMsg has a codec generated for it (actor/codec), as most messages do.
+type hugeMsg struct {
+	From int
+	Sum  [sha256.Size]byte // of Data, computed by the sender
+	Data []byte
+}
+
+type hugeSink struct {
+	group.Branch[hugeSink]
+	done chare.Callback
+	// A receiver contributes the length of its message once it has both
+	// the message and the callback (hugeGo), which come from different
+	// PEs in either order.
+	got, gotGo bool
+	size       int
+}
+
+type hugeGo struct {
+	Half, Size int // PE p < Half sends Size bytes to p + Half
+	Done       chare.Callback
+}
+
+// Send sends one message of m.Size random bytes to this PE's peer in the
+// other process, if this PE is a sender.
+func (s *hugeSink) Send(m hugeGo) {
+	s.done, s.gotGo = m.Done, true
+	if s.PE() >= m.Half {
+		s.contribute() // a receiver contributes when its message has come
+		return
+	}
+	data := make([]byte, m.Size)
+	r := rand.NewChaCha8([32]byte{byte(s.PE())})
+	_, _ = r.Read(data)
+	start := time.Now()
+	err := chare.Send(s, s.ThisProxy().At(s.PE()+m.Half), (*hugeSink).Take, hugeMsg{From: s.PE(), Sum: sha256.Sum256(data), Data: data})
+	if err != nil {
+		s.Abort(err)
+		return
+	}
+	if os.Getenv("CHARM_HUGE_LOG") != "" {
+		fmt.Fprintf(os.Stderr, "PE %d: Send of %d bytes returned after %v\n", s.PE(), m.Size, time.Since(start))
+	}
+	if err := s.Contribute(0, reducer.SumInt, m.Done); err != nil {
+		s.Abort(err)
+	}
+}
+
+// Take checks the message's length and content and reports it done.
+func (s *hugeSink) Take(m hugeMsg) {
+	if sha256.Sum256(m.Data) != m.Sum {
+		s.Abort(fmt.Errorf("PE %d: the %d bytes from PE %d have the wrong content", s.PE(), len(m.Data), m.From))
+		return
+	}
+	s.got, s.size = true, len(m.Data)
+	s.contribute()
+}
+
+func (s *hugeSink) contribute() {
+	if s.got && s.gotGo {
+		if err := s.Contribute(s.size, reducer.SumInt, s.done); err != nil {
+			s.Abort(err)
+		}
+	}
+}
+
+func init() { chare.Register[hugeSink]() }
+
+// hugeSize is the size of the message in TestHugeMessageAcrossProcesses:
+// CHARM_HUGE_MB megabytes if set.
+func hugeSize(t *testing.T) int {
+	if s := os.Getenv("CHARM_HUGE_MB"); s != "" {
+		mb, err := strconv.Atoi(s)
+		require.NoError(t, err)
+		return mb * 1_000_000
+	}
+	return 200_000_000
+}
+
+// TestHugeMessageAcrossProcesses: two processes of two PEs each; each PE
+// of node 0 sends one message of 200 MB to a PE of node 1, at the default
+// FailAfter. The receivers check every byte (a SHA-256 the sender computed).
+func TestHugeMessageAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches processes")
+	}
+	const pes = 4
+	size := hugeSize(t)
+	var got int
+	start := time.Now()
+	cfg := chare.Config{PEs: pes, Nodes: 2, Launch: launch(t), Timeout: 5 * time.Minute}
+	if s := os.Getenv("CHARM_HUGE_FAILAFTER"); s != "" { // to measure a run that would fail
+		d, err := time.ParseDuration(s)
+		require.NoError(t, err)
+		cfg.FailAfter = d
+	}
+	code, err := chare.Run(cfg,
+		func(m *sumMain, _ []string) {
+			g, err := group.New[hugeSink](m)
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			f := chare.NewFuture[int](m)
+			if err := chare.Send(m, g, (*hugeSink).Send, hugeGo{Half: pes / 2, Size: size, Done: f.Callback()}); err != nil {
+				m.Abort(err)
+				return
+			}
+			if got, err = f.Get(m); err != nil {
+				m.Abort(err)
+				return
+			}
+			m.Exit(0)
+		})
+	nodeErr(t, err)
+	asNode(code)
+	t.Logf("%d messages of %d bytes across processes in %v", pes/2, size, time.Since(start))
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, pes/2*size, got, "every receiver got its message")
+}
