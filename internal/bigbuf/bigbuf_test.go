@@ -83,3 +83,27 @@ func TestMoveOverlapping(t *testing.T) {
 func TestGrowNegativePanics(t *testing.T) {
 	require.Panics(t, func() { Grow(nil, -1) })
 }
+
+// Copy, Append and Move yield between pieces, and only for long slices.
+func TestYieldsBetweenPieces(t *testing.T) {
+	defer func(y func()) { yield = y }(yield)
+	var n int
+	yield = func() { n++ }
+	for _, tc := range []struct {
+		name string
+		do   func()
+		want int
+	}{
+		{"Copy of one piece", func() { Copy(make([]byte, Piece), make([]byte, Piece)) }, 0},
+		{"Copy of 4 pieces and a bit", func() { Copy(make([]byte, 4*Piece+1), make([]byte, 4*Piece+1)) }, 4},
+		{"Append of 3 pieces", func() { Append(nil, make([]byte, 3*Piece)) }, 2},
+		{"Append of 3 pieces after 2", func() { Append(make([]byte, 2*Piece), make([]byte, 3*Piece)) }, 1 + 2},
+		{"Move right", func() { Move(make([]byte, 3*Piece+3), 3, 0, 3*Piece) }, 2},
+		{"Move left", func() { Move(make([]byte, 3*Piece+3), 0, 3, 3*Piece) }, 2},
+		{"Grow", func() { Grow(make([]byte, 5*Piece), 1) }, 4},
+	} {
+		n = 0
+		tc.do()
+		require.Equal(t, tc.want, n, tc.name)
+	}
+}

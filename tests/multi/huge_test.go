@@ -24,6 +24,7 @@ import (
 // hugeMsg has a codec generated for it (actor/codec), as most messages do.
 type hugeMsg struct {
 	From int
+	Sent int64             // when the sender sent it, in Unix nanoseconds (for CHARM_HUGE_LOG)
 	Sum  [sha256.Size]byte // of Data, computed by the sender
 	Data []byte
 }
@@ -55,7 +56,7 @@ func (s *hugeSink) Send(m hugeGo) {
 	r := rand.NewChaCha8([32]byte{byte(s.PE())})
 	_, _ = r.Read(data)
 	start := time.Now()
-	err := chare.Send(s, s.ThisProxy().At(s.PE()+m.Half), (*hugeSink).Take, hugeMsg{From: s.PE(), Sum: sha256.Sum256(data), Data: data})
+	err := chare.Send(s, s.ThisProxy().At(s.PE()+m.Half), (*hugeSink).Take, hugeMsg{From: s.PE(), Sent: start.UnixNano(), Sum: sha256.Sum256(data), Data: data})
 	if err != nil {
 		s.Abort(err)
 		return
@@ -73,6 +74,9 @@ func (s *hugeSink) Take(m hugeMsg) {
 	if sha256.Sum256(m.Data) != m.Sum {
 		s.Abort(fmt.Errorf("PE %d: the %d bytes from PE %d have the wrong content", s.PE(), len(m.Data), m.From))
 		return
+	}
+	if os.Getenv("CHARM_HUGE_LOG") != "" {
+		fmt.Fprintf(os.Stderr, "PE %d: %d bytes from PE %d arrived %v after they were sent, and checked\n", s.PE(), len(m.Data), m.From, time.Since(time.Unix(0, m.Sent)))
 	}
 	s.got, s.size = true, len(m.Data)
 	s.contribute()
