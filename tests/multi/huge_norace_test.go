@@ -1,0 +1,7 @@
+//go:build !race
+
+package multi
+
+// hugeDefault is the message size of TestHugeMessageAcrossProcesses (see
+// huge_race_test.go for -race).
+const hugeDefault = 200_000_000
