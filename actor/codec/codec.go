@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"encoding"
 	"fmt"
 	"reflect"
@@ -265,7 +264,7 @@ var reflEncs = sync.Pool{New: func() any {
 }}
 
 type reflDec struct {
-	r   bytes.Reader
+	r   bigbuf.Reader // a long []byte in pieces, not in one copy
 	dec *msgpack.Decoder
 }
 

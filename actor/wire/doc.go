@@ -23,9 +23,14 @@
 //
 // One message longer than [MaxFrame] cannot be cut between messages: its
 // frame is cut instead. [Fragments] turns the encoding of a long frame
-// into fragment frames ([KindPart]) of at most MaxFrame bytes, each
-// carrying the long frame's id (in Seq), its length and the offset of
-// its piece; the sender sends them one after another from one goroutine.
+// into fragment frames ([KindPart]) of at most a given length (MaxFrame
+// or less), each carrying the long frame's id (in Seq), its length and
+// the offset of its piece; the sender sends them one after another from
+// one goroutine. [FrameFragments] does the same from the frame itself,
+// without encoding it whole first: a message of hundreds of megabytes is
+// copied once, into the fragments, in pieces that the scheduler can
+// preempt between (a long copy in one call holds its processor for
+// seconds where memory is slow to fault in; see internal/bigbuf).
 // The receiver keeps a [Reassembler] per sending node, gives it every
 // fragment, and decodes the frame it returns with [DecodeFrame] as if it
 // had come whole. Frames up to MaxFrame are not touched: they cost

@@ -2,6 +2,7 @@ package bigbuf
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -106,4 +107,20 @@ func TestYieldsBetweenPieces(t *testing.T) {
 		tc.do()
 		require.Equal(t, tc.want, n, tc.name)
 	}
+}
+
+func TestReaderReadsInPieces(t *testing.T) {
+	defer func(y func()) { yield = y }(yield)
+	var n int
+	yield = func() { n++ }
+	src := pattern(3*Piece+5, 9)
+	var r Reader
+	r.Reset(src)
+	got := make([]byte, len(src))
+	_, err := io.ReadFull(&r, got)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(src, got))
+	require.Equal(t, 3, n, "a yield after each full piece")
+	b, err := r.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "read %d", b)
 }

@@ -29,6 +29,14 @@ type hugeMsg struct {
 	Data []byte
 }
 
+// hugeMsgR is the same with a field that msgpack encodes by reflection
+// (time.Time marshals itself), so the whole message goes through
+// msgpack/v5 rather than a generated codec.
+type hugeMsgR struct {
+	At time.Time
+	hugeMsg
+}
+
 type hugeSink struct {
 	group.Branch[hugeSink]
 	done chare.Callback
@@ -40,7 +48,8 @@ type hugeSink struct {
 }
 
 type hugeGo struct {
-	Half, Size int // PE p < Half sends Size bytes to p + Half
+	Half, Size int  // PE p < Half sends Size bytes to p + Half
+	Reflect    bool // as a hugeMsgR
 	Done       chare.Callback
 }
 
@@ -56,7 +65,14 @@ func (s *hugeSink) Send(m hugeGo) {
 	r := rand.NewChaCha8([32]byte{byte(s.PE())})
 	_, _ = r.Read(data)
 	start := time.Now()
-	err := chare.Send(s, s.ThisProxy().At(s.PE()+m.Half), (*hugeSink).Take, hugeMsg{From: s.PE(), Sent: start.UnixNano(), Sum: sum(data), Data: data})
+	msg := hugeMsg{From: s.PE(), Sent: start.UnixNano(), Sum: sum(data), Data: data}
+	to := s.ThisProxy().At(s.PE() + m.Half)
+	var err error
+	if m.Reflect {
+		err = chare.Send(s, to, (*hugeSink).TakeR, hugeMsgR{At: start, hugeMsg: msg})
+	} else {
+		err = chare.Send(s, to, (*hugeSink).Take, msg)
+	}
 	if err != nil {
 		s.Abort(err)
 		return
@@ -68,6 +84,9 @@ func (s *hugeSink) Send(m hugeGo) {
 		s.Abort(err)
 	}
 }
+
+// TakeR takes a hugeMsgR as Take takes a hugeMsg.
+func (s *hugeSink) TakeR(m hugeMsgR) { s.Take(m.hugeMsg) }
 
 // Take checks the message's length and content and reports it done.
 func (s *hugeSink) Take(m hugeMsg) {
@@ -124,6 +143,19 @@ func TestHugeMessageAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("launches processes")
 	}
+	hugeJob(t, false)
+}
+
+// The same with a message that msgpack/v5 encodes and decodes by
+// reflection.
+func TestHugeReflectedMessageAcrossProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("launches processes")
+	}
+	hugeJob(t, true)
+}
+
+func hugeJob(t *testing.T, reflect bool) {
 	const pes = 4
 	size := hugeSize(t)
 	var got int
@@ -142,7 +174,7 @@ func TestHugeMessageAcrossProcesses(t *testing.T) {
 				return
 			}
 			f := chare.NewFuture[int](m)
-			if err := chare.Send(m, g, (*hugeSink).Send, hugeGo{Half: pes / 2, Size: size, Done: f.Callback()}); err != nil {
+			if err := chare.Send(m, g, (*hugeSink).Send, hugeGo{Half: pes / 2, Size: size, Reflect: reflect, Done: f.Callback()}); err != nil {
 				m.Abort(err)
 				return
 			}
