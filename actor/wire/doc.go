@@ -84,8 +84,11 @@
 //
 // # Encoding and decoding
 //
-// [AppendFrame] encodes with pooled msgpack/v5 encoders and buffers.
-// [DecodeFrame] is a strict reader of the same
+// [AppendFrame] writes msgpack itself, into a buffer of the frame's exact
+// length ([Size]), what msgpack/v5's encoder wrote field by field until
+// 2026-11 (a test compares the two byte for byte); it no longer encodes
+// into a doubling buffer and copies out, which for a long frame meant a
+// clear and two more copies. [DecodeFrame] is a strict reader of the same
 // msgpack, written against the type codes rather than msgpack/v5's
 // Decoder, because frames come from the network and that decoder is
 // lenient where a frame must not be: it reads nil as 0, strings as

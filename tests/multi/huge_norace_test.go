@@ -2,6 +2,10 @@
 
 package multi
 
-// hugeDefault is the message size of TestHugeMessageAcrossProcesses (see
-// huge_race_test.go for -race).
-const hugeDefault = 200_000_000
+// hugeDefault is the message size of TestHugeMessageAcrossProcesses, and
+// hugeFailAfter its Config.FailAfter: the default (see huge_race_test.go
+// for -race).
+const (
+	hugeDefault   = 200_000_000
+	hugeFailAfter = 0
+)

@@ -126,7 +126,8 @@ func sum(b []byte) (s [sha256.Size]byte) {
 }
 
 // hugeSize is the size of the message in TestHugeMessageAcrossProcesses:
-// hugeDefault (200 MB, 50 MB under -race), or CHARM_HUGE_MB megabytes.
+// hugeDefault, or CHARM_HUGE_MB megabytes (to measure other sizes;
+// CHARM_HUGE_FAILAFTER sets FailAfter, to measure a job that would fail).
 func hugeSize(t *testing.T) int {
 	if s := os.Getenv("CHARM_HUGE_MB"); s != "" {
 		mb, err := strconv.Atoi(s)
@@ -138,7 +139,8 @@ func hugeSize(t *testing.T) int {
 
 // TestHugeMessageAcrossProcesses: two processes of two PEs each; each PE
 // of node 0 sends one message of 200 MB to a PE of node 1, at the default
-// FailAfter. The receivers check every byte (a SHA-256 the sender computed).
+// FailAfter (under -race 50 MB, with 30 s: see huge_race_test.go). The
+// receivers check every byte (a SHA-256 the sender computed).
 func TestHugeMessageAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("launches processes")
@@ -160,7 +162,7 @@ func hugeJob(t *testing.T, reflect bool) {
 	size := hugeSize(t)
 	var got int
 	start := time.Now()
-	cfg := chare.Config{PEs: pes, Nodes: 2, Launch: launch(t), Timeout: 5 * time.Minute}
+	cfg := chare.Config{PEs: pes, Nodes: 2, Launch: launch(t), Timeout: 5 * time.Minute, FailAfter: hugeFailAfter}
 	if s := os.Getenv("CHARM_HUGE_FAILAFTER"); s != "" { // to measure a run that would fail
 		d, err := time.ParseDuration(s)
 		require.NoError(t, err)
