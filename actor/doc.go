@@ -40,7 +40,8 @@
 // protobuf BytesValue through protoactor-go's remote layer (which ignores
 // custom serializers), and decoded by the destination PE. Frames leave
 // early when 64 KiB pile up for one node. A frame longer than
-// wire.MaxFrame (a message over 3 MiB) travels as fragments that the
+// wire.MaxFrame (a message over 3 MiB) travels as fragments of 1 MiB,
+// cut from the messages' bytes without encoding the frame whole, that the
 // receiving node's link joins (Config.MaxRemoteMessage bounds it). Every
 // gRPC call carries the job's token and the server refuses calls without
 // it; frames carry it too.

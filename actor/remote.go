@@ -9,6 +9,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor/wire"
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // Messages between processes. A message that may reach a PE of another
@@ -142,8 +143,11 @@ func newItemEncoder() *itemEncoder {
 	return ie
 }
 
-func (ie *itemEncoder) Write(p []byte) (int, error) { ie.b = append(ie.b, p...); return len(p), nil }
-func (ie *itemEncoder) WriteByte(c byte) error      { ie.b = append(ie.b, c); return nil }
+func (ie *itemEncoder) Write(p []byte) (int, error) {
+	ie.b = bigbuf.Append(ie.b, p)
+	return len(p), nil
+}
+func (ie *itemEncoder) WriteByte(c byte) error { ie.b = append(ie.b, c); return nil }
 func (ie *itemEncoder) WriteString(s string) (int, error) {
 	ie.b = append(ie.b, s...)
 	return len(s), nil

@@ -10,6 +10,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/actor/codec"
 	"github.com/charmgo/charm/actor/wire"
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // Runs: many small sends of one entry method to one PE.
@@ -527,8 +528,9 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		if elems {
 			run.idx = make([]elemKey, it.Tails)
 			run.raw = make([]rawIndex, it.Tails)
-			// The indices alias one copy of the body, not the frame.
-			rest = append([]byte(nil), rest...)
+			// The indices alias one copy of the body, not the frame
+			// (a long one copied in pieces: package bigbuf).
+			rest = bigbuf.Append(make([]byte, 0, len(rest)), rest)
 		}
 		for i := range run.msgs {
 			tail, next, ok := wire.NextTail(rest)

@@ -10,7 +10,6 @@ import (
 	"math"
 	"reflect"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"time"
 
@@ -20,6 +19,7 @@ import (
 	"github.com/charmgo/charm/actor/codec"
 	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // Messages between processes. Inside one process envelopes are handed
@@ -690,7 +690,10 @@ func readBytes(dec *msgpack.Decoder, n int) ([]byte, error) {
 	var b []byte
 	for len(b) < n {
 		k := min(n-len(b), maxEnvBuf)
-		b = slices.Grow(b, k)[:len(b)+k]
+		if cap(b)-len(b) < k { // double, in pieces the scheduler can preempt between
+			b = bigbuf.Grow(b, min(max(len(b), k), n-len(b)))
+		}
+		b = b[:len(b)+k]
 		if err := dec.ReadFull(b[len(b)-k:]); err != nil {
 			return b, fmt.Errorf("an envelope of %d bytes: %w", n, err)
 		}

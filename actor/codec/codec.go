@@ -1,7 +1,6 @@
 package codec
 
 import (
-	"bytes"
 	"encoding"
 	"fmt"
 	"reflect"
@@ -9,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/bigbuf"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -239,20 +239,32 @@ func (c *Codec) unmarshal(b []byte, v any) (err error) {
 // as arrays, as the runtime has always written them.
 
 type reflEnc struct {
-	buf bytes.Buffer
+	w   appender
 	enc *msgpack.Encoder
+}
+
+// appender is a reflEnc's writer: msgpack writes straight into the
+// caller's slice, a long []byte in pieces (package bigbuf), rather than
+// into a buffer that doubles as it grows and is copied out after.
+type appender struct{ b []byte }
+
+func (a *appender) Write(p []byte) (int, error) { a.b = bigbuf.Append(a.b, p); return len(p), nil }
+func (a *appender) WriteByte(c byte) error      { a.b = append(a.b, c); return nil }
+func (a *appender) WriteString(s string) (int, error) {
+	a.b = append(a.b, s...)
+	return len(s), nil
 }
 
 var reflEncs = sync.Pool{New: func() any {
 	e := &reflEnc{}
-	e.enc = msgpack.NewEncoder(&e.buf)
+	e.enc = msgpack.NewEncoder(&e.w)
 	e.enc.UseArrayEncodedStructs(true)
 	e.enc.UseCompactInts(true)
 	return e
 }}
 
 type reflDec struct {
-	r   bytes.Reader
+	r   bigbuf.Reader // a long []byte in pieces, not in one copy
 	dec *msgpack.Decoder
 }
 
@@ -268,13 +280,14 @@ func (c *Codec) reflectAppend(b []byte, v any) (out []byte, err error) {
 		if r := recover(); r != nil { // msgpack/v5 panics on uintptr, say
 			out, err = b, fmt.Errorf("codec: encoding %v: %v", c.typ, r)
 		}
-		e.buf.Reset()
+		e.w.b = nil // the caller's
 		reflEncs.Put(e)
 	}()
+	e.w.b = b
 	if err := e.enc.Encode(v); err != nil {
 		return b, fmt.Errorf("codec: encoding %v: %w", c.typ, err)
 	}
-	return append(b, e.buf.Bytes()...), nil
+	return e.w.b, nil
 }
 
 func (c *Codec) reflectDecode(b []byte, v any) (err error) {

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // A generated codec is a tree of these, one per field, built once per
@@ -326,7 +327,7 @@ func encBytes(b []byte, p unsafe.Pointer) []byte {
 	if s == nil {
 		return append(b, msgp.Nil)
 	}
-	return append(appendBinLen(b, len(s)), s...)
+	return bigbuf.Append(appendBinLen(b, len(s)), s) // a long one in pieces
 }
 
 func decBytes(r *msgp.Reader, p unsafe.Pointer) error {
@@ -338,7 +339,8 @@ func decBytes(r *msgp.Reader, p unsafe.Pointer) error {
 		*(*[]byte)(p) = nil
 		return nil
 	}
-	*(*[]byte)(p) = append(make([]byte, 0, len(s)), s...) // the input is not ours to keep
+	// The input is not ours to keep. A long one is copied in pieces.
+	*(*[]byte)(p) = bigbuf.Append(make([]byte, 0, len(s)), s)
 	return nil
 }
 

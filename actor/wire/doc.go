@@ -23,9 +23,14 @@
 //
 // One message longer than [MaxFrame] cannot be cut between messages: its
 // frame is cut instead. [Fragments] turns the encoding of a long frame
-// into fragment frames ([KindPart]) of at most MaxFrame bytes, each
-// carrying the long frame's id (in Seq), its length and the offset of
-// its piece; the sender sends them one after another from one goroutine.
+// into fragment frames ([KindPart]) of at most a given length (MaxFrame
+// or less), each carrying the long frame's id (in Seq), its length and
+// the offset of its piece; the sender sends them one after another from
+// one goroutine. [FrameFragments] does the same from the frame itself,
+// without encoding it whole first: a message of hundreds of megabytes is
+// copied once, into the fragments, in pieces that the scheduler can
+// preempt between (a long copy in one call holds its processor for
+// seconds where memory is slow to fault in; see internal/bigbuf).
 // The receiver keeps a [Reassembler] per sending node, gives it every
 // fragment, and decodes the frame it returns with [DecodeFrame] as if it
 // had come whole. Frames up to MaxFrame are not touched: they cost
@@ -79,8 +84,11 @@
 //
 // # Encoding and decoding
 //
-// [AppendFrame] encodes with pooled msgpack/v5 encoders and buffers.
-// [DecodeFrame] is a strict reader of the same
+// [AppendFrame] writes msgpack itself, into a buffer of the frame's exact
+// length ([Size]), what msgpack/v5's encoder wrote field by field until
+// 2026-11 (a test compares the two byte for byte); it no longer encodes
+// into a doubling buffer and copies out, which for a long frame meant a
+// clear and two more copies. [DecodeFrame] is a strict reader of the same
 // msgpack, written against the type codes rather than msgpack/v5's
 // Decoder, because frames come from the network and that decoder is
 // lenient where a frame must not be: it reads nil as 0, strings as

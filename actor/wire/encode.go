@@ -1,43 +1,21 @@
 package wire
 
 import (
-	"bytes"
 	"fmt"
 	"math"
-	"sync"
 
 	"github.com/charmgo/charm/actor/internal/msgp"
-	"github.com/vmihailenco/msgpack/v5"
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // frameLen is the number of elements of the top-level array.
 const frameLen = 8
 
-type encoder struct {
-	buf bytes.Buffer
-	enc *msgpack.Encoder
-}
-
-// encoders reuses msgpack encoders and their buffers: a fresh encoder per
-// frame costs allocations, and frames are sent at high rates. (Encoding
-// into the buffer and copying it out measured faster than having the
-// encoder append to dst through an io.Writer.) The pool drops its buffers
-// at garbage collection only while it is idle: under steady traffic a
-// buffer goes out and back between collections, so one that a long frame
-// grew past keptEncoderBuf is dropped instead (a message of a gigabyte
-// must not pin its size for the rest of the job).
-var encoders = sync.Pool{New: func() any {
-	e := new(encoder)
-	e.enc = msgpack.NewEncoder(&e.buf)
-	return e
-}}
-
-// keptEncoderBuf is the largest buffer encoders keeps: a frame of the
-// usual size, at most MaxFrame, and some.
-const keptEncoderBuf = MaxFrame + MaxFrame/2
-
 // AppendFrame appends the encoding of f to dst and returns the extended
-// slice; it allocates only if dst must grow, and then once.
+// slice; it allocates only if dst must grow, and then once, to the
+// frame's exact length ([Size]). A long body is copied in pieces that the
+// scheduler can preempt between (a message of hundreds of megabytes must
+// not hold its processor for seconds: see package bigbuf).
 //
 // It refuses frames that [DecodeFrame] would reject (an unknown Kind, a
 // negative From or PE, a field longer than msgpack can describe); dst is
@@ -46,44 +24,123 @@ func AppendFrame(dst []byte, f *Frame) ([]byte, error) {
 	if err := check(f); err != nil {
 		return dst, err
 	}
-	e := encoders.Get().(*encoder)
-	e.buf.Reset()
-	enc := e.enc
-	// Writes to a bytes.Buffer do not fail, so neither do these calls.
-	_ = enc.EncodeArrayLen(frameLen)
-	_ = enc.EncodeUint(Version)
-	_ = enc.EncodeUint(uint64(f.Kind))
-	_ = enc.EncodeString(f.Token)
-	_ = enc.EncodeInt(int64(f.From))
-	_ = enc.EncodeUint(f.Seq)
-	_ = enc.EncodeInt(int64(f.Code))
-	_ = enc.EncodeBytes(f.Body) // nil stays nil
-	if f.Items == nil {
-		_ = enc.EncodeNil()
-	} else {
-		_ = enc.EncodeArrayLen(len(f.Items))
-		for i := range f.Items {
-			it := &f.Items[i]
-			if it.Tails == 0 {
-				_ = enc.EncodeArrayLen(itemFieldCount)
-				_ = enc.EncodeInt(int64(it.PE))
-				_ = enc.EncodeUint(uint64(it.Kind))
-				_ = enc.EncodeBytes(it.Body)
-				continue
-			}
-			_ = enc.EncodeArrayLen(runFieldCount)
-			_ = enc.EncodeInt(int64(it.PE))
-			_ = enc.EncodeUint(uint64(it.Kind))
-			_ = enc.EncodeBytes(it.Head)
-			_ = enc.EncodeArrayLen(it.Tails)
-			_, _ = e.buf.Write(it.Body) // the tails, already binaries
-		}
-	}
-	dst = append(dst, e.buf.Bytes()...)
-	if e.buf.Cap() <= keptEncoderBuf {
-		encoders.Put(e)
-	}
+	dst = bigbuf.Grow(dst, Size(f))
+	dst, _ = appendFrame(dst, f, math.MaxInt, nil)
 	return dst, nil
+}
+
+// A cut is a body that appendFrame left out of its output: it belongs at
+// offset at of that output.
+type cut struct {
+	at   int
+	body []byte
+}
+
+// appendFrame appends f's encoding to b, except bodies longer than inline
+// (the frame's Body, items' Body), which it leaves out and lists in cuts,
+// in order. The encoding is what msgpack/v5 writes for the same values:
+// the shortest form of each integer and header ([Size] counts the same).
+func appendFrame(b []byte, f *Frame, inline int, cuts []cut) ([]byte, []cut) {
+	body := func(p []byte, bin bool) {
+		switch {
+		case p == nil && bin:
+			b = append(b, msgp.Nil)
+			return
+		case bin:
+			b = appendBinHeader(b, len(p))
+		}
+		if len(p) > inline {
+			cuts = append(cuts, cut{len(b), p})
+			return
+		}
+		b = bigbuf.Append(b, p)
+	}
+	b = append(b, msgp.FixArrLo+frameLen)
+	b = appendUint(b, Version)
+	b = appendUint(b, uint64(f.Kind))
+	b = appendStrHeader(b, len(f.Token))
+	b = append(b, f.Token...)
+	b = appendInt(b, int64(f.From))
+	b = appendUint(b, f.Seq)
+	b = appendInt(b, int64(f.Code))
+	body(f.Body, true) // nil stays nil
+	if f.Items == nil {
+		return append(b, msgp.Nil), cuts
+	}
+	b = appendArrayHeader(b, len(f.Items))
+	for i := range f.Items {
+		it := &f.Items[i]
+		if it.Tails == 0 {
+			b = append(b, msgp.FixArrLo+itemFieldCount)
+			b = appendInt(b, int64(it.PE))
+			b = appendUint(b, uint64(it.Kind))
+			body(it.Body, true)
+			continue
+		}
+		b = append(b, msgp.FixArrLo+runFieldCount)
+		b = appendInt(b, int64(it.PE))
+		b = appendUint(b, uint64(it.Kind))
+		if it.Head == nil {
+			b = append(b, msgp.Nil)
+		} else {
+			b = append(appendBinHeader(b, len(it.Head)), it.Head...)
+		}
+		b = appendArrayHeader(b, it.Tails)
+		body(it.Body, false) // the tails, already binaries
+	}
+	return b, cuts
+}
+
+func appendUint(b []byte, n uint64) []byte {
+	switch {
+	case n <= math.MaxInt8:
+		return append(b, byte(n))
+	case n <= math.MaxUint8:
+		return append(b, msgp.Uint8, byte(n))
+	case n <= math.MaxUint16:
+		return append(b, msgp.Uint16, byte(n>>8), byte(n))
+	case n <= math.MaxUint32:
+		return append(b, msgp.Uint32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, msgp.Uint64, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func appendInt(b []byte, n int64) []byte {
+	switch {
+	case n >= 0:
+		return appendUint(b, uint64(n))
+	case n >= -32:
+		return append(b, byte(n))
+	case n >= math.MinInt8:
+		return append(b, msgp.Int8, byte(n))
+	case n >= math.MinInt16:
+		return append(b, msgp.Int16, byte(n>>8), byte(n))
+	case n >= math.MinInt32:
+		return append(b, msgp.Int32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	}
+	return append(b, msgp.Int64, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func appendStrHeader(b []byte, n int) []byte {
+	switch {
+	case n < 32:
+		return append(b, msgp.FixStrLo+byte(n))
+	case n <= math.MaxUint8:
+		return append(b, msgp.Str8, byte(n))
+	case n <= math.MaxUint16:
+		return append(b, msgp.Str16, byte(n>>8), byte(n))
+	}
+	return append(b, msgp.Str32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+}
+
+func appendArrayHeader(b []byte, n int) []byte {
+	switch {
+	case n < 16:
+		return append(b, msgp.FixArrLo+byte(n))
+	case n <= math.MaxUint16:
+		return append(b, msgp.Arr16, byte(n>>8), byte(n))
+	}
+	return append(b, msgp.Arr32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
 // check rejects what AppendFrame must not encode.

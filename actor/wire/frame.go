@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // Version is the frame format this program speaks. It is the first field of
@@ -101,7 +102,7 @@ func (e *corruptError) Unwrap() error { return ErrCorrupt }
 
 // AppendTail appends tail to a run's Body as one msgpack binary.
 func AppendTail(body, tail []byte) []byte {
-	return append(appendBinHeader(body, len(tail)), tail...)
+	return bigbuf.Append(appendBinHeader(body, len(tail)), tail)
 }
 
 // BeginTail starts a tail that the caller appends to body in place; pass
@@ -121,8 +122,8 @@ func EndTail(body []byte, mark int) []byte {
 	}
 	hdr := appendBinHeader(nil, n)
 	extra := len(hdr) - 2
-	body = append(body, make([]byte, extra)...)
-	copy(body[mark+len(hdr):], body[mark+2:mark+2+n])
+	body = bigbuf.Grow(body, extra)[:len(body)+extra]
+	bigbuf.Move(body, mark+len(hdr), mark+2, n) // a long tail in pieces
 	copy(body[mark:], hdr)
 	return body
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // A frame longer than the transport takes travels as fragments: frames of
@@ -50,6 +51,36 @@ func Fragments(b []byte, token string, from int, id uint64, max int) ([][]byte, 
 	if len(b) == 0 {
 		return nil, fmt.Errorf("wire: cannot fragment an empty frame")
 	}
+	return fragments(b, nil, token, from, id, max)
+}
+
+// FrameFragments returns the fragments of f's encoding, as Fragments does
+// with the encoding, and its length, without encoding the frame whole
+// first: the long bodies of f (a message of hundreds of megabytes) are
+// copied once, straight into the fragments, in pieces that the scheduler
+// can preempt between. The fragments carry f.Token and f.From. It refuses
+// the frames that AppendFrame refuses.
+func FrameFragments(f *Frame, id uint64, max int) ([][]byte, int, error) {
+	if err := check(f); err != nil {
+		return nil, 0, err
+	}
+	// The frame without its long bodies: its headers, and the short
+	// bodies, which would cost more to track than to copy.
+	head, cuts := appendFrame(nil, f, 64<<10, nil)
+	parts, err := fragments(head, cuts, f.Token, f.From, id, max)
+	if err != nil {
+		return nil, 0, err
+	}
+	n := len(head)
+	for _, c := range cuts {
+		n += len(c.body)
+	}
+	return parts, n, nil
+}
+
+// fragments cuts the frame whose encoding is head with the cuts' bodies
+// put back at their offsets (see appendFrame).
+func fragments(head []byte, cuts []cut, token string, from int, id uint64, max int) ([][]byte, error) {
 	// The fragment's fields up to Body, from the encoder itself: a frame
 	// with nil Body and nil Items ends with two msgpack nils, which are
 	// replaced by the Body and a nil.
@@ -63,19 +94,46 @@ func Fragments(b []byte, token string, from int, id uint64, max int) ([][]byte, 
 	if piece < 1 {
 		return nil, fmt.Errorf("wire: fragments of at most %d bytes cannot carry anything (a fragment's header takes %d)", max, max-piece+1)
 	}
-	total := uint64(len(b))
-	out := make([][]byte, 0, (len(b)+piece-1)/piece)
-	for off := 0; off < len(b); off += piece {
-		data := b[off:min(off+piece, len(b))]
+	total := len(head)
+	for _, c := range cuts {
+		total += len(c.body)
+	}
+	// src walks the frame's encoding: the head up to the next cut, that
+	// cut's body, the head up to the next, and so on.
+	var (
+		src  []byte
+		hoff int // how much of head has been walked
+		next int // the next cut
+	)
+	advance := func() {
+		for len(src) == 0 {
+			switch {
+			case next < len(cuts) && hoff == cuts[next].at:
+				src = cuts[next].body
+				next++
+			case next < len(cuts):
+				src, hoff = head[hoff:cuts[next].at], cuts[next].at
+			default:
+				src, hoff = head[hoff:], len(head)
+			}
+		}
+	}
+	out := make([][]byte, 0, (total+piece-1)/piece)
+	for off := 0; off < total; off += piece {
+		n := min(piece, total-off)
 		var hdr [partHeaderMax]byte
-		h := binary.AppendUvarint(hdr[:0], total)
+		h := binary.AppendUvarint(hdr[:0], uint64(total))
 		h = binary.AppendUvarint(h, uint64(off))
-		n := len(h) + len(data)
-		f := make([]byte, 0, len(prefix)+5+n+1)
+		f := make([]byte, 0, len(prefix)+5+len(h)+n+1)
 		f = append(f, prefix...)
-		f = appendBinHeader(f, n)
+		f = appendBinHeader(f, len(h)+n)
 		f = append(f, h...)
-		f = append(f, data...)
+		for k := n; k > 0; {
+			advance()
+			m := min(k, len(src))
+			f = bigbuf.Append(f, src[:m])
+			src, k = src[m:], k-m
+		}
 		f = append(f, msgp.Nil)
 		out = append(out, f)
 	}

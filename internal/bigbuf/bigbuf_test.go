@@ -1,0 +1,126 @@
+package bigbuf
+
+import (
+	"bytes"
+	"io"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*7) ^ byte(i>>11) ^ seed
+	}
+	return b
+}
+
+func TestAppendCopyGrow(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		prefix, extra int
+		spare         int
+	}{
+		{"short", 10, 100, 0},
+		{"short into room", 10, 100, 200},
+		{"one piece", 0, Piece, 0},
+		{"long after short", 100, 3*Piece + 5, 0},
+		{"long after long", 2*Piece + 1, 2*Piece + 3, 0},
+		{"long into room", 5, 2 * Piece, 2*Piece + 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := append(make([]byte, 0, tc.prefix+tc.spare), pattern(tc.prefix, 1)...)
+			src := pattern(tc.extra, 2)
+			got := Append(dst, src)
+			require.Equal(t, tc.prefix+tc.extra, len(got))
+			require.True(t, bytes.Equal(got[:tc.prefix], pattern(tc.prefix, 1)), "the prefix is kept")
+			require.True(t, bytes.Equal(got[tc.prefix:], src), "src is appended")
+			if tc.spare >= tc.extra {
+				require.Equal(t, &dst[:1][0], &got[0], "appended in place when there is room")
+			}
+			g := Grow(got, 7)
+			require.GreaterOrEqual(t, cap(g)-len(g), 7)
+			require.True(t, bytes.Equal(g, got), "Grow keeps the bytes")
+		})
+	}
+}
+
+func TestCopyShorterSide(t *testing.T) {
+	src := pattern(3*Piece+1, 3)
+	dst := make([]byte, 2*Piece+7)
+	require.Equal(t, len(dst), Copy(dst, src))
+	require.True(t, bytes.Equal(dst, src[:len(dst)]))
+	dst = make([]byte, 4*Piece)
+	require.Equal(t, len(src), Copy(dst, src))
+	require.True(t, bytes.Equal(dst[:len(src)], src))
+	require.Zero(t, dst[len(src)], "nothing past src is written")
+}
+
+func TestMoveOverlapping(t *testing.T) {
+	const n = 3*Piece + 17
+	for _, tc := range []struct {
+		name     string
+		to, from int
+		n        int
+	}{
+		{"right by 3", 3, 0, n},
+		{"left by 3", 0, 3, n},
+		{"right by more than a piece", Piece + 5, 0, n},
+		{"left by more than a piece", 0, Piece + 5, n},
+		{"short right", 2, 0, 100},
+		{"in place", 4, 4, n},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := pattern(n+2*Piece+10, 4)
+			want := append([]byte(nil), b...)
+			copy(want[tc.to:tc.to+tc.n], append([]byte(nil), b[tc.from:tc.from+tc.n]...))
+			Move(b, tc.to, tc.from, tc.n)
+			require.True(t, bytes.Equal(want, b))
+		})
+	}
+}
+
+func TestGrowNegativePanics(t *testing.T) {
+	require.Panics(t, func() { Grow(nil, -1) })
+}
+
+// Copy, Append and Move yield between pieces, and only for long slices.
+func TestYieldsBetweenPieces(t *testing.T) {
+	defer func(y func()) { yield = y }(yield)
+	var n int
+	yield = func() { n++ }
+	for _, tc := range []struct {
+		name string
+		do   func()
+		want int
+	}{
+		{"Copy of one piece", func() { Copy(make([]byte, Piece), make([]byte, Piece)) }, 0},
+		{"Copy of 4 pieces and a bit", func() { Copy(make([]byte, 4*Piece+1), make([]byte, 4*Piece+1)) }, 4},
+		{"Append of 3 pieces", func() { Append(nil, make([]byte, 3*Piece)) }, 2},
+		{"Append of 3 pieces after 2", func() { Append(make([]byte, 2*Piece), make([]byte, 3*Piece)) }, 1 + 2},
+		{"Move right", func() { Move(make([]byte, 3*Piece+3), 3, 0, 3*Piece) }, 2},
+		{"Move left", func() { Move(make([]byte, 3*Piece+3), 0, 3, 3*Piece) }, 2},
+		{"Grow", func() { Grow(make([]byte, 5*Piece), 1) }, 4},
+	} {
+		n = 0
+		tc.do()
+		require.Equal(t, tc.want, n, tc.name)
+	}
+}
+
+func TestReaderReadsInPieces(t *testing.T) {
+	defer func(y func()) { yield = y }(yield)
+	var n int
+	yield = func() { n++ }
+	src := pattern(3*Piece+5, 9)
+	var r Reader
+	r.Reset(src)
+	got := make([]byte, len(src))
+	_, err := io.ReadFull(&r, got)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(src, got))
+	require.Equal(t, 3, n, "a yield after each full piece")
+	b, err := r.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "read %d", b)
+}
