@@ -91,6 +91,7 @@ func TestNewRejectsBadRobustOptions(t *testing.T) {
 		{Options{Margin: math.NaN()}, "Options.Margin is NaN"},
 		{Options{Hold: -1}, "Options.Hold -1 is negative"},
 		{Options{Z: -2}, "Options.Z -2 is negative"},
+		{Options{Z: 2, Evals: 1}, "Options.Z 2 needs Evals of at least 2 (got 1)"},
 		{Options{Z: math.Inf(1)}, "Options.Z is +Inf"},
 	} {
 		_, err := New(c.o)

@@ -81,7 +81,11 @@ type Options struct {
 	// and goes, evaluations made minutes apart differ more than the
 	// values tried; made in turn, both sides see the same load. A try
 	// then takes 2n evaluations, n of them at the anchor (the best value
-	// known, so they cost nothing a search would not pay anyway).
+	// known, so they cost nothing a search would not pay anyway). The try's
+	// cheapest evaluation must also beat the anchor's cheapest of those:
+	// a slowdown only adds to a cost, so the cheapest is the least
+	// disturbed, and anchor evaluations slowed by chance, even most of the
+	// n, then cannot make a dearer try look better.
 	// Default false.
 	Paired bool
 }
@@ -140,6 +144,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("tune: Options.Hold %d is negative", o.Hold)
 	case o.Z < 0:
 		return fmt.Errorf("tune: Options.Z %v is negative", o.Z)
+	case o.Z > 0 && o.Evals < 2:
+		return fmt.Errorf("tune: Options.Z %v needs Evals of at least 2 (got %d): one evaluation has no spread to judge noise by", o.Z, o.Evals)
 	case o.Max != 0 && o.Max-o.Min < o.MinStep:
 		return fmt.Errorf("tune: Options.Max %v leaves less than MinStep %v above Min %v: nothing to search", o.Max, o.MinStep, o.Min)
 	}
@@ -258,13 +264,15 @@ func (t *Tuner) Observe(cost float64) error {
 	}
 	score := t.pool(t.costs) // E07: one score from n evaluations
 	logs := logsOf(t.costs)
-	t.costs = t.costs[:0]
+	pairsWon := true
 	if t.trying && len(t.pairCosts) > 0 {
 		// Paired: the anchor's score is the one measured in turn with
-		// the try.
+		// the try, and the try's cheapest must beat its (Options.Paired).
+		pairsWon = slices.Min(t.costs) < slices.Min(t.pairCosts)
 		t.s, t.anchorLogs = t.pool(t.pairCosts), logsOf(t.pairCosts)
 		t.pairCosts = t.pairCosts[:0]
 	}
+	t.costs = t.costs[:0]
 	t.trying = false
 	switch {
 	case !t.haveAnchor:
@@ -314,7 +322,7 @@ func (t *Tuner) Observe(cost float64) error {
 			// Settled: keep the anchor for a while (Options.Hold).
 			t.hold, t.held = t.o.Hold, append(t.held[:0], score)
 		}
-	case t.better(score) && t.beyondNoise(logs): // better than the point it was tried from (Remark 4)
+	case pairsWon && t.better(score) && t.beyondNoise(logs): // better than the point it was tried from (Remark 4)
 		t.x, t.s = t.cur, score
 		t.anchorLogs = logs
 		t.v *= t.o.Grow
@@ -371,7 +379,9 @@ func (t *Tuner) beyondNoise(logs []float64) bool {
 	// and must not make the other's spread look small. A median's
 	// standard error is √(π/2) times a mean's.
 	se := math.Sqrt(math.Pi / 2 * (sq(spread(a, ma))/float64(len(a)) + sq(spread(b, mb))/float64(len(b))))
-	return ma-mb > t.o.Z*se
+	// Half or more of a side's costs equal (a coarse clock) have no
+	// spread; the floor keeps Z from passing any gain at all then.
+	return ma-mb > t.o.Z*max(se, minSE)
 }
 
 // spread is the median absolute deviation of xs from m, ×1.4826: the
@@ -385,6 +395,10 @@ func spread(xs []float64, m float64) float64 {
 }
 
 func sq(x float64) float64 { return x * x }
+
+// minSE is the least standard error beyondNoise assumes, in log cost:
+// with Z 2 a try must be at least 0.2 % cheaper.
+const minSE = 1e-3
 
 // keepAnchorLogs adds a held score's evaluations to the anchor's, keeping
 // the latest 4n.

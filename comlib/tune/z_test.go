@@ -98,9 +98,9 @@ func changingLoad() func(*rand.Rand, float64) float64 {
 // search away from the start; with Z the evaluations 21–100 cost little
 // over it, and with Z and Paired (TRAM's options) least when the load
 // changes. p90 of the cost of evaluations 21–100 over the start, over
-// 2000 seeded runs (measured): steady heavy noise 13 % without Z, 0.9 %
+// 2000 seeded runs (measured): steady heavy noise 15 % without Z, 2.1 %
 // with Z 2, 0.8 % with Z 2 and Paired; a changing load 28 %, 4.3 %,
-// 1.1 %. The test runs 100 seeds.
+// 0.8 %. The test runs 100 seeds (13 %, 0.9 %, 0.8 %; 24 %, 4.3 %, 0.8 %).
 func TestE12_ZKeepsAGoodStartUnderHeavyNoise(t *testing.T) {
 	m := bufferModel{opt: 8, left: 0.03, right: 0.15}
 	zOnly := robustOptions
@@ -154,16 +154,64 @@ func TestE06_PairedAlternatesWithTheAnchor(t *testing.T) {
 	require.Equal(t, 7.0, tu.Value())
 }
 
+// TestE06_PairedRefusesATryAgainstSlowedAnchorSteps: with Paired, three
+// of the four anchor evaluations made in turn with a try are slowed (by
+// other programs, say), which lifts the anchor's median far above the
+// try's although the try is dearer. The cheapest evaluations, the least
+// disturbed, show it: the try must not replace the anchor. (Before the
+// rule, Z 2 let it: the median gap was seven standard errors.)
+func TestE06_PairedRefusesATryAgainstSlowedAnchorSteps(t *testing.T) {
+	tu, err := New(Options{Start: 4, Step: 1, MinStep: 0.5, Evals: 4, Paired: true, Z: 2})
+	require.NoError(t, err)
+	for _, c := range []float64{1.0, 1.01, 0.99, 1.0} {
+		require.NoError(t, tu.Observe(c))
+	}
+	anchor := []float64{2.7, 2.2, 2.8, 1.0}
+	try := []float64{1.15, 1.14, 1.16, 1.15}
+	for i := range 4 {
+		require.Equal(t, 4.0, tu.Value(), "pair %d starts at the anchor", i)
+		require.NoError(t, tu.Observe(anchor[i]))
+		require.Equal(t, 5.0, tu.Value(), "pair %d then tries 5", i)
+		require.NoError(t, tu.Observe(try[i]))
+	}
+	x, _, _ := tu.Best()
+	require.Equal(t, 4.0, x, "a try dearer than the anchor's undisturbed evaluation replaced it")
+	require.Less(t, tu.Vector(), 0.0, "the worse try reverses the search (E06)")
+}
+
+// TestE06_ZWithoutSpread: costs that tie (a coarse clock) have no spread;
+// Z still asks a try for more than any gain at all.
+func TestE06_ZWithoutSpread(t *testing.T) {
+	tu, err := New(Options{Start: 4, Step: 1, MinStep: 0.5, Evals: 3, Z: 2, Median: true})
+	require.NoError(t, err)
+	for range 3 {
+		require.NoError(t, tu.Observe(1000))
+	}
+	require.Equal(t, 5.0, tu.Value())
+	for range 3 {
+		require.NoError(t, tu.Observe(999.9)) // 0.01 % cheaper: within any clock's noise
+	}
+	x, _, _ := tu.Best()
+	require.Equal(t, 4.0, x, "a tie-breaking 0.01 % moved the anchor")
+	left := tu.Value()
+	require.Less(t, left, 4.0, "the search turns left")
+	for range 3 {
+		require.NoError(t, tu.Observe(900)) // 10 % cheaper
+	}
+	x, _, _ = tu.Best()
+	require.Equal(t, left, x, "a clear gain with no spread must still move the anchor")
+}
+
 // TestE12_ZStillFindsABetterBuffer: TRAM's options (Z 2, Paired) on the
 // model of TestE12_TunedBufferBeatsItsStartUnderSpikes (optimum 4× the
 // start, the start 12 % dearer; 3 % noise and spikes). The price of
-// earning every move: over 100 seeds, evaluations 21–60 are cheaper than
-// the start in 90 % of the runs but only by 0.2 % in the median one (the
-// first try, 8 % better, seldom shows it beyond the noise of 4 paired
-// steps, and the search holds the start before it tries again), and
-// evaluations 61–100 are 3.2 % over the optimum in the median run, 12 %
-// (the start) in 90 %. Without Z and Paired: 7 % cheaper than the start
-// in the median run, and 5 % over the optimum in 90 % (E12's budget).
+// earning every move: over 100 seeds, evaluations 21–60 are 7.4 % cheaper
+// than the start in the median run (E12's good value after about 20) but
+// only 0.2 % in the 90th percentile one, and evaluations 61–100 are 3.2 %
+// over the optimum in the median run, 12 % (the start: the search never
+// left it) in 90 %. Without Z and Paired: 7 % cheaper than the start in
+// the median run, and 5 % over the optimum in 90 % (E12's budget), which
+// TRAM's options trade for not walking away from a good start.
 func TestE12_ZStillFindsABetterBuffer(t *testing.T) {
 	m := bufferModel{opt: 10, left: 0.03, right: 0.15}
 	var early, late []float64
@@ -174,7 +222,8 @@ func TestE12_ZStillFindsABetterBuffer(t *testing.T) {
 	}
 	t.Logf("evals 21–60 over the start: median %.3f p90 %.3f; evals 61–100 over the optimum: median %.3f p90 %.3f",
 		quantile(early, 0.5), quantile(early, 0.9), quantile(late, 0.5), quantile(late, 0.9))
-	require.Less(t, quantile(early, 0.9), 0.0, "no dearer than the start after ~20 evaluations")
+	require.Less(t, quantile(early, 0.5), -0.03, "the median run has left the start for a cheaper value after ~20 evaluations")
+	require.Less(t, quantile(early, 0.9), 0.0, "and 90 % of runs are no dearer than the start")
 	require.LessOrEqual(t, quantile(late, 0.5), 0.04, "near the optimum after ~60 evaluations, in the median run")
-	require.LessOrEqual(t, quantile(late, 0.9), 0.13, "and no worse than staying at the start in 90 %")
+	require.LessOrEqual(t, quantile(late, 0.9), 0.13, "and in 90 % no worse than staying at the start")
 }
