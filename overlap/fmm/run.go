@@ -444,8 +444,10 @@ func (r *Runner) Run(m IterMsg) (Iteration, error) {
 	o.m.Done = o.res.Callback()
 	t0 := time.Now()
 	if err := r.S.Start(r.Ctx, tram.Step{Mode: tram.Completion, Producers: int(n), Started: o.started.Callback(), Finished: o.finished.Callback()}); err != nil {
-		// Nothing was started, so nothing will send to the iteration's
-		// futures: drop them rather than leave them in PE 0's table.
+		// The step did not begin (Started comes only from its Begin, and
+		// Finished needs every producer's Done, which none will send), so
+		// nothing will send to the iteration's futures: drop them rather
+		// than leave them in PE 0's table.
 		return Iteration{}, errors.Join(fmt.Errorf("fmm: iteration %d: starting TRAM's step: %w", m.It, err), o.drop(r.Ctx))
 	}
 	v, err := r.finish(o, r.deadline(m.Stall))
