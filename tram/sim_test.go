@@ -10,7 +10,7 @@ import (
 
 // traced is a test item that counts the messages carrying it.
 type traced struct {
-	id, src, hops int
+	id, src, dest, hops int
 }
 
 // network is a simulated job: one Aggregator per PE, and a FIFO of messages in flight.
@@ -21,12 +21,20 @@ type network struct {
 	queue     []Flush[*traced]
 	delivered map[int]int
 	messages  int
+	mixed     int // messages with both envelopes and last-hop items (Config.Bare)
 }
 
 func newNetwork(t *testing.T, topo *Topology, s Sizing) *network {
+	return newNetworkOf(t, topo, Config[*traced]{Sizing: s, Size: func(*traced) int { return 24 }})
+}
+
+// newNetworkOf makes a network of Aggregators configured as cfg but for
+// the topology and the PE.
+func newNetworkOf(t *testing.T, topo *Topology, cfg Config[*traced]) *network {
 	n := &network{t: t, topo: topo, delivered: map[int]int{}}
 	for pe := range topo.NumPEs() {
-		a, err := NewAggregator(Config[*traced]{Topology: topo, PE: pe, Sizing: s, Size: func(*traced) int { return 24 }})
+		cfg.Topology, cfg.PE = topo, pe
+		a, err := NewAggregator(cfg)
 		require.NoError(t, err)
 		n.aggs = append(n.aggs, a)
 	}
@@ -38,16 +46,34 @@ func (n *network) handle(pe int, out Output[*traced]) {
 	require.Empty(n.t, out.Direct, "no cutoff was set")
 	for _, f := range out.Flushes {
 		require.True(n.t, n.topo.IsPeer(pe, f.To), "PE %d sent to non-peer %d", pe, f.To) // T02
-		require.NotEmpty(n.t, f.Items)
+		require.NotZero(n.t, f.Len())
+		if n.aggs[pe].cfg.Bare {
+			for _, e := range f.Items {
+				require.NotEqual(n.t, f.To, e.Dest, "an item for %d went to it in an envelope", e.Dest)
+			}
+			if len(f.Items) > 0 && len(f.Final) > 0 {
+				n.mixed++
+			}
+		} else {
+			require.Empty(n.t, f.Final, "last-hop items without Config.Bare")
+		}
 		n.queue = append(n.queue, f)
 	}
 	a := n.aggs[pe]
 	require.Less(n.t, a.Stats().Buffered, a.Sizing().TotalCapacity, "PE %d over capacity", pe) // T07
 	for _, e := range out.Local {
 		require.Equal(n.t, pe, e.Dest)
-		n.delivered[e.Item.id]++
-		require.Equal(n.t, n.topo.Hops(e.Item.src, pe), e.Item.hops, "item %d from %d to %d", e.Item.id, e.Item.src, pe) // T04
+		n.arrive(pe, e.Item)
 	}
+}
+
+// arrive records the delivery of it on PE pe.
+func (n *network) arrive(pe int, it *traced) {
+	n.delivered[it.id]++
+	if it.dest >= 0 {
+		require.Equal(n.t, it.dest, pe, "item %d from %d", it.id, it.src)
+	}
+	require.Equal(n.t, n.topo.Hops(it.src, pe), it.hops, "item %d from %d to %d", it.id, it.src, pe) // T04
 }
 
 // step delivers the oldest message in flight to its PE's Route.
@@ -58,7 +84,15 @@ func (n *network) step() {
 	for _, e := range f.Items {
 		e.Item.hops++
 	}
-	out, err := n.aggs[f.To].Route(f.Items)
+	a := n.aggs[f.To]
+	local := a.Stats().Local
+	for _, it := range f.Final { // the last hop: they are for f.To
+		it.hops++
+		n.arrive(f.To, it)
+	}
+	a.Arrived(len(f.Final))
+	require.Equal(n.t, local+len(f.Final), a.Stats().Local)
+	out, err := a.Route(f.Items)
 	require.NoError(n.t, err)
 	n.handle(f.To, out)
 }
@@ -95,7 +129,7 @@ func TestPropertyEveryItemArrivesOnceInHopsMessages(t *testing.T) {
 				want := map[int]bool{}
 				for id := range items {
 					src, dest := rng.IntN(topo.NumPEs()), rng.IntN(topo.NumPEs())
-					out, err := n.aggs[src].Insert(&traced{id: id, src: src}, dest)
+					out, err := n.aggs[src].Insert(&traced{id: id, src: src, dest: dest}, dest)
 					require.NoError(t, err)
 					want[id] = true
 					n.handle(src, out)
@@ -121,6 +155,88 @@ func TestPropertyEveryItemArrivesOnceInHopsMessages(t *testing.T) {
 					require.Equal(t, hops, n.messages)
 				}
 			})
+		}
+	}
+}
+
+// TestLastHopItemsTravelBare: with Config.Bare, an item whose next hop is
+// its destination travels in Flush.Final without it, and arrives where it
+// should in as many hops; on a 1-D grid (every hop is the last) no
+// envelope travels at all, on grids of several dimensions messages carry
+// both kinds to the same peer. Tables of next hops and computed hops, the
+// fast path and the sized path (a Size function) all agree.
+func TestLastHopItemsTravelBare(t *testing.T) {
+	sizings := []Sizing{{BufferItems: 1}, {BufferItems: 4}, {TotalCapacity: 7}, {BufferItems: 64}}
+	for _, dims := range shapes {
+		for _, s := range sizings {
+			for _, sized := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%v/%+v/sized=%v", dims, s, sized), func(t *testing.T) {
+					topo := mustTopology(t, dims...)
+					cfg := Config[*traced]{Sizing: s, Bare: true}
+					if sized {
+						cfg.Size = func(*traced) int { return 24 }
+					}
+					n := newNetworkOf(t, topo, cfg)
+					rng := rand.New(rand.NewPCG(uint64(topo.NumPEs()), uint64(s.BufferItems+s.TotalCapacity)))
+					const items = 2000
+					sent := 0
+					for id := range items {
+						src, dest := rng.IntN(topo.NumPEs()), rng.IntN(topo.NumPEs())
+						out, err := n.aggs[src].Insert(&traced{id: id, src: src, dest: dest}, dest)
+						require.NoError(t, err)
+						n.handle(src, out)
+						for len(n.queue) > 0 && rng.IntN(3) == 0 {
+							n.step()
+						}
+						sent++
+					}
+					n.drain()
+					require.Len(t, n.delivered, sent)
+					for id, k := range n.delivered {
+						require.Equal(t, 1, k, "item %d", id)
+					}
+					real := 0
+					for _, d := range dims {
+						if d > 1 {
+							real++
+						}
+					}
+					local, inserted := 0, 0
+					for _, a := range n.aggs {
+						require.Zero(t, a.Stats().Buffered)
+						local += a.Stats().Local
+						inserted += a.Stats().Inserted
+					}
+					require.Equal(t, inserted, local, "every item counted as delivered once")
+					if real > 1 && n.aggs[0].Sizing().BufferItems > 1 { // one item a message cannot mix
+						require.NotZero(t, n.mixed, "no message carried both envelopes and last-hop items")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestBareHopTable: the table's last-hop bit is set exactly for the
+// destinations that are their own next hop, and only with Config.Bare.
+func TestBareHopTable(t *testing.T) {
+	for _, dims := range shapes {
+		topo := mustTopology(t, dims...)
+		for pe := range topo.NumPEs() {
+			for _, bare := range []bool{false, true} {
+				a, err := NewAggregator(Config[int]{Topology: topo, PE: pe, Sizing: Sizing{BufferItems: 4}, Bare: bare})
+				require.NoError(t, err)
+				for dest := range topo.NumPEs() {
+					h := a.hop[dest]
+					if dest == pe {
+						require.EqualValues(t, -1, h)
+						continue
+					}
+					next := topo.NextHop(pe, dest)
+					require.Equal(t, next, a.peers.Peer(int(h>>1)), "%v: %d → %d", dims, pe, dest)
+					require.Equal(t, bare && next == dest, h&1 != 0, "%v: %d → %d", dims, pe, dest)
+				}
+			}
 		}
 	}
 }
