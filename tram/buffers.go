@@ -88,9 +88,10 @@ type Config[T any] struct {
 	// DirectCutoff: an item whose Size exceeds it is not aggregated but sent directly to its
 	// destination. 0 means no cutoff.
 	DirectCutoff int
-	// Bare stores the items whose next hop is their destination (the last hop: every hop on a
-	// 1-D grid) without their Dest, in Flush.Final: the receiver delivers them as its own.
-	// Without it every item travels in an Envelope.
+	// Bare stores the items for the peers that are the last hop of whatever they receive (every
+	// peer on a 1-D grid; the peers in the last dimension routed on others) without their Dest,
+	// in Flush.Final: the receiver delivers them as its own. Without it every item travels in an
+	// Envelope.
 	Bare bool
 }
 
@@ -217,7 +218,24 @@ func (a *Aggregator[T]) slotFor(dest int) (slot int, last bool) {
 	}
 	next := a.cfg.Topology.NextHop(a.cfg.PE, dest)
 	slot, _ = a.peers.Slot(next) // always a peer
-	return slot, a.cfg.Bare && next == dest
+	return slot, a.cfg.Bare && a.lastHopPeer(next)
+}
+
+// lastHopPeer reports whether every item sent to peer is for peer: the
+// route corrects the highest dimension first, so a peer that differs in
+// the last dimension routed (the lowest of size > 1) is the destination
+// of whatever reaches it. Only those peers' buffers hold bare items: an
+// item for a peer of another dimension keeps its envelope, so that each
+// peer has one buffer, not two part-filled ones (on an [8,8] grid, two
+// per peer measured 13 % slower than envelopes alone, 2026-11-24).
+func (a *Aggregator[T]) lastHopPeer(peer int) bool {
+	t := a.cfg.Topology
+	for _, n := range t.Dims()[:t.DiffDim(a.cfg.PE, peer)] {
+		if n > 1 {
+			return false
+		}
+	}
+	return true
 }
 
 func b2i(b bool) int {
@@ -446,11 +464,28 @@ func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
 		// The common case in a few loads and stores: items of one size,
 		// no cutoff, the next hop's slot from the table, no byte counts
 		// (Stats derives them).
+		// (put written out, as in InsertTo: a call per routed item.)
 		if h := a.hop[e.Dest]; h >= 0 {
-			slot := int(h >> 1)
-			a.put(slot, h&1 != 0, e)
+			slot, n := int(h>>1), 0
+			if h&1 != 0 {
+				fb := a.fin[slot]
+				if fb == nil {
+					fb = a.newFinal()
+				}
+				fb = append(fb, e.Item)
+				a.fin[slot] = fb
+				n = len(fb) + len(a.bufs[slot])
+			} else {
+				buf := a.bufs[slot]
+				if buf == nil {
+					buf = a.newBuffer()
+				}
+				buf = append(buf, e)
+				a.bufs[slot] = buf
+				n = len(buf) + len(a.fin[slot])
+			}
 			a.buffered++
-			if a.slotLen(slot) >= a.sizing.BufferItems || a.buffered >= a.sizing.TotalCapacity {
+			if n >= a.sizing.BufferItems || a.buffered >= a.sizing.TotalCapacity {
 				a.full(slot, out)
 			}
 			return

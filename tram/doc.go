@@ -31,9 +31,9 @@
 // is sent (T07). A PE that receives a message passes its envelopes to Route, which sorts them into
 // its own buffers and hands back those whose destination is this PE for delivery at once (T08).
 // FlushAll empties every buffer, for periodic flushing and the end of a step (T24, T26). With
-// Config.Bare (as streamers use it), an item whose next hop is its destination — every item on a
-// 1-D grid, the last hop on others — is buffered without the Envelope, in the buffer's Final part,
-// and the receiver delivers those as its own.
+// Config.Bare (as streamers use it), the buffers of the peers that every item reaching them is
+// for — every peer on a 1-D grid, the peers in the last dimension routed on others — hold bare
+// items without the Envelope (a Flush's Final part), and the receiver delivers those as its own.
 //
 // Insert and Route return an Output — messages to send (Flush values, each for one peer), items
 // to send directly (larger than the Config.DirectCutoff, not worth buffering) and items to deliver

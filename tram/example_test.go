@@ -18,7 +18,8 @@ func ExampleTopology_NextHop() {
 }
 
 // An Aggregator returns the messages its inserts trigger; the caller sends them. With Bare,
-// an item whose next hop is its destination travels without it (Final).
+// the items for a peer of the last dimension routed (here PE 2) travel without their
+// destination (Final).
 func ExampleAggregator_Insert() {
 	topo, _ := tram.NewTopology([]int{2, 2}, 4)
 	agg, _ := tram.NewAggregator(tram.Config[string]{Topology: topo, PE: 0, Sizing: tram.Sizing{BufferItems: 2}, Bare: true})
@@ -28,6 +29,6 @@ func ExampleAggregator_Insert() {
 	agg.Insert("c", 2)
 	fmt.Println(agg.FlushAll())
 	// Output:
-	// [{1 [{3 a}] [b]}]
+	// [{1 [{3 a} {1 b}] []}]
 	// [{2 [] [c]}]
 }

@@ -3,6 +3,7 @@ package tram
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,6 +23,7 @@ type network struct {
 	delivered map[int]int
 	messages  int
 	mixed     int // messages with both envelopes and last-hop items (Config.Bare)
+	bareMsgs  int // messages with last-hop items
 }
 
 func newNetwork(t *testing.T, topo *Topology, s Sizing) *network {
@@ -48,11 +50,16 @@ func (n *network) handle(pe int, out Output[*traced]) {
 		require.True(n.t, n.topo.IsPeer(pe, f.To), "PE %d sent to non-peer %d", pe, f.To) // T02
 		require.NotZero(n.t, f.Len())
 		if n.aggs[pe].cfg.Bare {
-			for _, e := range f.Items {
-				require.NotEqual(n.t, f.To, e.Dest, "an item for %d went to it in an envelope", e.Dest)
+			if n.aggs[pe].lastHopPeer(f.To) {
+				require.Empty(n.t, f.Items, "envelopes to %d, a last-hop peer of %d", f.To, pe)
+			} else {
+				require.Empty(n.t, f.Final, "bare items to %d, not a last-hop peer of %d", f.To, pe)
 			}
 			if len(f.Items) > 0 && len(f.Final) > 0 {
 				n.mixed++
+			}
+			if len(f.Final) > 0 {
+				n.bareMsgs++
 			}
 		} else {
 			require.Empty(n.t, f.Final, "last-hop items without Config.Bare")
@@ -159,12 +166,12 @@ func TestPropertyEveryItemArrivesOnceInHopsMessages(t *testing.T) {
 	}
 }
 
-// TestLastHopItemsTravelBare: with Config.Bare, an item whose next hop is
-// its destination travels in Flush.Final without it, and arrives where it
-// should in as many hops; on a 1-D grid (every hop is the last) no
-// envelope travels at all, on grids of several dimensions messages carry
-// both kinds to the same peer. Tables of next hops and computed hops, the
-// fast path and the sized path (a Size function) all agree.
+// TestLastHopItemsTravelBare: with Config.Bare, an item for a peer of the
+// last dimension routed travels in Flush.Final without its destination,
+// and arrives where it should in as many hops; on a 1-D grid (every hop
+// is the last) no envelope travels at all; on grids of several
+// dimensions a PE receives both kinds, each message one kind (one buffer
+// per peer). The fast path and the sized path (a Size function) agree.
 func TestLastHopItemsTravelBare(t *testing.T) {
 	sizings := []Sizing{{BufferItems: 1}, {BufferItems: 4}, {TotalCapacity: 7}, {BufferItems: 64}}
 	for _, dims := range shapes {
@@ -208,8 +215,12 @@ func TestLastHopItemsTravelBare(t *testing.T) {
 						inserted += a.Stats().Inserted
 					}
 					require.Equal(t, inserted, local, "every item counted as delivered once")
-					if real > 1 && n.aggs[0].Sizing().BufferItems > 1 { // one item a message cannot mix
-						require.NotZero(t, n.mixed, "no message carried both envelopes and last-hop items")
+					require.Zero(t, n.mixed, "a message carried both envelopes and last-hop items")
+					if topo.NumPEs() > 1 {
+						require.NotZero(t, n.bareMsgs, "no last-hop items travelled bare")
+					}
+					if real == 1 {
+						require.Equal(t, n.messages, n.bareMsgs, "an envelope travelled on a 1-D grid")
 					}
 				})
 			}
@@ -217,8 +228,10 @@ func TestLastHopItemsTravelBare(t *testing.T) {
 	}
 }
 
-// TestBareHopTable: the table's last-hop bit is set exactly for the
-// destinations that are their own next hop, and only with Config.Bare.
+// TestBareHopTable: the table's last-hop bit is set, with Config.Bare
+// only, exactly for the destinations whose next hop is a peer that every
+// item reaching it is for: one that differs from this PE in the lowest
+// dimension of size > 1 (routes correct the highest first).
 func TestBareHopTable(t *testing.T) {
 	for _, dims := range shapes {
 		topo := mustTopology(t, dims...)
@@ -234,7 +247,12 @@ func TestBareHopTable(t *testing.T) {
 					}
 					next := topo.NextHop(pe, dest)
 					require.Equal(t, next, a.peers.Peer(int(h>>1)), "%v: %d → %d", dims, pe, dest)
-					require.Equal(t, bare && next == dest, h&1 != 0, "%v: %d → %d", dims, pe, dest)
+					lowest := slices.IndexFunc(dims, func(n int) bool { return n > 1 })
+					last := topo.DiffDim(pe, next) == lowest
+					require.Equal(t, bare && last, h&1 != 0, "%v: %d → %d", dims, pe, dest)
+					if last {
+						require.Equal(t, dest, next, "%v: a last-hop peer is the destination", dims)
+					}
 				}
 			}
 		}
