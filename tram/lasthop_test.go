@@ -118,9 +118,10 @@ func runPosts(m *tmain, dims []int, items int, seed int64) ([]int64, error) {
 }
 
 // TestLastHopItemsArriveWhereTheyShould: items whose last hop drops their
-// destination (every item on a 1-D grid; on 2-D and 3-D grids messages
-// that carry both last-hop items and items to pass on, to the same peer)
-// each arrive on their own PE, counted per PE, none elsewhere.
+// destination (every item on a 1-D grid; on 2-D and 3-D grids a PE gets
+// bare batches from its last-dimension peers and envelopes, some for
+// itself and some to pass on, from the others) each arrive on their own
+// PE, counted per PE, none elsewhere.
 func TestLastHopItemsArriveWhereTheyShould(t *testing.T) {
 	cases := []struct {
 		pes  int
