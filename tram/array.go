@@ -75,6 +75,10 @@ func RegisterArray[C any, I comparable, T any](process func(*C, T)) {
 			for i := range items {
 				one(items[i].Item)
 			}
+		}, bare: func(items []Indexed[I, T]) {
+			for _, it := range items {
+				one(it) // the index travels in the item: only the PE is dropped
+			}
 		}}, nil
 	}))
 }

@@ -328,3 +328,37 @@ func TestRecycledBuffersOutliveCollections(t *testing.T) {
 	require.GreaterOrEqual(t, cap(a.newBuffer()), 8, "a kept buffer of 4 items is too small for 8")
 	require.Empty(t, a.free)
 }
+
+// TestRecycledLastHopBuffers: the last-hop buffers of a Bare Aggregator
+// are recycled apart from the envelope buffers: a received Final part
+// handed to RecycleFinal is the next last-hop buffer, and never an
+// envelope buffer; strings are cleared before reuse.
+func TestRecycledLastHopBuffers(t *testing.T) {
+	topo := mustTopology(t, 4) // 1-D: every peer is a last hop
+	a, err := NewAggregator(Config[string]{Topology: topo, PE: 0, Sizing: Sizing{BufferItems: 2}, Bare: true})
+	require.NoError(t, err)
+	out, err := a.Insert("x", 1)
+	require.NoError(t, err)
+	require.Empty(t, out.Flushes)
+	out, err = a.Insert("y", 1)
+	require.NoError(t, err)
+	require.Len(t, out.Flushes, 1)
+	f := out.Flushes[0]
+	require.Equal(t, Flush[string]{To: 1, Final: []string{"x", "y"}}, f)
+
+	a.RecycleFinal(f.Final)
+	require.Len(t, a.finFree, 1)
+	require.Empty(t, a.free, "a last-hop buffer is not an envelope buffer")
+	require.Equal(t, []string{"", ""}, f.Final[:2], "items are cleared before reuse")
+	out, err = a.Insert("z", 2)
+	require.NoError(t, err)
+	require.Empty(t, out.Flushes)
+	require.Same(t, &f.Final[0], &a.fin[mustSlot(t, a, 2)][0], "the recycled buffer is reused")
+}
+
+func mustSlot[T any](t *testing.T, a *Aggregator[T], peer int) int {
+	t.Helper()
+	s, ok := a.peers.Slot(peer)
+	require.True(t, ok, "%d is not a peer", peer)
+	return s
+}

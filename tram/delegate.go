@@ -147,6 +147,7 @@ func init() { chare.Register[delegateBranch]() }
 func (b *delegateBranch) Init(s delegateSetup) {
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
+		// Not Bare: a delegate's messages are envelopes alone (Flush.Final stays empty).
 		b.agg, err = NewAggregator(Config[chare.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
 	}
 	if err != nil {

@@ -30,7 +30,10 @@
 // items buffered on the PE reach the total capacity although no buffer is full, the fullest buffer
 // is sent (T07). A PE that receives a message passes its envelopes to Route, which sorts them into
 // its own buffers and hands back those whose destination is this PE for delivery at once (T08).
-// FlushAll empties every buffer, for periodic flushing and the end of a step (T24, T26).
+// FlushAll empties every buffer, for periodic flushing and the end of a step (T24, T26). With
+// Config.Bare (as streamers use it), the buffers of the peers that every item reaching them is
+// for — every peer on a 1-D grid, the peers in the last dimension routed on others — hold bare
+// items without the Envelope (a Flush's Final part), and the receiver delivers those as its own.
 //
 // Insert and Route return an Output — messages to send (Flush values, each for one peer), items
 // to send directly (larger than the Config.DirectCutoff, not worth buffering) and items to deliver
@@ -96,7 +99,8 @@
 //
 // Items cross processes in TRAM's batches: items of a fixed-size type
 // (numbers, and arrays and structs of them) as one binary block of
-// destinations and item bytes, other items msgpack-encoded one by one,
+// destinations and item bytes, and a block of the last-hop items' bytes
+// alone; other items msgpack-encoded one by one,
 // for streamers and, through chare.WireEnvelope, for delegates (whose
 // delegation stays in the process that made it).
 //

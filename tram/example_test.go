@@ -17,16 +17,18 @@ func ExampleTopology_NextHop() {
 	// Output: [0 0 0] → [0 0 3] → [0 2 3] → [1 2 3] in 3 hops; 6 buffers per PE
 }
 
-// An Aggregator returns the messages its inserts trigger; the caller sends them.
+// An Aggregator returns the messages its inserts trigger; the caller sends them. With Bare,
+// the items for a peer of the last dimension routed (here PE 2) travel without their
+// destination (Final).
 func ExampleAggregator_Insert() {
 	topo, _ := tram.NewTopology([]int{2, 2}, 4)
-	agg, _ := tram.NewAggregator(tram.Config[string]{Topology: topo, PE: 0, Sizing: tram.Sizing{BufferItems: 2}})
+	agg, _ := tram.NewAggregator(tram.Config[string]{Topology: topo, PE: 0, Sizing: tram.Sizing{BufferItems: 2}, Bare: true})
 	agg.Insert("a", 3) // via PE 1
 	out, _ := agg.Insert("b", 1)
 	fmt.Println(out.Flushes)
 	agg.Insert("c", 2)
 	fmt.Println(agg.FlushAll())
 	// Output:
-	// [{1 [{3 a} {1 b}]}]
-	// [{2 [{2 c}]}]
+	// [{1 [{3 a} {1 b}] []}]
+	// [{2 [] [c]}]
 }

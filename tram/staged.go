@@ -82,7 +82,7 @@ func (b *branch[C, T]) advance() {
 		if !s.entered {
 			s.entered = true
 			for _, f := range b.agg.FlushDim(s.dim) {
-				b.send(f.To, f.Items)
+				b.send(f)
 			}
 			for _, p := range peers {
 				if err := b.ms.marker.Send(b, b.ThisProxy().At(p), markerMsg{Step: b.step, From: b.PE(), Count: s.sent[p]}); err != nil {

@@ -242,8 +242,9 @@ type sink[C, X any] func(ctx chare.Context, client chare.Proxy[C]) (giver[X], er
 // of a received run in one loop (one call per item less than calling
 // one for each).
 type giver[X any] struct {
-	one func(item X)
-	run func(items []Envelope[X])
+	one  func(item X)
+	run  func(items []Envelope[X])
+	bare func(items []X) // a message's last-hop items (batch.Final)
 }
 
 // Register makes a TRAM instance type for a group client C and items T,
@@ -261,6 +262,11 @@ func Register[C, T any](process func(*C, T)) {
 			run: func(items []Envelope[T]) {
 				for i := range items {
 					process(c, items[i].Item)
+				}
+			},
+			bare: func(items []T) {
+				for _, it := range items {
+					process(c, it)
 				}
 			},
 		}, nil
@@ -425,7 +431,7 @@ func (b *branch[C, T]) Init(s Setup[C]) {
 	topo, err := NewTopology(s.Dims, b.NumPEs())
 	if err == nil {
 		size, fixed := itemSize[T]()
-		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: size, DirectCutoff: s.Cutoff})
+		b.agg, err = NewAggregator(Config[T]{Topology: topo, PE: b.PE(), Sizing: s.Sizing, Size: size, DirectCutoff: s.Cutoff, Bare: true})
 		if err == nil && size == nil {
 			b.agg.setFixedSize(fixed)
 		}
@@ -700,10 +706,12 @@ func (b *branch[C, T]) syncProduced() {
 	}
 }
 
-// batch is the message between branches: items, the step's detector and,
-// for staged completion, the sender.
+// batch is the message between branches: items to route, items for the
+// receiver itself (their last hop, without a destination: a Flush's
+// Final), the step's detector and, for staged completion, the sender.
 type batch[T any] struct {
 	Items []Envelope[T]
+	Final []T
 	Det   chare.Detector
 	From  int
 }
@@ -722,13 +730,20 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 	n := 0
 	// The client's branch is found on the first delivery: a PE that
 	// only passes items on may not have one yet.
-	if len(local) > 0 && (b.give.one != nil || b.makeGive()) {
+	if len(local)+len(m.Final) > 0 && (b.give.one != nil || b.makeGive()) {
 		b.delivering++
-		b.give.run(local)
-		n = len(local)
+		if len(local) > 0 {
+			b.give.run(local)
+		}
+		if len(m.Final) > 0 {
+			b.agg.Arrived(len(m.Final))
+			b.give.bare(m.Final)
+		}
+		n = len(local) + len(m.Final)
 		b.delivering--
 	}
 	b.agg.Recycle(m.Items)
+	b.agg.RecycleFinal(m.Final)
 	if err != nil {
 		b.Abort(err)
 		return
@@ -749,22 +764,23 @@ func (b *branch[C, T]) Recv(m batch[T]) {
 
 func (b *branch[C, T]) handle(out Output[T]) {
 	for _, f := range out.Flushes {
-		b.send(f.To, f.Items)
+		b.send(f)
 	}
 	for _, e := range out.Direct {
-		b.send(e.Dest, []Envelope[T]{e})
+		b.send(Flush[T]{To: e.Dest, Items: []Envelope[T]{e}})
 	}
 	for _, e := range out.Local {
 		b.deliver(e.Item)
 	}
 }
 
-func (b *branch[C, T]) send(to int, items []Envelope[T]) {
+// send sends one buffer's items (f.Final: those for f.To itself) to f.To.
+func (b *branch[C, T]) send(f Flush[T]) {
 	b.syncProduced()
 	if b.mode == Staged {
-		b.stg.sent[to]++
+		b.stg.sent[f.To]++
 	}
-	if err := b.ms.recv.Send(b, b.ThisProxy().At(to), batch[T]{Items: items, Det: b.det, From: b.PE()}); err != nil {
+	if err := b.ms.recv.Send(b, b.ThisProxy().At(f.To), batch[T]{Items: f.Items, Final: f.Final, Det: b.det, From: b.PE()}); err != nil {
 		b.Abort(err)
 	}
 }
@@ -808,7 +824,7 @@ func (b *branch[C, T]) flush() {
 		pe.TraceInstant("tram", "tram flush", "buffers", len(fs))
 	}
 	for _, f := range fs {
-		b.send(f.To, f.Items)
+		b.send(f)
 	}
 }
 

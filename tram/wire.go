@@ -15,7 +15,9 @@ import (
 // How a batch crosses processes. Items of a fixed-size type — numbers,
 // booleans, and arrays and structs of them, nothing that points — travel
 // as one binary block: per item its destination (4 bytes) and its bytes
-// as they lie in memory, copied without reflection. Every process runs
+// as they lie in memory, copied without reflection; the last-hop items
+// (batch.Final) follow in a second block, without the destination. Every
+// process runs
 // the same binary, so the layout is the same at both ends. Booleans are
 // left out: a byte from the network that is neither 0 nor 1 is not a
 // valid bool. Other items are msgpack-encoded one by one.
@@ -67,9 +69,13 @@ func blockItem[T any]() int {
 	return int(t.Size())
 }
 
-// EncodeMsgpack writes a batch: [format, detector, sender, items].
+// batchFields is the length of a batch's msgpack array: format,
+// detector, sender, the envelopes to route and the last-hop items.
+const batchFields = 5
+
+// EncodeMsgpack writes a batch: [format, detector, sender, items, final].
 func (m batch[T]) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if err := enc.EncodeArrayLen(4); err != nil {
+	if err := enc.EncodeArrayLen(batchFields); err != nil {
 		return err
 	}
 	size := blockItem[T]()
@@ -87,18 +93,37 @@ func (m batch[T]) EncodeMsgpack(enc *msgpack.Encoder) error {
 		return err
 	}
 	if format == wireItems {
-		return enc.Encode(m.Items)
+		if err := enc.Encode(m.Items); err != nil {
+			return err
+		}
+		return enc.Encode(m.Final)
 	}
-	rec := 4 + size
-	block := make([]byte, len(m.Items)*rec)
-	for i := range m.Items {
-		e := &m.Items[i]
-		b := block[i*rec : (i+1)*rec]
+	// Never nil: msgpack writes a nil slice as nil, not as a binary string.
+	if err := enc.EncodeBytes(appendEnvelopes(make([]byte, 0, len(m.Items)*(4+size)), m.Items, size)); err != nil {
+		return err
+	}
+	return enc.EncodeBytes(appendBare(make([]byte, 0, len(m.Final)*size), m.Final, size))
+}
+
+// appendEnvelopes appends the records of items, each its destination (4
+// bytes) and its size bytes.
+func appendEnvelopes[T any](b []byte, items []Envelope[T], size int) []byte {
+	b = slices.Grow(b, len(items)*(4+size))
+	for i := range items {
+		e := &items[i]
 		d := uint32(e.Dest)
-		b[0], b[1], b[2], b[3] = byte(d), byte(d>>8), byte(d>>16), byte(d>>24)
-		copy(b[4:], unsafe.Slice((*byte)(unsafe.Pointer(&e.Item)), size))
+		b = append(b, byte(d), byte(d>>8), byte(d>>16), byte(d>>24))
+		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(&e.Item)), size)...)
 	}
-	return enc.EncodeBytes(block)
+	return b
+}
+
+// appendBare appends the bytes of last-hop items, size bytes each.
+func appendBare[T any](b []byte, items []T, size int) []byte {
+	if len(items) == 0 {
+		return b
+	}
+	return append(b, unsafe.Slice((*byte)(unsafe.Pointer(&items[0])), len(items)*size)...)
 }
 
 // DecodeMsgpack reads a batch; a block whose length is not a whole number
@@ -108,8 +133,8 @@ func (m *batch[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err != nil {
 		return err
 	}
-	if n != 4 {
-		return fmt.Errorf("tram: a batch of %d fields, want 4", n)
+	if n != batchFields {
+		return fmt.Errorf("tram: a batch of %d fields, want %d", n, batchFields)
 	}
 	format, err := dec.DecodeInt()
 	if err != nil {
@@ -126,7 +151,13 @@ func (m *batch[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 	m.Det, m.From = chare.Detector{ID: actor.DetectorID(det)}, from
 	switch format {
 	case wireItems:
-		return dec.Decode(&m.Items)
+		if m.Items, err = decodeSlice[Envelope[T]](dec); err != nil {
+			return fmt.Errorf("tram: a batch's items: %w", err)
+		}
+		if m.Final, err = decodeSlice[T](dec); err != nil {
+			return fmt.Errorf("tram: a batch's last-hop items: %w", err)
+		}
+		return nil
 	case wireBlock:
 	default:
 		return fmt.Errorf("tram: a batch in format %d, want %d or %d", format, wireItems, wireBlock)
@@ -135,15 +166,71 @@ func (m *batch[T]) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if size == 0 {
 		return fmt.Errorf("tram: a binary batch of %v items, which travel item by item", reflect.TypeFor[T]())
 	}
-	block, err := dec.DecodeBytes()
+	block, err := readBin(dec)
 	if err != nil {
-		return err
+		return fmt.Errorf("tram: a binary batch's block: %w", err)
 	}
-	rec := 4 + size
-	if len(block)%rec != 0 {
+	final, err := readBin(dec)
+	if err != nil {
+		return fmt.Errorf("tram: a binary batch's last-hop block: %w", err)
+	}
+	return m.readBlocks(block, final, size)
+}
+
+// readBin reads a msgpack binary string (nil for nil) in pieces, so that
+// a corrupt length costs no more memory than the bytes that are there:
+// msgpack's DecodeBytes may allocate the whole length a header claims.
+func readBin(dec *msgpack.Decoder) ([]byte, error) {
+	n, err := dec.DecodeBytesLen()
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	const piece = 64 << 10
+	b := make([]byte, 0, min(n, piece))
+	for len(b) < n {
+		k := min(n-len(b), piece)
+		b = slices.Grow(b, k)[:len(b)+k]
+		if err := dec.ReadFull(b[len(b)-k:]); err != nil {
+			return nil, fmt.Errorf("a block of %d bytes cut short at %d: %w", n, len(b)-k, err)
+		}
+	}
+	return b, nil
+}
+
+// maxPrealloc bounds the elements decodeSlice allocates before they arrive.
+const maxPrealloc = 1024
+
+// decodeSlice reads a msgpack array (nil for nil) growing the slice as
+// elements arrive instead of trusting the length header: msgpack v5.4.1
+// allocates every element a header claims (its allocation limit never
+// applies), so a corrupt header could cost gigabytes.
+func decodeSlice[E any](dec *msgpack.Decoder) ([]E, error) {
+	n, err := dec.DecodeArrayLen()
+	if err != nil || n < 0 {
+		return nil, err
+	}
+	s := make([]E, 0, min(n, maxPrealloc))
+	for i := range n {
+		var e E
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("element %d of %d: %w", i, n, err)
+		}
+		s = append(s, e)
+	}
+	return s, nil
+}
+
+// readBlocks checks that both blocks hold whole records and reads them
+// into m.Items and m.Final.
+func (m *batch[T]) readBlocks(block, final []byte, size int) error {
+	if rec := 4 + size; len(block)%rec != 0 {
 		return fmt.Errorf("tram: a binary batch of %d bytes is not a whole number of %d-byte %v items", len(block), rec, reflect.TypeFor[T]())
 	}
+	if len(final)%size != 0 {
+		return fmt.Errorf("tram: a binary batch's last-hop block of %d bytes is not a whole number of %d-byte %v items", len(final), size, reflect.TypeFor[T]())
+	}
 	m.Items = readBlock[T](block, size)
+	m.Final = readBare[T](final, size)
 	return nil
 }
 
@@ -167,6 +254,23 @@ func readBlock[T any](block []byte, size int) []Envelope[T] {
 	return items
 }
 
+// readBare makes the last-hop items of a block whose length is a whole
+// number of items, in a recycled buffer if one is at hand; nil if none.
+func readBare[T any](block []byte, size int) []T {
+	n := len(block) / size
+	if n == 0 {
+		return nil
+	}
+	var items []T
+	if p, ok := barePoolOf[T]().Get().(*[]T); ok && cap(*p) >= n {
+		items = (*p)[:n]
+	} else {
+		items = make([]T, n)
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&items[0])), n*size), block)
+	return items
+}
+
 // MarshalMsg appends the batch to b as EncodeMsgpack writes it: the
 // runtime's codec calls it for a message body, so a block batch is
 // written straight into the message, without an encoder or a block of its
@@ -183,24 +287,19 @@ func (m *batch[T]) MarshalMsg(b []byte) ([]byte, error) {
 		}
 		return w.b, nil
 	}
-	rec := 4 + size
-	n := len(m.Items) * rec
-	if uint64(n) > 1<<32-1 {
-		return b, fmt.Errorf("tram: a batch of %d bytes is too large for one message", n)
+	n, nf := len(m.Items)*(4+size), len(m.Final)*size
+	if uint64(n) > 1<<32-1 || uint64(nf) > 1<<32-1 {
+		return b, fmt.Errorf("tram: a batch of %d + %d bytes is too large for one message", n, nf)
 	}
-	b = append(b, 0x94, wireBlock) // an array of 4; the format, a fixint
+	b = append(b, 0x90|batchFields, wireBlock) // a fixarray; the format, a fixint
 	d, from := uint64(m.Det.ID), uint64(int64(m.From))
 	b = append(b, 0xcf, byte(d>>56), byte(d>>48), byte(d>>40), byte(d>>32), byte(d>>24), byte(d>>16), byte(d>>8), byte(d))
 	b = append(b, 0xd3, byte(from>>56), byte(from>>48), byte(from>>40), byte(from>>32), byte(from>>24), byte(from>>16), byte(from>>8), byte(from))
+	b = slices.Grow(b, n+nf+10)
 	b = append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-	b = slices.Grow(b, n)
-	for i := range m.Items {
-		e := &m.Items[i]
-		d := uint32(e.Dest)
-		b = append(b, byte(d), byte(d>>8), byte(d>>16), byte(d>>24))
-		b = append(b, unsafe.Slice((*byte)(unsafe.Pointer(&e.Item)), size)...)
-	}
-	return b, nil
+	b = appendEnvelopes(b, m.Items, size)
+	b = append(b, 0xc6, byte(nf>>24), byte(nf>>16), byte(nf>>8), byte(nf))
+	return appendBare(b, m.Final, size), nil
 }
 
 // UnmarshalMsg reads a batch from the start of b and returns the bytes
@@ -208,7 +307,7 @@ func (m *batch[T]) MarshalMsg(b []byte) ([]byte, error) {
 // DecodeMsgpack.
 func (m *batch[T]) UnmarshalMsg(b []byte) ([]byte, error) {
 	size := blockItem[T]()
-	if size == 0 || len(b) < 2 || b[0] != 0x94 || b[1] != wireBlock {
+	if size == 0 || len(b) < 2 || b[0] != 0x90|batchFields || b[1] != wireBlock {
 		return m.unmarshalSlow(b)
 	}
 	r := wireReader{b: b[2:]}
@@ -217,11 +316,14 @@ func (m *batch[T]) UnmarshalMsg(b []byte) ([]byte, error) {
 	if r.err != nil {
 		return nil, fmt.Errorf("tram: a batch of %v items: %w", reflect.TypeFor[T](), r.err)
 	}
-	if rec := 4 + size; len(block)%rec != 0 {
-		return nil, fmt.Errorf("tram: a binary batch of %d bytes is not a whole number of %d-byte %v items", len(block), rec, reflect.TypeFor[T]())
+	final := r.bin()
+	if r.err != nil {
+		return nil, fmt.Errorf("tram: a batch of %v items: the last-hop block: %w", reflect.TypeFor[T](), r.err)
+	}
+	if err := m.readBlocks(block, final, size); err != nil {
+		return nil, err
 	}
 	m.Det, m.From = chare.Detector{ID: actor.DetectorID(det)}, int(from)
-	m.Items = readBlock[T](block, size)
 	return r.b, nil
 }
 
@@ -315,6 +417,8 @@ func (r *wireReader) bin() []byte {
 	}
 	var n uint64
 	switch t[0] {
+	case 0xc0: // nil, as msgpack writes an empty slice of some encoders
+		return nil
 	case 0xc4:
 		n = r.be(1)
 	case 0xc5:
