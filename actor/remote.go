@@ -147,9 +147,9 @@ func (ie *itemEncoder) Write(p []byte) (int, error) {
 	ie.b = bigbuf.Append(ie.b, p)
 	return len(p), nil
 }
-func (ie *itemEncoder) WriteByte(c byte) error { ie.b = append(ie.b, c); return nil }
+func (ie *itemEncoder) WriteByte(c byte) error { ie.b = bigbuf.AppendByte(ie.b, c); return nil }
 func (ie *itemEncoder) WriteString(s string) (int, error) {
-	ie.b = append(ie.b, s...)
+	ie.b = bigbuf.AppendString(ie.b, s)
 	return len(s), nil
 }
 

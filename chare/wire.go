@@ -679,13 +679,14 @@ func decodeEnvelope(ap *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	return decodeEnvOne(h, h.Entry.wireEnv.Load(), b[envHeadLen:], nil)
 }
 
-// maxEnvBuf is the most readBytes grows its buffer by at a time.
+// maxEnvBuf is the most readBytes reads at a time.
 const maxEnvBuf = 64 << 10
 
-// readBytes reads n bytes from dec, growing its buffer by at most
-// maxEnvBuf at a time: n comes from the wire, and a few bytes must not
-// make the process allocate gigabytes before the read fails (msgpack's
-// DecodeBytes starts at a megabyte).
+// readBytes reads n bytes from dec, maxEnvBuf at a time, its buffer
+// doubling at most: n comes from the wire, and a few bytes must not make
+// the process allocate gigabytes before the read fails (it allocates at
+// most about twice what it has read; msgpack's DecodeBytes starts at a
+// megabyte).
 func readBytes(dec *msgpack.Decoder, n int) ([]byte, error) {
 	var b []byte
 	for len(b) < n {

@@ -249,9 +249,9 @@ type reflEnc struct {
 type appender struct{ b []byte }
 
 func (a *appender) Write(p []byte) (int, error) { a.b = bigbuf.Append(a.b, p); return len(p), nil }
-func (a *appender) WriteByte(c byte) error      { a.b = append(a.b, c); return nil }
+func (a *appender) WriteByte(c byte) error      { a.b = bigbuf.AppendByte(a.b, c); return nil }
 func (a *appender) WriteString(s string) (int, error) {
-	a.b = append(a.b, s...)
+	a.b = bigbuf.AppendString(a.b, s)
 	return len(s), nil
 }
 

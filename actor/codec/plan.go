@@ -158,7 +158,9 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		}
 		b = appendArrayLen(b, s.len)
 		for i := range s.len {
-			b = ee(b, unsafe.Add(s.data, uintptr(i)*size))
+			// A buffer of megabytes grows in pieces here, not by
+			// append inside ee, which copies it in one call.
+			b = ee(bigbuf.Reserve(b), unsafe.Add(s.data, uintptr(i)*size))
 		}
 		return b
 	}
@@ -307,7 +309,7 @@ func decFloat64(r *msgp.Reader, p unsafe.Pointer) error {
 
 func encString(b []byte, p unsafe.Pointer) []byte {
 	s := *(*string)(p)
-	return append(appendStrLen(b, len(s)), s...)
+	return bigbuf.AppendString(appendStrLen(b, len(s)), s) // a long one in pieces
 }
 
 func decString(r *msgp.Reader, p unsafe.Pointer) error {

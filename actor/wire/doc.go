@@ -84,8 +84,8 @@
 //
 // # Encoding and decoding
 //
-// [AppendFrame] writes msgpack itself, into a buffer of the frame's exact
-// length ([Size]), what msgpack/v5's encoder wrote field by field until
+// [AppendFrame] writes msgpack itself, into a buffer sized once for the
+// frame ([Size]), what msgpack/v5's encoder wrote field by field until
 // 2026-11 (a test compares the two byte for byte); it no longer encodes
 // into a doubling buffer and copies out, which for a long frame meant a
 // clear and two more copies. [DecodeFrame] is a strict reader of the same

@@ -12,8 +12,9 @@ import (
 const frameLen = 8
 
 // AppendFrame appends the encoding of f to dst and returns the extended
-// slice; it allocates only if dst must grow, and then once, to the
-// frame's exact length ([Size]). A long body is copied in pieces that the
+// slice; it allocates only if dst must grow, and then once, for the
+// frame's length ([Size]; a long one with an eighth more, see
+// bigbuf.Grow). A long body is copied in pieces that the
 // scheduler can preempt between (a message of hundreds of megabytes must
 // not hold its processor for seconds: see package bigbuf).
 //

@@ -3,6 +3,7 @@ package bigbuf
 import (
 	"bytes"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -102,11 +103,37 @@ func TestYieldsBetweenPieces(t *testing.T) {
 		{"Move right", func() { Move(make([]byte, 3*Piece+3), 3, 0, 3*Piece) }, 2},
 		{"Move left", func() { Move(make([]byte, 3*Piece+3), 0, 3, 3*Piece) }, 2},
 		{"Grow", func() { Grow(make([]byte, 5*Piece), 1) }, 4},
+		{"AppendString of 3 pieces", func() { AppendString(nil, string(make([]byte, 3*Piece))) }, 2},
+		{"AppendString short", func() { AppendString(make([]byte, 0, 10), "abc") }, 0},
+		{"AppendByte to a full 4 pieces", func() { AppendByte(make([]byte, 4*Piece), 1) }, 3},
+		{"AppendByte to a full short slice", func() { AppendByte(make([]byte, 100), 1) }, 0},
+		{"Reserve at the end of 4 pieces", func() { Reserve(make([]byte, 4*Piece, 4*Piece+10)) }, 3},
+		{"Reserve with room", func() { Reserve(make([]byte, 4*Piece, 4*Piece+64)) }, 0},
 	} {
 		n = 0
 		tc.do()
 		require.Equal(t, tc.want, n, tc.name)
 	}
+}
+
+// AppendString, AppendByte and Reserve keep what they are given.
+func TestAppendStringByteReserve(t *testing.T) {
+	long := strings.Repeat("abcdefg", Piece/2)
+	b := AppendString([]byte("x"), long)
+	require.Equal(t, "x"+long, string(b))
+	require.Equal(t, "xyz", string(AppendString([]byte("x"), "yz")))
+	full := make([]byte, 2*Piece)
+	full[7] = 9
+	g := AppendByte(full, 42)
+	require.Len(t, g, 2*Piece+1)
+	require.Equal(t, byte(9), g[7])
+	require.Equal(t, byte(42), g[2*Piece])
+	require.GreaterOrEqual(t, cap(g)-len(g), 64, "a long full slice grows by more than one byte")
+	r := Reserve(full)
+	require.Equal(t, full, r)
+	require.GreaterOrEqual(t, cap(r)-len(r), 64)
+	short := make([]byte, 3, 3)
+	require.Equal(t, 3, cap(Reserve(short)), "a short slice is left to append")
 }
 
 func TestReaderReadsInPieces(t *testing.T) {
