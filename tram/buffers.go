@@ -252,7 +252,8 @@ func (a *Aggregator[T]) slotLen(slot int) int { return len(a.bufs[slot]) + len(a
 // once its items were routed, for later buffers to reuse. The caller
 // must not use items afterwards. The Aggregator keeps as many as it has
 // buffers (the memory its Sizing reserves, NumBuffers × BufferItems
-// items) and passes the others on to the process's pool.
+// items), and as many bare ones with Config.Bare (so up to twice that),
+// and passes the others on to the process's pool.
 func (a *Aggregator[T]) Recycle(items []Envelope[T]) {
 	recycle(a, &a.free, a.pool, items)
 }

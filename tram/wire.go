@@ -239,6 +239,9 @@ func (m *batch[T]) readBlocks(block, final []byte, size int) error {
 // receiving branch recycles it once the items are routed).
 func readBlock[T any](block []byte, size int) []Envelope[T] {
 	rec, n := 4+size, len(block)/(4+size)
+	if n == 0 {
+		return nil // every last-hop batch of a 1-D grid: no buffer from the pool
+	}
 	var items []Envelope[T]
 	if p, ok := poolOf[T]().Get().(*[]Envelope[T]); ok && cap(*p) >= n {
 		items = (*p)[:n]
