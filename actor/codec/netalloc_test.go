@@ -98,7 +98,7 @@ func TestGeneratedSliceOfSmallestElements(t *testing.T) {
 	require.Equal(t, in, out)
 	// One element short of its bytes is refused by the count check.
 	bad := []byte{0x92, 0xc0, 0xdc, 0x00, 0x02, 0xc4, 0x04, 1, 2, 3, 4}
-	require.ErrorContains(t, Decode(c, bad, &out), "2 elements of at least 5 bytes declared, but only 6 bytes left")
+	require.ErrorContains(t, Decode(c, bad, &out), "2 elements declared, of at least 5 bytes each, but only 6 bytes left")
 }
 
 func TestMinWire(t *testing.T) {

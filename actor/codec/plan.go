@@ -177,7 +177,7 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		// what is allocated stays in proportion to the bytes (a [4096]byte
 		// element is 4096 bytes on the wire too).
 		if left := len(r.B) - r.Off; uint64(m)*least > uint64(left) {
-			return r.Fail("%d elements of at least %d bytes declared, but only %d bytes left", m, least, left)
+			return r.Fail("%d elements declared, of at least %d bytes each, but only %d bytes left", m, least, left)
 		}
 		v := reflect.MakeSlice(t, m, m)
 		reflect.NewAt(t, p).Elem().Set(v)
