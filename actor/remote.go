@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmgo/charm/actor/wire"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // Messages between processes. A message that may reach a PE of another
@@ -74,6 +75,9 @@ type wireKind struct {
 	decode WireDecoder
 	run    RunDecoder
 	all    RunAllDecoder
+	// check: the body is decoded by reflection, which trusts the lengths
+	// its headers claim (see RegisterWireChecked).
+	check bool
 }
 
 var (
@@ -92,6 +96,16 @@ const controlBit = 0x8000
 // functions only: lookups take no lock.
 func RegisterWire(kind uint16, name string, decode WireDecoder) {
 	registerKind(kind, name, func(k *wireKind) { k.decode = decode })
+}
+
+// RegisterWireChecked is RegisterWire for a kind whose decoder decodes
+// the body by msgpack/v5's reflection: each body is checked first
+// (internal/mpcheck), since msgpack/v5 makes a slice for as many elements
+// as a header claims (four billion from five bytes) and recurses once per
+// level of nesting, and so a corrupt body could take the process down.
+// The check costs a pass over the bytes, small beside reflection.
+func RegisterWireChecked(kind uint16, name string, decode WireDecoder) {
+	registerKind(kind, name, func(k *wireKind) { k.decode, k.check = decode, true })
 }
 
 // RegisterWireRun registers the run decoder of a kind whose messages are
@@ -443,6 +457,11 @@ func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 	if pe.dec == nil {
 		pe.decBuf = bytes.NewReader(nil)
 		pe.dec = msgpack.NewDecoder(pe.decBuf)
+	}
+	if k.check {
+		if err := mpcheck.Seq(it.Body); err != nil {
+			return nil, fmt.Errorf("actor: decoding a %s on PE %d: %w", k.name, pe.id, err)
+		}
 	}
 	pe.decBuf.Reset(it.Body)
 	pe.dec.Reset(pe.decBuf)
