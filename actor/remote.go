@@ -75,9 +75,6 @@ type wireKind struct {
 	decode WireDecoder
 	run    RunDecoder
 	all    RunAllDecoder
-	// check: the body is decoded by reflection, which trusts the lengths
-	// its headers claim (see RegisterWireChecked).
-	check bool
 }
 
 var (
@@ -105,7 +102,23 @@ func RegisterWire(kind uint16, name string, decode WireDecoder) {
 // level of nesting, and so a corrupt body could take the process down.
 // The check costs a pass over the bytes, small beside reflection.
 func RegisterWireChecked(kind uint16, name string, decode WireDecoder) {
-	registerKind(kind, name, func(k *wireKind) { k.decode, k.check = decode, true })
+	RegisterWire(kind, name, func(pe *PE, dec *msgpack.Decoder) (Message, error) {
+		// The body is what is left of pe.decBuf (decodeItem's reader),
+		// copied here rather than checked in decodeItem, so that the kinds
+		// that need no check (chare envelopes) pay nothing.
+		if pe == nil || pe.decBuf == nil {
+			return nil, fmt.Errorf("actor: a %s decoded outside a PE's reader", name)
+		}
+		r := pe.decBuf
+		body := make([]byte, r.Len())
+		if _, err := r.ReadAt(body, r.Size()-int64(r.Len())); err != nil && len(body) > 0 {
+			return nil, err
+		}
+		if err := mpcheck.Seq(body); err != nil {
+			return nil, err
+		}
+		return decode(pe, dec)
+	})
 }
 
 // RegisterWireRun registers the run decoder of a kind whose messages are
@@ -457,11 +470,6 @@ func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 	if pe.dec == nil {
 		pe.decBuf = bytes.NewReader(nil)
 		pe.dec = msgpack.NewDecoder(pe.decBuf)
-	}
-	if k.check {
-		if err := mpcheck.Seq(it.Body); err != nil {
-			return nil, fmt.Errorf("actor: decoding a %s on PE %d: %w", k.name, pe.id, err)
-		}
 	}
 	pe.decBuf.Reset(it.Body)
 	pe.dec.Reset(pe.decBuf)
