@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/charmgo/charm/actor/wire"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // NodeConfig places this process in a job of several processes (nodes).
@@ -518,7 +519,7 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		rt.onReady(f.From)
 	case wire.KindExit:
 		var e exitInfo
-		if err := msgpack.Unmarshal(f.Body, &e); err != nil {
+		if err := unmarshalChecked(f.Body, &e); err != nil {
 			ns.Rejected.Add(1)
 			return
 		}
@@ -581,7 +582,7 @@ func (rt *Runtime) joinFrame(part *wire.Frame) (*wire.Frame, int) {
 func (rt *Runtime) onHello(f *wire.Frame) {
 	ns := rt.node
 	var h helloInfo
-	if ns.cfg.Node != 0 || msgpack.Unmarshal(f.Body, &h) != nil || h.Node != f.From {
+	if ns.cfg.Node != 0 || unmarshalChecked(f.Body, &h) != nil || h.Node != f.From {
 		ns.Rejected.Add(1)
 		return
 	}
@@ -623,7 +624,7 @@ func (rt *Runtime) onHello(f *wire.Frame) {
 func (rt *Runtime) onTable(f *wire.Frame) {
 	ns := rt.node
 	var addrs []string
-	if ns.cfg.Node == 0 || msgpack.Unmarshal(f.Body, &addrs) != nil || len(addrs) != ns.cfg.Nodes {
+	if ns.cfg.Node == 0 || unmarshalChecked(f.Body, &addrs) != nil || len(addrs) != ns.cfg.Nodes {
 		ns.Rejected.Add(1)
 		return
 	}
@@ -790,4 +791,13 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 			ns.mu.Unlock()
 		}
 	}
+}
+
+// unmarshalChecked decodes a node frame's body into v after checking it
+// (internal/mpcheck): msgpack/v5 trusts the lengths a corrupt body claims.
+func unmarshalChecked(b []byte, v any) error {
+	if err := mpcheck.Seq(b); err != nil {
+		return err
+	}
+	return msgpack.Unmarshal(b, v)
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmgo/charm/actor/wire"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // Messages between processes. A message that may reach a PE of another
@@ -92,6 +93,32 @@ const controlBit = 0x8000
 // functions only: lookups take no lock.
 func RegisterWire(kind uint16, name string, decode WireDecoder) {
 	registerKind(kind, name, func(k *wireKind) { k.decode = decode })
+}
+
+// RegisterWireChecked is RegisterWire for a kind whose decoder decodes
+// the body by msgpack/v5's reflection: each body is checked first
+// (internal/mpcheck), since msgpack/v5 makes a slice for as many elements
+// as a header claims (four billion from five bytes) and recurses once per
+// level of nesting, and so a corrupt body could take the process down.
+// The check costs a pass over the bytes, small beside reflection.
+func RegisterWireChecked(kind uint16, name string, decode WireDecoder) {
+	RegisterWire(kind, name, func(pe *PE, dec *msgpack.Decoder) (Message, error) {
+		// The body is what is left of pe.decBuf (decodeItem's reader),
+		// copied here rather than checked in decodeItem, so that the kinds
+		// that need no check (chare envelopes) pay nothing.
+		if pe == nil || pe.decBuf == nil {
+			return nil, fmt.Errorf("actor: a %s decoded outside a PE's reader", name)
+		}
+		r := pe.decBuf
+		body := make([]byte, r.Len())
+		if _, err := r.ReadAt(body, r.Size()-int64(r.Len())); err != nil && len(body) > 0 {
+			return nil, err
+		}
+		if err := mpcheck.Seq(body); err != nil {
+			return nil, err
+		}
+		return decode(pe, dec)
+	})
 }
 
 // RegisterWireRun registers the run decoder of a kind whose messages are

@@ -19,7 +19,7 @@ const (
 
 // registerStruct registers a message kind encoded as a msgpack struct.
 func registerStruct[T Message](kind uint16, name string) {
-	RegisterWire(kind, name, func(_ *PE, dec *msgpack.Decoder) (Message, error) {
+	RegisterWireChecked(kind, name, func(_ *PE, dec *msgpack.Decoder) (Message, error) {
 		var v T
 		if err := dec.Decode(&v); err != nil {
 			return nil, err
@@ -63,12 +63,12 @@ func (m cdFire) EncodeWire(enc *msgpack.Encoder) error    { return encodeStruct(
 
 // RegisterStruct registers a message kind that travels as a msgpack
 // struct: a pointer to T is the message (packages above use it for their
-// protocol messages).
+// protocol messages). Its bodies are checked as RegisterWireChecked says.
 func RegisterStruct[T any, P interface {
 	*T
 	Message
 }](kind uint16, name string) {
-	RegisterWire(kind, name, func(_ *PE, dec *msgpack.Decoder) (Message, error) {
+	RegisterWireChecked(kind, name, func(_ *PE, dec *msgpack.Decoder) (Message, error) {
 		m := P(new(T))
 		if err := dec.Decode(m); err != nil {
 			return nil, err

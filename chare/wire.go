@@ -20,6 +20,7 @@ import (
 	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // Messages between processes. Inside one process envelopes are handed
@@ -889,6 +890,10 @@ func decodeReduction(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	}
 	m := &redUp{key: redKey{redStream{w.Stream}, w.No}, has: w.Has, count: w.Count, r: r, cb: w.Callback, coll: w.Coll}
 	if w.Has {
+		// The partial is opaque bytes to the check of the whole body.
+		if err := mpcheck.Seq(w.Partial); err != nil {
+			return nil, fmt.Errorf("the partial of a %s reduction: %w", w.Reducer, err)
+		}
 		if m.partial, err = reducer.DecodePartial(msgpack.NewDecoder(bytes.NewReader(w.Partial)), r); err != nil {
 			return nil, err
 		}
@@ -903,24 +908,24 @@ func init() {
 	actor.RegisterWire(kindEnvelope, "chare envelope", decodeEnvelope)
 	actor.RegisterWireRun(kindEnvelope, "chare envelope", decodeEnvHead)
 	actor.RegisterWireRunAll(kindEnvelope, "chare envelope", decodeEnvRun)
-	actor.RegisterWire(kindCreate, "collection creation", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWireChecked(kindCreate, "collection creation", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		var c CollID
 		err := dec.Decode(&c)
 		return createMsg{c}, err
 	})
-	actor.RegisterWire(kindAnnounce, "collection announcement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWireChecked(kindAnnounce, "collection announcement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		m := &announceMsg{}
 		err := dec.Decode(&m.spec)
 		return m, err
 	})
-	actor.RegisterWire(kindFuture, "future value", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWireChecked(kindFuture, "future value", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		var w wireFuture
 		if err := dec.Decode(&w); err != nil {
 			return nil, err
 		}
 		return &futureMsg{ref: futureRef{w.PE, w.ID}, val: rawValue(w.Val)}, nil
 	})
-	actor.RegisterWire(kindReduction, "reduction", decodeReduction)
+	actor.RegisterWireChecked(kindReduction, "reduction", decodeReduction)
 	actor.RegisterStruct[ckptStart](kindCkptStart, "checkpoint start")
 	actor.RegisterStruct[ckptCollect](kindCkptCollect, "checkpoint collection")
 	actor.RegisterStruct[ckptPart](kindCkptPart, "checkpoint part")

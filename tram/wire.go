@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/mpcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -339,6 +340,13 @@ func (a *appender) Write(p []byte) (int, error) {
 }
 
 func (m *batch[T]) unmarshalSlow(b []byte) ([]byte, error) {
+	// decodeSlice bounds the items a header claims, not what msgpack/v5
+	// makes inside an item (a slice for a header's count, a level of
+	// recursion per level of nesting): the bytes are checked first, a
+	// pass that is small beside decoding item by item by reflection.
+	if err := mpcheck.Seq(b); err != nil {
+		return nil, fmt.Errorf("tram: a batch of %v items: %w", reflect.TypeFor[T](), err)
+	}
 	r := bytes.NewReader(b)
 	dec := msgpack.GetDecoder()
 	defer msgpack.PutDecoder(dec)

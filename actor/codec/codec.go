@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmgo/charm/actor/internal/msgp"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/mpcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -291,6 +292,14 @@ func (c *Codec) reflectAppend(b []byte, v any) (out []byte, err error) {
 }
 
 func (c *Codec) reflectDecode(b []byte, v any) (err error) {
+	// msgpack/v5 makes a slice for as many elements as a header claims
+	// (four billion from five bytes: its limit is never applied to
+	// slices) and recurses once per level of nesting: the bytes, from
+	// another process, are checked first. Beside reflection the pass is
+	// small.
+	if err := mpcheck.Seq(b); err != nil {
+		return &Error{Type: c.typ, Off: -1, Msg: err.Error()}
+	}
 	d := reflDecs.Get().(*reflDec)
 	d.r.Reset(b)
 	d.dec.Reset(&d.r)

@@ -266,7 +266,7 @@ func TestDecodeRejects(t *testing.T) {
 		runtime.ReadMemStats(&before)
 		err := Decode(For[[]int64](), in, &v)
 		runtime.ReadMemStats(&after)
-		require.ErrorContains(t, err, "2147483647 elements declared, but only 1 bytes left")
+		require.ErrorContains(t, err, "2147483647 elements declared, of at least 1 bytes each, but only 1 bytes left")
 		require.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "no slice is allocated for a count the input cannot hold")
 	})
 }

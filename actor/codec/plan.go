@@ -151,6 +151,7 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		return nil, nil, false
 	}
 	size := t.Elem().Size()
+	least := uint64(minWire(t.Elem()))
 	enc := func(b []byte, p unsafe.Pointer) []byte {
 		s := (*sliceHeader)(p)
 		if s.data == nil {
@@ -173,10 +174,12 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 			*(*sliceHeader)(p) = sliceHeader{}
 			return nil
 		}
-		// Every element takes at least one byte: a count that the rest
-		// cannot hold is refused before anything is allocated.
-		if left := len(r.B) - r.Off; m > left {
-			return r.Fail("%d elements declared, but only %d bytes left", m, left)
+		// Every element takes at least least bytes: a count that the rest
+		// cannot hold is refused before anything is allocated, so that
+		// what is allocated stays in proportion to the bytes (a [4096]byte
+		// element is 4096 bytes on the wire too).
+		if left := len(r.B) - r.Off; uint64(m)*least > uint64(left) {
+			return r.Fail("%d elements declared, of at least %d bytes each, but only %d bytes left", m, least, left)
 		}
 		v := reflect.MakeSlice(t, m, m)
 		reflect.NewAt(t, p).Elem().Set(v)
@@ -189,6 +192,34 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		return nil
 	}
 	return enc, dec, true
+}
+
+// minWire is the fewest bytes a generated decoder of t accepts for one
+// value: a header byte for each struct and array, whose fields or elements
+// it requires all of, and one byte for anything else (nil for a slice or a
+// string). It is capped, and so a bound that never refuses valid input.
+func minWire(t reflect.Type) int {
+	const most = 1 << 30
+	n := 1
+	switch t.Kind() {
+	case reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 {
+			n += t.Len()
+		} else {
+			e := minWire(t.Elem())
+			if t.Len() > most/e {
+				return most
+			}
+			n += t.Len() * e
+		}
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); f.IsExported() {
+				n += minWire(f.Type)
+			}
+		}
+	}
+	return min(n, most)
 }
 
 // sliceHeader is the layout of every Go slice.

@@ -143,9 +143,11 @@ func fragments(head []byte, cuts []cut, token string, from int, id uint64, max i
 // Reassembler joins the fragments that one node sends. It is not safe for
 // concurrent use: one goroutine (the receiving node's link) owns it.
 //
-// Memory is bounded by MaxOpen × MaxSize: a frame's buffer is allocated
-// whole, at its declared length, when its first fragment arrives, and
-// dropped when its last one does.
+// Memory is bounded by MaxOpen × MaxSize, and by twice the bytes that
+// have arrived: a frame's buffer grows (doubling, up to its declared
+// length) as its fragments arrive, rather than being allocated at the
+// length its first fragment claims (a fragment of a few bytes could claim
+// a gigabyte), and is dropped when its last one does.
 type Reassembler struct {
 	// MaxSize is the longest frame it joins, in bytes.
 	MaxSize int
@@ -153,7 +155,14 @@ type Reassembler struct {
 	// one per goroutine of the sender that sends long frames.
 	MaxOpen int
 
-	open map[uint64][]byte // by id: what arrived, with the capacity of the whole
+	open map[uint64]openFrame // by id
+}
+
+// openFrame is a frame partly received: its declared length and what has
+// arrived.
+type openFrame struct {
+	total uint64
+	buf   []byte
 }
 
 // Open returns how many frames are partly received.
@@ -183,7 +192,8 @@ func (r *Reassembler) Add(f *Frame) ([]byte, error) {
 		return nil, r.corrupt(f, -1, "no offset in its %d-byte body", len(f.Body))
 	}
 	data := f.Body[n+m:]
-	buf, started := r.open[f.Seq]
+	of, started := r.open[f.Seq]
+	buf := of.buf
 	switch {
 	case total == 0:
 		return nil, r.corrupt(f, int64(off), "an empty frame")
@@ -193,9 +203,9 @@ func (r *Reassembler) Add(f *Frame) ([]byte, error) {
 	case len(data) == 0:
 		delete(r.open, f.Seq)
 		return nil, r.corrupt(f, int64(off), "an empty fragment")
-	case started && uint64(cap(buf)) != total:
+	case started && of.total != total:
 		delete(r.open, f.Seq)
-		return nil, r.corrupt(f, int64(off), "it says the frame has %d bytes, its first fragment said %d", total, cap(buf))
+		return nil, r.corrupt(f, int64(off), "it says the frame has %d bytes, its first fragment said %d", total, of.total)
 	case off >= total:
 		delete(r.open, f.Seq)
 		return nil, r.corrupt(f, int64(off), "past the end of the frame's %d bytes", total)
@@ -219,13 +229,17 @@ func (r *Reassembler) Add(f *Frame) ([]byte, error) {
 			return nil, fmt.Errorf("wire: node %d sends frame %d in fragments while %d others are incomplete, over the limit of %d: %w", f.From, f.Seq, len(r.open), r.MaxOpen, ErrTooLarge)
 		}
 		if r.open == nil {
-			r.open = map[uint64][]byte{}
+			r.open = map[uint64]openFrame{}
 		}
-		buf = make([]byte, 0, total)
+	}
+	if cap(buf)-len(buf) < len(data) { // doubling: the copies add up to less than total
+		nb := make([]byte, len(buf), min(total, uint64(max(2*cap(buf), len(buf)+len(data)))))
+		copy(nb, buf)
+		buf = nb
 	}
 	buf = append(buf, data...)
 	if uint64(len(buf)) < total {
-		r.open[f.Seq] = buf
+		r.open[f.Seq] = openFrame{total, buf}
 		return nil, nil
 	}
 	delete(r.open, f.Seq)

@@ -1,0 +1,72 @@
+package actor
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor/wire"
+)
+
+// allocated returns the bytes f allocates.
+func allocated(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// testSliceMsg is a protocol message with a slice, as array, lb and chare
+// register theirs.
+type testSliceMsg struct{ Vals []int64 }
+
+func (*testSliceMsg) Deliver(*PE) {}
+
+const kindTestSlice = 0x7ff0
+
+func init() { RegisterStruct[testSliceMsg](kindTestSlice, "test slice message") }
+
+// A RegisterStruct kind's body is checked before msgpack/v5 decodes it:
+// unchecked, 6 bytes made it allocate 64 MiB (8 Mi int64s) before failing,
+// and nesting deep enough exhausts the stack.
+func TestStructKindBodiesChecked(t *testing.T) {
+	pe := &PE{id: 3}
+	cases := []struct {
+		name, want string
+		body       []byte
+	}{
+		{"huge count", "claims 8388608 values", []byte{0x91, 0xdd, 0x00, 0x80, 0x00, 0x00}},
+		// An unknown field (struct as a map) is skipped, by recursion.
+		{"deep unknown field", "nested deeper", append([]byte{0x81, 0xa1, 'X'}, append(bytes.Repeat([]byte{0x91}, 10001), 0xc0)...)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var err error
+			n := allocated(func() { _, err = pe.decodeItem(wire.Item{Kind: kindTestSlice, Body: tc.body}) })
+			require.ErrorContains(t, err, "decoding a test slice message on PE 3")
+			require.ErrorContains(t, err, tc.want)
+			require.Less(t, n, uint64(1<<20), "decoding %d crafted bytes allocated %d bytes", len(tc.body), n)
+		})
+	}
+	// Valid bodies still decode.
+	m, err := pe.decodeItem(wire.Item{Kind: kindTestSlice, Body: []byte{0x91, 0x92, 0x01, 0x02}})
+	require.NoError(t, err)
+	require.Equal(t, &testSliceMsg{Vals: []int64{1, 2}}, m)
+}
+
+// Node frames (exit, hello, table) are checked too: exitInfo.Lost is a
+// slice that msgpack/v5 made for four billion elements from 5 bytes.
+func TestNodeFrameBodiesChecked(t *testing.T) {
+	var e exitInfo
+	var err error
+	body := []byte{0x81, 0xa4, 'L', 'o', 's', 't', 0xdd, 0x00, 0x80, 0x00, 0x00}
+	n := allocated(func() { err = unmarshalChecked(body, &e) })
+	require.ErrorContains(t, err, "claims 8388608 values")
+	require.Less(t, n, uint64(1<<20), "decoding %d crafted bytes allocated %d bytes", len(body), n)
+	var addrs []string
+	require.NoError(t, unmarshalChecked([]byte{0x92, 0xa1, 'a', 0xa1, 'b'}, &addrs))
+	require.Equal(t, []string{"a", "b"}, addrs)
+}

@@ -1,0 +1,48 @@
+package tram
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+type sliceItem struct{ Vals []int64 }
+
+type anyItem struct{ V any }
+
+// A batch decoded item by item is checked before msgpack/v5 decodes its
+// items: decodeSlice bounds the item count, but inside an item a header of
+// 5 bytes made msgpack/v5 allocate 64 MiB (8 Mi int64s), and nesting deep
+// enough exhausts the stack.
+func TestBatchItemsChecked(t *testing.T) {
+	// A batch: fixarray of 5, items format, detector, source, no items,
+	// one last-hop item.
+	head := []byte{0x90 | batchFields, wireItems, 0x00, 0x00, 0xc0, 0x91}
+	t.Run("huge count inside an item", func(t *testing.T) {
+		b := append(append([]byte(nil), head...), 0x91, 0xdd, 0x00, 0x80, 0x00, 0x00)
+		var m batch[sliceItem]
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := m.UnmarshalMsg(b)
+		runtime.ReadMemStats(&after)
+		require.ErrorContains(t, err, "claims 8388608 values")
+		n := after.TotalAlloc - before.TotalAlloc
+		require.Less(t, n, uint64(1<<20), "a batch of %d bytes allocated %d bytes", len(b), n)
+	})
+	t.Run("deep item", func(t *testing.T) {
+		b := append(append(append([]byte(nil), head...), bytes.Repeat([]byte{0x91}, 10002)...), 0xc0)
+		var m batch[anyItem]
+		_, err := m.UnmarshalMsg(b)
+		require.ErrorContains(t, err, "nested deeper")
+	})
+	t.Run("valid", func(t *testing.T) {
+		b := append(append([]byte(nil), head...), 0x91, 0x92, 0x01, 0x02)
+		var m batch[sliceItem]
+		rest, err := m.UnmarshalMsg(b)
+		require.NoError(t, err)
+		require.Empty(t, rest)
+		require.Equal(t, []sliceItem{{Vals: []int64{1, 2}}}, m.Final)
+	})
+}
