@@ -27,6 +27,11 @@ as_root() {
 install() { # install PACKAGE... unless COMMAND (the first argument) exists
   local cmd=$1; shift
   command -v "$cmd" >/dev/null && return 0
+  apt_install "$@"
+  command -v "$cmd" >/dev/null || { echo "setup.sh: $cmd is still missing after installing $*" >&2; return 1; }
+}
+
+apt_install() { # install PACKAGE...
   command -v apt-get >/dev/null || { echo "setup.sh: no apt-get to install $*" >&2; return 1; }
   # One update per machine: the stamp says it was done.
   if [ ! -e /var/tmp/charmgo-apt-updated ]; then
@@ -36,8 +41,9 @@ install() { # install PACKAGE... unless COMMAND (the first argument) exists
   fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "$@" >&2 || {
     echo "setup.sh: apt-get install $* failed" >&2; return 1; }
-  command -v "$cmd" >/dev/null || { echo "setup.sh: $cmd is still missing after installing $*" >&2; return 1; }
 }
+
+has_mpi_h() { echo '#include <mpi.h>' | mpicc -E -x c - >/dev/null 2>&1; }
 
 running() { pgrep -x "$1" >/dev/null; }
 
@@ -47,7 +53,12 @@ mpi)
   ;;
 mpicc)
   install mpirun.openmpi openmpi-bin
-  install mpicc libopenmpi-dev
+  # openmpi-bin ships the mpicc wrapper too; the headers come with
+  # libopenmpi-dev, so mpicc alone does not say that it can compile.
+  if ! has_mpi_h; then
+    apt_install libopenmpi-dev
+    has_mpi_h || { echo "setup.sh: mpicc cannot find mpi.h after installing libopenmpi-dev" >&2; exit 1; }
+  fi
   ;;
 hydra)
   install mpiexec.hydra mpich
