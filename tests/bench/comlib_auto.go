@@ -33,7 +33,10 @@ import (
 // of them, in an order drawn per round, each run settled first: see
 // runOrder and settledRun). The value is Auto's time per iteration; the baseline is the
 // best fixed strategy's (lowest median), named on a comment line with
-// what Auto chose. The target: ratio ≤ 1.1 at every size.
+// what Auto chose. The target: ratio ≤ 1.1 at every size. The
+// line's control= is the same ratio for a second Direct instance run in
+// the same rounds (never a candidate): what the same code scores against
+// the best, so that Auto's ratio can be told from the machine's noise.
 //
 // comlib/alltoall/auto/grid[/2proc] runs every size of the grid in one job and
 // adds the line comlib/alltoall/auto/grid: value = the mean over the
@@ -145,7 +148,7 @@ func clAutoIters(cfg config, size, nodes int) int {
 
 // sweep measures, in one job, the candidates (and Auto, if auto) at each
 // size, interleaved: samples[size][k] are the times per iteration of
-// candidate k (Auto last).
+// candidate k, then Auto's and the control's (a second Direct instance).
 type sweep struct {
 	cands   []candidate
 	samples map[int][][]float64
@@ -186,6 +189,7 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 				}
 				slots = append(slots, s)
 			}
+			autoSlot := -1
 			if auto {
 				// Auto declares the size it will carry, as an MPI
 				// collective's count: the tree is pruned to one strategy.
@@ -195,6 +199,14 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 				}
 				s, err := x.add(comlib.Auto(o))
 				if err != nil {
+					return err
+				}
+				autoSlot = s
+				slots = append(slots, s)
+				// The control: a second Direct instance, run in the same
+				// rounds but never a candidate, so that its ratio to the
+				// best fixed choice shows what the same code scores.
+				if s, err = x.add(comlib.Direct()); err != nil {
 					return err
 				}
 				slots = append(slots, s)
@@ -227,7 +239,7 @@ func runSweep(cfg config, pes, nodes int, sizes []int, auto bool, name string) (
 			}
 			sw.samples[size] = res
 			if auto {
-				sw.chose[size] = x.insts[slots[len(slots)-1]].Served()
+				sw.chose[size] = x.insts[autoSlot].Served()
 			}
 		}
 		return nil
@@ -295,8 +307,9 @@ func benchAuto(cfg config, sizes []int, grid bool, nodes int) ([]figure, error) 
 	}
 	var figs []figure
 	autoK := len(sw.cands)
-	// The grid score: mean over sizes of time / the best fixed median.
-	score := make([]float64, autoK+1)
+	// The grid score: mean over sizes of time / the best fixed median
+	// (the candidates, Auto, the control).
+	score := make([]float64, autoK+2)
 	for _, size := range sizes {
 		b := sw.best(size)
 		bm := median(sw.samples[size][b])
@@ -306,8 +319,10 @@ func benchAuto(cfg config, sizes []int, grid bool, nodes int) ([]figure, error) 
 		sname := autoName(fmt.Sprintf("%dB", size), nodes)
 		fmt.Printf("# %s: best fixed %s (median %.4g us); auto chose %s; medians: %s\n",
 			sname, sw.cands[b].key, bm, servedString(sw.chose[size]), sw.medians(size))
+		control := figure{value: sw.samples[size][autoK+1], baseline: sw.samples[size][b]}
 		figs = append(figs, figure{name: sname, unit: "us",
-			value: sw.samples[size][autoK], baseline: sw.samples[size][b]})
+			value: sw.samples[size][autoK], baseline: sw.samples[size][b],
+			note: fmt.Sprintf("control=%.3f", median(control.ratios()))})
 	}
 	if grid {
 		single := 0
@@ -316,9 +331,10 @@ func benchAuto(cfg config, sizes []int, grid bool, nodes int) ([]figure, error) 
 				single = k
 			}
 		}
-		fmt.Printf("# %s: the best single fixed choice over the grid is %s (mean time/best %.3f); auto %.3f\n",
-			name, sw.cands[single].key, score[single], score[autoK])
-		figs = append(figs, figure{name: name, unit: "x_best", value: []float64{score[autoK]}, baseline: []float64{score[single]}})
+		fmt.Printf("# %s: the best single fixed choice over the grid is %s (mean time/best %.3f); auto %.3f; control %.3f\n",
+			name, sw.cands[single].key, score[single], score[autoK], score[autoK+1])
+		figs = append(figs, figure{name: name, unit: "x_best", value: []float64{score[autoK]}, baseline: []float64{score[single]},
+			note: fmt.Sprintf("control=%.3f", score[autoK+1])})
 	}
 	return figs, nil
 }
@@ -340,8 +356,11 @@ func (sw *sweep) medians(size int) string {
 	var parts []string
 	for k, xs := range sw.samples[size] {
 		name := "auto"
-		if k < len(sw.cands) {
+		switch {
+		case k < len(sw.cands):
 			name = sw.cands[k].key
+		case k > len(sw.cands):
+			name = "control"
 		}
 		parts = append(parts, fmt.Sprintf("%s=%.4g", name, median(xs)))
 	}
