@@ -234,7 +234,7 @@ func (r *Reassembler) Add(f *Frame) ([]byte, error) {
 	}
 	if cap(buf)-len(buf) < len(data) { // doubling: the copies add up to less than total
 		nb := make([]byte, len(buf), min(total, uint64(max(2*cap(buf), len(buf)+len(data)))))
-		copy(nb, buf)
+		bigbuf.Copy(nb, buf) // a long one in pieces: it runs on the link actor, which reads the heartbeats too
 		buf = nb
 	}
 	buf = append(buf, data...)

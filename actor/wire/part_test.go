@@ -5,9 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/internal/bigbuf"
 )
 
 // longFrame encodes a data frame of exactly n bytes (n >= 64): one item
@@ -318,4 +321,32 @@ func FuzzReassemble(f *testing.F) {
 			require.LessOrEqual(t, r.Open(), 3)
 		}
 	})
+}
+
+// A long frame's buffer grows as its fragments arrive, and each growth
+// copies what came before in pieces (bigbuf), yielding between them: one
+// copy of half a 512 MiB frame held the link actor, which also reads the
+// heartbeats, for 0.35–0.55 s.
+func TestReassembleCopiesLongBuffersInPieces(t *testing.T) {
+	const piece, n = 1 << 20, 16
+	r := &Reassembler{MaxSize: n * piece, MaxOpen: 1}
+	before := bigbuf.Yields()
+	var got []byte
+	for i := 0; i < n; i++ {
+		data := strings.Repeat(string(rune('a'+i)), piece)
+		out, err := r.Add(part(2, 9, n*piece, uint64(i*piece), data))
+		require.NoError(t, err)
+		if i < n-1 {
+			require.Nil(t, out)
+		}
+		got = out
+	}
+	require.Len(t, got, n*piece)
+	for i := 0; i < n; i++ {
+		require.Equal(t, byte('a'+i), got[i*piece], "fragment %d", i)
+		require.Equal(t, byte('a'+i), got[(i+1)*piece-1], "fragment %d", i)
+	}
+	// The buffer doubles from 1 to 16 MiB: copies of 1, 2, 4 and 8 MiB,
+	// each yielding between its 1 MiB pieces.
+	require.GreaterOrEqual(t, bigbuf.Yields()-before, int64(0+1+3+7))
 }

@@ -17,6 +17,7 @@ package bigbuf
 import (
 	"bytes"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -26,6 +27,20 @@ const Piece = 1 << 20
 
 // yield lets other goroutines run; a test counts the calls.
 var yield = runtime.Gosched
+
+// yields counts the pieces after which this package yielded (Yields).
+var yields atomic.Int64
+
+// Yields returns how many times the package has yielded the processor
+// between pieces so far, in the whole process: for tests elsewhere that
+// a long copy went through it.
+func Yields() int64 { return yields.Load() }
+
+// pause yields between two pieces.
+func pause() {
+	yields.Add(1)
+	yield()
+}
 
 // Copy copies src into dst as copy does, Piece bytes at a time, yielding
 // between pieces. It returns the number of bytes copied. dst and src
@@ -37,7 +52,7 @@ func Copy(dst, src []byte) int {
 	}
 	for off := 0; off < n; off += Piece {
 		if off > 0 {
-			yield()
+			pause()
 		}
 		copy(dst[off:n], src[off:min(off+Piece, n)])
 	}
@@ -116,7 +131,7 @@ func Move(b []byte, to, from, n int) {
 	if to < from { // forwards: each piece reads ahead of what it writes
 		for off := 0; off < n; off += Piece {
 			if off > 0 {
-				yield()
+				pause()
 			}
 			k := min(Piece, n-off)
 			copy(b[to+off:to+off+k], b[from+off:from+off+k])
@@ -125,7 +140,7 @@ func Move(b []byte, to, from, n int) {
 	}
 	for end := n; end > 0; end -= Piece { // backwards
 		if end < n {
-			yield()
+			pause()
 		}
 		k := min(Piece, end)
 		copy(b[to+end-k:to+end], b[from+end-k:from+end])
@@ -143,6 +158,6 @@ func (r *Reader) Read(p []byte) (int, error) {
 		return r.Reader.Read(p)
 	}
 	n, err := r.Reader.Read(p[:Piece])
-	yield()
+	pause()
 	return n, err
 }
