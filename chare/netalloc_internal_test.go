@@ -38,3 +38,18 @@ func TestReductionPartialChecked(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, m.(*redUp).count)
 }
+
+// The restart fence and acknowledgement carry nothing: their body is one
+// nil. msgpack/v5's Skip, which read it before, recursed once per level
+// of whatever a corrupt body nested, and 8 MB of array headers took more
+// than the goroutine's stack limit: a fatal error no recover catches.
+func TestRestartFenceBodyIsOneNil(t *testing.T) {
+	read := func(body []byte) error {
+		return decodeEmpty(msgpack.NewDecoder(bytes.NewReader(body)))
+	}
+	require.NoError(t, read([]byte{0xc0}))
+	deep := append(bytes.Repeat([]byte{0x91}, 8<<20), 0xc0)
+	require.ErrorContains(t, read(deep), "the body is not nil")
+	require.ErrorContains(t, read([]byte{0xc0, 0xc0}), "bytes after the body's nil")
+	require.ErrorContains(t, read(nil), "the body is not nil")
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"reflect"
 	"runtime/debug"
@@ -931,11 +932,25 @@ func init() {
 	actor.RegisterStruct[ckptPart](kindCkptPart, "checkpoint part")
 	actor.RegisterStruct[restoreMsg](kindRestore, "restart objects")
 	actor.RegisterWire(kindRestoreFence, "restart fence", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-		return restoreFence{}, dec.Skip()
+		return restoreFence{}, decodeEmpty(dec)
 	})
 	actor.RegisterWire(kindRestoreAck, "restart acknowledgement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
-		return restoreAck{}, dec.Skip()
+		return restoreAck{}, decodeEmpty(dec)
 	})
+}
+
+// decodeEmpty reads the body of a kind that carries nothing: one nil.
+// Skip would recurse once per level of whatever a corrupt body nests,
+// and tens of megabytes of array headers overflow the stack, which no
+// recover catches.
+func decodeEmpty(dec *msgpack.Decoder) error {
+	if err := dec.DecodeNil(); err != nil {
+		return fmt.Errorf("the body is not nil: %w", err)
+	}
+	if _, err := dec.PeekCode(); err != io.EOF {
+		return errors.New("bytes after the body's nil")
+	}
+	return nil
 }
 
 // ---- proxies and callbacks inside messages ----
