@@ -62,6 +62,7 @@ type PE struct {
 
 	dec     *msgpack.Decoder // for messages from other nodes
 	decBuf  *bytes.Reader
+	decBody []byte // the body decodeItem is decoding (RegisterWireChecked checks it)
 	scratch []byte
 
 	// Ext holds the state that upper layers keep per PE.

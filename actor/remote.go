@@ -103,18 +103,15 @@ func RegisterWire(kind uint16, name string, decode WireDecoder) {
 // The check costs a pass over the bytes, small beside reflection.
 func RegisterWireChecked(kind uint16, name string, decode WireDecoder) {
 	RegisterWire(kind, name, func(pe *PE, dec *msgpack.Decoder) (Message, error) {
-		// The body is what is left of pe.decBuf (decodeItem's reader),
-		// copied here rather than checked in decodeItem, so that the kinds
-		// that need no check (chare envelopes) pay nothing.
+		// The body is the item decodeItem is decoding (pe.decBody), checked
+		// here rather than in decodeItem, so that the kinds that need no
+		// check (chare envelopes) pay nothing, and checked in place: a
+		// copy would cost an allocation the size of the body, one
+		// unpreemptible memmove for a long one.
 		if pe == nil || pe.decBuf == nil {
 			return nil, fmt.Errorf("actor: a %s decoded outside a PE's reader", name)
 		}
-		r := pe.decBuf
-		body := make([]byte, r.Len())
-		if _, err := r.ReadAt(body, r.Size()-int64(r.Len())); err != nil && len(body) > 0 {
-			return nil, err
-		}
-		if err := mpcheck.Seq(body); err != nil {
+		if err := mpcheck.Seq(pe.decBody); err != nil {
 			return nil, err
 		}
 		return decode(pe, dec)
@@ -472,8 +469,10 @@ func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 		pe.dec = msgpack.NewDecoder(pe.decBuf)
 	}
 	pe.decBuf.Reset(it.Body)
+	pe.decBody = it.Body
 	pe.dec.Reset(pe.decBuf)
 	m, err = k.decode(pe, pe.dec)
+	pe.decBody = nil
 	if err != nil {
 		return nil, fmt.Errorf("actor: decoding a %s on PE %d: %w", k.name, pe.id, err)
 	}
