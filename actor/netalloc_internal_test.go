@@ -28,7 +28,18 @@ func (*testSliceMsg) Deliver(*PE) {}
 
 const kindTestSlice = 0x7ff0
 
-func init() { RegisterStruct[testSliceMsg](kindTestSlice, "test slice message") }
+// testWideMsg's elements take 4 KiB each in memory, and one byte (nil)
+// on the wire.
+type testWideMsg struct{ Blocks [][4096]byte }
+
+func (*testWideMsg) Deliver(*PE) {}
+
+const kindTestWide = 0x7ff1
+
+func init() {
+	RegisterStruct[testSliceMsg](kindTestSlice, "test slice message")
+	RegisterStruct[testWideMsg](kindTestWide, "test wide message")
+}
 
 // A RegisterStruct kind's body is checked before msgpack/v5 decodes it:
 // unchecked, 6 bytes made it allocate 64 MiB (8 Mi int64s) before failing,
@@ -76,6 +87,25 @@ func TestCheckedKindBodyNotCopied(t *testing.T) {
 	alone := allocated(func() { require.NoError(t, dec.Decode(new(testSliceMsg))) })
 	require.Less(t, got, alone+n/2, "decoding a %d-byte body allocated %d bytes, msgpack alone %d", len(body), got, alone)
 	require.Nil(t, pe.decBody, "the PE keeps no reference to the body it decoded")
+}
+
+// A RegisterStruct kind's body is checked against the type it decodes
+// into: 16 KiB of nils passed the count check (one byte an element) and
+// made msgpack/v5 allocate 64 MiB of zeroed 4 KiB arrays (found in
+// review).
+func TestStructKindExpansionRefused(t *testing.T) {
+	pe := &PE{id: 2}
+	const n = 16 << 10
+	body := append([]byte{0x81, 0xa6, 'B', 'l', 'o', 'c', 'k', 's', 0xdd, 0, 0, n >> 8, n & 0xff}, bytes.Repeat([]byte{0xc0}, n)...)
+	var err error
+	got := allocated(func() { _, err = pe.decodeItem(wire.Item{Kind: kindTestWide, Body: body}) })
+	require.ErrorContains(t, err, "decoding a test wide message on PE 2")
+	require.ErrorContains(t, err, "would allocate at least")
+	require.Less(t, got, uint64(1<<20), "%d bytes allocated", got)
+	// A real one decodes.
+	m, err := pe.decodeItem(wire.Item{Kind: kindTestWide, Body: append([]byte{0x81, 0xa6, 'B', 'l', 'o', 'c', 'k', 's', 0x91, 0xc5, 0x10, 0x00}, make([]byte, 4096)...)})
+	require.NoError(t, err)
+	require.Len(t, m.(*testWideMsg).Blocks, 1)
 }
 
 // Node frames (exit, hello, table) are checked too: exitInfo.Lost is a

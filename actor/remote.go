@@ -3,6 +3,7 @@ package actor
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -102,6 +103,13 @@ func RegisterWire(kind uint16, name string, decode WireDecoder) {
 // level of nesting, and so a corrupt body could take the process down.
 // The check costs a pass over the bytes, small beside reflection.
 func RegisterWireChecked(kind uint16, name string, decode WireDecoder) {
+	registerChecked(kind, name, nil, decode)
+}
+
+// registerChecked is RegisterWireChecked; with a type t, the body is
+// checked as bytes msgpack/v5 decodes into a t (mpcheck.SeqAs: also what
+// the decoding would allocate).
+func registerChecked(kind uint16, name string, t reflect.Type, decode WireDecoder) {
 	RegisterWire(kind, name, func(pe *PE, dec *msgpack.Decoder) (Message, error) {
 		// The body is the item decodeItem is decoding (pe.decBody), checked
 		// here rather than in decodeItem, so that the kinds that need no
@@ -111,7 +119,11 @@ func RegisterWireChecked(kind uint16, name string, decode WireDecoder) {
 		if pe == nil || pe.decBuf == nil {
 			return nil, fmt.Errorf("actor: a %s decoded outside a PE's reader", name)
 		}
-		if err := mpcheck.Seq(pe.decBody); err != nil {
+		check := mpcheck.Seq
+		if t != nil {
+			check = func(b []byte) error { return mpcheck.SeqAs(b, t) }
+		}
+		if err := check(pe.decBody); err != nil {
 			return nil, err
 		}
 		return decode(pe, dec)

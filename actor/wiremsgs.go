@@ -1,6 +1,10 @@
 package actor
 
-import "github.com/vmihailenco/msgpack/v5"
+import (
+	"reflect"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
 
 // Wire kinds of the runtime's own messages (detection waves and their
 // requests), so that quiescence and completion detection work across
@@ -68,7 +72,7 @@ func RegisterStruct[T any, P interface {
 	*T
 	Message
 }](kind uint16, name string) {
-	RegisterWireChecked(kind, name, func(_ *PE, dec *msgpack.Decoder) (Message, error) {
+	registerChecked(kind, name, reflect.TypeFor[T](), func(_ *PE, dec *msgpack.Decoder) (Message, error) {
 		m := P(new(T))
 		if err := dec.Decode(m); err != nil {
 			return nil, err

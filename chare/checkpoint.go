@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"time"
 
@@ -347,7 +348,7 @@ func readCheckpoint(dir string) (*ckptFile, error) {
 	// The checksum is right: what follows reads a file that is whole but
 	// may be wrong (edited, or written by another version), see check.
 	f := ckptFile{path: path}
-	if err := mpcheck.Seq(body); err != nil {
+	if err := mpcheck.SeqAs(body, reflect.TypeFor[ckptFile]()); err != nil {
 		return nil, fmt.Errorf("chare: restart: decoding %s: %w", path, err)
 	}
 	if err := msgpack.Unmarshal(body, &f); err != nil {

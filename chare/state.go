@@ -265,7 +265,7 @@ func unpackState(obj any, b []byte) (err error) {
 	// The bytes come from another process or from a file: check that
 	// they are values of a size and depth that decoding can afford
 	// (mpcheck) before anything decodes them, explainUnpack included.
-	if err := mpcheck.Seq(b); err != nil {
+	if err := mpcheck.SeqAs(b, reflect.TypeOf(obj)); err != nil {
 		t := reflect.TypeOf(obj)
 		for t != nil && t.Kind() == reflect.Pointer {
 			t = t.Elem()

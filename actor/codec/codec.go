@@ -297,7 +297,7 @@ func (c *Codec) reflectDecode(b []byte, v any) (err error) {
 	// slices) and recurses once per level of nesting: the bytes, from
 	// another process, are checked first. Beside reflection the pass is
 	// small.
-	if err := mpcheck.Seq(b); err != nil {
+	if err := mpcheck.SeqAs(b, c.typ); err != nil {
 		return &Error{Type: c.typ, Off: -1, Msg: err.Error()}
 	}
 	d := reflDecs.Get().(*reflDec)

@@ -10,8 +10,15 @@
 // allocating, that the bytes are msgpack values back to back whose every
 // array and map claims no more elements than there are bytes left to hold
 // them (each element takes at least one byte) and that are nested no
-// deeper than MaxDepth: decoding them then allocates in proportion to
-// their size and recurses no deeper than that.
+// deeper than MaxDepth: decoding them then recurses no deeper than that,
+// and makes no container for more elements than there are bytes.
+//
+// An element of one byte can still become a large Go value: msgpack/v5
+// decodes nil into a struct or array element as its zero value, so a
+// slice of 4 KiB arrays took 4 KiB per byte that Seq passed. SeqAs, for
+// bytes that will be decoded into a known Go type by reflection, walks
+// them along the type and also bounds what the decoding allocates
+// (Expansion bytes per byte, plus Slack).
 //
 // Seq, not One, is the check for bytes that user encoders wrote: a type's
 // own EncodeMsgpack may write several values (msgpack's EncodeMulti), which
