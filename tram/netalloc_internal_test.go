@@ -46,3 +46,51 @@ func TestBatchItemsChecked(t *testing.T) {
 		require.Equal(t, []sliceItem{{Vals: []int64{1, 2}}}, m.Final)
 	})
 }
+
+// wideItem travels item by item (its string) and takes 4 KiB in memory.
+type wideItem struct {
+	S string
+	B [4096]byte
+}
+
+// An item of one byte (nil) becomes a whole T: a 4 KB batch of nils made
+// its receiver allocate about 100 MB, 25 KB a byte (found in review). The
+// check counts what the items take (mpcheck.SeqAs) and refuses it.
+func TestBatchOfNilItemsRefused(t *testing.T) {
+	const n = 4096
+	for _, field := range []string{"items", "last-hop items"} {
+		t.Run(field, func(t *testing.T) {
+			b := []byte{0x90 | batchFields, wireItems, 0x00, 0x00}
+			nils := append([]byte{0xdd, 0, 0, n >> 8, n & 0xff}, bytes.Repeat([]byte{0xc0}, n)...)
+			if field == "items" {
+				b = append(append(b, nils...), 0xc0)
+			} else {
+				b = append(append(b, 0xc0), nils...)
+			}
+			var m batch[wideItem]
+			var err error
+			alloc := allocatedBy(func() { _, err = m.UnmarshalMsg(b) })
+			require.ErrorContains(t, err, "would allocate at least")
+			require.Less(t, alloc, uint64(64*len(b)+1<<20), "a %d-byte batch allocated %d bytes", len(b), alloc)
+		})
+	}
+	// Real wide items still decode.
+	var sent batch[wideItem]
+	sent.Items = []Envelope[wideItem]{{Dest: 3, Item: wideItem{S: "x"}}}
+	sent.Final = []wideItem{{S: "y"}}
+	b, err := sent.MarshalMsg(nil)
+	require.NoError(t, err)
+	var got batch[wideItem]
+	_, err = got.UnmarshalMsg(b)
+	require.NoError(t, err)
+	require.Equal(t, sent.Items, got.Items)
+	require.Equal(t, sent.Final, got.Final)
+}
+
+func allocatedBy(f func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}

@@ -212,11 +212,11 @@ func decodeSlice[E any](dec *msgpack.Decoder) ([]E, error) {
 	}
 	s := make([]E, 0, min(n, maxPrealloc))
 	for i := range n {
-		var e E
-		if err := dec.Decode(&e); err != nil {
+		var zero E
+		s = append(s, zero) // decoded in place: a local E would escape
+		if err := dec.Decode(&s[i]); err != nil {
 			return nil, fmt.Errorf("element %d of %d: %w", i, n, err)
 		}
-		s = append(s, e)
 	}
 	return s, nil
 }
@@ -339,12 +339,24 @@ func (a *appender) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// batchWire is a batch's msgpack form item by item, as a type for
+// mpcheck.SeqAs: an item of one byte (nil) becomes a whole T, and the
+// check counts what the items will take.
+type batchWire[T any] struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	Format   int
+	Det      uint64
+	From     int
+	Items    []Envelope[T]
+	Final    []T
+}
+
 func (m *batch[T]) unmarshalSlow(b []byte) ([]byte, error) {
 	// decodeSlice bounds the items a header claims, not what msgpack/v5
 	// makes inside an item (a slice for a header's count, a level of
 	// recursion per level of nesting): the bytes are checked first, a
 	// pass that is small beside decoding item by item by reflection.
-	if err := mpcheck.Seq(b); err != nil {
+	if err := mpcheck.SeqAs(b, reflect.TypeFor[batchWire[T]]()); err != nil {
 		return nil, fmt.Errorf("tram: a batch of %v items: %w", reflect.TypeFor[T](), err)
 	}
 	r := bytes.NewReader(b)
