@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -796,7 +797,7 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 // unmarshalChecked decodes a node frame's body into v after checking it
 // (internal/mpcheck): msgpack/v5 trusts the lengths a corrupt body claims.
 func unmarshalChecked(b []byte, v any) error {
-	if err := mpcheck.Seq(b); err != nil {
+	if err := mpcheck.SeqAs(b, reflect.TypeOf(v)); err != nil {
 		return err
 	}
 	return msgpack.Unmarshal(b, v)

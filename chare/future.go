@@ -3,6 +3,7 @@ package chare
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -101,7 +102,7 @@ func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error) {
 	delete(pe.futures, f.ID)
 	if raw, ok := slot.val.(rawValue); ok { // from another process
 		var v T
-		err := mpcheck.Seq(raw) // lengths and nesting a decode can afford
+		err := mpcheck.SeqAs(raw, reflect.TypeFor[T]()) // lengths, nesting and allocation a decode can afford
 		if err == nil {
 			err = msgpack.Unmarshal(raw, &v)
 		}

@@ -2,6 +2,7 @@ package comlib
 
 import (
 	"fmt"
+	"reflect"
 	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -191,7 +192,7 @@ func (m *multicaster) receive(msg mcastMsg) error {
 		return err
 	}
 	var w wenv
-	err = mpcheck.Seq(whole) // lengths and nesting a decode can afford
+	err = mpcheck.SeqAs(whole, reflect.TypeFor[wenv]()) // lengths, nesting and allocation a decode can afford
 	if err == nil {
 		err = msgpack.Unmarshal(whole, &w)
 	}
