@@ -384,7 +384,11 @@ const DefaultMaxRemoteMessage = 1 << 30
 // them: the other node hears nothing from this one while such a batch is
 // marshalled, sent and unmarshalled (about a second for 48 MiB on a
 // loaded 2-core machine, several under -race). Fragments of 1 MiB keep
-// that batch at 16 MiB.
+// a batch of fragments at 16 MiB. Frames up to wire.MaxFrame (3 MiB) are
+// not cut, so a batch of ordinary frames full of small messages can
+// still reach 48 MiB; those come from many sends, each a message of its
+// own, and a heartbeat behind them waits as it would behind as many
+// messages from any sender.
 const partSize = 1 << 20
 
 // partSenders is how many goroutines other than its PEs a node may send
