@@ -155,7 +155,17 @@ type dmgSummary struct {
 
 var dmgResult struct {
 	sync.Mutex
-	s *dmgSummary
+	s       *dmgSummary
+	resumed []int // elements whose Resumed ran: index, then Val
+}
+
+// Resumed is a checkpoint's resume callback to an element: it records
+// the element and its restored value, and ends the job.
+func (e *ckElem) Resumed() {
+	dmgResult.Lock()
+	dmgResult.resumed = append(dmgResult.resumed, e.ThisIndex(), e.Val)
+	dmgResult.Unlock()
+	e.Exit(0)
 }
 
 func init() {
@@ -280,7 +290,12 @@ func dmgRestart(t *testing.T, dir string, pes int) (int, error) {
 // dmgElemCallback is an entry callback to the element of c whose index
 // has the wire form idx (none if nil), as a checkpoint's file holds it.
 func dmgElemCallback(t testing.TB, c *dmgColl, idx []byte) chare.Callback {
-	e, err := chare.EntryOf((*ckElem).Set)
+	return dmgElemCallbackTo(t, c, idx, (*ckElem).Set)
+}
+
+// dmgElemCallbackTo is dmgElemCallback to the entry method method.
+func dmgElemCallbackTo(t testing.TB, c *dmgColl, idx []byte, method any) chare.Callback {
+	e, err := chare.EntryOf(method)
 	require.NoError(t, err)
 	type route struct {
 		Kind  chare.Kind
@@ -332,6 +347,22 @@ func TestCheckpointDamagedContents(t *testing.T) {
 	elem := func(t *testing.T, f *dmgFile) *dmgColl {
 		return f.coll(t, "array", "rt_test.ckElem")
 	}
+
+	t.Run("resume_element_held", func(t *testing.T) {
+		// The check refuses callbacks to elements the file does not hold
+		// (below); one to an element it holds restarts, and runs there.
+		f := base.clone(t)
+		f.Resume = dmgElemCallbackTo(t, elem(t, f), []byte{0x02}, (*ckElem).Resumed)
+		dmgResult.Lock()
+		dmgResult.resumed = nil
+		dmgResult.Unlock()
+		code, err := dmgRestart(t, dmgWrite(t, f), 3)
+		require.NoError(t, err)
+		require.Equal(t, 0, code)
+		dmgResult.Lock()
+		defer dmgResult.Unlock()
+		require.Equal(t, []int{2, 10 + 2}, dmgResult.resumed, "element 2 resumed once, with its value")
+	})
 	muts := []mutation{
 		{"pes_zero", func(t *testing.T, f *dmgFile) { f.PEs = 0 }, []string{"describes 0 PEs with 4 counters"}},
 		{"seqs_short", func(t *testing.T, f *dmgFile) { f.Seqs = f.Seqs[:1] }, []string{"describes 4 PEs with 1 counters"}},
