@@ -220,11 +220,13 @@ func declared(size int) string {
 // autoStats is what an Auto instance chose in this process: the parts,
 // which never change, and one log per PE of this process. Each PE writes
 // only its own log, at every EndIteration (or every autoFlushEvery
-// messages without brackets), so that its lock is not contended there:
-// one lock for the whole process, taken by 16 PEs an iteration each, cost
-// an Auto instance that is Direct 3–4 % of Direct's time per exchange
-// (comlib/alltoall/auto, paired with a second Direct instance). Explain
-// and Served merge the logs when they are asked.
+// messages without brackets), so that its lock is not contended there;
+// Explain and Served merge the logs when they are asked. One log for the
+// whole process, under one lock, with a Choice, a map entry and garbage
+// per PE per iteration, cost an Auto that is Direct about 5 % of Direct's
+// time per exchange; per-PE logs, with a fixed tree's counts in a ring,
+// about 3 %, within the noise (comlib/alltoall/auto against a second
+// Direct instance in the same rounds).
 type autoStats struct {
 	fixedTrace string      // the trace of a fixed tree's sends ("" if not fixed)
 	containers []string    // by part
@@ -244,9 +246,7 @@ type autoLog struct {
 
 	// A fixed tree's sends are counted per iteration only, in a ring of
 	// at most maxExplained: no Choice, map entry or allocation per
-	// iteration once it is full (they cost an Auto that is Direct about
-	// 5 % of Direct's exchange time: garbage and map churn per PE per
-	// iteration, measured as above).
+	// iteration once it is full.
 	ring []iterCount
 	next int // where the next iteration goes once ring is full
 }
