@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -36,10 +37,10 @@ func SeqAs(b []byte, t reflect.Type) error {
 	if err := Seq(b); err != nil {
 		return err
 	}
-	end, n := walk(b, 0, t)
+	end, n := walk(b, 0, nodeOf(t))
 	for end < len(b) { // the values a type's own encoder wrote after the first
 		var m int64
-		end, m = walk(b, end, anyType)
+		end, m = walk(b, end, nodeOf(anyType))
 		n += m
 	}
 	if limit := int64(Expansion)*int64(len(b)) + Slack; n > limit {
@@ -59,8 +60,71 @@ var (
 	}
 )
 
-// own tells whether t decodes itself.
-func own(t reflect.Type) bool {
+// node is what walk needs to know of a type, built once per type with
+// the nodes of the types it holds (a recursive type's nodes point back).
+type node struct {
+	kind   reflect.Kind
+	own    bool  // it decodes itself (a pointer: its pointee does)
+	flat   bool  // its values allocate nothing beyond their own slot
+	size   int64 // reflect.Type.Size
+	elem   *node // a pointer's pointee; a slice's, an array's or a map's elements
+	key    *node // a map's keys
+	fields map[string]*node
+	list   []*node // a struct's fields in msgpack/v5's order, for structs as arrays
+}
+
+var (
+	nodesMu sync.Mutex
+	nodes   = map[reflect.Type]*node{} // complete once nodesMu is released
+)
+
+// roots holds the nodes nodeOf returned, for lookups without the lock.
+var roots sync.Map // reflect.Type → *node
+
+// nodeOf returns t's node (nil for nil).
+func nodeOf(t reflect.Type) *node {
+	if t == nil {
+		return nil
+	}
+	if nd, ok := roots.Load(t); ok {
+		return nd.(*node)
+	}
+	nodesMu.Lock()
+	nd := build(t)
+	nodesMu.Unlock()
+	roots.Store(t, nd)
+	return nd
+}
+
+// build makes t's node and those it needs; nodesMu is held.
+func build(t reflect.Type) *node {
+	if nd, ok := nodes[t]; ok {
+		return nd
+	}
+	nd := &node{kind: t.Kind(), size: int64(t.Size())}
+	nodes[t] = nd // before the parts: a recursive type finds itself
+	nd.own = t.Kind() != reflect.Interface && t.Kind() != reflect.Pointer && ownDecoder(t)
+	if nd.own {
+		return nd
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		nd.elem = build(t.Elem())
+	case reflect.Map:
+		nd.key, nd.elem = build(t.Key()), build(t.Elem())
+	case reflect.Struct:
+		nd.fields = map[string]*node{}
+		addFields(nd, t, 0)
+	}
+	nd.flat = flatType(t, 0)
+	return nd
+}
+
+// ownDecoder tells whether t decodes itself.
+func ownDecoder(t reflect.Type) bool {
+	if t.PkgPath() == "" && t.Kind() != reflect.Struct {
+		return false // predeclared, or unnamed and not a struct: no methods
+	}
 	pt := reflect.PointerTo(t)
 	for _, o := range ownTypes {
 		if t.Implements(o) || pt.Implements(o) {
@@ -70,18 +134,44 @@ func own(t reflect.Type) bool {
 	return false
 }
 
+// flatType tells whether a value of t allocates nothing beyond its slot.
+func flatType(t reflect.Type, depth int) bool {
+	if depth > 0 && ownDecoder(t) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Array:
+		return depth < 16 && flatType(t.Elem(), depth+1)
+	case reflect.Struct:
+		if depth >= 16 {
+			return false
+		}
+		for i := range t.NumField() {
+			if !flatType(t.Field(i).Type, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
 // walk returns where the value at b[at:] ends and what decoding it into
-// t allocates (t nil: skipped, nothing). b has passed Seq.
-func walk(b []byte, at int, t reflect.Type) (int, int64) {
+// nd's type allocates (nd nil: skipped, nothing). b has passed Seq.
+func walk(b []byte, at int, nd *node) (int, int64) {
 	var n int64
-	for t != nil && t.Kind() == reflect.Pointer {
+	for nd != nil && nd.kind == reflect.Pointer {
 		if b[at] == 0xc0 { // nil: a nil pointer
 			return at + 1, n
 		}
-		n += int64(t.Elem().Size())
-		t = t.Elem()
+		n += nd.elem.size
+		nd = nd.elem
 	}
-	if t != nil && t.Kind() != reflect.Interface && own(t) {
+	if nd != nil && nd.own {
 		end, _ := value(b, at, 0)
 		return end, n + int64(end-at)
 	}
@@ -90,65 +180,68 @@ func walk(b []byte, at int, t reflect.Type) (int, int64) {
 	switch {
 	case h == 0: // not an array or a map
 		end, _ := value(b, at, 0)
-		if t != nil && (c >= 0xa0 && c <= 0xbf || c >= 0xc4 && c <= 0xc6 || c >= 0xd9 && c <= 0xdb) {
+		if nd != nil && (c >= 0xa0 && c <= 0xbf || c >= 0xc4 && c <= 0xc6 || c >= 0xd9 && c <= 0xdb) {
 			n += int64(end - at) // a string's or bytes' contents
 		}
 		return end, n
-	case t == nil: // skipped
+	case nd == nil: // skipped
 		end, _ := value(b, at, 0)
 		return end, n
 	}
 	at += h
-	var elem func(i int, key bool) reflect.Type
-	switch k := t.Kind(); {
+	var keys, vals *node // the nodes of a map's keys and of the elements (nil: per field)
+	switch k := nd.kind; {
 	case k == reflect.Interface: // []any or map[string]any, and so on
 		n += int64(count) * 16
 		if isMap {
 			n += int64(count) * 32
 		}
-		elem = func(int, bool) reflect.Type { return anyType }
-	case k == reflect.Slice && !isMap:
-		n += int64(count) * int64(t.Elem().Size())
-		elem = func(int, bool) reflect.Type { return t.Elem() }
-	case k == reflect.Array && !isMap:
-		elem = func(int, bool) reflect.Type { return t.Elem() }
+		keys, vals = nd, nd
+	case (k == reflect.Slice || k == reflect.Array) && !isMap && nd.elem.flat:
+		// Elements that allocate nothing beyond their slot: no walk.
+		if k == reflect.Slice {
+			n += int64(count) * nd.elem.size
+		}
+		end, _ := value(b, at-h, 0)
+		return end, n
+	case (k == reflect.Slice || k == reflect.Array) && !isMap:
+		if k == reflect.Slice {
+			n += int64(count) * nd.elem.size
+		}
+		vals = nd.elem
 	case k == reflect.Map && isMap:
-		n += int64(count) * int64(t.Key().Size()+t.Elem().Size()+8)
-		elem = func(_ int, key bool) reflect.Type {
-			if key {
-				return t.Key()
-			}
-			return t.Elem()
-		}
+		n += int64(count) * (nd.key.size + nd.elem.size + 8)
+		keys, vals = nd.key, nd.elem
 	case k == reflect.Struct && !isMap: // as an array: the fields in order
-		fs := fieldsOf(t)
-		elem = func(i int, _ bool) reflect.Type {
-			if i < len(fs.list) {
-				return fs.list[i]
+		for i := range count {
+			var f *node
+			if i < len(nd.list) {
+				f = nd.list[i]
 			}
-			return nil
-		}
-	case k == reflect.Struct: // as a map: the fields by name
-		fs := fieldsOf(t)
-		for range count {
-			kEnd, _ := value(b, at, 0)
-			ft := fs.byName[string(key(b, at, kEnd))] // nil for a name msgpack skips
 			var m int64
-			at, m = walk(b, kEnd, ft)
+			at, m = walk(b, at, f)
 			n += m
 		}
 		return at, n
-	default: // a container where t wants none: decoding fails
+	case k == reflect.Struct: // as a map: the fields by name
+		for range count {
+			kEnd, _ := value(b, at, 0)
+			var m int64
+			at, m = walk(b, kEnd, nd.fields[string(key(b, at, kEnd))]) // nil for a name msgpack skips
+			n += m
+		}
+		return at, n
+	default: // a container where the type wants none: decoding fails
 		end, _ := value(b, at-h, 0)
 		return end, n
 	}
-	for i := range count {
+	for range count {
 		var m int64
 		if isMap {
-			at, m = walk(b, at, elem(i, true))
+			at, m = walk(b, at, keys)
 			n += m
 		}
-		at, m = walk(b, at, elem(i, false))
+		at, m = walk(b, at, vals)
 		n += m
 	}
 	return at, n
@@ -190,40 +283,19 @@ func key(b []byte, at, end int) []byte {
 	return nil
 }
 
-// fields are a struct type's fields as msgpack/v5 names them.
-type fields struct {
-	byName map[string]reflect.Type
-	list   []reflect.Type // in msgpack/v5's order, for structs as arrays
-}
-
-var fieldCache sync.Map // reflect.Type → *fields
-
-// fieldsOf follows msgpack/v5's getFields: exported fields under their
+// addFields follows msgpack/v5's getFields: exported fields under their
 // msgpack tag's name or their own, "-" left out, embedded structs
 // without noinline inlined. An embedded struct is also known under its
-// own name, as msgpack/v5 keeps it when inlining would shadow a field:
-// a name too many costs nothing, one too few would let its value pass
-// uncounted.
-func fieldsOf(t reflect.Type) *fields {
-	if f, ok := fieldCache.Load(t); ok {
-		return f.(*fields)
-	}
-	fs := &fields{byName: map[string]reflect.Type{}}
-	addFields(fs, t, 0)
-	fieldCache.Store(t, fs)
-	return fs
-}
-
-func addFields(fs *fields, t reflect.Type, depth int) {
+// own name, as msgpack/v5 keeps it when inlining would shadow a field: a
+// name too many costs nothing, one too few would let its value pass
+// uncounted. nodesMu is held.
+func addFields(nd *node, t reflect.Type, depth int) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("msgpack")
 		name, opts := tag, ""
-		for j := 0; j < len(tag); j++ {
-			if tag[j] == ',' {
-				name, opts = tag[:j], tag[j:]
-				break
-			}
+		if j := strings.IndexByte(tag, ','); j >= 0 {
+			name, opts = tag[:j], tag[j:]
 		}
 		if name == "-" || f.PkgPath != "" && !f.Anonymous {
 			continue
@@ -231,26 +303,18 @@ func addFields(fs *fields, t reflect.Type, depth int) {
 		if name == "" {
 			name = f.Name
 		}
-		if _, dup := fs.byName[name]; !dup {
-			fs.byName[name] = f.Type
+		fn := build(f.Type)
+		if _, dup := nd.fields[name]; !dup {
+			nd.fields[name] = fn
 		}
 		inner := f.Type
 		for inner.Kind() == reflect.Pointer {
 			inner = inner.Elem()
 		}
-		if f.Anonymous && inner.Kind() == reflect.Struct && !contains(opts, ",noinline") && depth < 16 && !own(inner) {
-			addFields(fs, inner, depth+1)
+		if f.Anonymous && inner.Kind() == reflect.Struct && !strings.Contains(opts, ",noinline") && depth < 16 && !ownDecoder(inner) {
+			addFields(nd, inner, depth+1)
 			continue
 		}
-		fs.list = append(fs.list, f.Type)
+		nd.list = append(nd.list, fn)
 	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
 }

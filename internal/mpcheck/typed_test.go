@@ -42,6 +42,17 @@ type asArray struct {
 
 type selfDecoding struct{ B [4096]byte }
 
+// Recursive types: the walk's nodes point back.
+type linked struct {
+	V    int
+	Next *linked
+}
+
+type tree struct {
+	Name string
+	Kids []tree
+}
+
 func (s *selfDecoding) DecodeMsgpack(dec *msgpack.Decoder) error { return dec.Skip() }
 
 // arrayOfNils is a msgpack array of n nils, wrapped in a map with key k
@@ -99,6 +110,14 @@ func TestSeqAsAcceptsRealValues(t *testing.T) {
 		{"objects", []objLike{{Coll: 1, Index: []byte{1}, State: make([]byte, 100), Ptrs: []*wideElem{nil, {S: "x"}}}}},
 		{"outer", outer{embedded: embedded{Wide: make([]wideElem, 3)}, Name: "x", M: map[int32][512]byte{1: {}}}},
 		{"as an array", asArray{Kind: 1, Items: make([]wideElem, 2)}},
+		{"a linked list", func() *linked {
+			var l *linked
+			for i := range 200 {
+				l = &linked{V: i, Next: l}
+			}
+			return l
+		}()},
+		{"a tree", tree{Name: "r", Kids: []tree{{Name: "a"}, {Name: "b", Kids: []tree{{Name: "c"}}}}}},
 	}
 	for _, tc := range ok {
 		t.Run(tc.name, func(t *testing.T) {
