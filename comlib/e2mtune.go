@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/charmgo/charm/comlib/agree"
 	"github.com/charmgo/charm/comlib/bracket"
 	"github.com/charmgo/charm/comlib/schedule"
@@ -233,32 +231,8 @@ func (in *Instance) FanOuts() map[int]map[int]int {
 }
 
 // reports is one PE's reports about ω in one message (agree.Batcher).
+// It is decoded by reflection: the message's bytes are checked as its
+// type (mpcheck.SeqAs), lengths and what the reports will take. (A
+// decoder of its own, which grew the slice as reports arrived, made the
+// check count its bytes only, while each nil became a 48-byte report.)
 type reports []agree.Report
-
-// maxReportsPrealloc bounds what decoding allocates before the reports
-// have arrived.
-const maxReportsPrealloc = 64
-
-// DecodeMsgpack reads reports without trusting the length header:
-// msgpack v5.4.1 allocates every element a header claims, so that a few
-// bytes of garbage from the network could cost gigabytes.
-func (rs *reports) DecodeMsgpack(dec *msgpack.Decoder) error {
-	n, err := dec.DecodeArrayLen()
-	if err != nil {
-		return fmt.Errorf("reports about ω: %w", err)
-	}
-	if n < 0 {
-		*rs = nil
-		return nil
-	}
-	out := make(reports, 0, min(n, maxReportsPrealloc))
-	for i := range n {
-		var r agree.Report
-		if err := dec.Decode(&r); err != nil {
-			return fmt.Errorf("report %d of %d about ω: %w", i, n, err)
-		}
-		out = append(out, r)
-	}
-	*rs = out
-	return nil
-}

@@ -1,11 +1,15 @@
 package comlib
 
 import (
+	"bytes"
+	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/charmgo/charm/actor/codec"
 	"github.com/charmgo/charm/comlib/tune"
 )
 
@@ -75,7 +79,17 @@ func TestOmegaReportsDecode(t *testing.T) {
 	require.NoError(t, msgpack.Unmarshal(b, &out))
 	require.Equal(t, in, out)
 
-	var rs reports
-	err = msgpack.Unmarshal([]byte{0xdd, 0x7f, 0xff, 0xff, 0xff, 0x80}, &rs)
-	require.ErrorContains(t, err, "report 1 of 2147483647 about ω")
+	// From another process the message goes through the runtime's codec,
+	// which checks the bytes as a ctlMsg first: a header claiming two
+	// billion reports is an error before anything is allocated for it,
+	// and so are a quarter million nils, each a 48-byte report (the
+	// check passed them while reports had a decoder of its own, which
+	// then allocated 294 bytes a byte).
+	c := codec.For[ctlMsg]()
+	head := []byte{0x82, 0xa4, 'I', 'n', 's', 't', 0x03, 0xa8, 'M', 'e', 'a', 's', 'u', 'r', 'e', 's'}
+	huge := append(slices.Clone(head), 0xdd, 0x7f, 0xff, 0xff, 0xff, 0x80)
+	require.ErrorContains(t, c.DecodeValue(huge, reflect.ValueOf(new(ctlMsg))), "claims 2147483647 values")
+	nils := append(slices.Clone(head), 0xdd, 0x00, 0x04, 0x00, 0x00)
+	nils = append(nils, bytes.Repeat([]byte{0xc0}, 1<<18)...)
+	require.ErrorContains(t, c.DecodeValue(nils, reflect.ValueOf(new(ctlMsg))), "would allocate at least")
 }

@@ -27,7 +27,8 @@ const (
 // a value of type t (their first value; the others a type's own decoder
 // reads): it also refuses bytes whose decoding would allocate more than
 // Expansion times their length plus Slack, estimated by walking the
-// values along t — a slice's or a map's elements at their Go size, the
+// values along t — a slice's elements at twice their Go size (msgpack/v5
+// makes them, then copies them into the slice), a map's entries, the
 // contents of strings and byte slices, what pointers point to. Values
 // that t decodes with its own decoder (msgpack.CustomDecoder,
 // msgpack.Unmarshaler, encoding's BinaryUnmarshaler and TextUnmarshaler)
@@ -160,6 +161,11 @@ func flatType(t reflect.Type, depth int) bool {
 	return false
 }
 
+// sliceCost is what msgpack/v5 allocates for a slice, in elements per
+// element: it makes the elements a header claims and appends them to the
+// (empty) slice, which copies them into a new array.
+const sliceCost = 2
+
 // walk returns where the value at b[at:] ends and what decoding it into
 // nd's type allocates (nd nil: skipped, nothing). b has passed Seq.
 func walk(b []byte, at int, nd *node) (int, int64) {
@@ -200,13 +206,13 @@ func walk(b []byte, at int, nd *node) (int, int64) {
 	case (k == reflect.Slice || k == reflect.Array) && !isMap && nd.elem.flat:
 		// Elements that allocate nothing beyond their slot: no walk.
 		if k == reflect.Slice {
-			n += int64(count) * nd.elem.size
+			n += sliceCost * int64(count) * nd.elem.size
 		}
 		end, _ := value(b, at-h, 0)
 		return end, n
 	case (k == reflect.Slice || k == reflect.Array) && !isMap:
 		if k == reflect.Slice {
-			n += int64(count) * nd.elem.size
+			n += sliceCost * int64(count) * nd.elem.size
 		}
 		vals = nd.elem
 	case k == reflect.Map && isMap:
