@@ -21,7 +21,6 @@ import (
 	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/internal/bigbuf"
-	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // Messages between processes. Inside one process envelopes are handed
@@ -892,7 +891,7 @@ func decodeReduction(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 	m := &redUp{key: redKey{redStream{w.Stream}, w.No}, has: w.Has, count: w.Count, r: r, cb: w.Callback, coll: w.Coll}
 	if w.Has {
 		// The partial is opaque bytes to the check of the whole body.
-		if err := mpcheck.Seq(w.Partial); err != nil {
+		if err := reducer.CheckPartial(r, w.Partial); err != nil {
 			return nil, fmt.Errorf("the partial of a %s reduction: %w", w.Reducer, err)
 		}
 		if m.partial, err = reducer.DecodePartial(msgpack.NewDecoder(bytes.NewReader(w.Partial)), r); err != nil {

@@ -3,8 +3,11 @@ package reducer
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
+
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // Codec is implemented by reducers whose partial results can cross
@@ -106,4 +109,35 @@ func named(r Reducer, op string, err error) error {
 // codecErr wraps an error of a built-in Codec with the reducer's name.
 func codecErr(name, op string, err error) error {
 	return fmt.Errorf("reducer %s: %s partial result: %w", name, op, err)
+}
+
+// partialTyper is implemented by the codecs whose partial results are
+// msgpack values decoded into Go types they know.
+type partialTyper interface {
+	partialType() reflect.Type
+}
+
+// CheckPartial checks the bytes of a partial result of r that came from
+// another process before DecodePartial reads them: msgpack values whose
+// lengths and nesting a decode can afford (mpcheck.Seq) and, where r's
+// codec decodes into Go types it knows (GatherOf, ConcatOf, SetOf,
+// CodecOf), whose decoding allocates at most what mpcheck.SeqAs allows:
+// msgpack/v5 decodes a one-byte nil into a whole zeroed element.
+func CheckPartial(r Reducer, b []byte) error {
+	c, err := codecOf(r)
+	if err != nil {
+		return err
+	}
+	if u, ok := c.(*userCodec); ok {
+		c = u.codec
+	}
+	if pt, ok := c.(partialTyper); ok {
+		err = mpcheck.SeqAs(b, pt.partialType())
+	} else {
+		err = mpcheck.Seq(b)
+	}
+	if err != nil {
+		return codecErr(r.Name(), "checking", err)
+	}
+	return nil
 }

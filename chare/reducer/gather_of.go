@@ -3,6 +3,7 @@ package reducer
 import (
 	"errors"
 	"fmt"
+	"reflect"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -186,3 +187,13 @@ func (g *typedGather[I, T]) decode(dec *msgpack.Decoder) ([]Item, error) {
 }
 
 func (g *typedGather[I, T]) namesItself() {}
+
+// gatherWire is a typed gather's partial as it travels: its indices, then
+// its values.
+type gatherWire[I, T any] struct {
+	_msgpack struct{} `msgpack:",as_array"`
+	I        []I
+	V        []T
+}
+
+func (g *typedGather[I, T]) partialType() reflect.Type { return reflect.TypeFor[gatherWire[I, T]]() }

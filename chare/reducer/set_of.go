@@ -2,6 +2,7 @@ package reducer
 
 import (
 	"errors"
+	"reflect"
 	"slices"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -90,3 +91,5 @@ func (s *typedSet[T]) decode(dec *msgpack.Decoder) ([]any, error) {
 }
 
 func (s *typedSet[T]) namesItself() {}
+
+func (s *typedSet[T]) partialType() reflect.Type { return reflect.TypeFor[[]T]() }

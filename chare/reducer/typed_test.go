@@ -239,3 +239,48 @@ func TestTypedMsgpackPanicsBecomeErrors(t *testing.T) {
 	err = EncodePartial(msgpack.NewEncoder(&buf), r, p)
 	require.ErrorContains(t, err, "reducer concat(int,reducer.handle): encoding partial result: msgpack panicked encoding a reducer.handle: ")
 }
+
+// wide takes 4 KiB in memory and one byte (nil) on the wire.
+type wide struct{ B [4096]byte }
+
+// A partial from another process is checked as the types its codec
+// decodes into: Seq passed a partial of nils, one byte an element, and
+// each became a whole zeroed value (a 16 KB gather partial allocated
+// 406 MB; found in an audit). Real partials pass.
+func TestCheckPartialCountsWhatDecodingTakes(t *testing.T) {
+	const n = 16000
+	nils := func(prefix ...byte) []byte {
+		b := append(prefix, 0xdc, n>>8, n&0xff)
+		return append(b, bytes.Repeat([]byte{0xc0}, n)...)
+	}
+	cases := []struct {
+		r    Reducer
+		bomb []byte
+	}{
+		{GatherOf[int, wide](), nils(0x92, 0x90)},
+		{SetOf[wide](), nils()},
+		{mustUser(t), nils()},
+	}
+	for _, tc := range cases {
+		t.Run(tc.r.Name(), func(t *testing.T) {
+			err := CheckPartial(tc.r, tc.bomb)
+			require.ErrorContains(t, err, "would allocate at least")
+			require.ErrorContains(t, err, tc.r.Name())
+		})
+	}
+	// Real partials pass, and an unbounded one fails as Seq does.
+	g := GatherOf[int, wide]()
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	require.NoError(t, EncodePartial(enc, g, []Item{{Index: 1, Value: wide{}}, {Index: 2, Value: wide{}}}))
+	require.NoError(t, CheckPartial(g, buf.Bytes()))
+	require.ErrorContains(t, CheckPartial(Sum[int](), []byte{0xdd, 0x7f, 0xff, 0xff, 0xff}), "claims")
+}
+
+func mustUser(t *testing.T) Reducer {
+	id := func(v any) (any, error) { return v, nil }
+	r, err := UserWithCodec("wide-user", func(v, _ any) (any, error) { return v, nil },
+		func(a, b any) (any, error) { return a, nil }, id, CodecOf[[]wide]())
+	require.NoError(t, err)
+	return r
+}

@@ -1,6 +1,10 @@
 package reducer
 
-import "github.com/vmihailenco/msgpack/v5"
+import (
+	"reflect"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
 
 // userCodec is a user reducer made by UserWithCodec.
 type userCodec struct {
@@ -34,9 +38,11 @@ func (u *userCodec) namesItself() {}
 // CustomDecoder. Encoding a partial result of another type is an ErrType
 // error. CodecOf panics if P is an interface type.
 //
-// Beware that msgpack v5.4.1 allocates all the elements a slice's header
-// claims before reading them: corrupt input can cost much memory when P
-// holds slices. The built-in Codecs read their own slices element by
+// msgpack v5.4.1 allocates all the elements a slice's header claims
+// before reading them, and makes a whole zeroed element of a one-byte
+// nil: the runtime checks a partial from another process as a P first
+// (CheckPartial), so that what decoding allocates stays in proportion to
+// the bytes. The built-in Codecs read their own slices element by
 // element.
 func CodecOf[P any]() Codec {
 	mustBeConcrete[P]("CodecOf", "P")
@@ -62,3 +68,5 @@ func (valueCodec[P]) DecodePartial(dec *msgpack.Decoder) (any, error) {
 	}
 	return p, nil
 }
+
+func (valueCodec[P]) partialType() reflect.Type { return reflect.TypeFor[P]() }
