@@ -46,9 +46,28 @@ var ckptMagic = []byte("CHARMGO-CKPT-1\n\x00")
 // Packer is implemented by chare types that pack their own state for
 // migration and checkpoints (Charm++'s pup); without it, their exported
 // fields are packed with msgpack.
+//
+// Unpack's bytes come from another process or from a file, and the
+// runtime does not know their format: a Packer that writes msgpack should
+// read it back with UnmarshalState, which checks the bytes first, rather
+// than msgpack.Unmarshal, which a few corrupt bytes can make allocate
+// gigabytes or recurse until the stack is exhausted (a fatal error).
 type Packer interface {
 	Pack() ([]byte, error)
 	Unpack([]byte) error
+}
+
+// UnmarshalState decodes msgpack bytes from another process or a file
+// into v (a pointer), as msgpack.Unmarshal does, after checking them:
+// lengths within the bytes, nesting at most 10,000 deep, and what the
+// decoding allocates at most 64 bytes per byte plus 1 MiB, counted along
+// v's type (package internal/mpcheck). For Packers; the runtime checks
+// the state it decodes itself.
+func UnmarshalState(b []byte, v any) error {
+	if err := mpcheck.SeqAs(b, reflect.TypeOf(v)); err != nil {
+		return fmt.Errorf("%T: %w", v, err)
+	}
+	return msgpack.Unmarshal(b, v)
 }
 
 // PackObject packs a chare object.

@@ -1,6 +1,7 @@
 package chare
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"os"
 	"path/filepath"
@@ -93,4 +94,26 @@ func TestRestartSeqs(t *testing.T) {
 		Reds: []ckptRed{{Stream: id(2, 8)}}}
 	require.Equal(t, []uint32{7, 9, 8, 11}, restartSeqs(f, 4))
 	require.Equal(t, []uint32{7}, restartSeqs(f, 1))
+}
+
+// UnmarshalState refuses what msgpack.Unmarshal would choke on: a count
+// the bytes cannot hold, nesting that would exhaust the stack, nils that
+// would become whole elements; and decodes real state.
+func TestUnmarshalStateChecks(t *testing.T) {
+	type st struct {
+		U      []float64
+		Blocks [][512]float64
+	}
+	var v st
+	require.ErrorContains(t, UnmarshalState([]byte{0x81, 0xa1, 'U', 0xdd, 0x01, 0x00, 0x00, 0x00, 0x00}, &v), "claims 16777216 values")
+	deep := append([]byte{0x81, 0xa1, 'X'}, bytes.Repeat([]byte{0x91}, 20000)...)
+	require.ErrorContains(t, UnmarshalState(append(deep, 0xc0), &v), "nested deeper than")
+	nils := append([]byte{0x81, 0xa6, 'B', 'l', 'o', 'c', 'k', 's', 0xdc, 0x10, 0x00}, bytes.Repeat([]byte{0xc0}, 4096)...)
+	require.ErrorContains(t, UnmarshalState(nils, &v), "would allocate at least")
+
+	want := st{U: []float64{1, 2.5}, Blocks: make([][512]float64, 2)}
+	b, err := msgpack.Marshal(&want)
+	require.NoError(t, err)
+	require.NoError(t, UnmarshalState(b, &v))
+	require.Equal(t, want, v)
 }

@@ -564,7 +564,8 @@ func (b *Block) Pack() ([]byte, error) {
 // Unpack implements chare.Packer.
 func (b *Block) Unpack(data []byte) error {
 	var s blockState
-	if err := msgpack.Unmarshal(data, &s); err != nil {
+	// The bytes come from another process or a file: checked first.
+	if err := chare.UnmarshalState(data, &s); err != nil {
 		return err
 	}
 	b.p, b.r0, b.c0, b.nr, b.nc = s.P, s.R0, s.C0, s.NR, s.NC
