@@ -166,6 +166,9 @@ func flatType(t reflect.Type, depth int) bool {
 // (empty) slice, which copies them into a new array.
 const sliceCost = 2
 
+// mapCost is what a Go map takes before its entries.
+const mapCost = 48
+
 // walk returns where the value at b[at:] ends and what decoding it into
 // nd's type allocates (nd nil: skipped, nothing). b has passed Seq.
 func walk(b []byte, at int, nd *node) (int, int64) {
@@ -195,6 +198,9 @@ func walk(b []byte, at int, nd *node) (int, int64) {
 		return end, n
 	}
 	at += h
+	if isMap && (nd.kind == reflect.Map || nd.kind == reflect.Interface) {
+		n += mapCost // a map is made, even an empty one
+	}
 	var keys, vals *node // the nodes of a map's keys and of the elements (nil: per field)
 	switch k := nd.kind; {
 	case k == reflect.Interface: // []any or map[string]any, and so on

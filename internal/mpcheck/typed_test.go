@@ -131,4 +131,9 @@ func TestSeqAsAcceptsRealValues(t *testing.T) {
 	require.NoError(t, SeqAs(skipped, reflect.TypeFor[outer]()))
 	require.NoError(t, SeqAs(arrayOfNils("", n), reflect.TypeFor[selfDecoding]()), "a type's own decoder: counted as its bytes")
 	require.NoError(t, SeqAs(arrayOfNils("", n), reflect.TypeFor[[]*wideElem]()), "nil pointers are 8 bytes")
+	// Empty maps: each one a map made (48 bytes) for one byte.
+	emptyMaps := append([]byte{0xdd, 0, 1, 0, 0}, bytes.Repeat([]byte{0x80}, 1<<16)...)
+	require.NoError(t, SeqAs(emptyMaps, reflect.TypeFor[[]map[string]int]()), "64 bytes a byte: at the limit")
+	emptyMaps = append([]byte{0xdd, 0, 0x10, 0, 0}, bytes.Repeat([]byte{0x80}, 1<<20)...)
+	require.ErrorContains(t, SeqAs(emptyMaps, reflect.TypeFor[[]any]()), "would allocate at least", "16 for the slot, 48 for the map")
 }
