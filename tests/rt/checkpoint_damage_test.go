@@ -357,8 +357,12 @@ func TestCheckpointDamagedContents(t *testing.T) {
 		dmgResult.resumed = nil
 		dmgResult.Unlock()
 		code, err := dmgRestart(t, dmgWrite(t, f), 3)
+		// Only Resumed ends the job: without it, the restart would time out.
 		require.NoError(t, err)
 		require.Equal(t, 0, code)
+		if testNodes > 1 {
+			return // the element may live in another process, which recorded it
+		}
 		dmgResult.Lock()
 		defer dmgResult.Unlock()
 		require.Equal(t, []int{2, 10 + 2}, dmgResult.resumed, "element 2 resumed once, with its value")
