@@ -2,23 +2,18 @@ package actor
 
 import (
 	"bytes"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor/wire"
+
+	"github.com/charmgo/charm/internal/alloctest"
 )
 
 // allocated returns the bytes f allocates.
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+var allocated = alloctest.Bytes
 
 // testSliceMsg is a protocol message with a slice, as array, lb and chare
 // register theirs.

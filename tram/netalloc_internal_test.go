@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/internal/alloctest"
 )
 
 type sliceItem struct{ Vals []int64 }
@@ -69,7 +71,7 @@ func TestBatchOfNilItemsRefused(t *testing.T) {
 			}
 			var m batch[wideItem]
 			var err error
-			alloc := allocatedBy(func() { _, err = m.UnmarshalMsg(b) })
+			alloc := alloctest.Bytes(func() { _, err = m.UnmarshalMsg(b) })
 			require.ErrorContains(t, err, "would allocate at least")
 			require.Less(t, alloc, uint64(64*len(b)+1<<20), "a %d-byte batch allocated %d bytes", len(b), alloc)
 		})
@@ -85,12 +87,4 @@ func TestBatchOfNilItemsRefused(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, sent.Items, got.Items)
 	require.Equal(t, sent.Final, got.Final)
-}
-
-func allocatedBy(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
 }

@@ -3,21 +3,16 @@ package codec
 import (
 	"bytes"
 	"reflect"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/internal/alloctest"
 )
 
 // allocated returns the bytes f allocates (it runs on one goroutine, and
 // the test does not run in parallel).
-func allocated(f func()) uint64 {
-	var before, after runtime.MemStats
-	runtime.ReadMemStats(&before)
-	f()
-	runtime.ReadMemStats(&after)
-	return after.TotalAlloc - before.TotalAlloc
-}
+var allocated = alloctest.Bytes
 
 // A map field leaves the type to reflection (msgpack/v5).
 type reflVals struct {
