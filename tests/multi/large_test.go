@@ -55,6 +55,7 @@ type bigSink struct {
 	group.Branch[bigSink]
 	next int // the Seq expected next from the peer
 	done chare.Callback
+	went bool // Go has run here (and set done)
 }
 
 type bigGo struct {
@@ -74,13 +75,26 @@ func (s *bigSink) peer(half int) int {
 // Go sends the plan to this branch's peer, all in one entry method, so
 // that the long and small messages leave in one burst of frames.
 func (s *bigSink) Go(m bigGo) {
-	s.done = m.Done
+	s.done, s.went = m.Done, true
 	to := s.ThisProxy().At(s.peer(m.Half))
 	for seq, size := range bigPlan {
 		if err := chare.Send(s, to, (*bigSink).Take, bigMsg{From: s.PE(), Seq: seq, Data: bigPattern(s.PE(), seq, size)}); err != nil {
 			s.Abort(err)
 			return
 		}
+	}
+	s.contribute()
+}
+
+// contribute contributes once the peer's plan has all arrived and Go has
+// given the callback: the peer's messages may all arrive before this
+// PE's Go (a contribution with no callback then mixed with the others').
+func (s *bigSink) contribute() {
+	if !s.went || s.next != len(bigPlan) {
+		return
+	}
+	if err := s.Contribute(s.next, reducer.SumInt, s.done); err != nil {
+		s.Abort(err)
 	}
 }
 
@@ -95,11 +109,7 @@ func (s *bigSink) Take(m bigMsg) {
 		s.Abort(fmt.Errorf("PE %d: message %d from PE %d (%d bytes) has the wrong content", s.PE(), m.Seq, m.From, len(m.Data)))
 	default:
 		s.next++
-		if s.next == len(bigPlan) {
-			if err := s.Contribute(s.next, reducer.SumInt, s.done); err != nil {
-				s.Abort(err)
-			}
-		}
+		s.contribute()
 	}
 }
 
