@@ -10,6 +10,7 @@ import (
 	"github.com/charmgo/charm/actor/wire"
 
 	"github.com/charmgo/charm/internal/alloctest"
+	"github.com/charmgo/charm/internal/mpcheck"
 )
 
 // allocated returns the bytes f allocates.
@@ -109,10 +110,10 @@ func TestNodeFrameBodiesChecked(t *testing.T) {
 	var e exitInfo
 	var err error
 	body := []byte{0x81, 0xa4, 'L', 'o', 's', 't', 0xdd, 0x00, 0x80, 0x00, 0x00}
-	n := allocated(func() { err = unmarshalChecked(body, &e) })
+	n := allocated(func() { err = mpcheck.Unmarshal(body, &e) })
 	require.ErrorContains(t, err, "claims 8388608 values")
 	require.Less(t, n, uint64(1<<20), "decoding %d crafted bytes allocated %d bytes", len(body), n)
 	var addrs []string
-	require.NoError(t, unmarshalChecked([]byte{0x92, 0xa1, 'a', 0xa1, 'b'}, &addrs))
+	require.NoError(t, mpcheck.Unmarshal([]byte{0x92, 0xa1, 'a', 0xa1, 'b'}, &addrs))
 	require.Equal(t, []string{"a", "b"}, addrs)
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -524,7 +523,7 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		rt.onReady(f.From)
 	case wire.KindExit:
 		var e exitInfo
-		if err := unmarshalChecked(f.Body, &e); err != nil {
+		if err := mpcheck.Unmarshal(f.Body, &e); err != nil {
 			ns.Rejected.Add(1)
 			return
 		}
@@ -587,7 +586,7 @@ func (rt *Runtime) joinFrame(part *wire.Frame) (*wire.Frame, int) {
 func (rt *Runtime) onHello(f *wire.Frame) {
 	ns := rt.node
 	var h helloInfo
-	if ns.cfg.Node != 0 || unmarshalChecked(f.Body, &h) != nil || h.Node != f.From {
+	if ns.cfg.Node != 0 || mpcheck.Unmarshal(f.Body, &h) != nil || h.Node != f.From {
 		ns.Rejected.Add(1)
 		return
 	}
@@ -629,7 +628,7 @@ func (rt *Runtime) onHello(f *wire.Frame) {
 func (rt *Runtime) onTable(f *wire.Frame) {
 	ns := rt.node
 	var addrs []string
-	if ns.cfg.Node == 0 || unmarshalChecked(f.Body, &addrs) != nil || len(addrs) != ns.cfg.Nodes {
+	if ns.cfg.Node == 0 || mpcheck.Unmarshal(f.Body, &addrs) != nil || len(addrs) != ns.cfg.Nodes {
 		ns.Rejected.Add(1)
 		return
 	}
@@ -796,13 +795,4 @@ func (rt *Runtime) broadcastExit(code int, err error) {
 			ns.mu.Unlock()
 		}
 	}
-}
-
-// unmarshalChecked decodes a node frame's body into v after checking it
-// (internal/mpcheck): msgpack/v5 trusts the lengths a corrupt body claims.
-func unmarshalChecked(b []byte, v any) error {
-	if err := mpcheck.SeqAs(b, reflect.TypeOf(v)); err != nil {
-		return err
-	}
-	return msgpack.Unmarshal(b, v)
 }

@@ -119,11 +119,7 @@ func registerChecked(kind uint16, name string, t reflect.Type, decode WireDecode
 		if pe == nil || pe.decBuf == nil {
 			return nil, fmt.Errorf("actor: a %s decoded outside a PE's reader", name)
 		}
-		check := mpcheck.Seq
-		if t != nil {
-			check = func(b []byte) error { return mpcheck.SeqAs(b, t) }
-		}
-		if err := check(pe.decBody); err != nil {
+		if err := mpcheck.SeqAs(pe.decBody, t); err != nil {
 			return nil, err
 		}
 		return decode(pe, dec)

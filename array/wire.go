@@ -46,10 +46,7 @@ func RegisterIndex[I comparable]() {
 			sh = Sparse[I]()
 		case s.List != nil:
 			var list []I
-			if err := mpcheck.SeqAs(s.List, reflect.TypeFor[[]I]()); err != nil {
-				return fmt.Errorf("array: decoding the indices of %v: %w", c.ID, err)
-			}
-			if err := msgpack.Unmarshal(s.List, &list); err != nil {
+			if err := mpcheck.Unmarshal(s.List, &list); err != nil {
 				return fmt.Errorf("array: decoding the indices of %v: %w", c.ID, err)
 			}
 			sh = Indices(list...)
@@ -170,10 +167,7 @@ func init() {
 	RegisterIndex[[6]int]()
 	chare.RegisterBuilder("array", func(c *chare.Collection, rt *actor.Runtime, init func(any)) error {
 		var sp arraySpec
-		if err := mpcheck.SeqAs(c.Spec.Data, reflect.TypeFor[arraySpec]()); err != nil {
-			return fmt.Errorf("array: decoding the spec of %v: %w", c.ID, err)
-		}
-		if err := msgpack.Unmarshal(c.Spec.Data, &sp); err != nil {
+		if err := mpcheck.Unmarshal(c.Spec.Data, &sp); err != nil {
 			return fmt.Errorf("array: decoding the spec of %v: %w", c.ID, err)
 		}
 		m, err := mapByName(sp.Map)

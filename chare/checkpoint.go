@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"sort"
 	"time"
 
@@ -64,10 +63,10 @@ type Packer interface {
 // v's type (package internal/mpcheck). For Packers; the runtime checks
 // the state it decodes itself.
 func UnmarshalState(b []byte, v any) error {
-	if err := mpcheck.SeqAs(b, reflect.TypeOf(v)); err != nil {
+	if err := mpcheck.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%T: %w", v, err)
 	}
-	return msgpack.Unmarshal(b, v)
+	return nil
 }
 
 // PackObject packs a chare object.
@@ -367,10 +366,7 @@ func readCheckpoint(dir string) (*ckptFile, error) {
 	// The checksum is right: what follows reads a file that is whole but
 	// may be wrong (edited, or written by another version), see check.
 	f := ckptFile{path: path}
-	if err := mpcheck.SeqAs(body, reflect.TypeFor[ckptFile]()); err != nil {
-		return nil, fmt.Errorf("chare: restart: decoding %s: %w", path, err)
-	}
-	if err := msgpack.Unmarshal(body, &f); err != nil {
+	if err := mpcheck.Unmarshal(body, &f); err != nil {
 		return nil, fmt.Errorf("chare: restart: decoding %s: %w", path, err)
 	}
 	if fp := Fingerprint(); f.Program != fp {

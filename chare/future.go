@@ -3,10 +3,7 @@ package chare
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"time"
-
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/internal/mpcheck"
@@ -102,11 +99,7 @@ func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error) {
 	delete(pe.futures, f.ID)
 	if raw, ok := slot.val.(rawValue); ok { // from another process
 		var v T
-		err := mpcheck.SeqAs(raw, reflect.TypeFor[T]()) // lengths, nesting and allocation a decode can afford
-		if err == nil {
-			err = msgpack.Unmarshal(raw, &v)
-		}
-		if err != nil {
+		if err := mpcheck.Unmarshal(raw, &v); err != nil { // lengths, nesting and allocation a decode can afford
 			return zero, fmt.Errorf("chare: future %d on PE %d: decoding its value as %T: %w", f.ID, f.PE, zero, err)
 		}
 		return v, nil

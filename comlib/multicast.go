@@ -2,7 +2,6 @@ package comlib
 
 import (
 	"fmt"
-	"reflect"
 	"sort"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -192,11 +191,7 @@ func (m *multicaster) receive(msg mcastMsg) error {
 		return err
 	}
 	var w wenv
-	err = mpcheck.SeqAs(whole, reflect.TypeFor[wenv]()) // lengths, nesting and allocation a decode can afford
-	if err == nil {
-		err = msgpack.Unmarshal(whole, &w)
-	}
-	if err != nil {
+	if err := mpcheck.Unmarshal(whole, &w); err != nil { // lengths, nesting and allocation a decode can afford
 		return fmt.Errorf("decoding a reassembled multicast from PE %d: %w", msg.Root, err)
 	}
 	m.deliver(msg, w.E)

@@ -128,15 +128,11 @@ func CheckPartial(r Reducer, b []byte) error {
 	if err != nil {
 		return err
 	}
-	if u, ok := c.(*userCodec); ok {
-		c = u.codec
-	}
+	var t reflect.Type // nil: lengths and nesting only
 	if pt, ok := c.(partialTyper); ok {
-		err = mpcheck.SeqAs(b, pt.partialType())
-	} else {
-		err = mpcheck.Seq(b)
+		t = pt.partialType()
 	}
-	if err != nil {
+	if err := mpcheck.SeqAs(b, t); err != nil {
 		return codecErr(r.Name(), "checking", err)
 	}
 	return nil

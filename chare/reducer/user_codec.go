@@ -70,3 +70,11 @@ func (valueCodec[P]) DecodePartial(dec *msgpack.Decoder) (any, error) {
 }
 
 func (valueCodec[P]) partialType() reflect.Type { return reflect.TypeFor[P]() }
+
+// partialType is the user's codec's, if it says (nil otherwise).
+func (u *userCodec) partialType() reflect.Type {
+	if pt, ok := u.codec.(partialTyper); ok {
+		return pt.partialType()
+	}
+	return nil
+}

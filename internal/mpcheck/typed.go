@@ -33,9 +33,9 @@ const (
 // that t decodes with its own decoder (msgpack.CustomDecoder,
 // msgpack.Unmarshaler, encoding's BinaryUnmarshaler and TextUnmarshaler)
 // are counted as their bytes, and struct fields that msgpack/v5 skips
-// (unknown names) as nothing.
+// (unknown names) as nothing. With t nil it is Seq.
 func SeqAs(b []byte, t reflect.Type) error {
-	if err := Seq(b); err != nil {
+	if err := Seq(b); err != nil || t == nil {
 		return err
 	}
 	end, n := walk(b, 0, nodeOf(t))
@@ -49,6 +49,16 @@ func SeqAs(b []byte, t reflect.Type) error {
 			len(b), t, n, limit, Expansion, Slack)
 	}
 	return nil
+}
+
+// Unmarshal is msgpack.Unmarshal for bytes from another process or a
+// file: they are checked as bytes that decode into v's type first
+// (SeqAs).
+func Unmarshal(b []byte, v any) error {
+	if err := SeqAs(b, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	return msgpack.Unmarshal(b, v)
 }
 
 var (

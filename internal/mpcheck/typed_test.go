@@ -127,6 +127,8 @@ func TestSeqAsAcceptsRealValues(t *testing.T) {
 			require.NoError(t, SeqAs(b, reflect.PointerTo(reflect.TypeOf(tc.v))))
 		})
 	}
+	require.NoError(t, SeqAs(arrayOfNils("", n), nil), "no type: lengths and nesting only, as Seq")
+	require.ErrorContains(t, SeqAs([]byte{0xdd, 0, 1, 0, 0}, nil), "claims 65536 values")
 	skipped := arrayOfNils("Skip", n) // a "-" field: msgpack/v5 skips it
 	require.NoError(t, SeqAs(skipped, reflect.TypeFor[outer]()))
 	require.NoError(t, SeqAs(arrayOfNils("", n), reflect.TypeFor[selfDecoding]()), "a type's own decoder: counted as its bytes")
