@@ -25,6 +25,10 @@ type Base struct {
 	redNo int            // the next reduction number over the collection
 	reds  map[CollID]int // the next reduction numbers over sections
 	load  ObjLoad        // since the last load-balancing step
+	// me and npes are the PE's number and the job's PEs, kept here
+	// because handlers ask for them per message (CkMyPe and CkNumPes
+	// are globals in Charm++): one load instead of three.
+	me, npes int
 }
 
 func (b *Base) base() *Base { return b }
@@ -33,16 +37,17 @@ func (b *Base) base() *Base { return b }
 // call it when they create or receive an object.
 func (b *Base) Bind(pe *PE, coll *Collection, index, obj any) {
 	b.pe, b.coll, b.index, b.obj = pe, coll, index, obj
+	b.me, b.npes = pe.ID(), pe.NumPEs()
 }
 
 // Here returns the PE state the object lives on.
 func (b *Base) Here() *PE { return b.pe }
 
 // PE returns the number of the PE the object lives on (CkMyPe).
-func (b *Base) PE() int { return b.pe.ID() }
+func (b *Base) PE() int { return b.me }
 
 // NumPEs returns the number of PEs in the job (CkNumPes).
-func (b *Base) NumPEs() int { return b.pe.NumPEs() }
+func (b *Base) NumPEs() int { return b.npes }
 
 // Collection returns the collection the object belongs to (nil for a PE's
 // own context).

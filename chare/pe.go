@@ -145,7 +145,7 @@ func peOf(ap *actor.PE) *PE { return ap.Ext.(*PE) }
 func newPE(ap *actor.PE, job *Job) *PE {
 	pe := &PE{ap: ap, job: job, locals: map[CollID]Part{}, futures: map[uint64]*futureSlot{},
 		reds: map[redKey]*redAcc{}, redNext: map[redStream]*redOrder{}}
-	pe.ctx.pe = pe
+	pe.ctx.pe, pe.ctx.me, pe.ctx.npes = pe, ap.ID(), ap.NumPEs()
 	ap.Ext = pe
 	return pe
 }

@@ -112,7 +112,11 @@
 // the completion detector and quiescence detection, however many items it
 // delivers, and its items for this PE are delivered in one loop. A
 // streamer that travels in a message finds its process's branches through
-// a table, so Insert looks nothing up per item in any process. Fixed-size
+// a table, so Insert looks nothing up per item in any process. A loop of
+// insertions does better still with its PE's Inserter (Streamer.Local,
+// Charm++'s ckLocalBranch()->insertData): the branch found once, and the
+// usual item placed in one function whose step checks were made when the
+// step began (on 4 PEs, a quarter less CPU per item than Insert). Fixed-size
 // items without a cutoff skip the size call and byte counts, and a batch
 // of them crosses processes through the runtime's codec (MarshalMsg)
 // written straight into the message.

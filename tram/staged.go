@@ -100,6 +100,7 @@ func (b *branch[C, T]) advance() {
 		s.dim, s.entered = s.dim-1, false
 	}
 	b.active = false
+	b.setQuick()
 	_ = b.Contribute(nil, reducer.Nop, s.finished)
 }
 

@@ -394,10 +394,14 @@ type Setup[C any] struct {
 // branch is a streamer's part on one PE.
 type branch[C, T any] struct {
 	group.Branch[branch[C, T]]
-	setup    Setup[C]
-	ms       methods[C, T]
-	agg      *Aggregator[T]
-	me       int       // this PE, for the per-item test of insert
+	setup Setup[C]
+	ms    methods[C, T]
+	agg   *Aggregator[T]
+	me    int // this PE, for the per-item test of insert
+	// quick says that Inserter.Insert may take its fast path (setQuick);
+	// counting is 1 in a completion step, whose items produced are counted.
+	quick    bool
+	counting int
 	ap       *actor.PE // this PE's actor, for the per-item Hold
 	out      Output[T] // what an insertion triggers, reused (see insert)
 	sink     sink[C, T]
@@ -525,6 +529,7 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 	b.step, b.mode, b.det, b.active, b.done = m.Step, m.Mode, m.Det, true, false
 	b.draining = false
 	b.resize(m.BufferItems, m.Period)
+	b.setQuick()
 	b.tick()
 	_ = b.Contribute(nil, reducer.Nop, m.Started)
 	if m.Mode == Staged {
@@ -544,6 +549,8 @@ func (b *branch[C, T]) Begin(m beginMsg) {
 
 // Insert submits an item for PE dest (insertData, T17). It must be called
 // on a PE of the job, between the Started callback and this PE's Done.
+// A loop that inserts many items on one PE does better with the PE's
+// Inserter (Local), which finds the branch once.
 func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 	b := s.local.get(from)
 	if b == nil || !b.active || b.done || b.agg == nil {
@@ -552,6 +559,100 @@ func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 			return err
 		}
 	}
+	return b.insertItem(item, dest)
+}
+
+// Inserter is a streamer's branch on one PE, found once for a loop of
+// insertions: what Charm++ programs reach with ckLocalBranch() before
+// calling insertData in a loop. Its Insert is Streamer.Insert without the
+// look-up of the branch and the context's checks. It belongs to its PE:
+// use it only in entry methods that run there (a PE runs one at a time),
+// never from another goroutine. It stays valid from step to step; Insert
+// refuses items outside a step as Streamer.Insert does.
+type Inserter[C, T any] struct{ b *branch[C, T] }
+
+// Local returns the Inserter of the streamer's branch on from's PE. The
+// branch must be set up there (as it is once Start's Started callback ran).
+func (s Streamer[C, T]) Local(from chare.Context) (*Inserter[C, T], error) {
+	b, err := s.branchAny(from)
+	if err != nil {
+		return nil, err
+	}
+	if b.agg == nil {
+		return nil, errors.New("tram: the streamer is not set up on this PE")
+	}
+	return &Inserter[C, T]{b: b}, nil
+}
+
+// Insert submits an item for PE dest (insertData, T17), between the
+// Started callback and this PE's Done.
+func (in *Inserter[C, T]) Insert(item T, dest int) error {
+	b := in.b
+	a := b.agg
+	// The usual item in one function: a step open for it (quick), another
+	// PE of the grid, a buffer slot from the hop table. What
+	// Aggregator.InsertTo and buffered do, with the loads they share made
+	// once.
+	if b.quick && uint(dest) < uint(len(a.hop)) && dest != b.me {
+		h := a.hop[dest]
+		slot, n := int(h>>1), 0
+		// (x = append(x, …) with the same x on both sides: Go stores
+		// only the new length while the buffer has room.)
+		if h&1 != 0 { // the last hop: the item alone
+			if a.fin[slot] == nil {
+				a.fin[slot] = a.newFinal()
+			}
+			a.fin[slot] = append(a.fin[slot], item)
+			n = len(a.fin[slot]) + len(a.bufs[slot])
+		} else {
+			if a.bufs[slot] == nil {
+				a.bufs[slot] = a.newBuffer()
+			}
+			a.bufs[slot] = append(a.bufs[slot], Envelope[T]{Dest: dest, Item: item})
+			n = len(a.bufs[slot]) + len(a.fin[slot])
+		}
+		a.buffered++
+		a.stats.Inserted++
+		b.ap.Hold(1) // the item is work until it is delivered (T23)
+		b.produced += b.counting
+		b.idle.busy = true
+		if n >= a.sizing.BufferItems || a.buffered >= a.sizing.TotalCapacity {
+			a.full(slot, &b.out)
+			b.sendOut()
+		}
+		return nil
+	}
+	if b.quick && dest == b.me && b.give.one != nil {
+		// The local fast path of insert (the client is found).
+		a.InsertLocal()
+		b.idle.busy = true
+		b.delivering++
+		b.give.one(item)
+		b.delivering--
+		return nil
+	}
+	if !b.active || b.done {
+		return fmt.Errorf("tram: no step accepts items on PE %d (insert after Started and before Done, T20, T27)", b.me)
+	}
+	return b.insertItem(item, dest)
+}
+
+// setQuick decides whether Inserter.Insert may take its fast path: in a
+// step open for items, with the aggregator's fast path (a hop table, one
+// size, no cutoff), no yielding, and no strand to watch for (a completion
+// step without a flush period, whose deliveries' insertions must be
+// noticed). Run it wherever one of those changes.
+func (b *branch[C, T]) setQuick() {
+	b.counting = 0
+	if b.mode == Completion {
+		b.counting = 1
+	}
+	b.quick = b.active && !b.done && b.agg != nil && b.agg.fast && b.setup.Yield == 0 &&
+		!(b.mode == Completion && b.setup.Period <= 0)
+}
+
+// insertItem is Insert on a branch that accepts items.
+func (b *branch[C, T]) insertItem(item T, dest int) error {
 	// b.insert written out for the usual item, for another PE: the item
 	// is passed on the stack at each call, so one call less counts.
 	if dest != b.me {
@@ -564,7 +665,7 @@ func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 	}
 	if y := b.setup.Yield; y > 0 {
 		if b.inserts++; b.inserts%y == 0 {
-			if err := chare.Yield(from); err != nil && err != chare.ErrNotThreaded {
+			if err := chare.Yield(b); err != nil && err != chare.ErrNotThreaded {
 				return err
 			}
 		}
@@ -600,6 +701,7 @@ func (s Streamer[C, T]) Done(from chare.Context, n int) error {
 		}
 		b.stg.left -= n
 		b.done = b.stg.left == 0
+		b.setQuick()
 		b.advance()
 		return nil
 	case Completion:
@@ -682,6 +784,11 @@ func (b *branch[C, T]) buffered() {
 		// nothing else would ever send it.
 		b.strand = true
 	}
+	b.sendOut()
+}
+
+// sendOut sends what the last insertion made leave (b.out).
+func (b *branch[C, T]) sendOut() {
 	if !b.out.Empty() {
 		// A delivery that handle makes may insert again: it gets an
 		// empty Output, and the slices come back for reuse afterwards.

@@ -20,6 +20,7 @@ type table struct {
 	count  int
 	sum    uint64
 	pinged bool
+	ins    *tram.Inserter[table, uint64] // Feed with Local: kept from step to step
 }
 
 func (t *table) Add(v uint64) { t.count++; t.sum += v }
@@ -34,13 +35,25 @@ type feedMsg struct {
 	Items  int
 	Seed   int64
 	NoDone bool // a quiescence step: no Done
+	Local  bool // insert through the PE's Inserter, found on the first Feed
 }
 
 // Feed inserts Items random increments for random PEs, then says done.
 func (t *table) Feed(m feedMsg) {
 	r := rand.New(rand.NewSource(m.Seed + int64(t.PE())))
+	insert := func(v uint64, dest int) error { return m.S.Insert(t, v, dest) }
+	if m.Local {
+		if t.ins == nil {
+			var err error
+			if t.ins, err = m.S.Local(t); err != nil {
+				t.Abort(err)
+				return
+			}
+		}
+		insert = t.ins.Insert
+	}
 	for i := 0; i < m.Items; i++ {
-		if err := m.S.Insert(t, uint64(r.Intn(1000)), r.Intn(t.NumPEs())); err != nil {
+		if err := insert(uint64(r.Intn(1000)), r.Intn(t.NumPEs())); err != nil {
 			t.Abort(err)
 			return
 		}

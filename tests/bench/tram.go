@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/binary"
+	"flag"
 	"fmt"
 	"math/rand"
 	goruntime "runtime"
+	"slices"
 	"sync"
 	"time"
 	"unsafe"
@@ -18,7 +20,8 @@ import (
 // tram/histogram/<size>B/{1proc,2proc}: every PE sends random items of
 // <size> bytes to a table distributed over the PEs, the key of an item
 // being its first 8 bytes and its owner key % P. The value is the rate of
-// items delivered through a TRAM streamer in a completion step; the
+// items delivered through a TRAM streamer in a completion step (inserted
+// through the PE's tram.Inserter, found once per Feed); the
 // baseline is the same items, from the same generators, sent as one
 // entry-method message each (chare.Send to the owner's branch), in the
 // same job, interleaved with the TRAM runs (direct, TRAM on each grid,
@@ -54,6 +57,8 @@ const (
 )
 
 var histSizes = []int{8, 16, 32, 64}
+
+var histOnly = flag.String("hist-only", "", "tram/histogram/*/1proc*: run only TRAM on this grid (1d, 2d, 3d), and print its rates, no figure: to profile TRAM alone with -cpuprofile")
 
 func init() {
 	chare.Register[histTable](chare.Fast((*histTable).Add8), chare.Fast((*histTable).Add16),
@@ -211,6 +216,13 @@ func histFeedOf[T ~[8]byte | ~[16]byte | ~[32]byte | ~[64]byte](t *histTable, f 
 	p := uint64(t.NumPEs())
 	r := histGen(f.Seed, t.PE())
 	g := t.ThisProxy()
+	var in *tram.Inserter[histTable, T]
+	if !f.Direct {
+		var err error
+		if in, err = s.Local(t); err != nil {
+			return err
+		}
+	}
 	var it T
 	for i := 0; i < f.N; i++ {
 		b := unsafe.Slice((*byte)(unsafe.Pointer(&it)), unsafe.Sizeof(it))
@@ -220,7 +232,7 @@ func histFeedOf[T ~[8]byte | ~[16]byte | ~[32]byte | ~[64]byte](t *histTable, f 
 		if f.Direct {
 			err = chare.Send(t, g.At(dest), add, it)
 		} else {
-			err = s.Insert(t, it, dest)
+			err = in.Insert(it, dest)
 		}
 		if err != nil {
 			return err
@@ -388,6 +400,9 @@ func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]f
 		envs[i] = figure{name: prefix + "/" + gr.name + "/envelopes", unit: "items/s"}
 	}
 	items := histItems * histPEs / pes // per PE: as many in all as on 4 PEs
+	if *histOnly != "" {
+		return nil, histAlone(cfg, size, pes, items, prefix, grids)
+	}
 	err := runJob(pes, func(m *benchMain) error {
 		h, err := newHistJob(m, cfg, size, items)
 		if err != nil {
@@ -450,6 +465,33 @@ func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]f
 		fs = append(fs, figure{name: figs[i].name + "/mem", unit: "bytes", value: []float64{mem}, baseline: []float64{flat}})
 	}
 	return fs, nil
+}
+
+// histAlone runs TRAM alone on the grid -hist-only names (-hist-only).
+func histAlone(cfg config, size, pes, items int, prefix string, grids []histGrid) error {
+	i := slices.IndexFunc(grids, func(g histGrid) bool { return g.name == *histOnly })
+	if i < 0 {
+		return fmt.Errorf("-hist-only %q: no such grid in %s", *histOnly, prefix)
+	}
+	return runJob(pes, func(m *benchMain) error {
+		h, err := newHistJob(m, cfg, size, items)
+		if err != nil {
+			return err
+		}
+		feed, err := h.streamer(grids[i].dims)
+		if err != nil {
+			return err
+		}
+		rates := make([]float64, pairsOf(cfg))
+		for r := range rates {
+			goruntime.GC()
+			if rates[r], err = h.viaTRAM(feed); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("# %s/%s (-hist-only): median %.4g items/s, min %.4g, %d runs\n", prefix, grids[i].name, median(rates), slices.Min(rates), len(rates))
+		return nil
+	})
 }
 
 func benchHist2(cfg config, size int, name string) ([]figure, error) {
