@@ -559,7 +559,8 @@ func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 			return err
 		}
 	}
-	return b.insertItem(item, dest)
+	in := Inserter[C, T]{b: b}
+	return in.Insert(item, dest)
 }
 
 // Inserter is a streamer's branch on one PE, found once for a loop of

@@ -199,9 +199,14 @@ func (t *Table) Prepare(m prepareMsg) {
 func (t *Table) Feed(f Fill) {
 	p := uint64(t.NumPEs())
 	r := keys(f.Seed, t.PE())
+	in, err := f.S.Local(t) // this PE's branch, found once for the loop
+	if err != nil {
+		t.Abort(err)
+		return
+	}
 	for i := 0; i < f.M; i++ {
 		k := r.Uint64()
-		if err := f.S.Insert(t, k, int(k%p)); err != nil {
+		if err := in.Insert(k, int(k%p)); err != nil {
 			t.Abort(err)
 			return
 		}

@@ -224,9 +224,14 @@ func (t *Table) Generate(m GenerateMsg) {
 	p := uint64(t.NumPEs())
 	first, n := Share(4<<m.LogSize, t.NumPEs(), t.PE())
 	ran := Starts(first)
+	in, err := m.S.Local(t) // this PE's branch, found once for the loop
+	if err != nil {
+		t.Abort(err)
+		return
+	}
 	for i := int64(0); i < n; i++ {
 		ran = Next(ran)
-		if err := m.S.Insert(t, ran, int((ran&mask)%p)); err != nil {
+		if err := in.Insert(ran, int((ran&mask)%p)); err != nil {
 			t.Abort(fmt.Errorf("randomaccess: PE %d, update %d: %w", t.PE(), first+i, err))
 			return
 		}
