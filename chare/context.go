@@ -43,10 +43,12 @@ func (b *Base) Bind(pe *PE, coll *Collection, index, obj any) {
 // Here returns the PE state the object lives on.
 func (b *Base) Here() *PE { return b.pe }
 
-// PE returns the number of the PE the object lives on (CkMyPe).
+// PE returns the number of the PE the object lives on (CkMyPe); 0 for
+// an object the runtime did not make (its Base unbound).
 func (b *Base) PE() int { return b.me }
 
-// NumPEs returns the number of PEs in the job (CkNumPes).
+// NumPEs returns the number of PEs in the job (CkNumPes); 0 for an
+// object the runtime did not make.
 func (b *Base) NumPEs() int { return b.npes }
 
 // Collection returns the collection the object belongs to (nil for a PE's

@@ -147,3 +147,11 @@ func runQuiescent(m *tmain, s tram.Streamer[table, uint64], g group.Proxy[table]
 	}
 	return tot.Get(m)
 }
+
+// TestZeroInserterRefuses: an Inserter not made by Local (a zero one, as
+// one decoded from a message would be) refuses items with an error that
+// says why, instead of panicking.
+func TestZeroInserterRefuses(t *testing.T) {
+	var in tram.Inserter[table, uint64]
+	require.ErrorContains(t, in.Insert(1, 0), "not made by Streamer.Local")
+}

@@ -569,7 +569,10 @@ func (s Streamer[C, T]) Insert(from chare.Context, item T, dest int) error {
 // look-up of the branch and the context's checks. It belongs to its PE:
 // use it only in entry methods that run there (a PE runs one at a time),
 // never from another goroutine. It stays valid from step to step; Insert
-// refuses items outside a step as Streamer.Insert does.
+// refuses items outside a step as Streamer.Insert does. It does not
+// travel: keep the Streamer in a chare's fields (it migrates and is
+// checkpointed) and call Local again where the object lands; a zero
+// Inserter (one decoded from a message or a checkpoint) refuses items.
 type Inserter[C, T any] struct{ b *branch[C, T] }
 
 // Local returns the Inserter of the streamer's branch on from's PE. The
@@ -589,6 +592,9 @@ func (s Streamer[C, T]) Local(from chare.Context) (*Inserter[C, T], error) {
 // Started callback and this PE's Done.
 func (in *Inserter[C, T]) Insert(item T, dest int) error {
 	b := in.b
+	if b == nil {
+		return errors.New("tram: an Inserter that was not made by Streamer.Local here (it does not travel)")
+	}
 	a := b.agg
 	// The usual item in one function: a step open for it (quick), another
 	// PE of the grid, a buffer slot from the hop table. What
