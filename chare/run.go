@@ -86,6 +86,15 @@ type run1[T, M any] struct {
 	curColl *Collection
 }
 
+// runOfOne is a run of one message decoded from the wire, with the
+// slices of its run1 in the same allocation.
+type runOfOne[T, M any] struct {
+	run run1[T, M]
+	msg [1]M
+	idx [1]elemKey
+	raw [1]rawIndex
+}
+
 // elemKey is what an element message's header has of its own: the index
 // (as the proxy holds it, or rawIndex from another process) and the epoch
 // (Header.Epoch).
@@ -522,12 +531,26 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		} else if _, _, _, whole, _ := readRunTail(tail, elems); !whole {
 			return nil, nil
 		}
-		run := &run1[T, M]{fn: method, msgs: make([]M, it.Tails)}
-		run.h = h
+		var run *run1[T, M]
+		if it.Tails == 1 {
+			// A lone message (a request, a reply): its run and its slices
+			// in one allocation.
+			one := &runOfOne[T, M]{}
+			run = &one.run
+			run.msgs = one.msg[:]
+			if elems {
+				run.idx, run.raw = one.idx[:], one.raw[:]
+			}
+		} else {
+			run = &run1[T, M]{msgs: make([]M, it.Tails)}
+			if elems {
+				run.idx = make([]elemKey, it.Tails)
+				run.raw = make([]rawIndex, it.Tails)
+			}
+		}
+		run.fn, run.h = method, h
 		rest := it.Body
 		if elems {
-			run.idx = make([]elemKey, it.Tails)
-			run.raw = make([]rawIndex, it.Tails)
 			// The indices alias one copy of the body, not the frame
 			// (a long one copied in pieces: package bigbuf).
 			rest = bigbuf.Append(make([]byte, 0, len(rest)), rest)
