@@ -422,30 +422,43 @@ func benchHist1(cfg config, size, pes int, suffix string, grids []histGrid) ([]f
 				return err
 			}
 		}
+		// The sides of a pair: direct sends, the plain-Go limit, an
+		// envelope per item (8-byte items), TRAM on each grid. They run
+		// in an order that rotates from pair to pair, so that no side
+		// always follows the same one (what ran before — a direct run's
+		// garbage, the limit's goroutines — weighed on the side after
+		// it), and all on the same items (one seed per pair).
+		rates := make([]float64, 3+len(grids))
+		var sides []func() (float64, error)
+		sides = append(sides, h.direct, func() (float64, error) { return histLimit(size, pes, h.n, h.seed+1) })
+		if size == 8 {
+			sides = append(sides, h.alone)
+		} else {
+			sides = append(sides, func() (float64, error) { return 0, nil })
+		}
+		for i := range grids {
+			sides = append(sides, func() (float64, error) {
+				rate, err := h.viaTRAM(feeds[i])
+				if err != nil {
+					return 0, fmt.Errorf("%v: %w", grids[i].dims, err)
+				}
+				return rate, nil
+			})
+		}
 		for r := 0; r < pairsOf(cfg); r++ {
-			goruntime.GC()
-			base, err := h.direct()
-			if err != nil {
-				return err
-			}
-			goruntime.GC()
-			limit, err := histLimit(size, pes, h.n, h.seed)
-			if err != nil {
-				return err
-			}
-			alone := 0.0
-			if size == 8 {
+			seed := h.seed + 1
+			for k := range sides {
+				j := (k + r) % len(sides)
 				goruntime.GC()
-				if alone, err = h.alone(); err != nil {
+				h.seed = seed - 1 // each side draws the pair's items
+				if rates[j], err = sides[j](); err != nil {
 					return err
 				}
 			}
-			for i, gr := range grids {
-				goruntime.GC()
-				rate, err := h.viaTRAM(feeds[i])
-				if err != nil {
-					return fmt.Errorf("%v: %w", gr.dims, err)
-				}
+			h.seed = seed
+			base, limit, alone := rates[0], rates[1], rates[2]
+			for i := range grids {
+				rate := rates[3+i]
 				figs[i].value, figs[i].baseline = append(figs[i].value, rate), append(figs[i].baseline, base)
 				limits[i].value, limits[i].baseline = append(limits[i].value, rate), append(limits[i].baseline, limit)
 				envs[i].value, envs[i].baseline = append(envs[i].value, rate), append(envs[i].baseline, alone)
