@@ -24,10 +24,18 @@ type tallyFeed struct {
 }
 
 // Feed inserts N items of value 1 for every PE, then ends this producer.
+// The loop inserts through the PE's Inserter, found once (Charm++'s
+// ckLocalBranch()->insertData); m.S.Insert(t, 1, pe) does the same, finding
+// the branch each time.
 func (t *Tally) Feed(m tallyFeed) {
+	in, err := m.S.Local(t)
+	if err != nil {
+		t.Abort(err)
+		return
+	}
 	for i := 0; i < m.N; i++ {
 		for pe := range t.NumPEs() {
-			_ = m.S.Insert(t, 1, pe)
+			_ = in.Insert(1, pe)
 		}
 	}
 	_ = m.S.Done(t, 1)
