@@ -106,33 +106,3 @@ func TestInserterFastPathMatchesInsertTo(t *testing.T) {
 		}
 	}
 }
-
-// TestInserterRefusesOnAPEWithoutStagedProducers: a PE without producers
-// in a staged step is finished at once (advance clears active and the
-// fast path): neither insert accepts an item there.
-func TestInserterRefusesOnAPEWithoutStagedProducers(t *testing.T) {
-	var e1, e2 error
-	_, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *fastMain, _ []string) {
-		g, _ := group.New[fastClient](m)
-		s, err := New(m, g, (*fastClient).Put, Options{Dims: []int{2}})
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		if err := fastStart(m, s, Step{Mode: Staged, Producers: 0}); err != nil {
-			m.Abort(err)
-			return
-		}
-		in, err := s.Local(m)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		e1 = in.Insert(1, 1)
-		e2 = s.Insert(m, 1, 1)
-		m.Exit(0)
-	})
-	require.NoError(t, err)
-	require.ErrorContains(t, e1, "no step accepts items")
-	require.ErrorContains(t, e2, "no step accepts items")
-}

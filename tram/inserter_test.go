@@ -76,51 +76,59 @@ func TestInserterDeliversEveryItem(t *testing.T) {
 }
 
 // TestInserterRefusesItemsOutsideAStep: an Inserter refuses items after a
-// staged step's producers are all done on its PE, as Streamer.Insert
-// does, and Local needs a context on a PE of the job.
+// staged step's producers are all done on its PE, and at once on a PE
+// without staged producers (finished as the step begins), as
+// Streamer.Insert does; Local needs a context on a PE of the job.
 func TestInserterRefusesItemsOutsideAStep(t *testing.T) {
-	var after, noCtx error
-	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
-		g, err := group.New[table](m)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2}})
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		_, noCtx = s.Local(nil)
-		started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
-		if err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: 1, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
-			m.Abort(err)
-			return
-		}
-		if err := chare.WaitAll(m, started); err != nil {
-			m.Abort(err)
-			return
-		}
-		in, err := s.Local(m)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		if err := in.Insert(5, 1); err != nil {
-			m.Abort(fmt.Errorf("an insert inside the step: %w", err))
-			return
-		}
-		if err := s.Done(m, 1); err != nil {
-			m.Abort(err)
-			return
-		}
-		after = in.Insert(6, 1)
-		m.Exit(0)
-	})
-	require.NoError(t, err)
-	require.Equal(t, 0, code)
-	require.ErrorContains(t, after, "no step accepts items on PE 0")
-	require.ErrorContains(t, noCtx, "no streamer branch here")
+	for _, producers := range []int{1, 0} {
+		t.Run(fmt.Sprint(producers, " producers"), func(t *testing.T) {
+			var after, plain, noCtx error
+			code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+				err := func() error {
+					g, err := group.New[table](m)
+					if err != nil {
+						return err
+					}
+					s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2}})
+					if err != nil {
+						return err
+					}
+					_, noCtx = s.Local(nil)
+					started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+					if err := s.Start(m, tram.Step{Mode: tram.Staged, Producers: producers, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+						return err
+					}
+					if err := chare.WaitAll(m, started); err != nil {
+						return err
+					}
+					in, err := s.Local(m)
+					if err != nil {
+						return err
+					}
+					if producers > 0 {
+						if err := in.Insert(5, 1); err != nil {
+							return fmt.Errorf("an insert inside the step: %w", err)
+						}
+						if err := s.Done(m, 1); err != nil {
+							return err
+						}
+					}
+					after, plain = in.Insert(6, 1), s.Insert(m, 6, 1)
+					return nil
+				}()
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			require.ErrorContains(t, after, "no step accepts items on PE 0", "the Inserter")
+			require.ErrorContains(t, plain, "no step accepts items on PE 0", "Streamer.Insert")
+			require.ErrorContains(t, noCtx, "no streamer branch here")
+		})
+	}
 }
 
 // runQuiescent runs a quiescence step of s fed by f and returns the
