@@ -78,12 +78,20 @@ var (
 )
 
 // FuncCallback calls fn on PE pe with the callback's value. The function
-// lives in this process: the callback cannot be used by another one.
+// lives in this process: the callback cannot be used by another one. The
+// process keeps fn for good (a callback may be sent any number of times,
+// from anywhere): make one for a recurring event and reuse it, not one
+// per step; NumFuncCallbacks counts them.
 func FuncCallback(pe int, fn func(ctx Context, value any)) Callback {
 	id := funcNext.Add(1)
 	funcs.Store(id, fn)
 	return Callback{Kind: CallbackFunc, Func: id, PE: pe}
 }
+
+// NumFuncCallbacks returns how many function callbacks this process has
+// made (and keeps): a count that grows with every step of a program
+// shows a leak.
+func NumFuncCallbacks() int { return int(funcNext.Load()) }
 
 // Send delivers v through the callback.
 func (cb Callback) Send(from Context, v any) error {

@@ -98,6 +98,11 @@ type stepTuner struct {
 	inserted0  int
 	items      int           // the size in force
 	period     time.Duration // the period in force
+	// scored is the Finished callback of every tuned step, made once
+	// (function callbacks are kept for good: one a step leaked); fin is
+	// the step's own Finished, which it calls after scoring the step.
+	scored chare.Callback
+	fin    chare.Callback
 }
 
 func newStepTuner(items int, period time.Duration, lo, hi int) (*stepTuner, error) {
@@ -180,21 +185,24 @@ func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, peri
 		}
 		b.tuner = t
 	}
-	m.BufferItems, m.Period = b.tuner.next()
-	b.tuner.t0, b.tuner.inserted0 = time.Now(), b.inserted()
-	return chare.FuncCallback(b.PE(), func(ctx chare.Context, v any) {
-		st := b.tuner
-		items := max(b.inserted()-st.inserted0, 1)
-		if err := st.observe(time.Since(st.t0).Seconds() / float64(items)); err != nil {
-			b.Abort(err)
-			return
-		}
-		// -tunedebug DIR writes the trajectory when the job ends.
-		comlib.ReportTuning(ctx, fmt.Sprintf("tram-%v-pe%d", b.ThisProxy().Route().Coll, b.PE()), st.trajectory())
-		if err := fin.Send(ctx, v); err != nil {
-			b.Abort(err)
-		}
-	}), nil
+	st := b.tuner
+	m.BufferItems, m.Period = st.next()
+	st.t0, st.inserted0, st.fin = time.Now(), b.inserted(), fin
+	if st.scored.Kind == 0 {
+		st.scored = chare.FuncCallback(b.PE(), func(ctx chare.Context, v any) {
+			items := max(b.inserted()-st.inserted0, 1)
+			if err := st.observe(time.Since(st.t0).Seconds() / float64(items)); err != nil {
+				b.Abort(err)
+				return
+			}
+			// -tunedebug DIR writes the trajectory when the job ends.
+			comlib.ReportTuning(ctx, fmt.Sprintf("tram-%v-pe%d", b.ThisProxy().Route().Coll, b.PE()), st.trajectory())
+			if err := st.fin.Send(ctx, v); err != nil {
+				b.Abort(err)
+			}
+		})
+	}
+	return st.scored, nil
 }
 
 // inserted counts the items inserted on this PE so far (0 before its
