@@ -36,8 +36,12 @@ const (
 
 type slotKey struct{}
 
-// jobStats keeps the per-process counters of a job's instances.
+// jobStats keeps the per-process counters of a job's instances, until
+// the job ends (its instances keep their own; an entry kept after the
+// job would keep the whole job from being collected).
 var jobStats sync.Map // *chare.Job → *statsTable
+
+func init() { chare.OnJobEnd(func(j *chare.Job) { jobStats.Delete(j) }) }
 
 type statsTable struct {
 	mu sync.Mutex

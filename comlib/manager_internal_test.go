@@ -1,6 +1,7 @@
 package comlib
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -68,4 +69,31 @@ func TestC03_ManagerOnEveryPEThenTable(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.True(t, barrierFirst, "the table waits for the set-up barrier")
 	require.Equal(t, int64(pes), ready, "a branch and a ready entry on every PE")
+}
+
+// TestJobStatsDroppedAtJobEnd: the per-process counters of a job's
+// instances are dropped when the job ends, so that a process that runs
+// job after job (tests, a service) does not keep every ended job alive;
+// the instance keeps its own counters.
+func TestJobStatsDroppedAtJobEnd(t *testing.T) {
+	var job *chare.Job
+	var inst *Instance
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *imain, _ []string) {
+		var err error
+		if inst, err = New(m, Direct()); err != nil {
+			m.Abort(err)
+			return
+		}
+		job = chare.PEOf(m).Job()
+		if _, ok := jobStats.Load(job); !ok {
+			m.Abort(errors.New("no counters for the running job"))
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	_, kept := jobStats.Load(job)
+	require.False(t, kept, "the ended job's counters are still held")
+	require.NotNil(t, inst.st, "the instance keeps its counters")
 }
