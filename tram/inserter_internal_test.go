@@ -106,3 +106,48 @@ func TestInserterFastPathMatchesInsertTo(t *testing.T) {
 		}
 	}
 }
+
+// TestBranchTablesDroppedAtJobEnd: the process's table of a streamer's
+// branches is dropped when its job ends, so that a process that runs job
+// after job does not keep the ended ones alive through their branches.
+func TestBranchTablesDroppedAtJobEnd(t *testing.T) {
+	var job *chare.Job
+	held := func() bool {
+		found := false
+		tables.Range(func(_, v any) bool {
+			if t, ok := v.(*branchTable[fastClient, int64]); ok && job != nil {
+				for i := range t.slots {
+					if b := t.slots[i].Load(); b != nil && b.Here().Job() == job {
+						found = true
+					}
+				}
+			}
+			return true
+		})
+		return found
+	}
+	var during bool
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *fastMain, _ []string) {
+		g, err := group.New[fastClient](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		s, err := New(m, g, (*fastClient).Put, Options{Dims: []int{2}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := fastStart(m, s, Step{Mode: Staged}); err != nil {
+			m.Abort(err)
+			return
+		}
+		job = chare.PEOf(m).Job()
+		during = held()
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.True(t, during, "the running job's branches are in a table")
+	require.False(t, held(), "the ended job's branches are still held")
+}

@@ -154,8 +154,34 @@ type tableKey struct {
 	coll chare.CollID
 }
 
-// tables holds the branch tables of this process by streamer group.
+// tables holds the branch tables of this process by streamer group,
+// until the job whose branches they hold ends (a table kept after it
+// would keep the ended job alive).
 var tables sync.Map // tableKey → *branchTable[C, T]
+
+// jobTable is what the end of a job asks of a table.
+type jobTable interface{ ofJob(j *chare.Job) bool }
+
+func init() {
+	chare.OnJobEnd(func(j *chare.Job) {
+		tables.Range(func(k, v any) bool {
+			if t, ok := v.(jobTable); ok && t.ofJob(j) {
+				tables.CompareAndDelete(k, v)
+			}
+			return true
+		})
+	})
+}
+
+// ofJob says whether a branch of job j is in the table.
+func (t *branchTable[C, T]) ofJob(j *chare.Job) bool {
+	for i := range t.slots {
+		if b := t.slots[i].Load(); b != nil && b.Here().Job() == j {
+			return true
+		}
+	}
+	return false
+}
 
 // tableFor returns the table of the streamer group coll for a job of n
 // PEs, replacing one of another size left by an earlier job.
