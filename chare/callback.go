@@ -75,23 +75,38 @@ func EntryCallback0[T any](to Target[T], method func(*T)) Callback {
 var (
 	funcs    sync.Map // uint64 → func(Context, any)
 	funcNext atomic.Uint64
+	funcLive atomic.Int64 // entries in funcs
 )
 
 // FuncCallback calls fn on PE pe with the callback's value. The function
 // lives in this process: the callback cannot be used by another one. The
-// process keeps fn for good (a callback may be sent any number of times,
-// from anywhere): make one for a recurring event and reuse it, not one
-// per step; NumFuncCallbacks counts them.
+// process keeps fn until DropFuncCallback (a callback may be sent any
+// number of times, from anywhere): make one for a recurring event and
+// reuse it, not one per step, and drop it when its job ends if the
+// process may run other jobs (OnJobEnd); NumFuncCallbacks counts them.
 func FuncCallback(pe int, fn func(ctx Context, value any)) Callback {
 	id := funcNext.Add(1)
 	funcs.Store(id, fn)
+	funcLive.Add(1)
 	return Callback{Kind: CallbackFunc, Func: id, PE: pe}
 }
 
-// NumFuncCallbacks returns how many function callbacks this process has
-// made (and keeps): a count that grows with every step of a program
-// shows a leak.
-func NumFuncCallbacks() int { return int(funcNext.Load()) }
+// DropFuncCallback forgets the function of a callback made by
+// FuncCallback (other callbacks are left alone): a later Send through it
+// is an error. A function kept after its job ended keeps what it refers
+// to, often the whole job, from being collected.
+func DropFuncCallback(cb Callback) {
+	if cb.Kind == CallbackFunc {
+		if _, ok := funcs.LoadAndDelete(cb.Func); ok {
+			funcLive.Add(-1)
+		}
+	}
+}
+
+// NumFuncCallbacks returns how many function callbacks this process
+// holds: a count that grows with every step of a program, or from job to
+// job, shows a leak.
+func NumFuncCallbacks() int { return int(funcLive.Load()) }
 
 // Send delivers v through the callback.
 func (cb Callback) Send(from Context, v any) error {

@@ -108,8 +108,10 @@ func TestInserterFastPathMatchesInsertTo(t *testing.T) {
 }
 
 // TestBranchTablesDroppedAtJobEnd: the process's table of a streamer's
-// branches is dropped when its job ends, so that a process that runs job
-// after job does not keep the ended ones alive through their branches.
+// branches, and the function callbacks its branches made (the drain of a
+// completion step on a grid, the tuner's), are dropped when the job ends,
+// so that a process that runs job after job does not keep the ended ones
+// alive through them.
 func TestBranchTablesDroppedAtJobEnd(t *testing.T) {
 	var job *chare.Job
 	held := func() bool {
@@ -126,28 +128,51 @@ func TestBranchTablesDroppedAtJobEnd(t *testing.T) {
 		})
 		return found
 	}
+	before := chare.NumFuncCallbacks()
 	var during bool
-	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *fastMain, _ []string) {
-		g, err := group.New[fastClient](m)
+	var made int
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *fastMain, _ []string) {
+		err := func() error {
+			g, err := group.New[fastClient](m)
+			if err != nil {
+				return err
+			}
+			s, err := New(m, g, (*fastClient).Put, Options{Dims: []int{2, 2}, FlushPeriod: time.Millisecond, Tune: true})
+			if err != nil {
+				return err
+			}
+			started, finished := chare.NewFuture[any](m), chare.NewFuture[any](m)
+			if err := s.Start(m, Step{Mode: Completion, Producers: 1, Started: started.Callback(), Finished: finished.Callback()}); err != nil {
+				return err
+			}
+			if err := chare.WaitAll(m, started); err != nil {
+				return err
+			}
+			for i := range 100 {
+				if err := s.Insert(m, int64(i), i%4); err != nil {
+					return err
+				}
+			}
+			if err := s.Done(m, 1); err != nil {
+				return err
+			}
+			if err := chare.WaitAll(m, finished); err != nil {
+				return err
+			}
+			job = chare.PEOf(m).Job()
+			during, made = held(), chare.NumFuncCallbacks()-before
+			return nil
+		}()
 		if err != nil {
 			m.Abort(err)
 			return
 		}
-		s, err := New(m, g, (*fastClient).Put, Options{Dims: []int{2}})
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		if err := fastStart(m, s, Step{Mode: Staged}); err != nil {
-			m.Abort(err)
-			return
-		}
-		job = chare.PEOf(m).Job()
-		during = held()
 		m.Exit(0)
 	})
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 	require.True(t, during, "the running job's branches are in a table")
+	require.Equal(t, 2, made, "function callbacks of the running job: the drain and the tuner's")
 	require.False(t, held(), "the ended job's branches are still held")
+	require.Equal(t, before, chare.NumFuncCallbacks(), "function callbacks kept after the job")
 }

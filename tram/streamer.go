@@ -160,12 +160,12 @@ type tableKey struct {
 var tables sync.Map // tableKey → *branchTable[C, T]
 
 // jobTable is what the end of a job asks of a table.
-type jobTable interface{ ofJob(j *chare.Job) bool }
+type jobTable interface{ endJob(j *chare.Job) bool }
 
 func init() {
 	chare.OnJobEnd(func(j *chare.Job) {
 		tables.Range(func(k, v any) bool {
-			if t, ok := v.(jobTable); ok && t.ofJob(j) {
+			if t, ok := v.(jobTable); ok && t.endJob(j) {
 				tables.CompareAndDelete(k, v)
 			}
 			return true
@@ -173,14 +173,22 @@ func init() {
 	})
 }
 
-// ofJob says whether a branch of job j is in the table.
-func (t *branchTable[C, T]) ofJob(j *chare.Job) bool {
+// endJob drops the function callbacks of job j's branches in the table
+// (the drain's and the tuner's, which refer to their branch), and says
+// whether the table held any of them. It runs once the job's PEs have
+// stopped.
+func (t *branchTable[C, T]) endJob(j *chare.Job) bool {
+	held := false
 	for i := range t.slots {
 		if b := t.slots[i].Load(); b != nil && b.Here().Job() == j {
-			return true
+			held = true
+			chare.DropFuncCallback(b.drainCB)
+			if b.tuner != nil {
+				chare.DropFuncCallback(b.tuner.scored)
+			}
 		}
 	}
-	return false
+	return held
 }
 
 // tableFor returns the table of the streamer group coll for a job of n
