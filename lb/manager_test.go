@@ -457,9 +457,14 @@ func TestPeriodicOrdersLeaveElementsThatSyncedSinceCollect(t *testing.T) {
 }
 
 // TestNotifyEntryAndFuncAreTyped: NotifyEntry and NotifyFunc deliver each
-// step's lb.Report to a method or function typed for it.
+// step's lb.Report to a method or function typed for it; NotifyFunc's
+// callback is dropped when the job ends.
 func TestNotifyEntryAndFuncAreTyped(t *testing.T) {
 	const steps = 2
+	before := chare.NumFuncCallbacks()
+	defer func() {
+		require.Equal(t, before, chare.NumFuncCallbacks(), "NotifyFunc's function callback kept after its job")
+	}()
 	runLB(t, 4, map[string]string{lb.FlagBalancer: "dummy,greedy"}, func(m *lbMain) {
 		a, err := array.NewWith(m, array.Dims(16), (*worker).Init, 1)
 		inJob.NoError(err)
