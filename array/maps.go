@@ -17,13 +17,21 @@ type Map interface {
 
 type blockMap struct{}
 
-func (blockMap) Place(_ any, pos, n, npes int) int { return int(int64(pos) * int64(npes) / int64(n)) }
-func (blockMap) String() string                    { return "block" }
+func (m blockMap) Place(_ any, pos, n, npes int) int { return m.placePos(pos, n, npes) }
+func (blockMap) String() string                      { return "block" }
+
+// positional is a map that places by the position alone: an element's
+// home is found without its index in an interface (an allocation for a
+// [2]int, or an int of 256 or more, per look-up).
+type positional interface{ placePos(pos, n, npes int) int }
+
+func (blockMap) placePos(pos, n, npes int) int { return int(int64(pos) * int64(npes) / int64(n)) }
+func (rrMap) placePos(pos, _, npes int) int    { return pos % npes }
 
 type rrMap struct{}
 
-func (rrMap) Place(_ any, pos, _, npes int) int { return pos % npes }
-func (rrMap) String() string                    { return "round-robin" }
+func (m rrMap) Place(_ any, pos, n, npes int) int { return m.placePos(pos, n, npes) }
+func (rrMap) String() string                      { return "round-robin" }
 
 // hashMap places an index by a hash of its value: the default of sparse
 // arrays, whose indices are not known in advance.

@@ -204,6 +204,17 @@ func (l *part[I]) Locate(index any) (int, error) {
 	return pe, err
 }
 
+// LocateIndex is Locate for an index of the array's own type, without
+// putting it in an interface (a [2]int, or an int of 256 or more, would
+// be an allocation per call): TRAM's array streamer asks per item.
+func (l *part[I]) LocateIndex(i I) (int, error) {
+	if err := l.inShape(i); err != nil {
+		return 0, err
+	}
+	pe, _ := l.tab.Lookup(i)
+	return pe, nil
+}
+
 // SendTo implements chare.ElementRouter.
 func (l *part[I]) SendTo(h *chare.Header) (int, error) {
 	pe, epoch, err := l.Where(h.Index)

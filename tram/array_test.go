@@ -133,3 +133,49 @@ func TestT22_StagedCompletionRefusedForArrays(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 }
+
+// TestArrayInsertAllocatesNothing: inserting an item for an array index
+// (here a [2]int, which an interface would have to box) allocates
+// nothing once the buffers exist: the index is located in its own type.
+func TestArrayInsertAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under -race are not the program's")
+	}
+	var allocs float64
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		bins, err := array.New[bin](m, array.Dims2(4, 4))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		s, err := tram.NewArray(m, bins, (*bin).Put, tram.Options{Dims: []int{4}, Sizing: tram.Sizing{BufferItems: 1 << 16}})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		started := chare.NewFuture[any](m)
+		if err := s.Start(m, tram.Step{Mode: tram.Completion, Producers: 1, Started: started.Callback()}); err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := chare.WaitAll(m, started); err != nil {
+			m.Abort(err)
+			return
+		}
+		i := 0
+		insert := func() {
+			i++
+			if err := s.Insert(m, i, [2]int{1 + i%3, 3}); err != nil {
+				panic(err)
+			}
+		}
+		for range 100 { // the buffers
+			insert()
+		}
+		allocs = testing.AllocsPerRun(200, insert)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Zero(t, allocs, "allocations per array insert")
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package tram_test
+
+const raceEnabled = false
