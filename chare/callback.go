@@ -79,25 +79,33 @@ var (
 )
 
 // FuncCallback calls fn on PE pe with the callback's value. The function
-// lives in this process: the callback cannot be used by another one. The
-// process keeps fn until DropFuncCallback (a callback may be sent any
-// number of times, from anywhere): make one for a recurring event and
-// reuse it, not one per step, and drop it when its job ends if the
-// process may run other jobs (OnJobEnd); NumFuncCallbacks counts them.
-func FuncCallback(pe int, fn func(ctx Context, value any)) Callback {
+// lives in this process, as long as the job of from: the callback cannot
+// be used by another process, nor once its job has ended (the process
+// then forgets fn, and what it refers to can be collected). It may be sent
+// any number of times: make one for a recurring event and reuse it, not
+// one per step; NumFuncCallbacks counts those held.
+func FuncCallback(from Context, pe int, fn func(ctx Context, value any)) Callback {
+	p, err := peFrom(from)
+	if err != nil {
+		return Callback{Kind: CallbackFunc, err: err}
+	}
 	id := funcNext.Add(1)
 	funcs.Store(id, fn)
 	funcLive.Add(1)
+	p.job.funcMu.Lock()
+	p.job.funcIDs = append(p.job.funcIDs, id)
+	p.job.funcMu.Unlock()
 	return Callback{Kind: CallbackFunc, Func: id, PE: pe}
 }
 
-// DropFuncCallback forgets the function of a callback made by
-// FuncCallback (other callbacks are left alone): a later Send through it
-// is an error. A function kept after its job ended keeps what it refers
-// to, often the whole job, from being collected.
-func DropFuncCallback(cb Callback) {
-	if cb.Kind == CallbackFunc {
-		if _, ok := funcs.LoadAndDelete(cb.Func); ok {
+// dropFuncs forgets the function callbacks the job made, when it ends.
+func (j *Job) dropFuncs() {
+	j.funcMu.Lock()
+	ids := j.funcIDs
+	j.funcIDs = nil
+	j.funcMu.Unlock()
+	for _, id := range ids {
+		if _, ok := funcs.LoadAndDelete(id); ok {
 			funcLive.Add(-1)
 		}
 	}
@@ -128,7 +136,7 @@ func (cb Callback) Send(from Context, v any) error {
 	case CallbackFunc:
 		fn, ok := funcs.Load(cb.Func)
 		if !ok {
-			return fmt.Errorf("chare: function callback %d is unknown in this process", cb.Func)
+			return fmt.Errorf("chare: function callback %d is unknown in this process (made in another process, or by a job that ended)", cb.Func)
 		}
 		if cb.PE < 0 || cb.PE >= pe.NumPEs() {
 			return fmt.Errorf("chare: function callback to PE %d: no such PE (the job has %d)", cb.PE, pe.NumPEs())

@@ -14,16 +14,18 @@ type fcMain struct{ chare.Chare[fcMain] }
 
 func init() { chare.Register[fcMain]() }
 
-// TestDropFuncCallback: a function callback is held until dropped; a send
-// through a dropped one is an error that says so, and dropping another
-// kind of callback, or one twice, changes nothing.
-func TestDropFuncCallback(t *testing.T) {
+// TestFuncCallbackLivesWithItsJob: a function callback is held while its
+// job runs and called on its PE; when the job ends the process forgets it
+// (a later send through it, from another job, is an error that says why),
+// so that it keeps nothing of the ended job; one made without a context
+// is an error.
+func TestFuncCallbackLivesWithItsJob(t *testing.T) {
 	before := chare.NumFuncCallbacks()
 	var got []int
-	var sendErr error
+	var cb chare.Callback
 	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *fcMain, _ []string) {
 		done := chare.NewFuture[any](m)
-		cb := chare.FuncCallback(1, func(ctx chare.Context, v any) {
+		cb = chare.FuncCallback(m, 1, func(ctx chare.Context, v any) {
 			got = append(got, v.(int))
 			_ = done.Callback().Send(ctx, nil)
 		})
@@ -39,15 +41,22 @@ func TestDropFuncCallback(t *testing.T) {
 			m.Abort(err)
 			return
 		}
-		chare.DropFuncCallback(cb)
-		chare.DropFuncCallback(cb)
-		chare.DropFuncCallback(chare.Callback{Kind: chare.CallbackIgnore})
-		sendErr = cb.Send(m, 8)
 		m.Exit(0)
 	})
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 	require.Equal(t, []int{7}, got)
-	require.ErrorContains(t, sendErr, "unknown in this process")
-	require.Equal(t, before, chare.NumFuncCallbacks())
+	require.Equal(t, before, chare.NumFuncCallbacks(), "function callbacks held after their job ended")
+
+	var late, noCtx error
+	code, err = chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *fcMain, _ []string) {
+		late = cb.Send(m, 8)
+		noCtx = chare.FuncCallback(nil, 0, func(chare.Context, any) {}).Send(m, nil)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.ErrorContains(t, late, "by a job that ended")
+	require.ErrorIs(t, noCtx, chare.ErrNoContext)
+	require.Equal(t, []int{7}, got)
 }

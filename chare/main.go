@@ -240,6 +240,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 	for _, fn := range jobEnds {
 		fn(job)
 	}
+	job.dropFuncs()
 	if terr := job.closeTrace(); terr != nil && err == nil {
 		return max(code, 1), terr
 	}

@@ -15,6 +15,10 @@ type Job struct {
 	args  []string
 	flags map[string]string
 	trace *jobTrace // nil unless the job is traced
+	// funcIDs are the function callbacks the job made in this process,
+	// forgotten when it ends (FuncCallback).
+	funcMu  sync.Mutex
+	funcIDs []uint64
 }
 
 // Runtime returns the job's runtime.

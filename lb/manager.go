@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -233,38 +232,13 @@ func NotifyFunc(from chare.Context, fn func(ctx chare.Context, r Report)) error 
 	if rt := pe.Job().Runtime(); !rt.IsLocal(0) {
 		return fmt.Errorf("lb: NotifyFunc from PE %d: a Go function runs only in its own process, and PE 0 is on node 0, not on node %d", pe.ID(), rt.NodeOf(pe.ID()))
 	}
-	cb := chare.FuncCallback(0, func(ctx chare.Context, v any) {
+	return Notify(from, chare.FuncCallback(from, 0, func(ctx chare.Context, v any) {
 		r, ok := v.(Report)
 		if !ok { // only record sends here, always a Report
 			panic(fmt.Sprintf("lb: NotifyFunc got a %T, not an lb.Report", v))
 		}
 		fn(ctx, r)
-	})
-	job := pe.Job()
-	funcSubs.mu.Lock()
-	funcSubs.m[job] = append(funcSubs.m[job], cb)
-	funcSubs.mu.Unlock()
-	return Notify(from, cb)
-}
-
-// funcSubs holds the function callbacks of NotifyFunc by job, dropped
-// when the job ends (the process would keep them, and what they refer
-// to, for good).
-var funcSubs = struct {
-	mu sync.Mutex
-	m  map[*chare.Job][]chare.Callback
-}{m: map[*chare.Job][]chare.Callback{}}
-
-func init() {
-	chare.OnJobEnd(func(j *chare.Job) {
-		funcSubs.mu.Lock()
-		cbs := funcSubs.m[j]
-		delete(funcSubs.m, j)
-		funcSubs.mu.Unlock()
-		for _, cb := range cbs {
-			chare.DropFuncCallback(cb)
-		}
-	})
+	}))
 }
 
 type notifyMsg struct{ CB chare.Callback }

@@ -160,12 +160,12 @@ type tableKey struct {
 var tables sync.Map // tableKey → *branchTable[C, T]
 
 // jobTable is what the end of a job asks of a table.
-type jobTable interface{ endJob(j *chare.Job) bool }
+type jobTable interface{ ofJob(j *chare.Job) bool }
 
 func init() {
 	chare.OnJobEnd(func(j *chare.Job) {
 		tables.Range(func(k, v any) bool {
-			if t, ok := v.(jobTable); ok && t.endJob(j) {
+			if t, ok := v.(jobTable); ok && t.ofJob(j) {
 				tables.CompareAndDelete(k, v)
 			}
 			return true
@@ -173,22 +173,14 @@ func init() {
 	})
 }
 
-// endJob drops the function callbacks of job j's branches in the table
-// (the drain's and the tuner's, which refer to their branch), and says
-// whether the table held any of them. It runs once the job's PEs have
-// stopped.
-func (t *branchTable[C, T]) endJob(j *chare.Job) bool {
-	held := false
+// ofJob says whether the table holds a branch of job j.
+func (t *branchTable[C, T]) ofJob(j *chare.Job) bool {
 	for i := range t.slots {
 		if b := t.slots[i].Load(); b != nil && b.Here().Job() == j {
-			held = true
-			chare.DropFuncCallback(b.drainCB)
-			if b.tuner != nil {
-				chare.DropFuncCallback(b.tuner.scored)
-			}
+			return true
 		}
 	}
-	return held
+	return false
 }
 
 // tableFor returns the table of the streamer group coll for a job of n
@@ -981,10 +973,10 @@ type drainMsg struct{ Step int }
 
 // drainCallback is the AllProduced callback of this PE's completion
 // steps on a grid of several dimensions: it tells every branch to drain.
-// It is made once per branch, since function callbacks are kept for good.
+// It is made once per branch: function callbacks are kept until the job ends.
 func (b *branch[C, T]) drainCallback() chare.Callback {
 	if b.drainCB.Kind == 0 {
-		b.drainCB = chare.FuncCallback(b.PE(), func(ctx chare.Context, _ any) {
+		b.drainCB = chare.FuncCallback(b, b.PE(), func(ctx chare.Context, _ any) {
 			// Straight to each branch, not down the broadcast tree: the
 			// drain ends the step, and every hop of the tree waits behind
 			// the batches queued at that PE.

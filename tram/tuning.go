@@ -99,7 +99,8 @@ type stepTuner struct {
 	items      int           // the size in force
 	period     time.Duration // the period in force
 	// scored is the Finished callback of every tuned step, made once
-	// (function callbacks are kept for good: one a step leaked); fin is
+	// (function callbacks are kept until the job ends: one a step grew
+	// without bound in a long job); fin is
 	// the step's own Finished, which it calls after scoring the step.
 	scored chare.Callback
 	fin    chare.Callback
@@ -189,7 +190,7 @@ func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, peri
 	m.BufferItems, m.Period = st.next()
 	st.t0, st.inserted0, st.fin = time.Now(), b.inserted(), fin
 	if st.scored.Kind == 0 {
-		st.scored = chare.FuncCallback(b.PE(), func(ctx chare.Context, v any) {
+		st.scored = chare.FuncCallback(b, b.PE(), func(ctx chare.Context, v any) {
 			items := max(b.inserted()-st.inserted0, 1)
 			if err := st.observe(time.Since(st.t0).Seconds() / float64(items)); err != nil {
 				b.Abort(err)

@@ -24,7 +24,7 @@ import (
 // with the start's — and every step's items arrive
 // exactly once: the totals grow by exactly each step's items and sum.
 // The steps after the first make no function callback (one a step was
-// kept for good: a leak in a long run).
+// kept until the job ended: a leak in a long run).
 func TestTuneMovesTheBufferAndDeliversEveryItem(t *testing.T) {
 	cases := []struct {
 		dims []int

@@ -289,7 +289,7 @@ func TestBadInput(t *testing.T) {
 			return err
 		}, []string{"Call needs one chare"}},
 		{"function callback to a PE that does not exist", func(m *tmain) error {
-			return chare.FuncCallback(badPEs, func(chare.Context, any) {}).Send(m, nil)
+			return chare.FuncCallback(m, badPEs, func(chare.Context, any) {}).Send(m, nil)
 		}, []string{"PE 3", "no such PE"}},
 		{"entry callback with a function literal", func(m *tmain) error {
 			s, err := chare.New[solo](m, 0)

@@ -156,7 +156,7 @@ func TestCallbacks(t *testing.T) {
 			last := node0PEs(cbPEs) - 1
 			out := chare.NewFuture[cbGot](m)
 			for _, pe := range []int{max(last-1, 0), 0} {
-				cb := chare.FuncCallback(pe, func(ctx chare.Context, v any) {
+				cb := chare.FuncCallback(m, pe, func(ctx chare.Context, v any) {
 					inJob.NoError(out.Send(ctx, cbGot{v.(int), chare.PEOf(ctx).ID(), -1}))
 				})
 				fireFrom(m, last, cb, 3)

@@ -732,7 +732,7 @@ func TestCheckpointBadRestart(t *testing.T) {
 		err := chare.Checkpoint(m, good, f.Callback())
 		inJob.ErrorContains(err, "callback")
 		inJob.ErrorContains(err, "future")
-		err = chare.Checkpoint(m, good, chare.FuncCallback(0, func(chare.Context, any) {}))
+		err = chare.Checkpoint(m, good, chare.FuncCallback(m, 0, func(chare.Context, any) {}))
 		inJob.ErrorContains(err, "callback")
 		inJob.ErrorContains(err, "func")
 		err = chare.Checkpoint(m, "", chare.ExitCallback(0))

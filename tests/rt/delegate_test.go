@@ -285,10 +285,10 @@ type deliveringDelegate struct {
 	to []chare.Callback // a function callback on every PE
 }
 
-func newDeliveringDelegate(pes int) deliveringDelegate {
+func newDeliveringDelegate(from chare.Context, pes int) deliveringDelegate {
 	d := deliveringDelegate{countingDelegate: countingDelegate{&counter{}}}
 	for pe := 0; pe < pes; pe++ {
-		d.to = append(d.to, chare.FuncCallback(pe, func(ctx chare.Context, v any) {
+		d.to = append(d.to, chare.FuncCallback(from, pe, func(ctx chare.Context, v any) {
 			inJob.NoError(chare.Deliver(ctx, v.(chare.Envelope)))
 		}))
 	}
@@ -305,7 +305,7 @@ func TestDelegateDeliversAtDestination(t *testing.T) {
 		"which only the process that made them can call (a delegate lives in one process)")
 	const pes = 3
 	runMain(t, pes, func(m *tmain) {
-		d := newDeliveringDelegate(pes)
+		d := newDeliveringDelegate(m, pes)
 		g, err := group.New[grp](m)
 		inJob.NoError(err)
 		for pe := 0; pe < pes; pe++ {

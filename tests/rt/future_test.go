@@ -250,7 +250,7 @@ func TestFutureGetOutsideThread(t *testing.T) {
 	const pes = 2
 	runMain(t, pes, func(m *tmain) {
 		out := chare.NewFuture[error](m)
-		cb := chare.FuncCallback(node0PEs(pes)-1, func(ctx chare.Context, _ any) {
+		cb := chare.FuncCallback(m, node0PEs(pes)-1, func(ctx chare.Context, _ any) {
 			f := chare.NewFuture[int](ctx)
 			_, err := f.Get(ctx)
 			if err == nil {
