@@ -208,11 +208,17 @@ func (l *part[I]) Locate(index any) (int, error) {
 // putting it in an interface (a [2]int, or an int of 256 or more, would
 // be an allocation per call): TRAM's array streamer asks per item.
 func (l *part[I]) LocateIndex(i I) (int, error) {
+	pe, _, err := l.whereIndex(i)
+	return pe, err
+}
+
+// whereIndex is Where for an index of the array's own type.
+func (l *part[I]) whereIndex(i I) (int, uint32, error) {
 	if err := l.inShape(i); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	pe, _ := l.tab.Lookup(i)
-	return pe, nil
+	pe, epoch := l.tab.Lookup(i)
+	return pe, epoch, nil
 }
 
 // SendTo implements chare.ElementRouter.
@@ -228,26 +234,22 @@ func (l *part[I]) SendTo(h *chare.Header) (int, error) {
 // Where implements chare.ElementRunner: the PE an element is believed on
 // and the epoch of that belief.
 func (l *part[I]) Where(index any) (int, uint32, error) {
-	i, err := l.check(index)
-	if err != nil {
+	i, ok := index.(I)
+	if !ok {
+		_, err := l.check(index) // names the types
 		return 0, 0, err
 	}
-	pe, epoch := l.tab.Lookup(i)
-	return pe, epoch, nil
+	return l.whereIndex(i)
 }
 
 // WhereRaw implements chare.ElementRunner: Where for an index in its wire
 // form, decoded without an allocation.
 func (l *part[I]) WhereRaw(raw []byte) (int, uint32, error) {
 	i, err := l.decode(raw)
-	if err == nil {
-		err = l.inShape(i)
-	}
 	if err != nil {
 		return 0, 0, err
 	}
-	pe, epoch := l.tab.Lookup(i)
-	return pe, epoch, nil
+	return l.whereIndex(i)
 }
 
 // Resident implements chare.ElementRunner: the element if it is here (the
