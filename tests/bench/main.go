@@ -9,9 +9,11 @@
 //
 // Paired benchmarks (runtime/manytomany, tram/histogram) run the figure and
 // its baseline interleaved, A B A B …, at least five pairs (-reps), and
-// print the median and the minimum of each and of the pairs' ratios:
+// print the median and the minimum of each and of the pairs' ratios, and
+// an interval that holds the median ratio with probability ci (0.95 or
+// more from 6 pairs; a sign test, see medianCI):
 //
-//	bench <name> value=<median> unit=<unit> baseline=<median> ratio=<median of value/baseline per pair> min=<min> baseline_min=<min> ratio_min=<min> pairs=<n>
+//	bench <name> value=<median> unit=<unit> baseline=<median> ratio=<median of value/baseline per pair> min=<min> baseline_min=<min> ratio_min=<min> pairs=<n> ratio_ci=<lo>..<hi> ci=<level>
 //
 //	go run ./tests/bench              # everything
 //	go run ./tests/bench -run runtime/ -p 4

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime/metrics"
 	"slices"
 	"sync"
@@ -58,8 +59,48 @@ func (f figure) String() string {
 	if len(r) == 1 { // a computed figure, such as buffer memory
 		return fmt.Sprintf("bench %s value=%.4g unit=%s baseline=%.4g ratio=%.3f", f.name, f.value[0], f.unit, f.baseline[0], r[0])
 	}
-	return fmt.Sprintf("bench %s value=%.4g unit=%s baseline=%.4g ratio=%.3f min=%.4g baseline_min=%.4g ratio_min=%.3f pairs=%d",
-		f.name, median(f.value), f.unit, median(f.baseline), median(r), slices.Min(f.value), slices.Min(f.baseline), slices.Min(r), len(r))
+	lo, hi, level := medianCI(r)
+	return fmt.Sprintf("bench %s value=%.4g unit=%s baseline=%.4g ratio=%.3f min=%.4g baseline_min=%.4g ratio_min=%.3f pairs=%d ratio_ci=%.3f..%.3f ci=%.2f",
+		f.name, median(f.value), f.unit, median(f.baseline), median(r), slices.Min(f.value), slices.Min(f.baseline), slices.Min(r), len(r), lo, hi, level)
+}
+
+// medianCI returns a confidence interval for the median of the
+// distribution xs were drawn from, and its level: the k-th smallest and
+// k-th largest of xs, with k the largest for which the interval holds the
+// median with probability at least 0.95 (a sign test: each sample falls
+// below the median with probability ½, whatever the distribution). With
+// fewer than 6 samples no interval reaches 0.95, and the range of xs is
+// returned with the level it has (0.94 for 5). A paired figure's
+// ratio_ci says which ratios the noise of the run cannot tell from its
+// median: a target inside it is met or missed by chance.
+func medianCI(xs []float64) (lo, hi, level float64) {
+	n := len(xs)
+	if n == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	// below[j] = P(Binomial(n, ½) < j): the chance that fewer than j
+	// samples fall below the median.
+	k, cover := 1, 1-2*binomBelow(n, 1)
+	for j := 2; 2*j <= n; j++ {
+		c := 1 - 2*binomBelow(n, j)
+		if c < 0.95 {
+			break
+		}
+		k, cover = j, c
+	}
+	return s[k-1], s[n-k], cover
+}
+
+// binomBelow is P(Binomial(n, ½) < j).
+func binomBelow(n, j int) float64 {
+	p, c := 0.0, 1.0 // c = C(n, i)
+	for i := 0; i < j; i++ {
+		p += c
+		c = c * float64(n-i) / float64(i+1)
+	}
+	return p / math.Exp2(float64(n))
 }
 
 // peakHeap samples the bytes of live heap objects every millisecond until
