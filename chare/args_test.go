@@ -72,6 +72,13 @@ func TestParseArgsRefusesStrayRuntimeFlags(t *testing.T) {
 		require.NoError(t, err, "%q", in)
 		require.NotEmpty(t, cfg.Args)
 	}
+	// Declared for this test only: go test -count=2 runs it again.
+	t.Cleanup(func() {
+		progFlagsMu.Lock()
+		defer progFlagsMu.Unlock()
+		delete(progFlags, "balncer")
+		delete(progFlags, "lbdebug")
+	})
 	ProgramFlags("balncer", "-lbdebug")
 	cfg, err := ParseArgs([]string{"-balncer", "x", "-lbdebug"})
 	require.NoError(t, err)

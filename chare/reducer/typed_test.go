@@ -277,10 +277,16 @@ func TestCheckPartialCountsWhatDecodingTakes(t *testing.T) {
 	require.ErrorContains(t, CheckPartial(Sum[int](), []byte{0xdd, 0x7f, 0xff, 0xff, 0xff}), "claims")
 }
 
-func mustUser(t *testing.T) Reducer {
+// wideUser is registered once per process (a name is taken for good):
+// go test -count=2 runs the test again.
+var wideUser = sync.OnceValues(func() (Reducer, error) {
 	id := func(v any) (any, error) { return v, nil }
-	r, err := UserWithCodec("wide-user", func(v, _ any) (any, error) { return v, nil },
+	return UserWithCodec("wide-user", func(v, _ any) (any, error) { return v, nil },
 		func(a, b any) (any, error) { return a, nil }, id, CodecOf[[]wide]())
+})
+
+func mustUser(t *testing.T) Reducer {
+	r, err := wideUser()
 	require.NoError(t, err)
 	return r
 }
