@@ -80,8 +80,8 @@ func medianCI(xs []float64) (lo, hi, level float64) {
 	}
 	s := slices.Clone(xs)
 	slices.Sort(s)
-	// below[j] = P(Binomial(n, ½) < j): the chance that fewer than j
-	// samples fall below the median.
+	// binomBelow(n, j): the chance that fewer than j samples fall below
+	// the median (and as likely, fewer than j above it).
 	k, cover := 1, 1-2*binomBelow(n, 1)
 	for j := 2; 2*j <= n; j++ {
 		c := 1 - 2*binomBelow(n, j)
@@ -93,14 +93,17 @@ func medianCI(xs []float64) (lo, hi, level float64) {
 	return s[k-1], s[n-k], cover
 }
 
-// binomBelow is P(Binomial(n, ½) < j).
+// binomBelow is P(Binomial(n, ½) < j), its terms computed from
+// logarithms so that no count of pairs overflows.
 func binomBelow(n, j int) float64 {
-	p, c := 0.0, 1.0 // c = C(n, i)
-	for i := 0; i < j; i++ {
-		p += c
-		c = c * float64(n-i) / float64(i+1)
+	ln, _ := math.Lgamma(float64(n + 1))
+	p := 0.0
+	for i := 0; i < j && i <= n; i++ {
+		a, _ := math.Lgamma(float64(i + 1))
+		b, _ := math.Lgamma(float64(n - i + 1))
+		p += math.Exp(ln - a - b - float64(n)*math.Ln2)
 	}
-	return p / math.Exp2(float64(n))
+	return p
 }
 
 // peakHeap samples the bytes of live heap objects every millisecond until

@@ -81,4 +81,14 @@ func TestBinomBelow(t *testing.T) {
 	require.InDelta(t, (1.0+10+45)/1024, binomBelow(10, 3), 1e-15)
 	require.InDelta(t, 0.0, binomBelow(10, 0), 1e-15)
 	require.False(t, math.IsNaN(binomBelow(60, 30)))
+	// Many pairs: no overflow, and k near n/2 − 1.96·√n/2 (normal
+	// approximation of the sign test).
+	xs := make([]float64, 3000)
+	for i := range xs {
+		xs[i] = float64(i + 1)
+	}
+	lo, hi, level := medianCI(xs)
+	require.InDelta(t, 0.95, level, 0.005)
+	require.InDelta(t, 1500-1.96*math.Sqrt(3000)/2, lo, 3)
+	require.Equal(t, 3001-lo, hi)
 }
