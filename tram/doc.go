@@ -82,13 +82,15 @@
 // Options.Yield makes long insertion loops in threaded entry methods yield
 // the PE (chare.Yield) every so many items (T11).
 //
-// Options.Tune tunes the buffer size (and a set flush period with it)
-// from step to step on the PE that calls Start, each step scored by its
-// time per item (package comlib/tune's search over log2 of the size, by
-// the median of 4 steps, moving only for a 2 % gain, holding its best once
-// settled); Streamer.Tuning reports the trajectory (tuning.go), and
-// Streamer.Buffering the size in force on any PE. Options.TuneMin and
-// TuneMax bound the size; equal, they hold it (a control).
+// Options.Tune tunes the buffer size from step to step on the PE that
+// calls Start, each step scored by its time per item (package comlib/tune's
+// search over log2 of the size, by the median of 4 steps, moving only for
+// a 2 % gain, holding its best once settled). A set flush period scales
+// with the size, times a factor that a second search tunes while the size
+// is held. Streamer.Tuning reports the size's trajectory (tuning.go; with
+// -tunedebug the period's as well), and Streamer.Buffering the size and
+// period in force on any PE. Options.TuneMin and TuneMax bound the size;
+// equal, they hold it and the period (a control).
 //
 // A staged step may name a sender array (Step.Senders): each PE then
 // counts its local elements as its producers (T14).

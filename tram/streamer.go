@@ -67,9 +67,10 @@ type Options struct {
 	// 0 means the configured size divided or multiplied by 8 (within 1 and
 	// 65536; see tuneBand in tuning.go), but never past the other bound:
 	// TuneMin alone above 8× the configured size holds the size at TuneMin.
-	// Equal bounds hold the size there: every step
-	// still runs through the tuning (timed, sized by its begin message),
-	// a control that measures what tuning itself costs.
+	// Equal bounds hold the size there, and the flush period at the
+	// configured one scaled to it: every step still runs through the
+	// tuning (timed, sized by its begin message), a control that measures
+	// what tuning itself costs.
 	TuneMin, TuneMax int
 }
 

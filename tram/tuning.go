@@ -20,7 +20,12 @@ import (
 // the size to use in the step's begin message, so every PE's buffers
 // change together at a step boundary, when they are empty. A flush period,
 // if one is set, scales with the buffer (a larger buffer fills more
-// slowly). Quiescence steps have no Finished and are not tuned.
+// slowly), times a factor that a second search tunes (over log2 of the
+// factor, within 1/8 and 8): while the size search holds its settled size
+// (Options.Hold below), a held score of the size and a score of the
+// factor take turns, each measured with the other parameter still
+// (tune.Tuner.Between), so the period never moves under a try of the size.
+// Quiescence steps have no Finished and are not tuned.
 //
 // A step's time on a shared machine is noisy, and the configured size is
 // usually a good one, so the search is made to earn every move (measured
@@ -88,7 +93,13 @@ func tuneBounds(lo, hi, start int) (int, int, error) {
 
 // stepTuner is the tuning state on the starting PE.
 type stepTuner struct {
-	t          *tune.Tuner  // nil when the bounds hold the size
+	t *tune.Tuner // nil when the bounds hold the size
+	// pt tunes log2 of the factor on the flush period; nil without a
+	// period, or when the bounds hold the size (the control runs at the
+	// configured size and period). periodTurn: the step in force is
+	// scored for pt.
+	pt         *tune.Tuner
+	periodTurn bool
 	held       []tune.Point // the held control's steps (the latest tune.MaxTrajectory)
 	heldN      int          // steps scored while held
 	baseItems  int          // the configured size, within the bounds
@@ -119,8 +130,19 @@ func newStepTuner(items int, period time.Duration, lo, hi int) (*stepTuner, erro
 	step := math.Min(1, hi2-lo2)
 	st.t, err = tune.New(tune.Options{Min: lo2, Max: hi2, Start: math.Log2(float64(items)), Step: step, MinStep: step / 2,
 		Median: true, Margin: tuneMargin, Hold: tuneHold, Z: tuneZ, Paired: true})
+	if err != nil || period <= 0 {
+		return st, err
+	}
+	// Over log2 of the factor shifted by the band, so that the start,
+	// factor 1, is not 0 (which tune.Options reads as unset: Min).
+	st.pt, err = tune.New(tune.Options{Min: 0, Max: 2 * periodBand, Start: periodBand, Step: 1, MinStep: 0.5,
+		Median: true, Margin: tuneMargin, Hold: tuneHold, Z: tuneZ, Paired: true})
 	return st, err
 }
+
+// periodBand is log2 of tuneBand: the period's factor stays within 1/8
+// and 8.
+var periodBand = math.Log2(tuneBand)
 
 // next returns the size and period for the next step.
 func (s *stepTuner) next() (int, time.Duration) {
@@ -131,7 +153,7 @@ func (s *stepTuner) next() (int, time.Duration) {
 	}
 	var p time.Duration
 	if s.basePeriod > 0 {
-		p = max(time.Duration(float64(s.basePeriod)*float64(n)/float64(s.cfgItems)), 10*time.Microsecond)
+		p = max(time.Duration(float64(s.basePeriod)*float64(n)/float64(s.cfgItems)*s.factor()), minTunedPeriod)
 	}
 	s.items, s.period = n, p
 	return n, p
@@ -144,8 +166,42 @@ func (s *stepTuner) observe(cost float64) error {
 		s.held = tune.Append(s.held, tune.Point{Eval: s.heldN, Value: float64(s.items), Cost: cost})
 		return nil
 	}
-	return s.t.Observe(cost)
+	if s.periodTurn {
+		err := s.pt.Observe(cost)
+		if s.pt.Between() {
+			s.periodTurn = false // a score of the factor made: the size's turn
+		}
+		return err
+	}
+	err := s.t.Observe(cost)
+	// Settled and holding, between two of its scores: the factor's turn.
+	s.periodTurn = s.pt != nil && s.t.Holding() && s.t.Between()
+	return err
 }
+
+// factor is the flush period's factor in force (1 untuned).
+func (s *stepTuner) factor() float64 {
+	if s.pt == nil {
+		return 1
+	}
+	return math.Exp2(s.pt.Value() - periodBand)
+}
+
+// periodTrajectory reports the period factor's search: per step scored
+// for it, the flush period at the configured size (µs) and the cost.
+func (s *stepTuner) periodTrajectory() []tune.Point {
+	if s.pt == nil {
+		return nil
+	}
+	pts := s.pt.Trajectory()
+	for i := range pts {
+		pts[i].Value = float64(s.basePeriod) * math.Exp2(pts[i].Value-periodBand) / float64(time.Microsecond)
+	}
+	return pts
+}
+
+// minTunedPeriod is the shortest flush period tuning sets.
+const minTunedPeriod = 10 * time.Microsecond
 
 // best returns the best size so far and its score.
 func (s *stepTuner) best() (int, float64, bool) {
@@ -197,7 +253,11 @@ func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, peri
 				return
 			}
 			// -tunedebug DIR writes the trajectory when the job ends.
-			comlib.ReportTuning(ctx, fmt.Sprintf("tram-%v-pe%d", b.ThisProxy().Route().Coll, b.PE()), st.trajectory())
+			name := fmt.Sprintf("tram-%v-pe%d", b.ThisProxy().Route().Coll, b.PE())
+			comlib.ReportTuning(ctx, name, st.trajectory())
+			if pts := st.periodTrajectory(); len(pts) > 0 {
+				comlib.ReportTuning(ctx, name+"-period", pts)
+			}
 			if err := st.fin.Send(ctx, v); err != nil {
 				b.Abort(err)
 			}

@@ -221,3 +221,21 @@ func TestE09_JumpDoesNotStartAHold(t *testing.T) {
 	require.False(t, tu.Holding(), "a Jump's re-scoring is not a settled search")
 	require.NotEqual(t, 8.0, tu.Value(), "the search explores again")
 }
+
+// TestBetweenMarksTheEndOfAScore: with Evals 3 and Paired, a try's score
+// takes six evaluations (the anchor's in turn with the try's); Between is
+// true only before the first of a score's evaluations.
+func TestBetweenMarksTheEndOfAScore(t *testing.T) {
+	tu, err := New(Options{Start: 1, Step: 1, MinStep: 1, Evals: 3, Paired: true})
+	require.NoError(t, err)
+	require.True(t, tu.Between(), "before any evaluation")
+	var at []int
+	for i := 1; i <= 3+6+6; i++ {
+		require.NoError(t, tu.Observe(1+0.1*float64(i%2)))
+		if tu.Between() {
+			at = append(at, i)
+		}
+	}
+	// The start's score (3 alone), then two tries of 3 + 3 each.
+	require.Equal(t, []int{3, 9, 15}, at)
+}

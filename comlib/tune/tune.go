@@ -225,6 +225,13 @@ func (t *Tuner) Vector() float64 { return t.v }
 // once).
 func (t *Tuner) Updates() int { return t.updates }
 
+// Between says whether the next evaluation starts a new score: none of
+// the current one's evaluations (with Paired, of the try or of the anchor
+// in turn with it) is pending. A caller that tunes two parameters in turns
+// switches there, so that each score is measured with the other
+// parameter still.
+func (t *Tuner) Between() bool { return len(t.costs) == 0 && len(t.pairCosts) == 0 }
+
 // MaxTrajectory bounds the evaluations a trajectory keeps (the latest; a
 // Point's Eval still counts from the first): a tuner in a job that runs
 // for days must not grow without end.

@@ -247,8 +247,10 @@ const settleZ = 3
 // need on a 2-D grid), interleaved per pair. The tuned streamer first runs
 // tramTuneWarm steps unmeasured — the paper's budget to a near-stable
 // value, about 60 evaluations (E12) — and keeps tuning while measured.
-// The line ends with the buffer size it chose (its best so far) and the
-// size each measured step used (median).
+// The line ends with the buffer size it chose (its best so far), the
+// size each measured step used (median), and the flush period of the last
+// step against the configured one (the period's factor is tuned while
+// the size is held).
 //
 // cpu_ratio is the median over the pairs of the process's CPU time for
 // the default's step over the tuned's (held's), (>1: tuned cheaper): on a
@@ -270,6 +272,7 @@ func benchTuneHist(cfg config) ([]figure, error) {
 	used := make([][]float64, len(grids))
 	cpu := make([][]float64, 2*len(grids)) // default's CPU time over tuned's (held's), per pair
 	chosen := make([]int, len(grids))
+	periods := make([]time.Duration, len(grids)) // the last step's flush period
 	err := runJob(histPEs, func(m *benchMain) error {
 		h, err := newHistJob(m, cfg, 8, histItems)
 		if err != nil {
@@ -334,6 +337,7 @@ func benchTuneHist(cfg config) ([]figure, error) {
 		}
 		for i := range grids {
 			chosen[i], _, _ = tuned[i].S8.Best(h.m)
+			_, periods[i], _ = tuned[i].S8.Tuned(h.m)
 		}
 		return nil
 	})
@@ -341,7 +345,8 @@ func benchTuneHist(cfg config) ([]figure, error) {
 		return nil, err
 	}
 	for i := range grids {
-		figs[2*i].note = fmt.Sprintf("buffer=%d buffer_used=%g default=%d cpu_ratio=%.3f", chosen[i], median(used[i]), histBuffer, median(cpu[2*i]))
+		figs[2*i].note = fmt.Sprintf("buffer=%d buffer_used=%g default=%d period_us=%.0f default_period_us=%.0f cpu_ratio=%.3f", chosen[i], median(used[i]), histBuffer,
+			float64(periods[i])/float64(time.Microsecond), float64(histFlushTime)/float64(time.Microsecond), median(cpu[2*i]))
 		figs[2*i+1].note = fmt.Sprintf("cpu_ratio=%.3f", median(cpu[2*i+1]))
 	}
 	return figs, nil
