@@ -286,9 +286,9 @@ func (b *branch[C, T]) resize(items int, period time.Duration) {
 }
 
 // Tuning returns the tuner's trajectory when the streamer has
-// Options.Tune: per step, the buffer size (items per peer) and its time
-// per item in seconds. It is kept on the PE that calls Start: call it
-// there.
+// Options.Tune: per step scored for the size (all but the flush period's
+// turns), the buffer size (items per peer) and its time per item in
+// seconds. It is kept on the PE that calls Start: call it there.
 func (s Streamer[C, T]) Tuning(from chare.Context) []tune.Point {
 	b, _ := s.branchAny(from)
 	if b == nil || b.tuner == nil {
