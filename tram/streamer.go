@@ -61,7 +61,8 @@ type Options struct {
 	// Tune, if set, tunes the buffer size (and the flush period, if one
 	// is set) from step to step, scoring each step by its time per item
 	// (see tuning.go; Streamer.Tuning reports the trajectory). Completion
-	// and staged steps are tuned, quiescence steps run at the last size.
+	// and staged steps are tuned, quiescence steps run at the last size
+	// and period (which may be a try's).
 	Tune bool
 	// TuneMin and TuneMax bound the tuned buffer size (items per peer);
 	// 0 means the configured size divided or multiplied by 8 (within 1 and

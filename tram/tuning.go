@@ -35,7 +35,10 @@ import (
 // standard errors, measured in turn with it, to replace it, and
 // once the search has settled it holds its best size for tuneHold scores
 // before it tries the neighbours again, so that most steps run at the best
-// size rather than at tries. It has no Jump (tune.Options): on a shared
+// size rather than at tries (with a flush period set, a score of the
+// period's factor comes between each two held scores: the size is held
+// for 64 to 96 steps, and the period's scores, its tries among them, take
+// about half of them). It has no Jump (tune.Options): on a shared
 // machine a spoilt score is far likelier than a moved optimum, and the
 // hold ends after tuneHold scores anyway (see comlib/tune's
 // TestE12_TunedBufferKeepsAGoodStart).
@@ -134,8 +137,12 @@ func newStepTuner(items int, period time.Duration, lo, hi int) (*stepTuner, erro
 		return st, err
 	}
 	// Over log2 of the factor shifted by the band, so that the start,
-	// factor 1, is not 0 (which tune.Options reads as unset: Min).
-	st.pt, err = tune.New(tune.Options{Min: 0, Max: 2 * periodBand, Start: periodBand, Step: 1, MinStep: 0.5,
+	// factor 1, is not 0 (which tune.Options reads as unset: Min). Factors
+	// that would put the configured period below minTunedPeriod are left
+	// out: they would all run at the floor (a configured period at the
+	// floor or below it is tried upwards only).
+	plo := min(max(0, math.Log2(float64(minTunedPeriod)/float64(period))+periodBand), periodBand)
+	st.pt, err = tune.New(tune.Options{Min: plo, Max: 2 * periodBand, Start: periodBand, Step: 1, MinStep: 0.5,
 		Median: true, Margin: tuneMargin, Hold: tuneHold, Z: tuneZ, Paired: true})
 	return st, err
 }
@@ -195,9 +202,28 @@ func (s *stepTuner) periodTrajectory() []tune.Point {
 	}
 	pts := s.pt.Trajectory()
 	for i := range pts {
-		pts[i].Value = float64(s.basePeriod) * math.Exp2(pts[i].Value-periodBand) / float64(time.Microsecond)
+		pts[i].Value = float64(s.periodAt(pts[i].Value)) / float64(time.Microsecond)
 	}
 	return pts
+}
+
+// periodAt is the flush period at the configured size for the period
+// search's value v (within the floor, as next sets it).
+func (s *stepTuner) periodAt(v float64) time.Duration {
+	return max(time.Duration(float64(s.basePeriod)*math.Exp2(v-periodBand)), minTunedPeriod)
+}
+
+// bestPeriod is the flush period at the configured size that the period
+// search holds best; ok is false without one, or before its first score.
+func (s *stepTuner) bestPeriod() (time.Duration, bool) {
+	if s.pt == nil {
+		return 0, false
+	}
+	v, _, ok := s.pt.Best()
+	if !ok {
+		return 0, false
+	}
+	return s.periodAt(v), true
 }
 
 // minTunedPeriod is the shortest flush period tuning sets.
@@ -307,13 +333,27 @@ func (s Streamer[C, T]) Tuned(from chare.Context) (items int, period time.Durati
 	return b.tuner.items, b.tuner.period, true
 }
 
-// Best returns the best buffer size found so far and its time per item.
+// Best returns the best buffer size found so far and its time per item
+// (while the size is held, the median of its held scores, which the
+// period's tries between them may have moved).
 func (s Streamer[C, T]) Best(from chare.Context) (items int, perItem float64, ok bool) {
 	b, _ := s.branchAny(from)
 	if b == nil || b.tuner == nil {
 		return 0, 0, false
 	}
 	return b.tuner.best()
+}
+
+// BestPeriod returns the flush period, at the configured buffer size,
+// that the tuning of the period holds best (Options.Tune with a
+// FlushPeriod; a step's period also scales with its size). ok is false
+// before the period's first score, or without a tuned period.
+func (s Streamer[C, T]) BestPeriod(from chare.Context) (period time.Duration, ok bool) {
+	b, _ := s.branchAny(from)
+	if b == nil || b.tuner == nil {
+		return 0, false
+	}
+	return b.tuner.bestPeriod()
 }
 
 // Buffering returns the buffer size (items per peer) and flush period in
