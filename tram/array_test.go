@@ -59,10 +59,10 @@ func init() {
 
 // claim T09, claim T10, claim T17, claim T18
 //
-// TestT17_ArrayClientGetsEveryItem: items addressed to array indices reach
+// TestT17_T09_T10_T18_ArrayClientGetsEveryItem: items addressed to array indices reach
 // their elements exactly once, one call each (T09, T10, T17); an array
 // broadcast reaches every element (T18).
-func TestT17_ArrayClientGetsEveryItem(t *testing.T) {
+func TestT17_T09_T10_T18_ArrayClientGetsEveryItem(t *testing.T) {
 	for _, bcast := range []bool{false, true} {
 		const items = 300
 		var got []int

@@ -15,11 +15,11 @@ import (
 
 // claim T13, claim T21
 //
-// TestT13_StagedCompletion: each PE has one local producer; the step ends
+// TestT13_T21_StagedCompletion: each PE has one local producer; the step ends
 // dimension by dimension with no detector and no periodic flushing
 // (FlushPeriod 0: claim T21), after every item arrived, on 1-, 2- and 3-D
 // grids, for several steps in a row.
-func TestT13_StagedCompletion(t *testing.T) {
+func TestT13_T21_StagedCompletion(t *testing.T) {
 	cases := []struct {
 		pes  int
 		dims []int

@@ -54,13 +54,13 @@ const errAfterDone = constErr("an insert after Done was accepted (T20)")
 
 // claim T16, claim T18, claim T19, claim T20, claim T27
 //
-// TestT27_ReinitializedStepsAndBroadcast runs many steps on one instance
+// TestT27_T16_T18_T19_T20_ReinitializedStepsAndBroadcast runs many steps on one instance
 // (T27), completion and staged in turn: the counts grow by exactly each
 // step's items; a broadcast step reaches every PE (T18); before Start
 // nothing is accepted (T16), nor after a staged step's local Done (T20;
 // a completion step counts its producers across the job, so a PE stays
 // open after one of them is done).
-func TestT27_ReinitializedStepsAndBroadcast(t *testing.T) {
+func TestT27_T16_T18_T19_T20_ReinitializedStepsAndBroadcast(t *testing.T) {
 	const pes, steps, items = 4, 12, 50
 	var counts []int64
 	code, err := chare.Run(chare.Config{PEs: pes, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {

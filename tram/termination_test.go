@@ -138,12 +138,12 @@ func runChains(t *testing.T, period, timeout time.Duration) (int, error) {
 
 // claim T15, claim T23, claim T24
 //
-// TestT23_QuiescenceWaitsForEveryItem: items waiting in buffers count as
+// TestT23_T15_T24_QuiescenceWaitsForEveryItem: items waiting in buffers count as
 // work, so quiescence comes only after every chain ended (T15, T23). The
 // buffers never fill: every item moves because idle PEs flush their buffers
 // at the period (claim T24), which is what keeps dependent items from
 // deadlocking (claim T25).
-func TestT23_QuiescenceWaitsForEveryItem(t *testing.T) {
+func TestT23_T15_T24_QuiescenceWaitsForEveryItem(t *testing.T) {
 	n, err := runChains(t, time.Millisecond, 30*time.Second)
 	require.NoError(t, err)
 	require.Equal(t, 4*50*21, n)
