@@ -33,7 +33,7 @@
 //	go run ./examples/alltoall -p 4 -n 100000 -dims 2,2 -buffer 1024
 //
 // The runtime takes its flags (-p N) anywhere on the line, the program its
-// own: -n (items per pair of PEs), -dims (TRAM's grid, such as "2,2"; by
+// own: -n (items per pair of PEs), -dims (TRAM's grid, such as "2,2" or "2x2"; by
 // default nodes × PEs per node), -buffer (items per peer) and -flush (the
 // flush period; 0 only on a grid with one dimension of more than one PE,
 // where Done's flush sends every item straight to its destination). The

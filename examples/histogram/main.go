@@ -20,7 +20,7 @@
 //	go run ./examples/histogram -p 4 -nodes 2
 //
 // The runtime takes its flags (-p N, -nodes M) anywhere on the line, the
-// program its own: -m (keys per PE), -dims (the grid, such as "2,2"; by
+// program its own: -m (keys per PE), -dims (the grid, such as "2,2" or "2x2"; by
 // default nodes × PEs per node), -buffer (items per peer), -size (slots
 // per PE), -flush (the flush period) and -seed. The last line is
 //

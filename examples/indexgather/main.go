@@ -40,7 +40,7 @@
 //
 // The runtime takes its flags (-p N) anywhere on the line, the program its
 // own: -m (reads per PE), -size (the array's values), -dims (TRAM's grid,
-// such as "2,2"; by default nodes × PEs per node), -buffer (items per
+// such as "2,2" or "2x2"; by default nodes × PEs per node), -buffer (items per
 // peer) and -flush (the flush period). The last line is
 //
 //	indexgather: ok pes=4 verified=200000 errors=0 topology=1×4 rate=... reads/s

@@ -81,22 +81,27 @@ func ParseNoArgs(w io.Writer, m MainChare, fs *flag.FlagSet, args []string) bool
 // DimsFlag defines the TRAM examples' -dims flag, the sizes of the
 // streamer's grid, in fs; ParseDims parses its value.
 func DimsFlag(fs *flag.FlagSet) *string {
-	return fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" (default: nodes × PEs per node)`)
+	return fs.String("dims", "", `sizes of TRAM's virtual grid, such as "2,2" or "2x2" (default: nodes × PEs per node)`)
 }
 
-// ParseDims parses the value of a -dims flag, such as "2,2", into the
-// sizes of the grid; "" gives nil, the streamer's default grid.
+// ParseDims parses the value of a -dims flag into the sizes of the grid:
+// whole numbers separated by commas, or by x or × as TRAM prints a
+// topology ("2,2", "2x2", "2×2"); "" gives nil, the streamer's default
+// grid.
 func ParseDims(s string) ([]int, error) {
 	if s == "" {
 		return nil, nil
 	}
 	var dims []int
-	for _, f := range strings.Split(s, ",") {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == 'x' || r == '×' }) {
 		d, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
-			return nil, fmt.Errorf("-dims %q: %w", s, err)
+			return nil, fmt.Errorf("-dims %q: %q is not a size: want whole numbers separated by commas, such as \"2,2\"", s, strings.TrimSpace(f))
 		}
 		dims = append(dims, d)
+	}
+	if len(dims) == 0 {
+		return nil, fmt.Errorf("-dims %q: no sizes: want whole numbers separated by commas, such as \"2,2\"", s)
 	}
 	return dims, nil
 }

@@ -10,13 +10,15 @@ import (
 )
 
 func TestParseDims(t *testing.T) {
-	for s, want := range map[string][]int{"": nil, "4": {4}, "2,2": {2, 2}, " 2 , 3 ,1": {2, 3, 1}} {
+	for s, want := range map[string][]int{"": nil, "4": {4}, "2,2": {2, 2}, " 2 , 3 ,1": {2, 3, 1}, "2x2": {2, 2}, "2×3×1": {2, 3, 1}} {
 		got, err := ParseDims(s)
 		require.NoError(t, err, s)
 		require.Equal(t, want, got, s)
 	}
-	_, err := ParseDims("2,x")
-	require.EqualError(t, err, `-dims "2,x": strconv.Atoi: parsing "x": invalid syntax`)
+	_, err := ParseDims("2,y")
+	require.EqualError(t, err, `-dims "2,y": "y" is not a size: want whole numbers separated by commas, such as "2,2"`)
+	_, err = ParseDims(",")
+	require.EqualError(t, err, `-dims ",": no sizes: want whole numbers separated by commas, such as "2,2"`)
 }
 
 func TestOptions(t *testing.T) {
