@@ -2,6 +2,7 @@ package tram_test
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"regexp"
 	"testing"
@@ -221,6 +222,81 @@ func TestTuneAcrossProcesses(t *testing.T) {
 		require.Equal(t, want, per[k].tuned, "step %d", k)
 	}
 	require.GreaterOrEqual(t, len(sizes), 3, "the size moves on: %v", sizes)
+}
+
+// TestTunedPeriodAcrossProcesses: once the size search has settled
+// (bounds of 16 and 32 items let it settle within a few tries), the flush
+// period's factor is tried too, and after every step each PE of both
+// processes has the size and period the tuner on PE 0 chose, the period's
+// factor included.
+func TestTunedPeriodAcrossProcesses(t *testing.T) {
+	const pes, steps, items, start = 4, 100, 200, 16
+	period := time.Millisecond
+	type seen struct {
+		n    int
+		p    time.Duration
+		onPE [][]int64
+	}
+	var per []seen
+	code, err := twoProcesses(t, func(m *tmain, _ []string) {
+		g, err := group.New[table](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		s, err := tram.New(m, g, (*table).Add, tram.Options{Dims: []int{2, 2}, Sizing: tram.Sizing{BufferItems: start}, FlushPeriod: period,
+			Tune: true, TuneMin: start, TuneMax: 2 * start})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		for k := 0; k < steps; k++ {
+			if _, err := runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: pes}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: int64(k)})); err != nil {
+				m.Abort(fmt.Errorf("step %d: %w", k, err))
+				return
+			}
+			n, p, ok := s.Tuned(m)
+			if !ok {
+				m.Abort(fmt.Errorf("no tuned size after step %d", k))
+				return
+			}
+			sn := seen{n: n, p: p}
+			for pe := 0; pe < pes; pe++ {
+				f := chare.NewFuture[[]int64](m)
+				if err := chare.Send(m, g.At(pe), (*table).Buffering, bufferingMsg{S: s, Result: f.Callback()}); err != nil {
+					m.Abort(err)
+					return
+				}
+				r, err := f.Get(m)
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				sn.onPE = append(sn.onPE, r)
+			}
+			per = append(per, sn)
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Len(t, per, steps)
+	moved := 0
+	for k, sn := range per {
+		for pe, r := range sn.onPE {
+			require.Equal(t, []int64{int64(pe), int64(sn.n), int64(sn.p)}, r, "PE %d after step %d", pe, k)
+		}
+		// The factor on the period scaled to the size: a power of √2
+		// within 1/8 and 8 (log2 steps of 1, then ½).
+		f := float64(sn.p) / (float64(period) * float64(sn.n) / start)
+		half := math.Log2(f) * 2
+		require.InDelta(t, math.Round(half), half, 1e-3, "step %d: factor %v", k, f) // a period is whole ns
+		require.LessOrEqual(t, math.Abs(half), 6.0, "step %d: factor %v", k, f)
+		if math.Round(half) != 0 {
+			moved++
+		}
+	}
+	require.Positive(t, moved, "the period's factor was tried within %d steps", steps)
 }
 
 // A process launched as a node of a test's job exits inside the test:
