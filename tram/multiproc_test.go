@@ -136,6 +136,37 @@ func (t *table) Buffering(m bufferingMsg) {
 	_ = m.Result.Send(t, []int64{int64(t.PE()), int64(items), int64(period)})
 }
 
+// tunedSeen is what a tuned step left: the size and period the tuner
+// chose, and what each PE has in force.
+type tunedSeen struct {
+	n    int
+	p    time.Duration
+	onPE [][]int64
+}
+
+// seenAfterStep reads, after step k, the size and period the tuner chose
+// and asks each PE for those in force there ([PE, items per peer, period
+// in ns] each).
+func seenAfterStep(m *tmain, g group.Proxy[table], s tram.Streamer[table, uint64], pes, k int) (tunedSeen, error) {
+	n, p, ok := s.Tuned(m)
+	if !ok {
+		return tunedSeen{}, fmt.Errorf("no tuned size after step %d", k)
+	}
+	sn := tunedSeen{n: n, p: p}
+	for pe := 0; pe < pes; pe++ {
+		f := chare.NewFuture[[]int64](m)
+		if err := chare.Send(m, g.At(pe), (*table).Buffering, bufferingMsg{S: s, Result: f.Callback()}); err != nil {
+			return tunedSeen{}, err
+		}
+		r, err := f.Get(m)
+		if err != nil {
+			return tunedSeen{}, err
+		}
+		sn.onPE = append(sn.onPE, r)
+	}
+	return sn, nil
+}
+
 // TestTuneAcrossProcesses: Options.Tune on a 2 × 2 grid over two
 // processes (PEs 0 and 1 in node 0, 2 and 3 in node 1). Every step's
 // items arrive exactly once; after each step, every PE of both processes
@@ -146,12 +177,7 @@ func (t *table) Buffering(m bufferingMsg) {
 func TestTuneAcrossProcesses(t *testing.T) {
 	const pes, steps, items, start = 4, 16, 3000, 32
 	period := time.Millisecond
-	type seen struct {
-		tuned  int
-		period time.Duration
-		onPE   [][]int64
-	}
-	var per []seen
+	var per []tunedSeen
 	var counts, sums []int64
 	code, err := twoProcesses(t, func(m *tmain, _ []string) {
 		fail := func(err error) { m.Abort(err) }
@@ -172,24 +198,10 @@ func TestTuneAcrossProcesses(t *testing.T) {
 				return
 			}
 			counts, sums = append(counts, tot[0]), append(sums, tot[1])
-			n, p, ok := s.Tuned(m)
-			if !ok {
-				fail(fmt.Errorf("no tuned size after step %d", k))
+			sn, err := seenAfterStep(m, g, s, pes, k)
+			if err != nil {
+				fail(err)
 				return
-			}
-			sn := seen{tuned: n, period: p}
-			for pe := 0; pe < pes; pe++ {
-				f := chare.NewFuture[[]int64](m)
-				if err := chare.Send(m, g.At(pe), (*table).Buffering, bufferingMsg{S: s, Result: f.Callback()}); err != nil {
-					fail(err)
-					return
-				}
-				r, err := f.Get(m)
-				if err != nil {
-					fail(err)
-					return
-				}
-				sn.onPE = append(sn.onPE, r)
 			}
 			per = append(per, sn)
 		}
@@ -206,11 +218,11 @@ func TestTuneAcrossProcesses(t *testing.T) {
 		require.Equal(t, wantN, counts[k], "items after step %d", k)
 		require.Equal(t, wantSum, sums[k], "sum after step %d", k)
 		// The period scales with the buffer from its configured pair.
-		require.Equal(t, time.Duration(float64(period)*float64(sn.tuned)/start), sn.period, "step %d", k)
+		require.Equal(t, time.Duration(float64(period)*float64(sn.n)/start), sn.p, "step %d", k)
 		for pe, r := range sn.onPE {
-			require.Equal(t, []int64{int64(pe), int64(sn.tuned), int64(sn.period)}, r, "PE %d after step %d (tuned %d, %v)", pe, k, sn.tuned, sn.period)
+			require.Equal(t, []int64{int64(pe), int64(sn.n), int64(sn.p)}, r, "PE %d after step %d (tuned %d, %v)", pe, k, sn.n, sn.p)
 		}
-		sizes[sn.tuned] = true
+		sizes[sn.n] = true
 	}
 	// n = 4 evaluations at the start, then 4 at twice the size, each
 	// after one at the start (tune.Options.Paired).
@@ -219,7 +231,7 @@ func TestTuneAcrossProcesses(t *testing.T) {
 		if k >= 4 && k%2 == 1 {
 			want = 2 * start
 		}
-		require.Equal(t, want, per[k].tuned, "step %d", k)
+		require.Equal(t, want, per[k].n, "step %d", k)
 	}
 	require.GreaterOrEqual(t, len(sizes), 3, "the size moves on: %v", sizes)
 }
@@ -232,12 +244,7 @@ func TestTuneAcrossProcesses(t *testing.T) {
 func TestTunedPeriodAcrossProcesses(t *testing.T) {
 	const pes, steps, items, start = 4, 100, 200, 16
 	period := time.Millisecond
-	type seen struct {
-		n    int
-		p    time.Duration
-		onPE [][]int64
-	}
-	var per []seen
+	var per []tunedSeen
 	code, err := twoProcesses(t, func(m *tmain, _ []string) {
 		g, err := group.New[table](m)
 		if err != nil {
@@ -255,24 +262,10 @@ func TestTunedPeriodAcrossProcesses(t *testing.T) {
 				m.Abort(fmt.Errorf("step %d: %w", k, err))
 				return
 			}
-			n, p, ok := s.Tuned(m)
-			if !ok {
-				m.Abort(fmt.Errorf("no tuned size after step %d", k))
+			sn, err := seenAfterStep(m, g, s, pes, k)
+			if err != nil {
+				m.Abort(err)
 				return
-			}
-			sn := seen{n: n, p: p}
-			for pe := 0; pe < pes; pe++ {
-				f := chare.NewFuture[[]int64](m)
-				if err := chare.Send(m, g.At(pe), (*table).Buffering, bufferingMsg{S: s, Result: f.Callback()}); err != nil {
-					m.Abort(err)
-					return
-				}
-				r, err := f.Get(m)
-				if err != nil {
-					m.Abort(err)
-					return
-				}
-				sn.onPE = append(sn.onPE, r)
 			}
 			per = append(per, sn)
 		}
