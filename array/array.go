@@ -143,12 +143,6 @@ func (a *info[I]) home(i I) int {
 	if !a.sparse {
 		pos, _ = a.shape.Pos(i)
 	}
-	if pm, ok := a.m.(positional); ok && pos >= 0 {
-		if p := pm.placePos(pos, a.shape.Len(), a.npes); p >= 0 && p < a.npes {
-			return p
-		}
-		return 0 // as below
-	}
 	p, err := place(a.m, i, pos, a.shape.Len(), a.npes)
 	if err != nil {
 		return 0 // checked for every index at creation, or by WithMap for sparse arrays

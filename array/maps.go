@@ -20,9 +20,7 @@ type blockMap struct{}
 func (m blockMap) Place(_ any, pos, n, npes int) int { return m.placePos(pos, n, npes) }
 func (blockMap) String() string                      { return "block" }
 
-// positional is a map that places by the position alone: an element's
-// home is found without its index in an interface (an allocation for a
-// [2]int, or an int of 256 or more, per look-up).
+// positional is a map that places by the position alone (see place).
 type positional interface{ placePos(pos, n, npes int) int }
 
 func (blockMap) placePos(pos, n, npes int) int { return int(int64(pos) * int64(npes) / int64(n)) }
@@ -156,8 +154,17 @@ func mapByName(name string) (Map, error) {
 	return nil, fmt.Errorf("array: no map named %q in this process (register it with array.NamedMap)", name)
 }
 
-func place(m Map, index any, pos, n, npes int) (int, error) {
-	p := m.Place(index, pos, n, npes)
+// place asks m for the home of an index at position pos (-1 in a sparse
+// array); a map that places by position alone (positional) is asked
+// without the index in an interface, which would be an allocation per
+// look-up for a [2]int, or an int of 256 or more.
+func place[I any](m Map, index I, pos, n, npes int) (int, error) {
+	var p int
+	if pm, ok := m.(positional); ok && pos >= 0 {
+		p = pm.placePos(pos, n, npes)
+	} else {
+		p = m.Place(index, pos, n, npes)
+	}
 	if p < 0 || p >= npes {
 		return 0, fmt.Errorf("array: the %v map put index %v on PE %d, but the job has PEs 0..%d", m, index, p, npes-1)
 	}

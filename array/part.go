@@ -204,10 +204,15 @@ func (l *part[I]) Locate(index any) (int, error) {
 	return pe, err
 }
 
-// LocateIndex is Locate for an index of the array's own type, without
+// LocateIn is Locate for an index of the array's own type, without
 // putting it in an interface (a [2]int, or an int of 256 or more, would
-// be an allocation per call): TRAM's array streamer asks per item.
-func (l *part[I]) LocateIndex(i I) (int, error) {
+// be an allocation per call): p is a PE's part of an array indexed by I
+// (chare.PE.Part). TRAM's array streamer asks per item.
+func LocateIn[I comparable](p chare.Part, i I) (int, error) {
+	l, ok := p.(*part[I])
+	if !ok {
+		return 0, fmt.Errorf("array: %T is not the part of an array indexed by %T", p, i)
+	}
 	pe, _, err := l.whereIndex(i)
 	return pe, err
 }

@@ -112,22 +112,11 @@ func (a ArrayStreamer[C, I, T]) Insert(from chare.Context, item T, index I) erro
 	if err != nil {
 		return err
 	}
-	var dest int
-	if lp, ok := part.(indexLocator[I]); ok {
-		dest, err = lp.LocateIndex(index) // no allocation for the index
-	} else {
-		dest, err = part.Locate(index)
-	}
+	dest, err := array.LocateIn(part, index) // no allocation for the index
 	if err != nil {
 		return err
 	}
 	return a.S.Insert(from, Indexed[I, T]{Index: index, Item: item}, dest)
-}
-
-// indexLocator is what an array's part offers to locate an index of its
-// own type without boxing it (array's part does).
-type indexLocator[I any] interface {
-	LocateIndex(i I) (int, error)
 }
 
 // Broadcast submits an item for every element of the array (T18).
