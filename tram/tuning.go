@@ -160,7 +160,7 @@ func (s *stepTuner) next() (int, time.Duration) {
 	}
 	var p time.Duration
 	if s.basePeriod > 0 {
-		p = max(time.Duration(float64(s.basePeriod)*float64(n)/float64(s.cfgItems)*s.factor()), minTunedPeriod)
+		p = s.scaledPeriod(n, s.factor())
 	}
 	s.items, s.period = n, p
 	return n, p
@@ -191,7 +191,16 @@ func (s *stepTuner) factor() float64 {
 	if s.pt == nil {
 		return 1
 	}
-	return math.Exp2(s.pt.Value() - periodBand)
+	return factorOf(s.pt.Value())
+}
+
+// factorOf is the factor of the period search's value v.
+func factorOf(v float64) float64 { return math.Exp2(v - periodBand) }
+
+// scaledPeriod is the flush period for n items per peer and factor f:
+// the configured period scaled to the size, times f, within the floor.
+func (s *stepTuner) scaledPeriod(n int, f float64) time.Duration {
+	return max(time.Duration(float64(s.basePeriod)*float64(n)/float64(s.cfgItems)*f), minTunedPeriod)
 }
 
 // periodTrajectory reports the period factor's search: per step scored
@@ -202,15 +211,9 @@ func (s *stepTuner) periodTrajectory() []tune.Point {
 	}
 	pts := s.pt.Trajectory()
 	for i := range pts {
-		pts[i].Value = float64(s.periodAt(pts[i].Value)) / float64(time.Microsecond)
+		pts[i].Value = float64(s.scaledPeriod(s.cfgItems, factorOf(pts[i].Value))) / float64(time.Microsecond)
 	}
 	return pts
-}
-
-// periodAt is the flush period at the configured size for the period
-// search's value v (within the floor, as next sets it).
-func (s *stepTuner) periodAt(v float64) time.Duration {
-	return max(time.Duration(float64(s.basePeriod)*math.Exp2(v-periodBand)), minTunedPeriod)
 }
 
 // bestPeriod is the flush period at the configured size that the period
@@ -223,7 +226,7 @@ func (s *stepTuner) bestPeriod() (time.Duration, bool) {
 	if !ok {
 		return 0, false
 	}
-	return s.periodAt(v), true
+	return s.scaledPeriod(s.cfgItems, factorOf(v)), true
 }
 
 // minTunedPeriod is the shortest flush period tuning sets.
