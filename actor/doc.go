@@ -20,15 +20,14 @@
 //
 // Sends are buffered per destination PE while a message is processed and
 // posted when it ends (or when 256 wait for one PE): one mailbox operation
-// then carries many messages, which is why in-process sends beat raw
-// protoactor-go sends. Order per sender and receiver is kept. A [Multi]
+// then carries many messages. Order per sender and receiver is kept. A [Multi]
 // stands for several messages (a run of sends of one entry method, which
 // the layer above appends to while it is the last one buffered for its PE,
 // see [PE.Open]): it counts as many for quiescence and back-pressure.
 //
 // Messages in flight are bounded: between the PEs of a process in messages
-// (Config.MaxInFlight, credit.go), and towards each other process in bytes
-// of frames (Config.MaxRemoteInFlight, rcredit.go). A sender at the bound
+// (Config.MaxInFlight), and towards each other process in bytes of frames
+// (Config.MaxRemoteInFlight). A sender at the bound
 // waits; nothing is dropped, and a PE never waits for a PE or a process
 // whose PEs wait themselves, so waits form no cycle.
 //
@@ -48,7 +47,8 @@
 // Heartbeats detect a lost node, and the job then aborts everywhere with an
 // error naming it. A process has one remote endpoint, shared by the jobs it
 // runs (protoactor-go's remote.Start sets gRPC's global logger, so two
-// endpoints in one process race); see shared.go.
+// endpoints in one process would race). The frames and why they look as
+// they do: package wire and docs/design/wire-format.md.
 //
 // Quiescence detection uses the four-counter method: waves over a spanning
 // tree of PEs sum the messages created and processed; the job is quiescent

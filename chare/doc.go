@@ -81,7 +81,7 @@
 // Cost: consecutive sends of one entry method to one group branch, or to
 // array elements on one PE, travel as a run — one header and a slice of
 // the messages (with each element's index beside it) — rather than an
-// envelope each (run.go), in one process and between processes. A sender
+// envelope each, in one process and between processes. A sender
 // that outruns its receivers waits rather than filling memory (see
 // Config.MaxInFlight and Config.MaxRemoteInFlight); nothing is dropped.
 package chare

@@ -11,62 +11,35 @@ import (
 	"github.com/charmgo/charm/comlib/selection"
 )
 
-// Auto chooses a strategy for every message from a selection tree (the
-// default one that ships with the package, -comlibselect's, or
-// AutoOptions.Tree). When the instance is made, on PE 0, the tree is
-// pruned with what is known then (S05, S06, S08): comm_size is the number
-// of participants, comm_type is intra with one process and inter with
-// several, collective is AutoOptions.Collective, and msg_size is
-// AutoOptions.MsgSize if the caller declares it.
+// Auto chooses a strategy for every message from a selection tree: the
+// one shipped with the package, -comlibselect's, or AutoOptions.Tree.
+// When the instance is made, on PE 0, the tree is pruned with what is
+// known then (S05, S06, S08): comm_size is the number of participants,
+// comm_type is intra with one process and inter with several, collective
+// is AutoOptions.Collective, and msg_size is AutoOptions.MsgSize if the
+// caller declares it.
 //
-// With a declared size — the way an MPI collective chooses: every rank
-// passes the same count, so every rank picks the same algorithm without
-// agreeing — the pruned tree is one container, and Auto is that strategy:
-// one part, a send costs one counter increment more than through the part
-// itself, with no size estimate and no walk. The same holds without a
-// declaration when the pruned tree chooses one container whatever the
-// size (selection.Tree.Fixed: one process with the shipped tree, for
-// instance). A program whose exchange changes size makes an instance per
-// size it declares (they cost nothing while unused), or declares nothing.
+// With a declared size, or a pruned tree that chooses one container
+// whatever the size (selection.Tree.Fixed), Auto is that one strategy:
+// a send goes straight to it, with no size estimate and no walk. An
+// exchange whose size changes makes an instance per declared size.
 //
-// Without a declared size what is left depends on the message size, and
-// every container left becomes an instance of its own (a part). Each send
-// walks the pruned tree with its size — in practice a cache lookup — and
-// goes to the part its container names. Bracketed parts (each-to-many)
-// all see every BeginIteration and EndIteration, whichever sizes the
-// iteration's messages have, so that their counts stay right (C06–C12);
-// a part that carried nothing in an iteration still takes part in its
-// (empty) exchange. It is not skipped because no PE knows that the others
-// sent nothing through the part: a PE that withheld its stage packets
-// would leave its peers waiting for them, and learning it takes an
-// agreement per iteration, which costs what it saves. (A prediction every
-// PE makes alike would do — a "carried something" bit ORed along the
-// previous exchange's packets, with periodic probes, and a sleeping
-// part's messages sent directly — but it changes the recovery protocol,
-// C06–C13, and is not done.) The calibration (tests/bench,
-// comlib/calibrate) writes the fastest strategy per size, for declared
-// sizes; an undeclared Auto over a mixed tree pays, at the sizes one part
-// carries, the other part's empty exchange.
+// Without a declared size every container left becomes a part (an
+// instance of its own), and each send goes to the part chosen by its size.
+// Every bracketed (each-to-many) part sees every BeginIteration and
+// EndIteration and runs its exchange each iteration, empty or not, so
+// that its counts stay right across migrations (C06–C12).
 //
-// A size declared per iteration (BeginIteration with a size every source
-// passes alike, switching among bracketed parts with no idle exchange) is
-// not offered. Each part would see only the iterations it carries, which
-// the bracket protocol admits (iterations must grow, not be
-// consecutive), but: BeginIteration is chare's, and carries no size; a
-// source that declared another size than its peers would leave both
-// parts' exchanges waiting for its packets — a hang, not an error, since
-// no PE can tell without the agreement the declaration is meant to
-// avoid; and a part's list of sources goes stale while it sleeps, so a
-// switch after migrations costs a recovery in the part switched to. An
-// instance per declared size does the same with none of these.
-//
-// The size of a message is its Size() if the type has one (Sizer), else
-// an estimate from its fields: fixed-size fields, and the contents of
-// slices and strings at the top level (MessageSize tells it for a
-// sample, for a declaration in the same units).
+// A message's size is its Size() if the type has one (Sizer), else an
+// estimate from its fixed-size fields and the contents of its top-level
+// slices and strings; MessageSize gives it for a sample, for a declaration
+// in the same units.
 //
 // Explain tells, per iteration, which branches of the tree chose which
-// part for how many messages; Served counts messages per part.
+// part for how many messages; Served counts messages per part. Why Auto
+// works this way (and what it does not offer: sizes declared per
+// iteration, idle parts skipping their exchange) is in
+// docs/design/auto-selection.md.
 func Auto(o AutoOptions) Strategy { return autoStrategy{o} }
 
 // AutoOptions configure Auto.

@@ -45,10 +45,9 @@
 //     heard waits for it, so all PEs exchange it with the same ω, across
 //     recoveries too. PEs report their exchange times to PE 0 while the
 //     search runs, one message per segment; once it has settled, only
-//     every 16th segment's (EachToManyOptions.Every; a
-//     re-check that opens the search again if the cost moves), so a settled
-//     ω costs about what a fixed one does. Instance.FanOuts says which ω
-//     each PE used.
+//     every 16th segment's (EachToManyOptions.Every; a re-check that
+//     opens the search again if the cost moves). Instance.FanOuts says
+//     which ω each PE used.
 //   - Multicast: section multicasts and group broadcasts along a plan of
 //     package comlib/mcast (direct, ring, multiring, tree, dim, node), with
 //     large messages cut into chunks that are pipelined and reassembled.
@@ -91,35 +90,9 @@
 // Streaming's trajectories stay in each PE's process (Instance.Tuning
 // there, -tunedebug's files per process): nothing has to be sent for them.
 //
-// Held reports about ω: after its last iteration a PE still holds the
-// reports of its last segment's lead iterations (agree.Batcher), and
-// PE 0's FanOuts lacks those iterations of other processes' PEs until the
-// program calls Flush on every PE. Nothing sends them by itself, because
-// no event tells a PE that its iterations are over in time to be useful:
-//
-//   - The job's end: Exit stops every PE at once (no entry method or
-//     message runs after it), and the program has read FanOuts before it
-//     exits; a hook that sent the reports first would have to wait for
-//     PE 0 to take them — a round across the job, which is what Flush and
-//     DetectQuiescence already are.
-//   - Quiescence: held reports are not messages, so DetectQuiescence can
-//     fire while they wait. Counting them as held work (as Streaming's
-//     buffers are) would delay quiescence until something sends them, and
-//     a PE cannot tell a pause from its last iteration: a bracketed
-//     instance has no End (its sources just stop calling BeginIteration).
-//     Sending them when the PE goes idle, as Streaming does its buffers,
-//     sends them at once — a PE is idle between almost any two iterations
-//     — that is one report message per PE per segment more: with
-//     segments of 2 iterations, all that batching saves
-//     (TestOmegaQuietOnceSettled: 296 messages for 588 reports, against a
-//     bound of 300). A timer ("no exchange for a while")
-//     guesses: every longer pause costs a message, a quiescence detection
-//     waits for the timer, and the program still cannot know when FanOuts
-//     is whole.
-//
-// So Flush stays the program's call (after its last EndIteration on each
-// PE, before it reads FanOuts); the tuning itself does not need it: the
-// Decider's scores and trajectory do not wait for held lead reports (but
-// for a segment whose every scored iteration some PE passed, which the
-// lead iterations score).
+// Flush after the last iteration: a PE holds the ω reports of its last
+// segment's lead iterations, so PE 0's Instance.FanOuts lacks those
+// iterations of other processes' PEs until the program calls Flush on
+// every PE after its last EndIteration. The tuning itself does not need
+// it. Why nothing sends them by itself: docs/design/omega-agreement.md.
 package comlib

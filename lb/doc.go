@@ -2,14 +2,28 @@
 // elements and PEs, load-balancing steps (AtSync, periodic, manual),
 // strategies, and reports.
 //
-// Importing it adds the runtime flags -balancer, -lbperiod, -lbdebug,
-// -lbcsv, -lbsvg, -lbcomm and -lbobjonly (chare.RegisterFlag) and turns measurement on
-// in jobs that name a balancer. See manager.go for how a step runs, and
-// distrun.go for the distributed strategy, which runs between the PEs
-// without gathering the objects anywhere.
+// Importing it (a blank import is enough) adds the runtime flags
+// -balancer, -lbperiod, -lbdebug, -lbcsv, -lbsvg, -lbcomm and -lbobjonly
+// (chare.RegisterFlag) and turns measurement on in jobs that name a
+// balancer:
+//
+//	import _ "github.com/charmgo/charm/lb"
+//
+//	go run ./examples/lbtest -p 8 -balancer greedy,refine -lbdebug
+//
+// A step gathers the loads of the elements and PEs on PE 0, runs the
+// strategy, and sends each PE its moves; the elements resume where they
+// arrive. AtSync steps start once every element of an array with a
+// ResumeFromSync method has called AtSync; periodic steps (-lbperiod) and
+// manual ones (StartStep) cover every array and move elements wherever
+// they are. The distributed strategy runs between the PEs without
+// gathering the objects anywhere. Notify, NotifyEntry and NotifyFunc
+// deliver each step's Report.
 //
 // Strategies are pure functions from a Snapshot (objects with their load
 // and PE, the PEs' background load, speed and availability, optionally the
 // communication graph) to a Placement; they are tested without a runtime.
-// Reports (report.go) are pure too: log lines, CSV, SVG and PNG charts.
+// Lookup finds one by name, Register adds one. A placement that Validate
+// refuses is reported and nothing moves. Reports are pure too: log lines,
+// CSV, SVG and PNG charts.
 package lb

@@ -29,9 +29,7 @@
 // next test.
 //
 // A PE that spins on tests takes a core from the PEs whose data it waits
-// for (four PEs share two cores here, and a spinning PE keeps its core
-// for up to a scheduler time slice), so the loop never tests twice in a
-// row without something between: data treated, a push, a computation or
+// for, so the loop never tests twice in a row without something between: data treated, a push, a computation or
 // a nap. The nap is the loop's own: the Body has no blocking method, and
 // every entry method that treats data or frees room in an outgoing buffer
 // is a message, which ends the nap once it has run. With nothing left to
@@ -53,23 +51,15 @@
 // naps end by it), so no Body can make it hang, and a failed run leaves
 // nothing behind on the PE (no future, no timer).
 //
-// Before this design a Body could be a Waiter, whose Wait(ctx, deadline)
-// the loop called to sleep: a Wait that ignored its deadline hung the
-// loop, and its wake future stayed in the PE's table after a timeout. The
-// Waiter interface is gone; a Body that had one drops its Wait and the
-// code that woke it (its entry methods need not do anything: their
-// message ends the nap).
-//
 // # Tuning p
 //
 // A Tuner is a tune.Tuner over log2(1 + p) (or p itself, Linear): call
 // Run once per iteration; it times the iteration and observes the time, so
 // that p moves towards the value that makes iterations fastest
 // (explorative exponential search, E06–E09). On the log scale each step
-// multiplies 1 + p, so a search from p = 1 reaches 32 or 256 within the
-// evaluations the paper's linear search needs to reach 8; values are
-// scored by the median of 4 iterations, which a stalled iteration does
-// not move.
+// multiplies 1 + p; values are scored by the median of 4 iterations,
+// which a stalled iteration does not move (docs/design/tuning.md says
+// why).
 // Trajectory returns the value and time per evaluation as []tune.Point.
 //
 //	tu, _ := overlap.NewTuner(overlap.TunerOptions{})

@@ -87,7 +87,7 @@
 // search over log2 of the size, by the median of 4 steps, moving only for
 // a 2 % gain, holding its best once settled). A set flush period scales
 // with the size, times a factor that a second search tunes while the size
-// is held. Streamer.Tuning reports the size's trajectory (tuning.go; with
+// is held. Streamer.Tuning reports the size's trajectory (with
 // -tunedebug the period's as well), and Streamer.Buffering the size and
 // period in force on any PE. Options.TuneMin and TuneMax bound the size;
 // equal, they hold it and the period (a control).
@@ -118,7 +118,7 @@
 // insertions does better still with its PE's Inserter (Streamer.Local,
 // Charm++'s ckLocalBranch()->insertData): the branch found once, and the
 // usual item placed in one function whose step checks were made when the
-// step began (on 4 PEs, a quarter less CPU per item than Insert). Fixed-size
+// step began. Fixed-size
 // items without a cutoff skip the size call and byte counts, and a batch
 // of them crosses processes through the runtime's codec (MarshalMsg)
 // written straight into the message.

@@ -1,17 +1,16 @@
 // Package wire encodes and decodes the frames that carry messages between
 // the nodes (processes) of one job.
 //
-// # Why frames
+// # Frames
 //
-// protoactor-go's remote layer ignores custom serializers when it sends:
-// every remote message must be a registered protobuf message. So the
-// runtime does its own framing: a [Frame] is encoded with msgpack into
-// bytes, and those bytes travel inside a protobuf BytesValue. One frame
-// carries many messages for the PEs of one node ([KindData]), because
-// coalescing messages per destination node is what makes cross-process
-// sends fast; the other kinds carry the job's control protocol (hello,
-// node table, ready, start, exit, heartbeat) and its flow control
-// ([KindCredit]: bytes processed, and whether the sender's PEs wait).
+// A [Frame] is encoded with msgpack into bytes, and those bytes travel
+// inside a protobuf BytesValue through protoactor-go's remote layer
+// (which accepts only protobuf messages; docs/design/wire-format.md says
+// why the runtime frames its own messages). One frame carries many
+// messages for the PEs of one node ([KindData]); the other kinds carry
+// the job's control protocol (hello, node table, ready, start, exit,
+// heartbeat) and its flow control ([KindCredit]: bytes processed, and
+// whether the sender's PEs wait).
 //
 // gRPC's default 4 MB receive limit applies to whole frames, so the sender
 // keeps each frame under [MaxFrame], cutting long lists of messages with
@@ -29,8 +28,7 @@
 // one goroutine. [FrameFragments] does the same from the frame itself,
 // without encoding it whole first: a message of hundreds of megabytes is
 // copied once, into the fragments, in pieces that the scheduler can
-// preempt between (a long copy in one call holds its processor for
-// seconds where memory is slow to fault in; see internal/bigbuf).
+// preempt between.
 // The receiver keeps a [Reassembler] per sending node, gives it every
 // fragment, and decodes the frame it returns with [DecodeFrame] as if it
 // had come whole. Frames up to MaxFrame are not touched: they cost
@@ -72,9 +70,7 @@
 //
 // A run carries what its messages share once (for chare envelopes the
 // collection, entry method and route, 25 bytes), and per message only its
-// tail (flags, index, message): a burst of 16-byte sends to one entry
-// method costs about 10 bytes a message instead of about 60. Version 1
-// had no runs.
+// tail (flags, index, message).
 //
 // Fields are positional: no names travel, and the version, read first,
 // says how to read the rest. Integers take msgpack's shortest form, so a
@@ -85,17 +81,12 @@
 // # Encoding and decoding
 //
 // [AppendFrame] writes msgpack itself, into a buffer sized once for the
-// frame ([Size]), what msgpack/v5's encoder wrote field by field until
-// 2026-11 (a test compares the two byte for byte); it no longer encodes
-// into a doubling buffer and copies out, which for a long frame meant a
-// clear and two more copies. [DecodeFrame] is a strict reader of the same
-// msgpack, written against the type codes rather than msgpack/v5's
-// Decoder, because frames come from the network and that decoder is
-// lenient where a frame must not be: it reads nil as 0, strings as
-// binary and negative numbers as large unsigned ones, copies every byte
-// slice, and cannot check a declared length against the bytes that
-// remain. DecodeFrame checks each field's type and range, checks every
-// length before allocating, rejects trailing bytes, never panics, and
+// frame ([Size]), byte for byte what msgpack/v5's encoder writes field by
+// field (a test compares the two). [DecodeFrame] is a strict reader of
+// the same msgpack, written against the type codes rather than
+// msgpack/v5's lenient Decoder, because frames come from the network.
+// DecodeFrame checks each field's type and range, checks every length
+// before allocating, rejects trailing bytes, never panics, and
 // returns errors that wrap [ErrCorrupt] and say what is wrong and where.
 //
 // Bodies in a decoded frame alias the input: the receiver decodes each

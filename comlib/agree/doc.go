@@ -43,10 +43,7 @@
 // gain beyond the noise (comlib gives it one ω per number of rounds). The Lead
 // iterations left at the end of a segment are the time the announcement
 // has to reach every PE before anyone needs it; a PE that gets there first
-// waits, as above, so Lead affects speed, never correctness. (With
-// segments of 3 iterations and a lead of 1, 16 PEs on 2 cores waited for
-// an announcement about once per 3 iterations; with 8 and 2, almost
-// never.)
+// waits, as above, so Lead affects speed, never correctness.
 //
 // # Quiet segments
 //

@@ -59,7 +59,7 @@
 //     power of two the stages run to the next power of two minus one and pairs with a member
 //     ≥ n are idle.
 //   - shift, pairwise, xor, sync, group: the complete-exchange schedules of package
-//     comlib/schedule (seed 003), one stage per round, every message sent directly to its
+//     comlib/schedule (claims X03–X06), one stage per round, every message sent directly to its
 //     destination in the stage where its source meets it. shift: n−1 stages, one partner each;
 //     pairwise: the edge colouring (n−1 stages for even n, n for odd, each participant idle in
 //     one); xor: i pairs with i XOR (s+1), for n not a power of two the prefix router's stages;

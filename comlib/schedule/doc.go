@@ -1,5 +1,7 @@
-// Package schedule holds the complete-exchange (all-to-all) schedules of seed 003 and its
-// cost model, as plain data: no runtime, no I/O.
+// Package schedule holds complete-exchange (all-to-all) schedules and their cost model, as plain
+// data: no runtime, no I/O. They follow a thesis chapter on complete exchange on a cluster
+// ("the seed" below and in this package's comments; its claims X01–X07 are listed in
+// docs/claims.md).
 //
 // In a complete exchange each of p participants holds a block for every other one, and every
 // block is k packets long. A Schedule says who sends which packet to whom: a list of Rounds,
