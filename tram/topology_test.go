@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Each TestTnn checks a few sentences of the TRAM manual, as listed in shared/seeds/CLAIMS.md.
+// Each TestTnn checks a few sentences of the TRAM manual: claim Tnn in docs/claims.md.
 
 // shapes used across tests: 1-, 2- and 3-D, with size-1 and uneven dimensions.
 var shapes = [][]int{{1}, {5}, {2, 2}, {3, 4}, {1, 6}, {2, 3, 4}, {3, 1, 2}, {2, 2, 2}}

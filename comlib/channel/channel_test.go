@@ -9,8 +9,8 @@ import (
 	"github.com/charmgo/charm/comlib/channel"
 )
 
-// Each test checks a sentence of the seed (claims E01–E03 in
-// ../../../shared/seeds/CLAIMS.md).
+// Each test checks a sentence of the EasyMSG paper (claims E01–E03 in
+// docs/claims.md).
 
 // TestE01_BufferLeavesWhenFullOrNextDoesNotFit: a buffered channel sends
 // nothing until its buffer is full, or until the next datum does not fit

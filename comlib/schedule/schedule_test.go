@@ -1,5 +1,5 @@
-// Each TestXnn checks a sentence of claim Xnn in ../../../shared/seeds/CLAIMS.md (seed 003,
-// "Complete exchange algorithms"), on every p from 2 to 64 and several k.
+// Each TestXnn checks a sentence of claim Xnn in docs/claims.md (the complete-exchange
+// chapter, "Complete Exchange Algorithms"), on every p from 2 to 64 and several k.
 package schedule_test
 
 import (

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Each TestSnn checks a few sentences of seed 004 (MPICH's collective selection framework); the
-// claims are in ../../../shared/seeds/CLAIMS.md.
+// Each TestSnn checks a few sentences of MPICH's collective selection framework (Csel); the
+// claims are listed in docs/claims.md.
 
 var opts = Options{Containers: []string{"strategy", "router", "schedule", "algorithm"}}
 

@@ -23,8 +23,9 @@ import (
 // The remote benchmarks run jobs of two processes (this program launches a
 // copy of itself as node 1). Their baselines are raw protoactor-go remote
 // sends between this process and a copy of it started as a plain peer
-// (rawPeer): one msgpack-encoded message per BytesValue, as DESIGN.md
-// describes, and request/response for the round trip.
+// (rawPeer): one msgpack-encoded message per BytesValue (the plain way to
+// send non-protobuf data through protoactor-go's remote layer, see
+// docs/design/overview.md), and request/response for the round trip.
 
 func init() {
 	chare.Register[sink](chare.Fast((*sink).Take))
