@@ -4,12 +4,12 @@
 //
 // The built-in index types, int and [2]int up to [6]int, are written and
 // read here without reflection, and Decode reads them without an
-// allocation. Any other type goes through msgpack (reflection), as
-// before. Either way the bytes are msgpack, and for the built-in types
-// they are the very bytes that msgpack.Marshal writes (an int in its
-// shortest integer form, 1 byte for 0..127 and 9 at most; an [N]int a
-// fixarray of them): keys made before (chare.IndexKey), checkpoints and
-// processes that encode with msgpack all agree, and Decode also accepts
+// allocation. Any other type goes through msgpack (reflection). Either
+// way the bytes are msgpack, and for the built-in types they are the very
+// bytes that msgpack.Marshal writes (an int in its shortest integer form,
+// 1 byte for 0..127 and 9 at most; an [N]int a fixarray of them): keys
+// (chare.IndexKey), checkpoints and processes that encode with msgpack
+// all agree, and Decode also accepts
 // the longer integer forms that another msgpack encoder may write.
 //
 // The encoding of a value is canonical: one value of one type always gives
