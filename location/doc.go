@@ -29,4 +29,7 @@
 // circle, and it is held only where something it waits for is certain to
 // come. Nothing is dropped: a message for an element that does not exist
 // (yet) waits on its home until it is inserted.
+//
+// docs/design/location-protocol.md says why these rules are enough, and
+// what holds for order, broadcasts and reductions while elements move.
 package location

@@ -38,5 +38,7 @@
 // messages of iteration n−1 (C07; a late message for a source that has
 // moved on is reported); no source migrates between its BeginIteration and
 // its EndIteration (C08; an EndIteration or a send on a PE where the
-// source did not begin is an error).
+// source did not begin is an error). The claims are listed in
+// docs/claims.md; the protocol's rationale is in
+// docs/design/bracket-protocol.md.
 package bracket
