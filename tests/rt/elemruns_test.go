@@ -372,7 +372,7 @@ func testElementRunForwarded(t *testing.T, raw bool) {
 // forwarded by its old PE until the sender's cache is corrected), or goes
 // on at once, so that the move overtakes some runs and not others. Every
 // message arrives exactly once wherever the element ends up (a forwarded
-// one may be overtaken, as a single message may: see the README's Order).
+// one may be overtaken, as a single message may: see Order in docs/guide/arrays-migration-checkpoints.md).
 func TestElementRunMigrateInFlight(t *testing.T) {
 	const pes, n, rounds, at = 3, 6, 2000, 700
 	cases := []struct {
