@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -282,6 +283,46 @@ func TestSrun(t *testing.T) {
 		require.Contains(t, out, "CHARMGO_SECRET is not set")
 		require.NotContains(t, out, "hello: ok")
 	})
+}
+
+// TestOwnSecretOnOneHost starts the two ranks of an Open MPI job on this
+// host by hand, with the environment mpirun -np 2 gives them and no
+// secret: the job makes its own (rank 1 starts first and waits for rank
+// 0's file), forms one job, and leaves no file behind. It needs no
+// launcher installed.
+func TestOwnSecretOnOneHost(t *testing.T) {
+	bin := programs(t)
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	job := "own-" + secret(t)
+	outs := make([]*bytes.Buffer, 2)
+	cmds := make([]*exec.Cmd, 2)
+	for _, r := range []int{1, 0} {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "hello"), "-p", "2")
+		cmd.Env = environ("TMPDIR="+tmp, "OMPI_COMM_WORLD_RANK="+strconv.Itoa(r), "OMPI_COMM_WORLD_SIZE=2",
+			"OMPI_COMM_WORLD_LOCAL_SIZE=2", "OMPI_MCA_ess_base_jobid="+job)
+		cmd.WaitDelay = 5 * time.Second
+		outs[r] = &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = outs[r], outs[r]
+		require.NoError(t, cmd.Start())
+		cmds[r] = cmd
+	}
+	all := ""
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		require.NoError(t, ctx.Err(), "the ranks did not end within %v", runTimeout)
+		require.NoError(t, err, "rank %d:\n%s", r, outs[r])
+		all += outs[r].String()
+	}
+	checkOneJob(t, "hello", all)
+	dir := filepath.Join(tmp, "charmgo-"+strconv.Itoa(os.Geteuid()))
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left, "rank 0 removed the job's secret")
 }
 
 // TestHalfThere starts hello by hand with a launcher's environment that is
