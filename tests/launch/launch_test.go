@@ -70,10 +70,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// installHint names the explicit step that installs the launchers: go
-// test installs and starts nothing.
-const installHint = ".ci/install-launchers.sh installs it"
-
 // testSlurmConf is where .ci/install-launchers.sh configures its one-host
 // Slurm.
 const testSlurmConf = "/var/tmp/charmgo-launch/slurm.conf"
@@ -88,7 +84,7 @@ func setup(t *testing.T, launcher string) []string {
 	}
 	cmd := map[string]string{"mpi": "mpirun.openmpi", "hydra": "mpiexec.hydra", "slurm": "srun"}[launcher]
 	if _, err := exec.LookPath(cmd); err != nil {
-		t.Skipf("%s is not installed (%s %s)", cmd, installHint, launcher)
+		t.Skipf("%s is not installed: .ci/install-launchers.sh %s installs it (go test installs nothing)", cmd, launcher)
 	}
 	if launcher != "slurm" {
 		return nil
