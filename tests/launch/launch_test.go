@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,28 +223,37 @@ func TestMpiexecHydra(t *testing.T) {
 // server for the job's name, so that two jobs started at once with one
 // secret get two tokens and two ports. (With the secret alone both chose
 // the same port, and the second failed: "address already in use".)
+// Without a secret, each job makes its own, under its own name.
 func TestMpiexecHydraTwoJobsOneSecret(t *testing.T) {
-	env := append(environ(setup(t, "hydra")...), "CHARMGO_SECRET="+secret(t))
+	base := slices.Clip(environ(setup(t, "hydra")...)) // appends copy it
 	bin := programs(t)
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	type job struct {
-		cmd *exec.Cmd
-		out bytes.Buffer
-	}
-	jobs := make([]*job, 2)
-	for i := range jobs {
-		j := &job{cmd: exec.CommandContext(ctx, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "jacobi2d"), "-p", "2", "-iters", "2000")}
-		j.cmd.Env, j.cmd.Dir, j.cmd.WaitDelay = env, t.TempDir(), 5*time.Second
-		j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.out
-		require.NoError(t, j.cmd.Start())
-		jobs[i] = j
-	}
-	for i, j := range jobs {
-		err := j.cmd.Wait()
-		require.NoError(t, ctx.Err(), "the jobs did not end within %v", runTimeout)
-		require.NoError(t, err, "job %d:\n%s", i, j.out.String())
-		checkOneJob(t, "jacobi2d", j.out.String())
+	for name, env := range map[string][]string{"one secret": append(base, "CHARMGO_SECRET="+secret(t)), "no secret": base} {
+		t.Run(name, func(t *testing.T) {
+			tmp := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			type job struct {
+				cmd *exec.Cmd
+				out bytes.Buffer
+			}
+			jobs := make([]*job, 2)
+			for i := range jobs {
+				j := &job{cmd: exec.CommandContext(ctx, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "jacobi2d"), "-p", "2", "-iters", "2000")}
+				j.cmd.Env, j.cmd.Dir, j.cmd.WaitDelay = append(env, "TMPDIR="+tmp), t.TempDir(), 5*time.Second
+				j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.out
+				require.NoError(t, j.cmd.Start())
+				jobs[i] = j
+			}
+			for i, j := range jobs {
+				err := j.cmd.Wait()
+				require.NoError(t, ctx.Err(), "the jobs did not end within %v", runTimeout)
+				require.NoError(t, err, "job %d:\n%s", i, j.out.String())
+				checkOneJob(t, "jacobi2d", j.out.String())
+			}
+			if name == "no secret" {
+				noSecretLeft(t, tmp)
+			}
+		})
 	}
 }
 
