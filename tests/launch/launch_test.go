@@ -347,6 +347,8 @@ func TestHalfThere(t *testing.T) {
 			"SLURM_STEP_NODELIST: host list \"node[1-\": a bracket is never closed"},
 		{"fewer hosts than the step has", []string{"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NODELIST=node1", "SLURM_STEP_NUM_NODES=2", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "CHARMGO_SECRET=x"},
 			"SLURM_STEP_NUM_NODES=\"2\" but SLURM_STEP_NODELIST=\"node1\" names 1 hosts"},
+		{"ranks across hosts without a secret", []string{"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_LOCAL_SIZE=1", "OMPI_MCA_ess_base_jobid=7"},
+			"CHARMGO_SECRET is not set, and its ranks run on several hosts: a job across hosts needs the same secret"},
 		{"more ranks than the tasks per node place", []string{"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NODELIST=node[1-2]", "SLURM_STEP_TASKS_PER_NODE=1(x2)",
 			"SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "CHARMGO_SECRET=x"}, "SLURM_STEP_TASKS_PER_NODE=\"1(x2)\" places 2 ranks on 2 hosts, but SLURM_STEP_NUM_TASKS=4"},
 	}
