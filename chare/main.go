@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -150,6 +151,10 @@ func (c *Chare[T]) ThisProxy() Proxy[T] {
 // some PE calls Exit (with its code) or the job aborts (code 1 and the
 // reason). Returning from start does not end the job.
 func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
+	if cfg.dropSecret != nil { // on every way out, and once the job assembled
+		cfg.dropSecret = sync.OnceFunc(cfg.dropSecret)
+		defer cfg.dropSecret()
+	}
 	typ, err := register(reflectType[T]())
 	if err != nil {
 		return 1, err
