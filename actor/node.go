@@ -672,24 +672,25 @@ func (rt *Runtime) heartbeat() {
 	const checksPerBeat = 4
 	tick := time.NewTicker(max(ns.cfg.Beat/checksPerBeat, time.Millisecond))
 	defer tick.Stop()
+	// A gap of more than a beat between two checks means this process
+	// itself did not run (see silenceWatch).
+	w := silenceWatch{failAfter: ns.cfg.FailAfter, stallAfter: ns.cfg.Beat, last: time.Now()}
+	seen := make([]time.Time, ns.cfg.Nodes)
 	for i := 0; ; i++ {
 		select {
 		case <-rt.done:
 			return
 		case <-tick.C:
 		}
-		now := time.Now()
 		for n := 0; n < ns.cfg.Nodes; n++ {
-			if n == ns.cfg.Node {
-				continue
-			}
-			if i%checksPerBeat == 0 {
+			if n != ns.cfg.Node && i%checksPerBeat == 0 {
 				rt.sendFrame(n, &wire.Frame{Kind: wire.KindBeat})
 			}
-			if last := time.Unix(0, ns.seen[n].Load()); now.Sub(last) > ns.cfg.FailAfter {
-				rt.lostNode(n, fmt.Sprintf("no frame for %v", now.Sub(last).Round(time.Millisecond)))
-				return
-			}
+			seen[n] = time.Unix(0, ns.seen[n].Load())
+		}
+		if n, why := w.check(time.Now(), ns.cfg.Node, seen); n >= 0 {
+			rt.lostNode(n, why)
+			return
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,6 +80,11 @@ type Config struct {
 	// way there. A negative value is an error, and so is one that differs
 	// from a FailAfter set in Node.
 	FailAfter time.Duration
+
+	// dropSecret, set by ParseArgs on rank 0 of a launcher's job that
+	// made its own secret, removes the secret's file once the job has
+	// assembled (every rank has read it).
+	dropSecret func()
 }
 
 // flagDef is a runtime flag that another package registered.
@@ -145,6 +151,10 @@ func (c *Chare[T]) ThisProxy() Proxy[T] {
 // some PE calls Exit (with its code) or the job aborts (code 1 and the
 // reason). Returning from start does not end the job.
 func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
+	if cfg.dropSecret != nil { // on every way out, and once the job assembled
+		cfg.dropSecret = sync.OnceFunc(cfg.dropSecret)
+		defer cfg.dropSecret()
+	}
 	typ, err := register(reflectType[T]())
 	if err != nil {
 		return 1, err
@@ -218,6 +228,9 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 			start(obj, cfg.Args)
 		})
 	})
+	if cfg.dropSecret != nil { // every rank has joined, or the job will not start
+		cfg.dropSecret()
+	}
 	if err != nil {
 		return 1, err
 	}
@@ -332,7 +345,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-nodelist FILE   a job across hosts: one host:port per line, node 0 first
 //	-node I          with -nodelist: this process is node I
 //	-token T         with -nodelist: the job's secret, the same on every node
-//	                 (or set CHARMGO_TOKEN)
+//	                 (or set CHARMGO_TOKEN); under a launcher, the job's
+//	                 secret (or set CHARMGO_SECRET), needed across hosts
 //	-tls-cert F, -tls-key F   TLS between the nodes, with this certificate
 //	-jobport N       under mpirun or srun: node 0's port (default: derived
 //	                 from the launcher's job id)
@@ -350,9 +364,12 @@ func Main[T any](start func(main *T, args []string)) int {
 // Started by a launcher — Open MPI's mpirun, MPICH's Hydra mpiexec, or
 // Slurm's srun — with more than one rank, each process is the node of its
 // rank, with no node list: see package launcher for the variables read,
-// the secret every rank needs (CHARMGO_SECRET, or -token), and where node
-// 0 listens. Without -p, the job has one PE per rank. A launcher's
-// environment that is half there is an error naming the variable.
+// the job's secret and where node 0 listens. A job whose ranks all run on
+// this host needs no secret (rank 0 makes one that only this user can
+// read, and the job listens on loopback only); a job across hosts needs
+// the same secret on every rank (CHARMGO_SECRET, or -token). Without -p,
+// the job has one PE per rank. A launcher's environment that is half
+// there is an error naming the variable.
 //
 // Other
 // arguments go to the program, except flags that look like the runtime's:
@@ -495,18 +512,36 @@ func ParseArgs(args []string) (Config, error) {
 // lookupEnv reads the environment; tests replace it.
 var lookupEnv launcher.Env = os.LookupEnv
 
+// jobSecretWait bounds how long a rank waits for rank 0 to write the
+// secret of a job on one host (as long as the job may take to assemble).
+const jobSecretWait = 30 * time.Second
+
 // underLauncher makes cfg a node of the job that mpirun, mpiexec or srun
 // started, if one did (with more than one rank); a process that a local
 // launch started (-nodes) has its place in its environment already.
-func underLauncher(cfg *Config, token, nodehost string, jobport int) error {
+func underLauncher(cfg *Config, token, nodehost string, jobport int) (err error) {
 	if _, child := lookupEnv("CHARMGO_NODE"); child {
 		return nil
 	}
+	var drop func()
 	job, err := launcher.Detect(lookupEnv, launcher.Options{Port: jobport, NodeHost: nodehost, Secret: token,
-		KVSName: func() (string, error) { return launcher.PMIKVSName(lookupEnv) }})
+		KVSName: func() (string, error) { return launcher.PMIKVSName(lookupEnv) },
+		LocalSecret: func(j *launcher.Job) (string, error) {
+			s, rm, err := launcher.JobSecret(launcher.SecretDir(), j, jobSecretWait)
+			drop = rm
+			return s, err
+		}})
 	if err != nil {
 		return err
 	}
+	if drop != nil {
+		defer func() {
+			if err != nil { // no job: nobody will read the secret
+				drop()
+			}
+		}()
+	}
+	cfg.dropSecret = drop
 	if job == nil {
 		if (jobport != 0 || nodehost != "") && !launcher.Started(lookupEnv) {
 			return fmt.Errorf("flags -jobport and -nodehost are for jobs under mpirun or srun, and no launcher started this process")

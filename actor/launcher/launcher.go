@@ -21,7 +21,8 @@ func MapEnv(m map[string]string) Env {
 // SecretVar is the environment variable that holds the job's secret under
 // a launcher: every rank must see the same value (srun passes the caller's
 // environment on; mpirun does on one host, and with -x CHARMGO_SECRET
-// across hosts).
+// across hosts). A job whose ranks all run on one host needs none: it
+// makes its own (Options.LocalSecret, JobSecret).
 const SecretVar = "CHARMGO_SECRET"
 
 // Options are what the command line says about a launch.
@@ -40,6 +41,11 @@ type Options struct {
 	// job of several ranks under Hydra whose environment has PMI_FD and
 	// no PMI_JOBID.
 	KVSName func() (string, error)
+	// LocalSecret makes or finds the secret of a job whose ranks all run
+	// on this host, when neither Secret nor SecretVar gives one (JobSecret
+	// does, with a file only this user can read); nil makes such a job an
+	// error, as one across hosts always is.
+	LocalSecret func(j *Job) (string, error)
 }
 
 // Job is one process's place in a job that a launcher started.
@@ -242,9 +248,20 @@ func finish(env Env, opt Options, j *Job, oneHost bool, self, first string) (*Jo
 	if secret == "" {
 		secret, _ = env(SecretVar)
 	}
+	if secret == "" && oneHost && opt.LocalSecret != nil {
+		var err error
+		if secret, err = opt.LocalSecret(j); err != nil {
+			return nil, fmt.Errorf("%s started this process as rank %d of %d, all on this host, and %s is not set: %w; export %s to every rank, or give -token",
+				j.Launcher, j.Rank, j.Size, SecretVar, err, SecretVar)
+		}
+	}
 	if secret == "" {
-		return nil, fmt.Errorf("%s started this process as rank %d of %d, but %s is not set: export the same secret to every rank before launching (for example export %s=$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \\n')), or give -token",
-			j.Launcher, j.Rank, j.Size, SecretVar, SecretVar)
+		where := "its ranks run on several hosts"
+		if oneHost {
+			where = "its ranks run on this host, but no secret of the job's own could be made here"
+		}
+		return nil, fmt.Errorf("%s started this process as rank %d of %d, but %s is not set, and %s: a job across hosts needs the same secret exported to every rank before launching (for example export %s=$(head -c16 /dev/urandom | od -An -tx1 | tr -d ' \\n')), or given with -token",
+			j.Launcher, j.Rank, j.Size, SecretVar, where, SecretVar)
 	}
 	j.Token = Token(j.Launcher, j.JobID, secret)
 	port := opt.Port

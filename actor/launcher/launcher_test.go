@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"errors"
 	"strconv"
 	"testing"
 
@@ -190,4 +191,55 @@ func TestListenToward(t *testing.T) {
 	require.Equal(t, "127.0.0.1:0", got, "loopback is reached from loopback")
 	_, err = ListenToward("127.0.0.1")
 	require.ErrorContains(t, err, `node 0 at 127.0.0.1`)
+}
+
+// A job whose ranks all run on one host, given no secret, gets one of its
+// own from Options.LocalSecret; across hosts, a secret is required and the
+// error says why.
+func TestDetectOwnSecretOnOneHost(t *testing.T) {
+	var asked []*Job
+	own := Options{LocalSecret: func(j *Job) (string, error) {
+		asked = append(asked, j)
+		return "made-for-" + j.JobID, nil
+	}}
+	oneHost := map[string]map[string]string{
+		"mpirun":   with(ompiEnv, SecretVar, "-"),
+		"mpiexec":  with(hydraEnv, SecretVar, "-", "PMI_JOBID", "kvs_77_0"),
+		"srun one": with(srunEnv, SecretVar, "-", "SLURM_STEP_NODELIST", "node07", "SLURM_STEP_NUM_NODES", "1", "SLURM_STEP_TASKS_PER_NODE", "4"),
+	}
+	for name, env := range oneHost {
+		t.Run(name, func(t *testing.T) {
+			asked = nil
+			j, err := Detect(MapEnv(env), own)
+			require.NoError(t, err)
+			require.Len(t, asked, 1)
+			require.Equal(t, j.JobID, asked[0].JobID)
+			require.Equal(t, Token(j.Launcher, j.JobID, "made-for-"+j.JobID), j.Token)
+			require.Contains(t, j.Join, "127.0.0.1:", "a job on one host stays on loopback")
+			if j.Rank != 0 {
+				require.Equal(t, "127.0.0.1:0", j.Listen)
+			}
+		})
+	}
+	t.Run("a given secret wins", func(t *testing.T) {
+		asked = nil
+		j, err := Detect(MapEnv(ompiEnv), own)
+		require.NoError(t, err)
+		require.Empty(t, asked)
+		require.Equal(t, Token("mpirun (Open MPI)", "1737883649", "s3cret"), j.Token)
+	})
+	t.Run("across hosts", func(t *testing.T) {
+		asked = nil
+		for _, env := range []map[string]string{with(srunEnv, SecretVar, "-"), with(ompiEnv, SecretVar, "-", "OMPI_COMM_WORLD_LOCAL_SIZE", "1")} {
+			_, err := Detect(MapEnv(env), Options{NodeHost: "h0", LocalSecret: own.LocalSecret})
+			require.ErrorContains(t, err, "CHARMGO_SECRET is not set, and its ranks run on several hosts: a job across hosts needs the same secret")
+		}
+		require.Empty(t, asked, "no secret of its own across hosts")
+	})
+	t.Run("its error is said", func(t *testing.T) {
+		_, err := Detect(MapEnv(with(ompiEnv, SecretVar, "-")), Options{LocalSecret: func(*Job) (string, error) {
+			return "", errors.New("the directory of job secrets /tmp/x has mode 0755")
+		}})
+		require.ErrorContains(t, err, "rank 1 of 2, all on this host, and CHARMGO_SECRET is not set: the directory of job secrets /tmp/x has mode 0755")
+	})
 }

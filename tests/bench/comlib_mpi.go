@@ -90,14 +90,14 @@ func buildMPI() (string, error) {
 }
 
 // installMPI installs Open MPI and its compiler wrapper with the script
-// the launcher tests use (tests/launch/setup.sh mpicc: apt-get, as root
-// or through sudo -n, once per machine).
+// that installs the launchers (.ci/install-launchers.sh mpicc: apt-get,
+// as root or through sudo -n, once per machine).
 func installMPI() error {
 	_, self, _, ok := runtime.Caller(0)
 	if !ok {
-		return errors.New("Open MPI is missing, and the benchmark cannot find tests/launch/setup.sh to install it")
+		return errors.New("Open MPI is missing, and the benchmark cannot find .ci/install-launchers.sh to install it")
 	}
-	script := filepath.Join(filepath.Dir(self), "..", "launch", "setup.sh")
+	script := filepath.Join(filepath.Dir(self), "..", "..", ".ci", "install-launchers.sh")
 	fmt.Fprintln(os.Stderr, "# comlib/alltoall/mpi: installing Open MPI with", script, "mpicc")
 	out, err := exec.Command("bash", script, "mpicc").CombinedOutput()
 	if err != nil {

@@ -1,8 +1,8 @@
 // Package launch runs the examples under real launchers — Open MPI's
-// mpirun, MPICH's Hydra mpiexec and a one-host Slurm's srun — which
-// setup.sh installs and starts
-// once per machine. Where they cannot be installed (no root, no apt-get,
-// no network) the tests skip and print why.
+// mpirun, MPICH's Hydra mpiexec and a one-host Slurm's srun. The tests
+// install and start nothing: .ci/install-launchers.sh does, as an
+// explicit step (.ci/run takes it before the tests), and a test whose
+// launcher is missing skips with a one-line reason.
 package launch
 
 import (
@@ -13,7 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -70,56 +71,47 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// setup runs setup.sh for a launcher and returns the variables it prints
-// (NAME=value lines), or skips the test with setup.sh's reason.
+// testSlurmConf is where .ci/install-launchers.sh configures its one-host
+// Slurm.
+const testSlurmConf = "/var/tmp/charmgo-launch/slurm.conf"
+
+// setup checks that a launcher ("mpi", "hydra" or "slurm") is installed
+// and, for Slurm, that a node takes jobs, and returns the variables the
+// launcher needs; otherwise it skips the test with a one-line reason.
 func setup(t *testing.T, launcher string) []string {
 	t.Helper()
 	if testing.Short() {
-		t.Skipf("installs and starts %s", launcher)
+		t.Skipf("runs %s", launcher)
 	}
-	if runtime.GOOS != "linux" {
-		t.Skipf("setup.sh installs %s with Debian's apt-get; this is %s", launcher, runtime.GOOS)
+	cmd := map[string]string{"mpi": "mpirun.openmpi", "hydra": "mpiexec.hydra", "slurm": "srun"}[launcher]
+	if _, err := exec.LookPath(cmd); err != nil {
+		t.Skipf("%s is not installed: .ci/install-launchers.sh %s installs it (go test installs nothing)", cmd, launcher)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	defer cancel()
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "bash", "setup.sh", launcher)
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Logf("setup.sh %s: %v\n%s", launcher, err, stderr.String())
-		t.Skipf("cannot install or start %s here: %s", launcher, reasons(stderr.String()))
+	if launcher != "slurm" {
+		return nil
 	}
 	var env []string
-	for _, l := range strings.Split(stdout.String(), "\n") {
-		if started, ok := strings.CutPrefix(l, "CHARMGO_STARTED="); ok {
-			if started != "" {
-				// Stop the daemons this test started: nothing is left running.
-				t.Cleanup(func() {
-					if out, err := exec.Command("bash", "setup.sh", "stop", started).CombinedOutput(); err != nil {
-						t.Errorf("setup.sh stop %s: %v\n%s", started, err, out)
-					}
-				})
-			}
-		} else if strings.Contains(l, "=") {
-			env = append(env, l)
+	if _, ok := os.LookupEnv("SLURM_CONF"); !ok {
+		if _, err := os.Stat(testSlurmConf); err == nil {
+			env = append(env, "SLURM_CONF="+testSlurmConf)
 		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, "sinfo", "-h", "-N", "-o", "%t")
+	c.Env = append(os.Environ(), env...)
+	out, err := c.CombinedOutput()
+	state := strings.TrimSpace(string(out))
+	if i := strings.IndexByte(state, '\n'); i >= 0 {
+		state = state[:i]
+	}
+	switch {
+	case err != nil:
+		t.Skipf("no Slurm answers here (sinfo: %v: %.200s); .ci/install-launchers.sh slurm starts a one-host Slurm", err, state)
+	case state != "idle" && state != "mix" && state != "alloc":
+		t.Skipf("no Slurm node takes jobs here (sinfo says %q); .ci/install-launchers.sh slurm starts a one-host Slurm", state)
 	}
 	return env
-}
-
-// reasons picks setup.sh's own lines out of its stderr (apt-get's are
-// in the log above the skip).
-func reasons(stderr string) string {
-	var rs []string
-	for _, l := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(l, "setup.sh: ") {
-			rs = append(rs, strings.TrimPrefix(l, "setup.sh: "))
-		}
-	}
-	if len(rs) == 0 {
-		return strings.TrimSpace(stderr)
-	}
-	return strings.Join(rs, "; ")
 }
 
 func secret(t *testing.T) string {
@@ -199,12 +191,12 @@ func TestMpirun(t *testing.T) {
 			checkOneJob(t, prog, out)
 		})
 	}
-	t.Run("no secret", func(t *testing.T) {
-		out, err := run(t, env, append(mpirun("2"), filepath.Join(bin, "hello"), "-p", "2")...)
-		require.Error(t, err, out)
-		require.Contains(t, out, "mpirun (Open MPI) started this process as rank")
-		require.Contains(t, out, "CHARMGO_SECRET is not set")
-		require.NotContains(t, out, "hello: ok")
+	t.Run("no secret on one host", func(t *testing.T) {
+		tmp := t.TempDir()
+		out, err := run(t, append(env, "TMPDIR="+tmp), append(mpirun("2"), filepath.Join(bin, "hello"), "-p", "2")...)
+		require.NoError(t, err, out)
+		checkOneJob(t, "hello", out)
+		noSecretLeft(t, tmp)
 	})
 }
 
@@ -218,12 +210,12 @@ func TestMpiexecHydra(t *testing.T) {
 			checkOneJob(t, prog, out)
 		})
 	}
-	t.Run("no secret", func(t *testing.T) {
-		out, err := run(t, env, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "hello"), "-p", "2")
-		require.Error(t, err, out)
-		require.Contains(t, out, "mpiexec (Hydra) started this process as rank")
-		require.Contains(t, out, "CHARMGO_SECRET is not set")
-		require.NotContains(t, out, "hello: ok")
+	t.Run("no secret on one host", func(t *testing.T) {
+		tmp := t.TempDir()
+		out, err := run(t, append(env, "TMPDIR="+tmp), "mpiexec.hydra", "-np", "2", filepath.Join(bin, "hello"), "-p", "2")
+		require.NoError(t, err, out)
+		checkOneJob(t, "hello", out)
+		noSecretLeft(t, tmp)
 	})
 }
 
@@ -231,28 +223,37 @@ func TestMpiexecHydra(t *testing.T) {
 // server for the job's name, so that two jobs started at once with one
 // secret get two tokens and two ports. (With the secret alone both chose
 // the same port, and the second failed: "address already in use".)
+// Without a secret, each job makes its own, under its own name.
 func TestMpiexecHydraTwoJobsOneSecret(t *testing.T) {
-	env := append(environ(setup(t, "hydra")...), "CHARMGO_SECRET="+secret(t))
+	base := slices.Clip(environ(setup(t, "hydra")...)) // appends copy it
 	bin := programs(t)
-	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
-	defer cancel()
-	type job struct {
-		cmd *exec.Cmd
-		out bytes.Buffer
-	}
-	jobs := make([]*job, 2)
-	for i := range jobs {
-		j := &job{cmd: exec.CommandContext(ctx, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "jacobi2d"), "-p", "2", "-iters", "2000")}
-		j.cmd.Env, j.cmd.Dir, j.cmd.WaitDelay = env, t.TempDir(), 5*time.Second
-		j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.out
-		require.NoError(t, j.cmd.Start())
-		jobs[i] = j
-	}
-	for i, j := range jobs {
-		err := j.cmd.Wait()
-		require.NoError(t, ctx.Err(), "the jobs did not end within %v", runTimeout)
-		require.NoError(t, err, "job %d:\n%s", i, j.out.String())
-		checkOneJob(t, "jacobi2d", j.out.String())
+	for name, env := range map[string][]string{"one secret": append(base, "CHARMGO_SECRET="+secret(t)), "no secret": base} {
+		t.Run(name, func(t *testing.T) {
+			tmp := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+			defer cancel()
+			type job struct {
+				cmd *exec.Cmd
+				out bytes.Buffer
+			}
+			jobs := make([]*job, 2)
+			for i := range jobs {
+				j := &job{cmd: exec.CommandContext(ctx, "mpiexec.hydra", "-np", "2", filepath.Join(bin, "jacobi2d"), "-p", "2", "-iters", "2000")}
+				j.cmd.Env, j.cmd.Dir, j.cmd.WaitDelay = append(env, "TMPDIR="+tmp), t.TempDir(), 5*time.Second
+				j.cmd.Stdout, j.cmd.Stderr = &j.out, &j.out
+				require.NoError(t, j.cmd.Start())
+				jobs[i] = j
+			}
+			for i, j := range jobs {
+				err := j.cmd.Wait()
+				require.NoError(t, ctx.Err(), "the jobs did not end within %v", runTimeout)
+				require.NoError(t, err, "job %d:\n%s", i, j.out.String())
+				checkOneJob(t, "jacobi2d", j.out.String())
+			}
+			if name == "no secret" {
+				noSecretLeft(t, tmp)
+			}
+		})
 	}
 }
 
@@ -275,13 +276,60 @@ func TestSrun(t *testing.T) {
 		require.NoError(t, err, out)
 		checkOneJob(t, "hello", out)
 	})
-	t.Run("no secret", func(t *testing.T) {
-		out, err := run(t, env, srun(filepath.Join(bin, "hello"), "-p", "2")...)
-		require.Error(t, err, out)
-		require.Contains(t, out, "srun (Slurm) started this process as rank")
-		require.Contains(t, out, "CHARMGO_SECRET is not set")
-		require.NotContains(t, out, "hello: ok")
+	t.Run("no secret on one host", func(t *testing.T) {
+		tmp := t.TempDir()
+		out, err := run(t, append(env, "TMPDIR="+tmp), srun(filepath.Join(bin, "hello"), "-p", "2")...)
+		require.NoError(t, err, out)
+		checkOneJob(t, "hello", out)
+		noSecretLeft(t, tmp)
 	})
+}
+
+// noSecretLeft checks that a job without a secret made its own in the
+// user's private directory under tmp, and that rank 0 removed it.
+func noSecretLeft(t *testing.T, tmp string) {
+	t.Helper()
+	dir := filepath.Join(tmp, "charmgo-"+strconv.Itoa(os.Geteuid()))
+	fi, err := os.Stat(dir)
+	require.NoError(t, err, "the job made its secret in a directory of its own")
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	require.Empty(t, left, "rank 0 removed the job's secret")
+}
+
+// TestOwnSecretOnOneHost starts the two ranks of an Open MPI job on this
+// host by hand, with the environment mpirun -np 2 gives them and no
+// secret: the job makes its own (rank 1 starts first and waits for rank
+// 0's file), forms one job, and leaves no file behind. It needs no
+// launcher installed.
+func TestOwnSecretOnOneHost(t *testing.T) {
+	bin := programs(t)
+	tmp := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	job := "own-" + secret(t)
+	outs := make([]*bytes.Buffer, 2)
+	cmds := make([]*exec.Cmd, 2)
+	for _, r := range []int{1, 0} {
+		cmd := exec.CommandContext(ctx, filepath.Join(bin, "hello"), "-p", "2")
+		cmd.Env = environ("TMPDIR="+tmp, "OMPI_COMM_WORLD_RANK="+strconv.Itoa(r), "OMPI_COMM_WORLD_SIZE=2",
+			"OMPI_COMM_WORLD_LOCAL_SIZE=2", "OMPI_MCA_ess_base_jobid="+job)
+		cmd.WaitDelay = 5 * time.Second
+		outs[r] = &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = outs[r], outs[r]
+		require.NoError(t, cmd.Start())
+		cmds[r] = cmd
+	}
+	all := ""
+	for r, cmd := range cmds {
+		err := cmd.Wait()
+		require.NoError(t, ctx.Err(), "the ranks did not end within %v", runTimeout)
+		require.NoError(t, err, "rank %d:\n%s", r, outs[r])
+		all += outs[r].String()
+	}
+	checkOneJob(t, "hello", all)
+	noSecretLeft(t, tmp)
 }
 
 // TestHalfThere starts hello by hand with a launcher's environment that is
@@ -299,6 +347,8 @@ func TestHalfThere(t *testing.T) {
 			"SLURM_STEP_NODELIST: host list \"node[1-\": a bracket is never closed"},
 		{"fewer hosts than the step has", []string{"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NODELIST=node1", "SLURM_STEP_NUM_NODES=2", "SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "CHARMGO_SECRET=x"},
 			"SLURM_STEP_NUM_NODES=\"2\" but SLURM_STEP_NODELIST=\"node1\" names 1 hosts"},
+		{"ranks across hosts without a secret", []string{"OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2", "OMPI_COMM_WORLD_LOCAL_SIZE=1", "OMPI_MCA_ess_base_jobid=7"},
+			"CHARMGO_SECRET is not set, and its ranks run on several hosts: a job across hosts needs the same secret"},
 		{"more ranks than the tasks per node place", []string{"SLURM_PROCID=0", "SLURM_STEP_NUM_TASKS=4", "SLURM_STEP_NODELIST=node[1-2]", "SLURM_STEP_TASKS_PER_NODE=1(x2)",
 			"SLURM_JOB_ID=7", "SLURM_STEP_ID=0", "CHARMGO_SECRET=x"}, "SLURM_STEP_TASKS_PER_NODE=\"1(x2)\" places 2 ranks on 2 hosts, but SLURM_STEP_NUM_TASKS=4"},
 	}

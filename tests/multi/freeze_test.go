@@ -160,9 +160,15 @@ func TestFreezeNodeZero(t *testing.T) {
 	}
 	require.NoError(t, syscall.Kill(cmd.Process.Pid, syscall.SIGCONT))
 	waited := make(chan error, 1)
+	report := make(chan string, 1)
 	go func() {
-		for range lines { // drain: node 0 writes its end report
+		var end string
+		for l := range lines { // node 0 writes its end report
+			if strings.HasPrefix(l.text, "node 0 ended") {
+				end = l.text
+			}
 		}
+		report <- end
 		waited <- cmd.Wait()
 	}()
 	select {
@@ -171,6 +177,15 @@ func TestFreezeNodeZero(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("node 0 did not end within 10 s of resuming")
 	}
+	// Resumed, node 0 says what happened: nodes 1 and 2 ended the job (an
+	// exit frame waits in its sockets), exited, or closed their
+	// connections. It must not call them silent: it was the one that did
+	// not run.
+	end := <-report
+	require.NotEmpty(t, end, "node 0 printed no end report")
+	require.NotRegexp(t, `lost node [12] .*no frame`, end)
+	require.Regexp(t, `lost node 0 |exited before the job ended|its connection closed`, end)
+	t.Logf("node 0, resumed: %s", end)
 }
 
 // freezeZeroNode is the job of TestFreezeNodeZero, on every node: node 0

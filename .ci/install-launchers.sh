@@ -1,26 +1,36 @@
 #!/usr/bin/env bash
-# Installs and starts the launchers the tests in this folder use, once per
-# machine: Open MPI's mpirun (`setup.sh mpi`; with its compiler wrapper
-# mpicc, for the benchmark comlib/alltoall/mpi, `setup.sh mpicc`), MPICH's
-# Hydra mpiexec
-# (`setup.sh hydra`) and a one-host Slurm with
-# munge, slurmctld and slurmd on localhost (`setup.sh slurm`). It installs
-# Debian's packages (apt-get update once, then apt-get install -y) as root
-# or through sudo, and does nothing that is already done. For slurm it
-# prints SLURM_CONF=... and CHARMGO_STARTED=... (the daemons it started,
-# which `setup.sh stop NAMES` stops again, by their pid files). On failure
-# it exits non-zero with the reason on stderr; the tests then skip,
-# printing it.
+# Installs the launchers that the tests in tests/launch run the examples
+# under, and starts a one-host Slurm: an explicit step, which .ci/run takes
+# before the tests; `go test` itself installs and starts nothing, and those
+# tests skip, saying why, where a launcher is missing.
+#
+#   .ci/install-launchers.sh            all of the below (what .ci/run does)
+#   .ci/install-launchers.sh mpi        Open MPI's mpirun (openmpi-bin)
+#   .ci/install-launchers.sh mpicc      and its compiler wrapper with mpi.h
+#                                       (libopenmpi-dev; for the benchmark
+#                                       comlib/alltoall/mpi)
+#   .ci/install-launchers.sh hydra      MPICH's Hydra mpiexec (mpich)
+#   .ci/install-launchers.sh slurm      slurm-wlm and munge, and starts munged,
+#                                       slurmctld and slurmd on localhost,
+#                                       configured in /var/tmp/charmgo-launch
+#   .ci/install-launchers.sh stop NAMES stops the daemons NAMES (a comma-
+#                                       separated list) by their pid files
+#
+# It installs Debian's packages (apt-get update once per machine, then
+# apt-get install -y) as root or through password-less sudo, and does
+# nothing that is already done. For slurm it prints SLURM_CONF=... and
+# CHARMGO_STARTED=... (the daemons it started, for `stop`). On failure it
+# exits non-zero with the reason on stderr.
 set -euo pipefail
 
-what=${1:?usage: setup.sh mpi|mpicc|hydra|slurm|stop NAMES}
+what=${1:-all}
 state=/var/tmp/charmgo-launch # conf, spool and logs of the test Slurm
 conf=$state/slurm.conf
 
 as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"
   elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then sudo -n "$@"
-  else echo "setup.sh: not root and no password-less sudo: cannot run $*" >&2; return 1
+  else echo "install-launchers.sh: not root and no password-less sudo: cannot run $*" >&2; return 1
   fi
 }
 
@@ -28,19 +38,19 @@ install() { # install PACKAGE... unless COMMAND (the first argument) exists
   local cmd=$1; shift
   command -v "$cmd" >/dev/null && return 0
   apt_install "$@"
-  command -v "$cmd" >/dev/null || { echo "setup.sh: $cmd is still missing after installing $*" >&2; return 1; }
+  command -v "$cmd" >/dev/null || { echo "install-launchers.sh: $cmd is still missing after installing $*" >&2; return 1; }
 }
 
 apt_install() { # install PACKAGE...
-  command -v apt-get >/dev/null || { echo "setup.sh: no apt-get to install $*" >&2; return 1; }
+  command -v apt-get >/dev/null || { echo "install-launchers.sh: no apt-get to install $*" >&2; return 1; }
   # One update per machine: the stamp says it was done.
   if [ ! -e /var/tmp/charmgo-apt-updated ]; then
     as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 update -q >&2 || {
-      echo "setup.sh: apt-get update failed" >&2; return 1; }
+      echo "install-launchers.sh: apt-get update failed" >&2; return 1; }
     as_root touch /var/tmp/charmgo-apt-updated
   fi
   as_root env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -q --no-install-recommends "$@" >&2 || {
-    echo "setup.sh: apt-get install $* failed" >&2; return 1; }
+    echo "install-launchers.sh: apt-get install $* failed" >&2; return 1; }
 }
 
 has_mpi_h() { echo '#include <mpi.h>' | mpicc -E -x c - >/dev/null 2>&1; }
@@ -48,6 +58,12 @@ has_mpi_h() { echo '#include <mpi.h>' | mpicc -E -x c - >/dev/null 2>&1; }
 running() { pgrep -x "$1" >/dev/null; }
 
 case $what in
+all)
+  self=$0
+  bash "$self" mpi
+  bash "$self" hydra
+  bash "$self" slurm
+  ;;
 mpi)
   install mpirun.openmpi openmpi-bin
   ;;
@@ -57,7 +73,7 @@ mpicc)
   # libopenmpi-dev, so mpicc alone does not say that it can compile.
   if ! has_mpi_h; then
     apt_install libopenmpi-dev
-    has_mpi_h || { echo "setup.sh: mpicc cannot find mpi.h after installing libopenmpi-dev" >&2; exit 1; }
+    has_mpi_h || { echo "install-launchers.sh: mpicc cannot find mpi.h after installing libopenmpi-dev" >&2; exit 1; }
   fi
   ;;
 hydra)
@@ -78,7 +94,7 @@ slurm)
   as_root mkdir -p "$state/ctld" "$state/d"
   cpus=$(nproc)
   cat > "$state/slurm.conf.new" <<CONF
-# A one-host Slurm for charmgo's launcher tests (tests/launch/setup.sh).
+# A one-host Slurm for charmgo's launcher tests (.ci/install-launchers.sh).
 ClusterName=charmgo
 SlurmctldHost=localhost
 SlurmUser=root
@@ -114,11 +130,11 @@ CONF
     esac
     sleep 0.5
   done
-  echo "setup.sh: the test Slurm did not come up (node state '${st:-none}'; see $state/slurmctld.log, $state/slurmd.log)" >&2
+  echo "install-launchers.sh: the test Slurm did not come up (node state '${st:-none}'; see $state/slurmctld.log, $state/slurmd.log)" >&2
   exit 1
   ;;
 stop)
-  # Stop the daemons a `setup.sh slurm` started (a comma-separated list),
+  # Stop the daemons an `install-launchers.sh slurm` started (a comma-separated list),
   # each by the pid in its pid file, slurmd first.
   for n in slurmd slurmctld munged; do
     case ",${2:-}," in *",$n,"*) ;; *) continue ;; esac
@@ -129,9 +145,9 @@ stop)
     [ -s "$pidf" ] || continue
     pid=$(cat "$pidf")
     as_root kill "$pid" 2>/dev/null || continue
-    # Wait (at most 10 s) for it to go: a new setup.sh must not find it.
+    # Wait (at most 10 s) for it to go: a new start must not find it.
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
   ;;
-*) echo "setup.sh: unknown launcher $what" >&2; exit 2 ;;
+*) echo "install-launchers.sh: unknown launcher $what (want all, mpi, mpicc, hydra, slurm or stop NAMES)" >&2; exit 2 ;;
 esac
