@@ -118,26 +118,63 @@ func (l loss) transientName() string {
 	return l.path
 }
 
+// lossText says, for one field and for several, what is wrong with a kind
+// of field and what would make it survive.
+var lossText = map[lossKind][2]string{
+	lossUnexported: {"is unexported, so it is not packed: export it, or declare it Transient",
+		"are unexported, so they are not packed: export them, or declare them Transient"},
+	lossHidden: {"is unexported, and its type would not pack either: declare it Transient",
+		"are unexported, and their types would not pack either: declare them Transient"},
+	lossUntyped: {"is an interface: its value would come back untyped (numbers as the narrowest integer, structs as maps): give it a concrete type, or declare it Transient",
+		"are interfaces: their values would come back untyped (numbers as the narrowest integer, structs as maps): give them concrete types, or declare them Transient"},
+	lossInterface: {"is an interface: a non-nil value does not unpack (its concrete type is not packed): give it a concrete type, or declare it Transient",
+		"are interfaces: a non-nil value does not unpack (its concrete type is not packed): give them concrete types, or declare them Transient"},
+	lossUnpackable: {"cannot be packed: declare it Transient", "cannot be packed: declare them Transient"},
+}
+
 // String says what is wrong with the field and what would make it
 // survive.
-func (l loss) String() string {
-	var what, fix string
-	switch l.kind {
-	case lossUnexported:
-		what, fix = "is unexported, so it is not packed", "export it, or declare it Transient"
-	case lossHidden:
-		what, fix = "is unexported, and its type would not pack either", "declare it Transient"
-	case lossUntyped:
-		what, fix = "is an interface: its value would come back untyped (numbers as the narrowest integer, structs as maps)", "give it a concrete type, or declare it Transient"
-	case lossInterface:
-		what, fix = "is an interface: a non-nil value does not unpack (its concrete type is not packed)", "give it a concrete type, or declare it Transient"
-	default:
-		what, fix = "cannot be packed", "declare it Transient"
+func (l loss) String() string { return describeGroup([]loss{l}) }
+
+// describeGroup says what is wrong with fields of one kind, and what
+// would make them survive.
+func describeGroup(ls []loss) string {
+	var names []string
+	for _, l := range ls {
+		names = append(names, fmt.Sprintf("%s (%v)", l.path, l.typ))
 	}
+	l := ls[0]
 	if strings.Contains(l.path, "[key]") {
-		fix = fmt.Sprintf("give the map keys of a type that packs, or declare %s Transient", l.transientName())
+		return fmt.Sprintf("%s: the keys of map %s do not pack: give it keys of a type that does, or declare %s Transient",
+			names[0], l.transientName(), l.transientName())
 	}
-	return fmt.Sprintf("%s (%v) %s: %s", l.path, l.typ, what, fix)
+	text := lossText[l.kind]
+	if len(ls) == 1 {
+		return names[0] + " " + text[0]
+	}
+	return strings.Join(names, ", ") + " " + text[1]
+}
+
+// describeLossesByKind groups fields by what is wrong with them, in the
+// order they first appear.
+func describeLossesByKind(ls []loss) []string {
+	var kinds []lossKind
+	groups := map[lossKind][]loss{}
+	var out []string
+	for _, l := range ls {
+		if strings.Contains(l.path, "[key]") {
+			out = append(out, describeGroup([]loss{l}))
+			continue
+		}
+		if groups[l.kind] == nil {
+			kinds = append(kinds, l.kind)
+		}
+		groups[l.kind] = append(groups[l.kind], l)
+	}
+	for _, k := range kinds {
+		out = append(out, describeGroup(groups[k]))
+	}
+	return out
 }
 
 var (
@@ -283,9 +320,8 @@ func (t *Type) stateError(what string) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	var s, names []string
+	var names []string
 	for _, l := range bad {
-		s = append(s, l.String())
 		n := fmt.Sprintf("%q", l.transientName())
 		if !slices.Contains(names, n) {
 			names = append(names, n)
@@ -293,7 +329,7 @@ func (t *Type) stateError(what string) error {
 	}
 	return fmt.Errorf("chare: %s cannot be packed for %s, as these fields would not survive it: %s. "+
 		"Either make them survive, or accept their loss with chare.Register[%s](chare.Transient(%s)), or implement chare.Packer",
-		t.Name, what, strings.Join(s, "; "), t.rtype.Name(), strings.Join(names, ", "))
+		t.Name, what, strings.Join(describeLossesByKind(bad), "; "), t.rtype.Name(), strings.Join(names, ", "))
 }
 
 // PackError returns nil if the objects of the type can be packed for what

@@ -172,10 +172,10 @@ func TestPackErrorSaysWhatApplies(t *testing.T) {
 		}
 	}
 	require.Len(t, parts, 7, "every field is named: %v", err)
-	require.Contains(t, parts["count"], "unexported")
-	require.Contains(t, parts["count"], "export it")
-	require.Contains(t, parts["Nested.lost"], "export it")
-	require.Contains(t, parts["label"], "unexported, and its type would not pack either")
+	require.Equal(t, parts["count"], parts["Nested.lost"], "fields with the same remedy are named together")
+	require.Contains(t, parts["count"], "are unexported")
+	require.Contains(t, parts["count"], "export them")
+	require.Contains(t, parts["label"], "is unexported, and its type would not pack either")
 	require.NotContains(t, parts["label"], "export it", "exporting an interface field does not help")
 	for _, f := range []string{"Label", "Any", "Hook", "ByAny[key]"} {
 		require.NotContains(t, parts[f], "export", "%s is exported already", f)
@@ -185,6 +185,7 @@ func TestPackErrorSaysWhatApplies(t *testing.T) {
 	require.Contains(t, parts["Any"], "untyped")
 	require.Contains(t, parts["Hook"], "cannot be packed")
 	require.Contains(t, parts["ByAny[key]"], "declare ByAny Transient")
+	require.NotContains(t, parts["ByAny[key]"], "give it a concrete type", "the map's keys are the trouble")
 	require.ErrorContains(t, err, `chare.Transient("count", "label", "Label", "Any", "Hook", "ByAny", "Nested.lost")`)
 }
 
