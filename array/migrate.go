@@ -11,9 +11,11 @@ import (
 
 // Migration, insertion, deletion and AtSync.
 //
-// An element migrates by being packed (msgpack of its exported fields, or
-// its own Pack/Unpack methods), sent to the new PE, and unpacked into a
-// fresh object there; the runtime's own state (reduction numbers, the
+// An element migrates by being packed (msgpack of its exported fields
+// except those declared chare.Transient, or its own Pack/Unpack methods),
+// sent to the new PE, and unpacked into a fresh object there; an element
+// whose type's state would not survive packing is refused before
+// anything happens (chare.Type.PackError); the runtime's own state (reduction numbers, the
 // broadcasts seen) travels beside it. The PE it leaves remembers where it
 // went; the PE it reaches tells the element's home. See package location
 // for how messages find it meanwhile.
