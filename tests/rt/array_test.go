@@ -40,11 +40,11 @@ func init() {
 	// The elements of these tests never migrate: their counters stay
 	// unexported, and nothing needs declaring.
 	chare.Register[shapeElem[int]]()
-	chare.Register[shapeElem[[2]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[3]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[4]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[5]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[6]int]](chare.Transient("hits", "val"))
+	chare.Register[shapeElem[[2]int]]()
+	chare.Register[shapeElem[[3]int]]()
+	chare.Register[shapeElem[[4]int]]()
+	chare.Register[shapeElem[[5]int]]()
+	chare.Register[shapeElem[[6]int]]()
 	chare.Register[shapeElem[cellID]]()
 	array.RegisterIndex[cellID]()
 	registerReducers(
