@@ -281,7 +281,9 @@ func (e *badElem) Move(m labelMove) {
 	inJob.NoError(chare.Send(e, e.ThisProxy().At(e.ThisIndex()), (*badElem).Report, m.Done))
 }
 
-func (e *badElem) Report(f chare.Future[labelState]) { inJob.NoError(f.Send(e, labelState{PE: e.PE()})) }
+func (e *badElem) Report(f chare.Future[labelState]) {
+	inJob.NoError(f.Send(e, labelState{PE: e.PE()}))
+}
 
 func init() { chare.Register[badElem]() }
 
