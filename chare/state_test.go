@@ -257,6 +257,13 @@ func TestTransientIsNotPacked(t *testing.T) {
 	require.Equal(t, stStringer(5), orig.Arr[0].Note)
 	require.Equal(t, []int{1}, orig.cache)
 	require.Equal(t, map[int]string{1: "x"}, orig.Cache)
+
+	// Nil pointers, slices and maps on the way are left as they are.
+	b, err = PackObject(&trElem{Kept: 1, Any: "a"})
+	require.NoError(t, err)
+	got = trElem{}
+	require.NoError(t, UnpackObject(&got, b))
+	require.Equal(t, trElem{Kept: 1}, got)
 }
 
 func TestTransientNames(t *testing.T) {
