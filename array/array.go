@@ -13,8 +13,8 @@ type Element[T any, I comparable] struct {
 	chare.Base
 }
 
-// isElement marks the types that embed an Element: their objects migrate,
-// so chare.Register checks that their state survives packing.
+// isElement marks the types that embed an Element: their objects are of a
+// kind that migrates (chare.Type.Migrates).
 func (e *Element[T, I]) isElement() {}
 
 type elementType interface{ isElement() }

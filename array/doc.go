@@ -26,14 +26,21 @@
 // most MaxHops times along caches, then via the home), and hold messages
 // for elements in transit. Broadcasts are numbered at PE 0 and
 // reductions counted there, so that each element takes part exactly once
-// while elements move. Element state travels as msgpack of its exported
-// fields, or through its own Pack/Unpack (chare.Packer); chare.Register
-// refuses an element type with fields that would not survive it
-// (unexported, interface, func, channel) unless they are declared with
-// chare.Transient (see package chare). An element that cannot be unpacked
-// on the PE it migrates to stops the job with an error naming it, its
-// type and the field: its old PE let it go when it was packed, and
-// keeping a copy there to fall back on would cost every migration.
+// while elements move.
+//
+// Element state travels as msgpack of its exported fields, or through its
+// own Pack/Unpack (chare.Packer). An element type with fields that would
+// not survive that (unexported, interface, func, channel) and that are
+// not declared with chare.Transient works like any other, but does not
+// migrate, as a Charm++ element without a pup routine: Migrate returns an
+// error naming the element, its type and the fields; load balancers leave
+// its elements where they are and name the type in their report; a
+// checkpoint of a job that has one is refused. Nothing is lost silently.
+// Transient fields are left behind: they arrive as their zero value. An
+// element that cannot be unpacked on the PE it migrates to (its own
+// Unpack fails) stops the job with an error naming it, its type and the
+// reason: its old PE let it go when it was packed, and keeping a copy
+// there to fall back on would cost every migration.
 //
 // NewWith's constructor runs on each element once the array's part
 // exists on the element's PE, so it may send to the array (to a

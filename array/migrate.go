@@ -11,9 +11,11 @@ import (
 
 // Migration, insertion, deletion and AtSync.
 //
-// An element migrates by being packed (msgpack of its exported fields, or
-// its own Pack/Unpack methods), sent to the new PE, and unpacked into a
-// fresh object there; the runtime's own state (reduction numbers, the
+// An element migrates by being packed (msgpack of its exported fields
+// except those declared chare.Transient, or its own Pack/Unpack methods),
+// sent to the new PE, and unpacked into a fresh object there; an element
+// whose type's state would not survive packing is refused before
+// anything happens (chare.Type.PackError); the runtime's own state (reduction numbers, the
 // broadcasts seen) travels beside it. The PE it leaves remembers where it
 // went; the PE it reaches tells the element's home. See package location
 // for how messages find it meanwhile.
@@ -44,6 +46,11 @@ func unpack(obj any, b []byte) error { return chare.UnpackObject(obj, b) }
 // already waiting for the element on this PE). Messages sent to the
 // element at any time reach it exactly once. An element must not migrate
 // while one of its threaded entry methods is suspended.
+//
+// An element whose state would not survive packing (its type has fields
+// that are not packed and not declared chare.Transient; see
+// chare.Type.PackError) does not migrate: Migrate returns an error naming
+// the element, its type and those fields, and the element stays, intact.
 func (e *Element[T, I]) Migrate(toPE int) error {
 	pe := e.Here()
 	if pe == nil {
@@ -51,6 +58,9 @@ func (e *Element[T, I]) Migrate(toPE int) error {
 	}
 	if toPE < 0 || toPE >= pe.NumPEs() {
 		return fmt.Errorf("array: cannot migrate element %v of %s to PE %d: the job has PEs 0..%d", e.Index(), e.Collection().Type.Name, toPE, pe.NumPEs()-1)
+	}
+	if err := e.Collection().Type.PackError("migration"); err != nil {
+		return fmt.Errorf("array: element %v of %s stays on PE %d: %w", e.Index(), e.Collection().Type.Name, pe.ID(), err)
 	}
 	pe.Actor().Send(pe.ID(), &moveMsg{target: target{Coll: e.Collection().ID, idx: e.Index()}, PE: toPE})
 	return nil
@@ -300,6 +310,9 @@ func (l *part[I]) migrate(i I, to int, resume bool) error {
 			l.resume(el)
 		}
 		return nil
+	}
+	if err := l.coll.Type.PackError("migration"); err != nil {
+		return fmt.Errorf("array: element %v of %s stays on PE %d: %w", i, l.name, l.pe.ID(), err)
 	}
 	if h, ok := el.obj.(AboutToMigrate); ok {
 		h.AboutToMigrate()
@@ -740,6 +753,9 @@ type LocalElement struct {
 	Base  *chare.Base
 	// Waiting: it waits in AtSync; only its AtSync step moves it.
 	Waiting bool
+	// Stays: its state would not survive packing (its type's PackError
+	// says why), so it must not be moved.
+	Stays bool
 }
 
 // lbPart is what LocalElements and MigrateLocal use of a part.
@@ -750,8 +766,9 @@ type lbPart interface {
 }
 
 func (l *part[I]) localElements(out []LocalElement) []LocalElement {
+	stays := !l.coll.Type.Packs()
 	for _, el := range l.list {
-		out = append(out, LocalElement{Coll: l.coll.ID, Index: el.index, Base: el.base, Waiting: el.sync})
+		out = append(out, LocalElement{Coll: l.coll.ID, Index: el.index, Base: el.base, Waiting: el.sync, Stays: stays})
 	}
 	return out
 }

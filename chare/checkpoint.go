@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"time"
 
@@ -70,9 +71,14 @@ func UnmarshalState(b []byte, v any) error {
 }
 
 // PackObject packs a chare object.
+// Fields declared with Transient are left out: they unpack as their zero
+// value.
 func PackObject(obj any) ([]byte, error) {
 	if p, ok := obj.(Packer); ok {
 		return p.Pack()
+	}
+	if plan, ok := dropPlans.Load(reflect.TypeOf(obj)); ok {
+		obj = plan.(*dropPlan).strip(obj)
 	}
 	return msgpack.Marshal(obj)
 }
@@ -155,11 +161,11 @@ func Checkpoint(from Context, dir string, cb Callback) error {
 	if bad != nil {
 		return bad
 	}
-	// Every type whose state is packed must survive it. (Array element
-	// types were checked when they were registered.)
+	// Every type whose state is packed must survive it: refuse before
+	// anything is packed.
 	pe.job.colls.Range(func(_, v any) bool {
 		if c := v.(*Collection); c.Type != nil {
-			bad = c.Type.checkState("a checkpoint")
+			bad = c.Type.PackError("a checkpoint")
 		}
 		return bad == nil
 	})

@@ -37,17 +37,22 @@
 // may send to their own collection, to a neighbour say, like any entry
 // method.
 //
-// State: array elements migrate, and every chare is saved by a
+// State: array elements may migrate, and every chare is saved by a
 // checkpoint, as msgpack of its exported fields unless its type
-// implements Packer. Unexported, interface (any included), func and
-// channel fields do not survive that; a time.Time keeps its instant but
-// not its zone nor its monotonic reading. Register refuses an array
-// element type with such fields, and Checkpoint a group or chare type
-// with them, unless the type implements Packer or the fields are tagged
-// `msgpack:"-"` or declared with Transient (caches, per-PE counters). A
-// state that does not unpack is an error naming the type and the field;
-// an element that cannot be unpacked where it migrates stops the job,
-// naming it. See Transient.
+// implements Packer (Charm++'s pup). Unexported, interface (any
+// included), func and channel fields do not survive that; a time.Time
+// keeps its instant but not its zone nor its monotonic reading. A type
+// with such fields registers and runs all the same — write an element
+// with unexported fields, as a Charm++ chare without a pup routine — but
+// its objects are not movable: Migrate and Checkpoint refuse them with an
+// error naming the type and each field with what would make it survive
+// (Type.PackError), before anything is packed, and load balancers leave
+// its elements where they are. To make such a type movable, export the
+// fields, implement Packer, or declare with Transient the fields that may
+// be lost (caches, per-PE handles): Transient fields are never packed and
+// come back as their zero value. A state that does not unpack is an error
+// naming the type and the field; an element that cannot be unpacked where
+// it migrates stops the job, naming it. See Transient.
 //
 // Threaded entry methods (register with Threaded) run in their own
 // goroutine and may block on futures (Future.Get, WaitAll, WaitAny; with a

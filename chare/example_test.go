@@ -52,3 +52,39 @@ func Example() {
 	// hello, PE 1 (greeting 2) <nil>
 	// exit 0 <nil>
 }
+
+// Counter keeps its state in unexported fields, as Charm++ code without a
+// pup routine does: it registers and runs, but does not migrate nor go
+// into a checkpoint.
+type Counter struct {
+	chare.Chare[Counter]
+	n    int
+	last string
+}
+
+// Cache declares its unexported cache Transient: it is never packed, and
+// comes back empty after a migration or a restart.
+type Cache struct {
+	chare.Chare[Cache]
+	Hits  int
+	cache map[string]int
+}
+
+func init() {
+	chare.Register[Counter]()
+	chare.Register[Cache](chare.Transient("cache"))
+}
+
+// PackError says whether a type's objects can be packed, and if not,
+// which fields would be lost and what would make each survive.
+func ExampleType_PackError() {
+	c, _ := chare.TypeOf[Counter]()
+	fmt.Println(c.Packs())
+	fmt.Println(c.PackError("migration"))
+	k, _ := chare.TypeOf[Cache]()
+	fmt.Println(k.Packs(), k.PackError("migration"))
+	// Output:
+	// false
+	// chare: chare_test.Counter cannot be packed for migration, as these fields would not survive it: n (int), last (string) are unexported, so they are not packed: export them, or declare them Transient. Either make them survive, or accept their loss with chare.Register[Counter](chare.Transient("n", "last")), or implement chare.Packer
+	// true <nil>
+}

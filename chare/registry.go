@@ -30,6 +30,9 @@ type Type struct {
 	packer    bool     // it implements Packer
 	losses    []loss   // the fields packing does not carry faithfully
 	transient []string // the names given to Transient
+	// packable: every lossy field is declared Transient (PackError is
+	// nil). Set at registration; read on every migration.
+	packable atomic.Bool
 }
 
 // Entry describes one entry method of a chare type.
@@ -149,11 +152,15 @@ var reg = func() *registry {
 // in the same order in every process (in init functions or at the start of
 // main); registering a type again returns the same description.
 //
-// The state of a type whose objects migrate (array elements) must survive
-// packing: Register panics with an error naming the fields that would not
-// (unexported, interface, func and channel fields), unless the type
-// implements Packer or they are declared with Transient or tagged
-// `msgpack:"-"`. See Transient for what survives.
+// Register records which fields of T would not survive packing
+// (unexported, interface, func and channel fields not declared with
+// Transient nor tagged `msgpack:"-"`, unless T implements Packer). A type
+// with such fields registers and runs, but its objects cannot migrate nor
+// be checkpointed: both are refused with an error naming the type and the
+// fields (Type.PackError), and load balancers leave its elements where
+// they are. Register panics only on a mistake in the options: a name given
+// to Transient that is not a field of T, or a method given to Threaded,
+// NoRuns or Fast that is not an entry method of T.
 func Register[T any](opts ...Option) *Type {
 	t, err := register(reflect.TypeFor[T](), opts...)
 	if err != nil {
@@ -175,27 +182,25 @@ func register(rt reflect.Type, opts ...Option) (*Type, error) {
 	defer reg.mu.Unlock()
 	t := reg.byType[rt]
 	if t != nil && len(o.transient) > 0 {
-		probe := *t
-		probe.transient = append(append([]string(nil), t.transient...), o.transient...)
-		if err := checkTransient(&probe, o.transient); err != nil {
+		names := append(append([]string(nil), t.transient...), o.transient...)
+		plan, err := checkTransient(t, names)
+		if err != nil {
 			return nil, err
 		}
-		t.transient = probe.transient
+		t.transient = names
+		t.setPlan(plan)
 	}
 	if t == nil {
-		// The state is checked before the type is added: a type refused
-		// leaves the registry (and so every type's ID) as it was.
+		// The options are checked before the type is added: a type
+		// refused leaves the registry (and so every type's ID) as it was.
 		probe := &Type{Name: rt.String(), rtype: rt, migrates: moves, transient: o.transient,
 			packer: reflect.PointerTo(rt).Implements(packerType), losses: stateLosses(rt)}
-		if err := checkTransient(probe, o.transient); err != nil {
+		plan, err := checkTransient(probe, o.transient)
+		if err != nil {
 			return nil, err
 		}
-		if moves {
-			if err := probe.checkState("migration"); err != nil {
-				return nil, err
-			}
-		}
 		t = probe
+		t.setPlan(plan)
 		t.ID, t.byName = TypeID(len(reg.types)+1), map[string]*Entry{}
 		pt := reflect.PointerTo(rt)
 		var names []string
@@ -318,6 +323,18 @@ func EntryByID(id EntryID) (*Entry, error) {
 		return nil, fmt.Errorf("chare: %s has no entry method #%d", t.Name, i)
 	}
 	return t.entries[i-1], nil
+}
+
+// setPlan installs the type's Transient fields: what packing leaves out,
+// and whether its state then packs whole.
+func (t *Type) setPlan(plan *dropPlan) {
+	key := reflect.PointerTo(t.rtype)
+	if plan != nil && !t.packer {
+		dropPlans.Store(key, plan)
+	} else {
+		dropPlans.Delete(key)
+	}
+	t.packable.Store(len(t.unaccepted()) == 0)
 }
 
 // New returns a new zero object of the type.

@@ -2,7 +2,9 @@ package chare
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -21,11 +23,12 @@ import (
 // CustomEncoder/CustomDecoder or Marshaler/Unmarshaler (proxies,
 // callbacks and futures do). Other fields do not survive:
 //
-//   - an unexported field is not packed: it comes back as its zero value;
-//   - an interface field (any included) comes back as what msgpack makes
-//     of the value without its type: numbers as the narrowest integer
-//     (int8), structs as map[string]any, and a non-nil value of a named
-//     interface type (fmt.Stringer) does not unpack at all;
+//   - an unexported field is not packed: it would come back as its zero
+//     value;
+//   - an interface field (any included) would come back as what msgpack
+//     makes of the value without its type: numbers as the narrowest
+//     integer (int8), structs as map[string]any, and a non-nil value of a
+//     named interface type (fmt.Stringer) does not unpack at all;
 //   - funcs, channels, unsafe pointers, uintptr and complex numbers cannot
 //     be packed.
 //
@@ -34,21 +37,27 @@ import (
 // clock reading: compare times with Equal, not ==, and know that Sub
 // between a time that travelled and time.Now uses the wall clock.
 //
-// Register reports the fields that would not survive for every type whose
-// objects migrate (array elements), and refuses the type unless each of
-// them is tagged `msgpack:"-"` or declared with Transient, or the type
-// implements Packer. The types of singleton chares and groups, which never
-// migrate, are checked when a checkpoint is asked for (Checkpoint returns
-// the error), since only then is their state packed.
+// Register records, for every type, the fields that would not survive
+// and are not declared with Transient nor tagged `msgpack:"-"` (a type
+// that implements Packer has none). A type with such fields registers and
+// runs; its objects are simply not movable: migrating one (Migrate, or a
+// load balancer) and checkpointing a job that has one are refused with
+// an error naming the type and the fields (PackError), before anything
+// is packed, and load balancers leave its elements where they are. This
+// is Charm++'s rule that a chare without a pup routine does not migrate,
+// decided per type from its fields.
 
-// Transient declares fields of a chare type whose state need not survive
-// migration and checkpoints, by name as Register reports them ("cache",
-// "Stats.last", "Items[].note"; a name covers the fields below it): caches
-// rebuilt after a move, counters a test keeps on one PE. An unexported
-// field comes back as its zero value; an exported interface field comes
-// back as msgpack makes it (see above), and a non-nil one of a named
-// interface type makes unpacking fail, which stops the job. A name that is
-// not one of the type's lossy fields is an error.
+// Transient declares fields of a chare type that are never packed: they
+// do not travel when an object migrates nor go into a checkpoint, and
+// they come back (on the new PE, or after a restart) as their zero value.
+// Use it for caches rebuilt after a move, handles to per-PE things, and
+// counters a test keeps on one PE. Fields are named as PackError reports
+// them ("cache", "Stats.last", "Items[].note"); a name covers the fields
+// below it ("Stats" drops the whole of Stats). A name that is not a field
+// of the type is an error at Register, as is one that goes through an
+// interface or into a map's keys (name the interface or the map itself).
+// Tagging an exported field `msgpack:"-"` does the same as declaring it
+// Transient.
 func Transient(fields ...string) Option {
 	return func(r *registration) { r.transient = append(r.transient, fields...) }
 }
@@ -62,10 +71,9 @@ var migrating struct {
 }
 
 // RegisterMigrating tells Register how to recognise chare types whose
-// objects migrate: Register checks that their state survives packing.
-// Package array calls it for its Element; call it before registering the
-// types it recognises (in an init function of the package that defines
-// their base).
+// objects migrate (Type.Migrates). Package array calls it for its
+// Element; call it before registering the types it recognises (in an init
+// function of the package that defines their base).
 func RegisterMigrating(is func(t reflect.Type) bool) {
 	migrating.Lock()
 	defer migrating.Unlock()
@@ -83,14 +91,91 @@ func migrates(rt reflect.Type) bool {
 	return false
 }
 
+// lossKind is why a field does not survive packing; each has its remedy.
+type lossKind int
+
+const (
+	lossUnexported lossKind = iota // would pack if it were exported
+	lossHidden                     // unexported, and its type does not pack either
+	lossUntyped                    // an empty interface (any)
+	lossInterface                  // a named interface (fmt.Stringer)
+	lossUnpackable                 // func, chan, unsafe.Pointer, uintptr, complex
+)
+
 // loss is a field that packing does not carry faithfully.
 type loss struct {
 	path string       // as "Stats.last" or "Items[].note"
 	typ  reflect.Type // the field's type
-	why  string
+	kind lossKind
 }
 
-func (l loss) String() string { return fmt.Sprintf("%s (%v: %s)", l.path, l.typ, l.why) }
+// transientName is the name to give Transient for l: its path, or the map
+// whose keys do not pack.
+func (l loss) transientName() string {
+	if i := strings.Index(l.path, "[key]"); i >= 0 {
+		return l.path[:i]
+	}
+	return l.path
+}
+
+// lossText says, for one field and for several, what is wrong with a kind
+// of field and what would make it survive.
+var lossText = map[lossKind][2]string{
+	lossUnexported: {"is unexported, so it is not packed: export it, or declare it Transient",
+		"are unexported, so they are not packed: export them, or declare them Transient"},
+	lossHidden: {"is unexported, and its type would not pack either: declare it Transient",
+		"are unexported, and their types would not pack either: declare them Transient"},
+	lossUntyped: {"is an interface: its value would come back untyped (numbers as the narrowest integer, structs as maps): give it a concrete type, or declare it Transient",
+		"are interfaces: their values would come back untyped (numbers as the narrowest integer, structs as maps): give them concrete types, or declare them Transient"},
+	lossInterface: {"is an interface: a non-nil value does not unpack (its concrete type is not packed): give it a concrete type, or declare it Transient",
+		"are interfaces: a non-nil value does not unpack (its concrete type is not packed): give them concrete types, or declare them Transient"},
+	lossUnpackable: {"cannot be packed: declare it Transient", "cannot be packed: declare them Transient"},
+}
+
+// String says what is wrong with the field and what would make it
+// survive.
+func (l loss) String() string { return describeGroup([]loss{l}) }
+
+// describeGroup says what is wrong with fields of one kind, and what
+// would make them survive.
+func describeGroup(ls []loss) string {
+	var names []string
+	for _, l := range ls {
+		names = append(names, fmt.Sprintf("%s (%v)", l.path, l.typ))
+	}
+	l := ls[0]
+	if strings.Contains(l.path, "[key]") {
+		return fmt.Sprintf("%s: the keys of map %s do not pack: give it keys of a type that does, or declare %s Transient",
+			names[0], l.transientName(), l.transientName())
+	}
+	text := lossText[l.kind]
+	if len(ls) == 1 {
+		return names[0] + " " + text[0]
+	}
+	return strings.Join(names, ", ") + " " + text[1]
+}
+
+// describeLossesByKind groups fields by what is wrong with them, in the
+// order they first appear.
+func describeLossesByKind(ls []loss) []string {
+	var kinds []lossKind
+	groups := map[lossKind][]loss{}
+	var out []string
+	for _, l := range ls {
+		if strings.Contains(l.path, "[key]") {
+			out = append(out, describeGroup([]loss{l}))
+			continue
+		}
+		if groups[l.kind] == nil {
+			kinds = append(kinds, l.kind)
+		}
+		groups[l.kind] = append(groups[l.kind], l)
+	}
+	for _, k := range kinds {
+		out = append(out, describeGroup(groups[k]))
+	}
+	return out
+}
 
 var (
 	baseType      = reflect.TypeFor[Base]()
@@ -132,16 +217,16 @@ func walkState(t reflect.Type, path string, seen map[reflect.Type]bool, out *[]l
 	if t == timeType || packsItself(t) {
 		return
 	}
-	add := func(why string) { *out = append(*out, loss{path: path, typ: t, why: why}) }
+	add := func(k lossKind) { *out = append(*out, loss{path: path, typ: t, kind: k}) }
 	switch t.Kind() {
 	case reflect.Interface:
 		if t.NumMethod() == 0 {
-			add("comes back untyped: numbers as the narrowest integer, structs as maps")
+			add(lossUntyped)
 		} else {
-			add("a non-nil value does not unpack: the concrete type is not packed")
+			add(lossInterface)
 		}
 	case reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.Uintptr, reflect.Complex64, reflect.Complex128:
-		add("cannot be packed")
+		add(lossUnpackable)
 	case reflect.Pointer:
 		if !seen[t] {
 			seen[t] = true
@@ -175,7 +260,13 @@ func walkState(t reflect.Type, path string, seen map[reflect.Type]bool, out *[]l
 				}
 			}
 			if !f.IsExported() && !f.Anonymous {
-				*out = append(*out, loss{path: join(path, f.Name), typ: f.Type, why: "unexported: not packed, comes back as its zero value"})
+				k := lossUnexported
+				var inner []loss
+				walkState(f.Type, "", maps.Clone(seen), &inner)
+				if len(inner) > 0 {
+					k = lossHidden
+				}
+				*out = append(*out, loss{path: join(path, f.Name), typ: f.Type, kind: k})
 				continue
 			}
 			walkState(f.Type, join(path, f.Name), seen, out)
@@ -188,33 +279,15 @@ func covers(name, path string) bool {
 	return path == name || strings.HasPrefix(path, name+".") || strings.HasPrefix(path, name+"[")
 }
 
-// checkTransient verifies that every name given to Transient covers a
-// lossy field of t.
-func checkTransient(t *Type, names []string) error {
-	for _, n := range names {
-		found := false
-		for _, l := range t.losses {
-			if covers(n, l.path) {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return fmt.Errorf("chare: Transient(%q) for %s: no field of that name is lost in packing (%s)", n, t.Name, describeLosses(t.losses))
-		}
-	}
-	return nil
-}
-
 func describeLosses(ls []loss) string {
 	if len(ls) == 0 {
-		return "its state packs whole"
+		return "every field of it packs"
 	}
 	var s []string
 	for _, l := range ls {
 		s = append(s, l.path)
 	}
-	return "its lossy fields: " + strings.Join(s, ", ")
+	return "the fields that would not survive packing: " + strings.Join(s, ", ")
 }
 
 // unaccepted returns the lossy fields of t that Transient does not cover,
@@ -239,24 +312,46 @@ func (t *Type) unaccepted() []loss {
 	return out
 }
 
-// checkState returns an error naming the fields of t that would not
-// survive being packed for what (migration, a checkpoint).
-func (t *Type) checkState(what string) error {
+// stateError returns an error naming the fields of t that would not
+// survive being packed for what (migration, a checkpoint), with what
+// would make each survive; nil if there are none.
+func (t *Type) stateError(what string) error {
 	bad := t.unaccepted()
 	if len(bad) == 0 {
 		return nil
 	}
-	var s, names []string
+	var names []string
 	for _, l := range bad {
-		s = append(s, l.String())
-		names = append(names, fmt.Sprintf("%q", l.path))
+		n := fmt.Sprintf("%q", l.transientName())
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
 	}
-	return fmt.Errorf("chare: the state of %s is packed for %s, and these fields would not survive it: %s; "+
-		"export them, tag them `msgpack:\"-\"`, implement chare.Packer, or accept their loss with chare.Register[%s](chare.Transient(%s))",
-		t.Name, what, strings.Join(s, "; "), t.rtype.Name(), strings.Join(names, ", "))
+	return fmt.Errorf("chare: %s cannot be packed for %s, as these fields would not survive it: %s. "+
+		"Either make them survive, or accept their loss with chare.Register[%s](chare.Transient(%s)), or implement chare.Packer",
+		t.Name, what, strings.Join(describeLossesByKind(bad), "; "), t.rtype.Name(), strings.Join(names, ", "))
 }
 
-// Migrates reports whether the type's objects migrate (array elements).
+// PackError returns nil if the objects of the type can be packed for what
+// (as "migration" or "a checkpoint") without losing state: every field
+// survives packing, is declared with Transient or tagged `msgpack:"-"`,
+// or the type implements Packer. Otherwise it returns an error naming the
+// type and each field that would not survive, with what would make it
+// survive (export it, give it a concrete type, declare it Transient).
+// Migration and Checkpoint refuse such a type with this error.
+func (t *Type) PackError(what string) error {
+	if !t.packable.Load() {
+		return t.stateError(what)
+	}
+	return nil
+}
+
+// Packs reports whether the objects of the type can be packed without
+// losing state (PackError returns nil): whether they may migrate.
+func (t *Type) Packs() bool { return t.packable.Load() }
+
+// Migrates reports whether the type's objects are of a kind that migrates
+// (array elements); whether they may is Packs.
 func (t *Type) Migrates() bool { return t.migrates }
 
 // unpackState decodes b into obj with msgpack; a failure, or a panic of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +100,7 @@ func TestStateLosses(t *testing.T) {
 	}
 }
 
-func TestCheckStateAndTransient(t *testing.T) {
+func TestPackErrorAndTransient(t *testing.T) {
 	type lossy struct {
 		Chare[stInner]
 		A     int
@@ -109,26 +110,191 @@ func TestCheckStateAndTransient(t *testing.T) {
 	}
 	rt := reflect.TypeFor[lossy]()
 	ty := &Type{Name: rt.String(), rtype: rt, losses: stateLosses(rt)}
-	err := ty.checkState("migration")
+	ty.setPlan(nil)
+	require.False(t, ty.Packs())
+	err := ty.PackError("migration")
 	require.Error(t, err)
-	for _, f := range []string{"chare.lossy", "cache", "Label", "In.lost", `chare.Transient("cache", "Label", "In.lost")`} {
+	for _, f := range []string{"chare.lossy", "migration", "cache", "Label", "In.lost", `chare.Transient("cache", "Label", "In.lost")`} {
 		require.ErrorContains(t, err, f)
 	}
 	require.NotContains(t, err.Error(), " A ")
 
+	plan, err := checkTransient(ty, []string{"cache", "Label"})
+	require.NoError(t, err)
 	ty.transient = []string{"cache", "Label"}
-	require.ErrorContains(t, ty.checkState("migration"), "In.lost", "a field not declared is still refused")
+	ty.setPlan(plan)
+	require.ErrorContains(t, ty.PackError("migration"), "In.lost", "a field not declared is still refused")
 	ty.transient = append(ty.transient, "In") // covers In.lost
-	require.NoError(t, ty.checkState("migration"))
+	ty.setPlan(plan)
+	require.NoError(t, ty.PackError("migration"))
+	require.True(t, ty.Packs())
 
-	require.NoError(t, checkTransient(ty, []string{"cache", "In"}))
-	require.ErrorContains(t, checkTransient(ty, []string{"A"}), `Transient("A")`, "a field that packs whole")
-	require.ErrorContains(t, checkTransient(ty, []string{"cahce"}), "its lossy fields: cache, Label, In.lost")
+	_, err = checkTransient(ty, []string{"A", "In.Kept"})
+	require.NoError(t, err, "a field that packs whole may be left out too")
+	_, err = checkTransient(ty, []string{"cahce"})
+	require.ErrorContains(t, err, `Transient("cahce")`)
+	require.ErrorContains(t, err, "no field cahce")
+	require.ErrorContains(t, err, "would not survive packing: cache, Label, In.lost")
+	_, err = checkTransient(ty, []string{"Label.x"})
+	require.ErrorContains(t, err, "through an interface")
 
 	pr := reflect.TypeFor[stPacker]()
 	pk := &Type{Name: pr.String(), rtype: pr, losses: stateLosses(pr), packer: reflect.PointerTo(pr).Implements(packerType)}
+	pk.setPlan(nil)
 	require.NotEmpty(t, pk.losses)
-	require.NoError(t, pk.checkState("migration"), "a Packer packs itself")
+	require.NoError(t, pk.PackError("migration"), "a Packer packs itself")
+}
+
+// TestPackErrorSaysWhatApplies: the refusal tells, for each field, what
+// would make it survive — "export it" only where exporting would
+// (issue 27, item 2).
+func TestPackErrorSaysWhatApplies(t *testing.T) {
+	type advised struct {
+		count  int
+		label  fmt.Stringer
+		Label  fmt.Stringer
+		Any    any
+		Hook   func()
+		ByAny  map[any]int
+		Nested stInner
+	}
+	rt := reflect.TypeFor[advised]()
+	ty := &Type{Name: rt.String(), rtype: rt, losses: stateLosses(rt)}
+	ty.setPlan(nil)
+	err := ty.PackError("a checkpoint")
+	require.Error(t, err)
+	parts := map[string]string{}
+	for _, p := range strings.Split(err.Error(), "; ") {
+		for _, f := range []string{"count", "label", "Label", "Any", "Hook", "ByAny[key]", "Nested.lost"} {
+			if strings.Contains(p, f+" (") {
+				parts[f] = p
+			}
+		}
+	}
+	require.Len(t, parts, 7, "every field is named: %v", err)
+	require.Equal(t, parts["count"], parts["Nested.lost"], "fields with the same remedy are named together")
+	require.Contains(t, parts["count"], "are unexported")
+	require.Contains(t, parts["count"], "export them")
+	require.Contains(t, parts["label"], "is unexported, and its type would not pack either")
+	require.NotContains(t, parts["label"], "export it", "exporting an interface field does not help")
+	for _, f := range []string{"Label", "Any", "Hook", "ByAny[key]"} {
+		require.NotContains(t, parts[f], "export", "%s is exported already", f)
+		require.Contains(t, parts[f], "Transient", f)
+	}
+	require.Contains(t, parts["Label"], "give it a concrete type")
+	require.Contains(t, parts["Any"], "untyped")
+	require.Contains(t, parts["Hook"], "cannot be packed")
+	require.Contains(t, parts["ByAny[key]"], "declare ByAny Transient")
+	require.NotContains(t, parts["ByAny[key]"], "give it a concrete type", "the map's keys are the trouble")
+	require.ErrorContains(t, err, `chare.Transient("count", "label", "Label", "Any", "Hook", "ByAny", "Nested.lost")`)
+}
+
+type trStats struct {
+	Count int
+	Last  any
+}
+
+type trItem struct {
+	N    int
+	Note fmt.Stringer
+}
+
+type trElem struct {
+	Chare[trElem]
+	Kept  int
+	Label fmt.Stringer
+	Any   any
+	Cache map[int]string
+	Stats trStats
+	Items []trItem
+	Ptr   *trStats
+	ByKey map[string]trItem
+	Arr   [2]trItem
+	cache []int
+}
+
+func init() {
+	Register[trElem](Transient("Label", "Any", "Cache", "Stats.Last", "Items[].Note", "Ptr.Last", "ByKey[].Note", "Arr[].Note", "cache"))
+}
+
+// TestTransientIsNotPacked: a Transient field is never packed and comes
+// back as its zero value, however deep; the object packed is not changed
+// (issue 27, item 2: a non-nil fmt.Stringer used to make unpacking fail,
+// and an any came back as int8).
+func TestTransientIsNotPacked(t *testing.T) {
+	ty, err := TypeOf[trElem]()
+	require.NoError(t, err)
+	require.NoError(t, ty.PackError("migration"))
+	orig := &trElem{
+		Kept: 7, Label: stStringer(1), Any: 5, Cache: map[int]string{1: "x"},
+		Stats: trStats{Count: 3, Last: stStringer(2)},
+		Items: []trItem{{N: 1, Note: stStringer(3)}, {N: 2}},
+		Ptr:   &trStats{Count: 4, Last: "s"},
+		ByKey: map[string]trItem{"k": {N: 5, Note: stStringer(4)}},
+		Arr:   [2]trItem{{N: 6, Note: stStringer(5)}, {N: 7}},
+		cache: []int{1},
+	}
+	b, err := PackObject(orig)
+	require.NoError(t, err)
+	var got trElem
+	require.NoError(t, UnpackObject(&got, b))
+	require.Equal(t, trElem{
+		Kept:  7,
+		Stats: trStats{Count: 3},
+		Items: []trItem{{N: 1}, {N: 2}},
+		Ptr:   &trStats{Count: 4},
+		ByKey: map[string]trItem{"k": {N: 5}},
+		Arr:   [2]trItem{{N: 6}, {N: 7}},
+	}, got)
+
+	// The object itself keeps every field.
+	require.Equal(t, stStringer(1), orig.Label)
+	require.Equal(t, 5, orig.Any)
+	require.Equal(t, stStringer(2), orig.Stats.Last)
+	require.Equal(t, stStringer(3), orig.Items[0].Note)
+	require.Equal(t, "s", orig.Ptr.Last)
+	require.Equal(t, stStringer(4), orig.ByKey["k"].Note)
+	require.Equal(t, stStringer(5), orig.Arr[0].Note)
+	require.Equal(t, []int{1}, orig.cache)
+	require.Equal(t, map[int]string{1: "x"}, orig.Cache)
+
+	// Nil pointers, slices and maps on the way are left as they are.
+	b, err = PackObject(&trElem{Kept: 1, Any: "a"})
+	require.NoError(t, err)
+	got = trElem{}
+	require.NoError(t, UnpackObject(&got, b))
+	require.Equal(t, trElem{Kept: 1}, got)
+}
+
+func TestTransientNames(t *testing.T) {
+	rt := reflect.TypeFor[trElem]()
+	for _, c := range []struct {
+		name   string
+		packed bool
+		err    string
+	}{
+		{"Kept", true, ""},
+		{"cache", false, ""},
+		{"Stats.Last", true, ""},
+		{"Items[].Note", true, ""},
+		{"ByKey[]", true, ""},
+		{"Ptr.Count", true, ""},
+		{"Base", false, ""}, // the runtime's own, never packed
+		{"Nope", false, "has no field Nope"},
+		{"Label.X", false, "through an interface"},
+		{"Kept[]", false, "not a slice"},
+		{"ByKey[key]", false, "name the map itself"},
+		{"Items[0]", false, "write []"},
+		{"", false, "empty"},
+	} {
+		_, packed, err := resolveTransient(rt, c.name)
+		if c.err != "" {
+			require.ErrorContains(t, err, c.err, c.name)
+			continue
+		}
+		require.NoError(t, err, c.name)
+		require.Equal(t, c.packed, packed, c.name)
+	}
 }
 
 // TestUnpackNamesTheField: a state that does not unpack is an error naming

@@ -2,6 +2,7 @@ package lb
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -46,6 +47,7 @@ type distRoot struct {
 	retry   int
 	moved   int
 	start   time.Time
+	stays   []chare.CollID // arrays with elements that stay, from every PE
 }
 
 // distStat is a PE's part of the reduction that opens a distributed step.
@@ -54,6 +56,7 @@ type distStat struct {
 	Work    float64
 	Objs    int
 	ObjLoad LoadStats
+	Stays   []chare.CollID `msgpack:",omitempty"` // arrays with elements that stay (objReport.Stays)
 }
 
 // distPeer carries a gossip message, offer or reply from PE to PE, for the
@@ -107,14 +110,18 @@ func (st *peState) distCollect(rep *peReport) {
 	objs := make([]DistObj, len(rep.Objs))
 	loads := make([]float64, len(rep.Objs))
 	work := rep.Background
+	var stays []chare.CollID
 	for k, o := range rep.Objs {
 		objs[k] = DistObj{ID: st.pe.ID()<<24 | k, Work: o.Load, Migratable: !o.Fixed}
 		loads[k] = o.Load
 		work += o.Load
+		if o.Stays && !slices.Contains(stays, o.Coll) {
+			stays = append(stays, o.Coll)
+		}
 	}
 	st.distObjs, st.distBG = objs, rep.Background
 	st.dist = &distPE{inbox: map[int][]distPeer{}}
-	st.pe.Actor().Send(0, &distStat{PE: st.pe.ID(), Work: work, Objs: len(objs), ObjLoad: loadStatsOf(loads)})
+	st.pe.Actor().Send(0, &distStat{PE: st.pe.ID(), Work: work, Objs: len(objs), ObjLoad: loadStatsOf(loads), Stays: stays})
 }
 
 func (m *distStat) Describe() string { return fmt.Sprintf("PE %d's load for a distributed step", m.PE) }
@@ -130,6 +137,7 @@ func (m *distStat) Deliver(ap *actor.PE) {
 		d.before, d.loads = make([]float64, np), make([]float64, np)
 	}
 	d.before[m.PE], d.loads[m.PE] = m.Work, m.Work
+	d.stays = append(d.stays, m.Stays...)
 	if m.Objs > 0 {
 		mean := d.objLoad.Mean
 		if d.objs == 0 {
@@ -351,7 +359,7 @@ func (st *peState) distReport() {
 	rep := Report{Step: r.step, Strategy: "distributed", Objects: d.objs, ObjLoad: d.objLoad,
 		Before: d.before, After: d.loads, PELoadBefore: loadStatsOf(d.before), PELoadAfter: loadStatsOf(d.loads),
 		MaxAvgBefore: MaxOverAvg(d.before), MaxAvgAfter: MaxOverAvg(d.loads), Migrations: d.moved,
-		StrategyTime: time.Since(d.start)}
+		StrategyTime: time.Since(d.start), Unmovable: st.unmovable(d.stays)}
 	r.dist = nil
 	st.record(rep)
 	st.stepDone()

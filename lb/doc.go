@@ -20,6 +20,13 @@
 // gathering the objects anywhere. Notify, NotifyEntry and NotifyFunc
 // deliver each step's Report.
 //
+// Elements whose state would not survive migration (their type has
+// fields that are not packed and not declared chare.Transient; see
+// chare.Type.PackError) are not migratable: every strategy leaves them
+// where they are, their load counts on their PE, and each step's Report
+// counts them (Fixed) and names their types (Unmovable); the first step
+// that meets such a type says so once on stderr.
+//
 // Strategies are pure functions from a Snapshot (objects with their load
 // and PE, the PEs' background load, speed and availability, optionally the
 // communication graph) to a Placement; they are tested without a runtime.

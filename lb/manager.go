@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"os"
+	"sort"
 	"strings"
 	"time"
 
@@ -118,7 +119,8 @@ type rootState struct {
 	dones   int // PEs that sent their objects on their way
 	history []Report
 	notify  []chare.Callback
-	dist    *distRoot // a distributed step under way
+	dist    *distRoot       // a distributed step under way
+	warned  map[string]bool // the types of elements told to stay (unmovable)
 }
 
 func state(pe *chare.PE) *peState {
@@ -140,7 +142,7 @@ func setup(pe *chare.PE) {
 	st.csv, _ = job.Flag(FlagCSV)
 	st.svg, _ = job.Flag(FlagSVG)
 	if pe.ID() == 0 {
-		st.root = &rootState{ready: map[chare.CollID]int{}, steps: map[chare.CollID]int{}}
+		st.root = &rootState{ready: map[chare.CollID]int{}, steps: map[chare.CollID]int{}, warned: map[string]bool{}}
 	}
 	pe.SetSlot(slotKey{}, st)
 	if len(st.strategies) > 0 {
@@ -333,7 +335,7 @@ func (m *stepCollect) Deliver(ap *actor.PE) {
 	for k, e := range st.reported {
 		l := e.Base.Load()
 		rep.Objs[k] = objReport{Coll: e.Coll, Index: fmt.Sprint(e.Index), Load: l.Seconds(), CPU: l.CPU.Seconds(),
-			Fixed: e.Waiting && m.Coll == 0}
+			Fixed: e.Waiting && m.Coll == 0 || e.Stays, Stays: e.Stays}
 		wall += l.Wall.Seconds()
 	}
 	if st.pe.Measuring() {
@@ -361,7 +363,8 @@ type objReport struct {
 	Index string
 	Load  float64
 	CPU   float64
-	Fixed bool // waits in AtSync: a periodic or manual step leaves it
+	Fixed bool // a step must leave it: it waits in AtSync (periodic and manual steps), or Stays
+	Stays bool // its state would not survive migration
 }
 
 type edgeReport struct {
@@ -448,6 +451,15 @@ func (st *peState) decide() {
 	if err != nil {
 		rep.Error = err.Error()
 	}
+	var stays []chare.CollID
+	for _, rep := range byPE {
+		for _, o := range rep.Objs {
+			if o.Stays {
+				stays = append(stays, o.Coll)
+			}
+		}
+	}
+	rep.Unmovable = st.unmovable(stays)
 	st.record(rep)
 	moves := make([][]move, np)
 	for i, to := range place {
@@ -464,6 +476,34 @@ func (st *peState) decide() {
 	for p := range np {
 		st.pe.Actor().Send(p, &stepOrders{Step: r.step, Coll: r.coll, SyncStep: syncStep, Moves: moves[p]})
 	}
+}
+
+// unmovable names the element types of colls (arrays with elements that
+// stay because their state would not survive migration), each with the
+// fields that would be lost, for the report. The first time a type is
+// seen in the job, it says so on stderr: a balancer that cannot move a
+// type's elements should not be a mystery.
+func (st *peState) unmovable(colls []chare.CollID) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range colls {
+		c, err := st.pe.Job().Collection(id)
+		if err != nil || c.Type == nil || seen[c.Type.Name] {
+			continue
+		}
+		seen[c.Type.Name] = true
+		why := c.Type.PackError("migration")
+		if why == nil {
+			continue // registered with more Transient fields meanwhile
+		}
+		out = append(out, c.Type.Name)
+		if r := st.root; !r.warned[c.Type.Name] {
+			r.warned[c.Type.Name] = true
+			fmt.Fprintf(os.Stderr, "lb: the elements of %s stay on their PEs: %v\n", c.Type.Name, why)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // record keeps a step's report, prints it with -lbdebug, writes the

@@ -58,6 +58,13 @@ type Report struct {
 	// divided by the PE's speed) under the current and the new placement;
 	// Idle is each PE's measured idle time.
 	Before, After, Idle []float64
+	// Fixed is the number of objects the strategy was not allowed to move
+	// (Object.Migratable false); distributed steps leave it 0.
+	Fixed int
+	// Unmovable names, sorted, the element types whose state would not
+	// survive migration (chare.Type.PackError): their elements were left
+	// where they are, and are among Fixed.
+	Unmovable []string
 	// Error is why the strategy's own placement was not used (it failed,
 	// or Validate rejected it) and nothing moved; empty if it was used.
 	Error string
@@ -84,6 +91,9 @@ func NewReport(s *Snapshot, p Placement, strategy string, took time.Duration) Re
 	objLoads := make([]float64, len(s.Objects))
 	for i, o := range s.Objects {
 		objLoads[i] = o.Load
+		if !o.Migratable {
+			r.Fixed++
+		}
 	}
 	for i, pe := range s.PEs {
 		r.Idle[i] = pe.Idle
@@ -102,17 +112,22 @@ func NewReport(s *Snapshot, p Placement, strategy string, took time.Duration) Re
 // LogLine returns the report as one line of key=value pairs, for a log
 // or for grep:
 //
-//	lb step=3 strategy=greedy pes=8 objects=1024 obj_load=0.001/0.002/0.004 pe_before=0.1/0.25/0.48 pe_after=0.24/0.25/0.26 maxavg_before=1.930 maxavg_after=1.010 migrations=512 strategy_time=4.213ms
+//	lb step=3 strategy=greedy pes=8 objects=1024 obj_load=0.001/0.002/0.004 pe_before=0.1/0.25/0.48 pe_after=0.24/0.25/0.26 maxavg_before=1.930 maxavg_after=1.010 migrations=512 fixed=0 strategy_time=4.213ms
 //
 // The triples are min/mean/max in seconds; strategy_time is a Go duration
-// (time.ParseDuration reads it back). A quoted error=... ends the line if
-// the strategy's placement was not used.
+// (time.ParseDuration reads it back). fixed counts the objects the
+// strategy could not move; unmovable=T1,T2 follows if element types stayed
+// because their state would not survive migration. A quoted error=... ends
+// the line if the strategy's placement was not used.
 func (r Report) LogLine() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "lb step=%d strategy=%s pes=%d objects=%d", r.Step, logWord(r.Strategy), len(r.Before), r.Objects)
 	fmt.Fprintf(&b, " obj_load=%s pe_before=%s pe_after=%s", r.ObjLoad.triple(), r.PELoadBefore.triple(), r.PELoadAfter.triple())
-	fmt.Fprintf(&b, " maxavg_before=%.3f maxavg_after=%.3f migrations=%d strategy_time=%s",
-		r.MaxAvgBefore, r.MaxAvgAfter, r.Migrations, r.StrategyTime.Round(time.Microsecond))
+	fmt.Fprintf(&b, " maxavg_before=%.3f maxavg_after=%.3f migrations=%d fixed=%d strategy_time=%s",
+		r.MaxAvgBefore, r.MaxAvgAfter, r.Migrations, r.Fixed, r.StrategyTime.Round(time.Microsecond))
+	if len(r.Unmovable) > 0 {
+		fmt.Fprintf(&b, " unmovable=%s", logWord(strings.Join(r.Unmovable, ",")))
+	}
 	if r.Error != "" {
 		fmt.Fprintf(&b, " error=%s", strconv.Quote(r.Error))
 	}
@@ -135,6 +150,8 @@ func (r Report) LogValue() slog.Value {
 		slog.Float64("maxavg_before", r.MaxAvgBefore),
 		slog.Float64("maxavg_after", r.MaxAvgAfter),
 		slog.Int("migrations", r.Migrations),
+		slog.Int("fixed", r.Fixed),
+		slog.String("unmovable", strings.Join(r.Unmovable, ",")),
 		slog.Duration("strategy_time", r.StrategyTime),
 		slog.String("error", r.Error),
 	)

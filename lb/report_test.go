@@ -102,11 +102,17 @@ func TestReportLogLine(t *testing.T) {
 		"pe_after=1.5/2.5/4",
 		"maxavg_before=2.167", "maxavg_after=1.600",
 		"migrations=2",
+		"fixed=1",
 		"strategy_time=4.213ms",
 	} {
 		require.Contains(t, strings.Fields(line), want, line)
 	}
 	require.Equal(t, line, r.String())
+	require.Equal(t, 1, r.Fixed, "object 3 is not migratable")
+	require.NotContains(t, line, "unmovable=")
+	r.Unmovable = []string{"main.Cell", "main.Edge"}
+	require.Contains(t, strings.Fields(r.LogLine()), "unmovable=main.Cell,main.Edge")
+	r.Unmovable = nil
 
 	// Every field is key=value, and the duration parses back.
 	for _, f := range strings.Fields(line)[1:] {

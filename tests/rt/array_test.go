@@ -38,14 +38,14 @@ func (e *shapeElem[I]) Report(cb chare.Callback) {
 
 func init() {
 	// The elements of these tests never migrate: their counters stay
-	// unexported, and are declared so.
-	chare.Register[shapeElem[int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[2]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[3]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[4]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[5]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[[6]int]](chare.Transient("hits", "val"))
-	chare.Register[shapeElem[cellID]](chare.Transient("hits", "val"))
+	// unexported, and nothing needs declaring.
+	chare.Register[shapeElem[int]]()
+	chare.Register[shapeElem[[2]int]]()
+	chare.Register[shapeElem[[3]int]]()
+	chare.Register[shapeElem[[4]int]]()
+	chare.Register[shapeElem[[5]int]]()
+	chare.Register[shapeElem[[6]int]]()
+	chare.Register[shapeElem[cellID]]()
 	array.RegisterIndex[cellID]()
 	registerReducers(
 		gather[int, shapeState[int]]{},
@@ -267,7 +267,7 @@ func (e *chainElem) Answer(m chainMsg) {
 }
 
 func init() {
-	chare.Register[chainElem](chare.Transient("hits")) // never migrates
+	chare.Register[chainElem]()
 	registerReducers(gather[[2]int, int]{})
 }
 

@@ -67,7 +67,7 @@ func init() {
 	chare.Register[firer]()
 	chare.Register[cbTarget]()
 	chare.Register[cbBranch]()
-	chare.Register[cbElem](chare.Transient("out")) // never migrates
+	chare.Register[cbElem]()
 	registerReducers(gather[int, cbGot]{})
 }
 

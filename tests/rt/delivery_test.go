@@ -88,7 +88,7 @@ func (b *dlvBranch) Report(cb chare.Callback) {
 }
 
 func init() {
-	chare.Register[dlvElem](chare.Transient("got", "sum", "next")) // never migrates
+	chare.Register[dlvElem]()
 	chare.Register[dlvBranch]()
 	registerReducers(gather[int, dlvReport]{})
 }

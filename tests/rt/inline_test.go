@@ -39,7 +39,7 @@ func (e *inliner) Probe(cb chare.Callback) {
 
 func (e *inliner) Total(cb chare.Callback) { inJob.NoError(e.Contribute(e.hits, sumInt{}, cb)) }
 
-func init() { chare.Register[inliner](chare.Transient("hits")) } // never migrates
+func init() { chare.Register[inliner]() }
 
 func TestSendInline(t *testing.T) {
 	for _, pes := range []int{1, 2, 4} {

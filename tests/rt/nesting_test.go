@@ -71,7 +71,7 @@ func (b *nestBranch) Got(done chare.Callback) {
 }
 
 func init() {
-	chare.Register[nestElem](chare.Transient("busy", "got")) // never migrates
+	chare.Register[nestElem]()
 	chare.Register[nestBranch]()
 }
 

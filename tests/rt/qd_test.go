@@ -50,7 +50,7 @@ func (e *qdElem) Hop(t qdToken) {
 // Count contributes the hops the element made to a sum.
 func (e *qdElem) Count(cb chare.Callback) { inJob.NoError(e.Contribute(e.hops, sumInt{}, cb)) }
 
-func init() { chare.Register[qdElem](chare.Transient("hops")) } // never migrates
+func init() { chare.Register[qdElem]() }
 
 // qdHops is how many times Hop runs for a token sent with Left = hops:
 // each Hop either ends (Left 0) or passes Left-1 on, and a split keeps
@@ -111,7 +111,7 @@ func (e *qdAsker) Quiet() {
 	inJob.NoError(chare.Send(e, e.ask.Elems, (*qdElem).Count, e.ask.Done))
 }
 
-func init() { chare.Register[qdAsker](chare.Transient("ask")) } // never migrates
+func init() { chare.Register[qdAsker]() }
 
 // TestQuiescenceFromElements asks for quiescence from every element at
 // once, while a chain runs: every callback fires, after all hops (each

@@ -48,7 +48,7 @@ func (e *secElem) Reduce(m secReduce) {
 }
 
 func init() {
-	chare.Register[secElem](chare.Transient("hits")) // never migrates
+	chare.Register[secElem]()
 	registerReducers(gather[int, map[string]int]{})
 }
 

@@ -98,7 +98,7 @@ func (e *callElem) PingSection(m callPingSec) int {
 func init() {
 	chare.Register[callCounter]()
 	chare.Register[callBranch]()
-	chare.Register[callElem](chare.Transient("done")) // never migrates
+	chare.Register[callElem]()
 }
 
 func TestCall0AndSendR(t *testing.T) {
