@@ -19,7 +19,7 @@ import (
 // counts them in every process.
 
 const (
-	dlElems    = 16 // elements, 4 per PE (block map on 4 PEs)
+	dlElems  = 16 // elements, 4 per PE (block map on 4 PEs)
 	dlSends  = 30 // messages per element per round
 	dlRounds = 2  // bracketed rounds (the first teaches EachToMany its sources)
 )

@@ -114,4 +114,3 @@ func newReport(per []StatsSnapshot) Report {
 	}
 	return r
 }
-
