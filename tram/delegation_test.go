@@ -199,3 +199,57 @@ func TestDelegationTravelsWithMigratedState(t *testing.T) {
 		})
 	}
 }
+
+// TestDelegateZeroOptionsReachesQuiescence: a delegate made with the zero
+// Options (no flush period given) flushes at DefaultDelegateFlush, so the
+// items of buffers that never fill leave and quiescence comes; a negative
+// period is refused, naming what to set.
+func TestDelegateZeroOptionsReachesQuiescence(t *testing.T) {
+	const n = 3 // far fewer items per peer than a buffer holds
+	var rep tram.DelegateReport
+	var got []int
+	var negErr error
+	code, err := chare.Run(chare.Config{PEs: 4, Timeout: 30 * time.Second}, func(m *tmain, _ []string) {
+		fail := func(err error) { m.Abort(err) }
+		cells, err := array.New[cell](m, array.Dims(64))
+		if err != nil {
+			fail(err)
+			return
+		}
+		_, negErr = tram.NewDelegate(m, tram.Options{FlushPeriod: -time.Millisecond})
+		d, err := tram.NewDelegate(m, tram.Options{})
+		if err != nil {
+			fail(err)
+			return
+		}
+		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells.Delegate(d), N: n})
+		qd := chare.NewFuture[any](m)
+		m.DetectQuiescence(qd.Callback())
+		if _, err := qd.Get(m); err != nil {
+			fail(err)
+			return
+		}
+		f := chare.NewFuture[[]int](m)
+		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
+		if got, err = f.Get(m); err != nil {
+			fail(err)
+			return
+		}
+		rf := chare.NewFuture[tram.DelegateReport](m)
+		if err := d.Report(m, rf.Callback()); err != nil {
+			fail(err)
+			return
+		}
+		if rep, err = rf.Get(m); err != nil {
+			fail(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err, "a delegate with the zero options must reach quiescence")
+	require.Equal(t, 0, code)
+	require.Equal(t, wantChat(n), got)
+	require.EqualValues(t, 64*n, rep.Job.Items)
+	require.ErrorContains(t, negErr, "FlushPeriod -1ms")
+	require.ErrorContains(t, negErr, "a period > 0")
+}
