@@ -142,7 +142,7 @@ type a2aResult struct {
 	stats            comlib.StatsSnapshot
 	recovered        []int
 	exchanges        map[int]int
-	exchangedOn      map[int][]int // the PEs (of PE 0's process) that took the router
+	exchangedOn      map[int][]int       // the PEs (of PE 0's process) that took the router
 	fanOuts          map[int]map[int]int // EachToManyOptions.Tune
 	tuning           []comlib.Tuning
 }
