@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
 )
@@ -268,6 +270,7 @@ type delegateSetup struct {
 type delegateBranch struct {
 	group.Branch[delegateBranch]
 	d      *Delegate // this process's object
+	setup  delegateSetup
 	agg    *Aggregator[chare.WireEnvelope]
 	idle   idleFlusher
 	counts DelegateStats // this PE's
@@ -306,16 +309,38 @@ func init() { chare.Register[delegateBranch]() }
 
 // Init builds the branch's aggregator.
 func (b *delegateBranch) Init(s delegateSetup) {
-	topo, err := NewTopology(s.Dims, b.NumPEs())
-	if err == nil {
-		// Not Bare: a delegate's messages are envelopes alone (Flush.Final stays empty).
-		b.agg, err = NewAggregator(Config[chare.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
-	}
-	if err != nil {
+	if err := b.build(s); err != nil {
 		b.Abort(err)
-		return
 	}
+}
+
+func (b *delegateBranch) build(s delegateSetup) error {
+	topo, err := NewTopology(s.Dims, b.NumPEs())
+	if err != nil {
+		return err
+	}
+	// Not Bare: a delegate's messages are envelopes alone (Flush.Final stays empty).
+	if b.agg, err = NewAggregator(Config[chare.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing}); err != nil {
+		return err
+	}
+	b.setup = s
 	b.d, b.idle.period = delegateOf(b.Here().Job(), b.Collection().ID), s.Period
+	return nil
+}
+
+// Pack implements chare.Packer: a checkpoint keeps the branch's set-up
+// (taken at quiescence, its buffers are empty), so that proxies
+// delegated to it in restored state find it again after a restart.
+func (b *delegateBranch) Pack() ([]byte, error) { return msgpack.Marshal(&b.setup) }
+
+// Unpack implements chare.Packer: it rebuilds the branch from its set-up,
+// on the PE and in the job it is restored in.
+func (b *delegateBranch) Unpack(data []byte) error {
+	var s delegateSetup
+	if err := chare.UnmarshalState(data, &s); err != nil {
+		return fmt.Errorf("tram: a delegate's branch: %w", err)
+	}
+	return b.build(s)
 }
 
 func (b *delegateBranch) request(p *pending) uint64 {

@@ -253,3 +253,141 @@ func TestDelegateZeroOptionsReachesQuiescence(t *testing.T) {
 	require.ErrorContains(t, negErr, "FlushPeriod -1ms")
 	require.ErrorContains(t, negErr, "a period > 0")
 }
+
+// ckptMain keeps, in its checkpointed state, the cells' proxy delegated
+// to a TRAM delegate; the carrier keeps one too, and a callback made
+// from it.
+type ckptMain struct {
+	chare.Chare[ckptMain]
+	Cells    array.Proxy[cell, int]
+	Carriers array.Proxy[carrier, int]
+}
+
+// ckptResult is what the restarted job found.
+var ckptResult struct {
+	restarting bool
+	got        []int
+	rep        tram.DelegateReport
+	direct     int64
+}
+
+func init() { chare.Register[ckptMain](chare.Threaded((*ckptMain).Resumed)) }
+
+// Resumed runs after the checkpoint, and again after a restart: then the
+// carrier (on PE 3) sends through the proxy it brought back, and the main
+// chare through its own.
+func (m *ckptMain) Resumed() {
+	if !ckptResult.restarting {
+		m.Exit(0)
+		return
+	}
+	fail := func(err error) { m.Abort(err) }
+	d, err := chare.Resolve(m, m.Cells.Delegated())
+	if err != nil {
+		fail(err)
+		return
+	}
+	td, ok := d.(*tram.Delegate)
+	if !ok {
+		fail(fmt.Errorf("the restored proxy is delegated to %v", chare.DelegateName(d)))
+		return
+	}
+	const n = 30
+	if err := chare.Send(m, m.Carriers.At(0), (*carrier).Fire, n); err != nil {
+		fail(err)
+		return
+	}
+	for i := 0; i < n; i++ {
+		if err := chare.Send(m, m.Cells.At(i), (*cell).Note, 0); err != nil {
+			fail(err)
+			return
+		}
+	}
+	qd := chare.NewFuture[any](m)
+	m.DetectQuiescence(qd.Callback())
+	if _, err := qd.Get(m); err != nil {
+		fail(err)
+		return
+	}
+	f := chare.NewFuture[[]int](m)
+	_ = chare.Send(m, m.Cells.Undelegate(), (*cell).Totals, f.Callback())
+	if ckptResult.got, err = f.Get(m); err != nil {
+		fail(err)
+		return
+	}
+	rf := chare.NewFuture[tram.DelegateReport](m)
+	if err := td.Report(m, rf.Callback()); err != nil {
+		fail(err)
+		return
+	}
+	if ckptResult.rep, err = rf.Get(m); err != nil {
+		fail(err)
+		return
+	}
+	m.Exit(0)
+}
+
+// TestDelegationSurvivesACheckpoint: after a restart, the proxies kept in
+// the main chare's and an element's state, and a callback made from one,
+// send through the restored TRAM delegate, as 1 and 2 processes.
+func TestDelegationSurvivesACheckpoint(t *testing.T) {
+	for _, nodes := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%dproc", nodes), func(t *testing.T) {
+			dir := t.TempDir()
+			ckptResult.restarting = false
+			run := func(restart string) (int, error) {
+				cfg := chare.Config{PEs: 4, Nodes: nodes, Timeout: 60 * time.Second, Restart: restart}
+				if nodes > 1 {
+					if testing.Short() {
+						t.Skip("launches processes")
+					}
+					cfg.Launch = []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}
+				}
+				code, err := chare.Run(cfg, func(m *ckptMain, _ []string) {
+					fail := func(err error) { m.Abort(err) }
+					cells, err := array.New[cell](m, array.Dims(64))
+					if err != nil {
+						fail(err)
+						return
+					}
+					if m.Carriers, err = array.New[carrier](m, array.Dims(1)); err != nil {
+						fail(err)
+						return
+					}
+					d, err := tram.NewDelegate(m, tram.Options{Sizing: tram.Sizing{BufferItems: 8}})
+					if err != nil {
+						fail(err)
+						return
+					}
+					m.Cells = cells.Delegate(d)
+					if err := chare.Send(m, m.Carriers.At(0), (*carrier).Arm, carrierSetup{Peers: m.Cells, To: 3}); err != nil {
+						fail(err)
+						return
+					}
+					if err := chare.Checkpoint(m, dir, chare.EntryCallback0(m.ThisProxy(), (*ckptMain).Resumed)); err != nil {
+						fail(err)
+					}
+				})
+				return code, err
+			}
+			code, err := run("")
+			if chare.IsLaunchedNode() { // each job launches its own nodes
+				nodetmp.Exit(code)
+			}
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			ckptResult.restarting = true
+			code, err = run(dir)
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			const n = 30
+			require.Equal(t, []int{2*n + 1, 0}, ckptResult.got, "every note arrived once")
+			require.EqualValues(t, 2*n+1, ckptResult.rep.Job.Items, "the main chare's sends, the carrier's and its callback went through the restored delegate")
+			var perPE int64
+			for _, s := range ckptResult.rep.PE {
+				perPE += s.Items
+			}
+			require.Equal(t, ckptResult.rep.Job.Items, perPE)
+		})
+	}
+}
