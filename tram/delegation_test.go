@@ -11,6 +11,7 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/internal/nodetmp"
 	"github.com/charmgo/charm/tram"
 )
@@ -388,6 +389,64 @@ func TestDelegationSurvivesACheckpoint(t *testing.T) {
 				perPE += s.Items
 			}
 			require.Equal(t, ckptResult.rep.Job.Items, perPE)
+		})
+	}
+}
+
+// TestStreamerReportInEveryProcess: a streamer's report gathers every
+// PE's figures, in every process: after a completion step every PE
+// inserted and flushed, nothing is left buffered, and the sums per
+// process and over the job are those of the PEs.
+func TestStreamerReportInEveryProcess(t *testing.T) {
+	for _, nodes := range []int{1, 2, 4} {
+		t.Run(fmt.Sprintf("%dproc", nodes), func(t *testing.T) {
+			const items = 500
+			var rep tram.StreamerReport
+			var got []int64
+			code, err := inProcesses(t, nodes, func(m *tmain, _ []string) {
+				g, _ := group.New[table](m)
+				s, err := tram.New(m, g, (*table).Add, tram.Options{Sizing: tram.Sizing{BufferItems: 16}, FlushPeriod: time.Millisecond})
+				if err != nil {
+					m.Abort(err)
+					return
+				}
+				if got, err = runStep(m, s, g, tram.Step{Mode: tram.Completion, Producers: 4}, feedAll(m, g, feedMsg{S: s, Items: items, Seed: 5})); err != nil {
+					m.Abort(err)
+					return
+				}
+				rf := chare.NewFuture[tram.StreamerReport](m)
+				if err := s.Report(m, rf.Callback()); err != nil {
+					m.Abort(err)
+					return
+				}
+				if rep, err = rf.Get(m); err != nil {
+					m.Abort(err)
+					return
+				}
+				m.Exit(0)
+			})
+			require.NoError(t, err)
+			require.Equal(t, 0, code)
+			n, sum := expected(4, items, 5)
+			require.Equal(t, []int64{n, sum}, got)
+			require.Len(t, rep.PE, 4)
+			require.Len(t, rep.Process, nodes)
+			var inserted, flushes int
+			for pe, st := range rep.PE {
+				require.Positive(t, st.Inserted, "PE %d inserted", pe)
+				require.Positive(t, st.Flushes, "PE %d flushed", pe)
+				require.Zero(t, st.Buffered, "PE %d still buffers", pe)
+				inserted, flushes = inserted+st.Inserted, flushes+st.Flushes
+			}
+			require.Equal(t, inserted, rep.Job.Inserted)
+			require.Equal(t, flushes, rep.Job.Flushes)
+			require.LessOrEqual(t, rep.Job.Inserted, 4*items)
+			perProc := 0
+			for _, st := range rep.Process {
+				require.Positive(t, st.Inserted)
+				perProc += st.Inserted
+			}
+			require.Equal(t, inserted, perProc)
 		})
 	}
 }

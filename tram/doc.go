@@ -108,7 +108,8 @@
 // has no Done, so only a periodic flush empties buffers that never fill.
 // Its figures: Stats is this process's (the sends made on its PEs, the
 // messages its branches sent); Report gathers every PE's, with the sums
-// per process and over the job.
+// per process and over the job. A streamer's figures are its PEs'
+// Aggregator Stats; Streamer.Report gathers them the same way.
 //
 // Items cross processes in TRAM's batches: items of a fixed-size type
 // (numbers, and arrays and structs of them) as one binary block of
