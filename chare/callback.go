@@ -52,8 +52,11 @@ func ExitCallback(code int) Callback { return Callback{Kind: CallbackExit, Code:
 
 // EntryCallback invokes method with the callback's value as its message;
 // through a group or array proxy it broadcasts. A callback made from a
-// delegated proxy sends through the proxy's delegate, and travels with it
-// as the proxy does. The value must be of the
+// delegated proxy sends through the proxy's delegate, and carries it
+// wherever the callback travels, as the proxy would; make it from
+// p.Undelegate() to send directly (a bracketed strategy, for one, takes
+// sends only between a source's BeginIteration and EndIteration). The
+// value must be of the
 // method's message type (numbers convert between numeric types, so a
 // method taking float64 is a typed reduction target for a float sum).
 func EntryCallback[T, M any](to Target[T], method func(*T, M)) Callback {
