@@ -40,6 +40,7 @@ type Callback struct {
 	Func   uint64    `msgpack:",omitempty"`
 	PE     int       `msgpack:",omitempty"`
 	Code   int       `msgpack:",omitempty"`
+	del    Delegate  // the delegate of the proxy an entry callback was made from
 	err    error
 }
 
@@ -50,7 +51,12 @@ func IgnoreCallback() Callback { return Callback{Kind: CallbackIgnore} }
 func ExitCallback(code int) Callback { return Callback{Kind: CallbackExit, Code: code} }
 
 // EntryCallback invokes method with the callback's value as its message;
-// through a group or array proxy it broadcasts. The value must be of the
+// through a group or array proxy it broadcasts. A callback made from a
+// delegated proxy sends through the proxy's delegate, and carries it
+// wherever the callback travels, as the proxy would; make it from
+// p.Undelegate() to send directly (a bracketed strategy, for one, takes
+// sends only between a source's BeginIteration and EndIteration). The
+// value must be of the
 // method's message type (numbers convert between numeric types, so a
 // method taking float64 is a typed reduction target for a float sum).
 func EntryCallback[T, M any](to Target[T], method func(*T, M)) Callback {
@@ -59,7 +65,8 @@ func EntryCallback[T, M any](to Target[T], method func(*T, M)) Callback {
 		return Callback{Kind: CallbackEntry, err: err}
 	}
 	installInvoke(e, method)
-	return Callback{Kind: CallbackEntry, Route: to.proxy().route, Entry: e.ID}
+	p := to.proxy()
+	return Callback{Kind: CallbackEntry, Route: p.route, Entry: e.ID, del: p.del}
 }
 
 // EntryCallback0 invokes a method without a message; the callback's value
@@ -69,7 +76,8 @@ func EntryCallback0[T any](to Target[T], method func(*T)) Callback {
 	if err != nil {
 		return Callback{Kind: CallbackEntry, err: err}
 	}
-	return Callback{Kind: CallbackEntry, Route: to.proxy().route, Entry: e.ID}
+	p := to.proxy()
+	return Callback{Kind: CallbackEntry, Route: p.route, Entry: e.ID, del: p.del}
 }
 
 var (
@@ -154,7 +162,7 @@ func (cb Callback) Send(from Context, v any) error {
 		if e.Msg == nil {
 			v = nil
 		}
-		return pe.post(cb.Route, nil, from, NewEnvelope(cb.Route, e, v))
+		return pe.post(cb.Route, cb.del, from, NewEnvelope(cb.Route, e, v))
 	}
 	return fmt.Errorf("chare: callback of unknown kind %d", cb.Kind)
 }

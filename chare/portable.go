@@ -6,13 +6,20 @@ import (
 	"sync"
 )
 
-// PortableDelegate is a delegate that travels with its proxy to other
-// processes. A proxy delegated to an ordinary delegate arrives in another
-// process undelegated (the delegate is a Go value of this process); one
-// delegated to a PortableDelegate arrives delegated to the delegate that
-// its kind's resolver returns there. Comlib's instances are portable: the
-// elements of an array spread over several processes all send through
-// the strategy their proxy names.
+// PortableDelegate is a delegate that travels with its proxy: in
+// messages to other processes, in migrated and checkpointed state, in
+// callbacks made from the proxy. It exists in every process of the job
+// under one identity (a group-like object made collectively), and a proxy
+// decoded anywhere is delegated to the instance that its kind's resolver
+// returns there. TRAM's delegates and Comlib's instances are portable, so
+// a program sends through the same delegate on one process or many. A
+// proxy delegated to a delegate that is not portable cannot be encoded:
+// the message, migration or checkpoint fails with an error naming the
+// delegate, rather than the proxy arriving undelegated.
+//
+// A program's own delegate becomes portable by implementing DelegateRef
+// and registering its kind, in an init function, with a resolver that
+// returns the process's instance for an identity.
 type PortableDelegate interface {
 	Delegate
 	// DelegateRef names the delegate across the job: a kind registered
@@ -33,6 +40,15 @@ func RegisterDelegateKind(kind string, resolve DelegateResolver) {
 	if _, dup := delegateKinds.LoadOrStore(kind, resolve); dup {
 		panic(fmt.Sprintf("chare: delegate kind %q registered twice", kind))
 	}
+}
+
+// DelegateName names a delegate in errors and reports: its type, and its
+// String if it has one.
+func DelegateName(d Delegate) string {
+	if s, ok := d.(fmt.Stringer); ok {
+		return fmt.Sprintf("%T (%s)", d, s.String())
+	}
+	return fmt.Sprintf("%T", d)
 }
 
 func delegateKindNames() []string {
@@ -70,6 +86,8 @@ func (r *remoteDelegate) get(from Context) (Delegate, error) {
 // DelegateRef implements PortableDelegate: a proxy passed on travels on
 // delegated.
 func (r *remoteDelegate) DelegateRef() (string, uint64) { return r.kind, r.id }
+
+func (r *remoteDelegate) String() string { return fmt.Sprintf("%s delegate %d", r.kind, r.id) }
 
 func (r *remoteDelegate) Send(from Context, e Envelope) error {
 	d, err := r.get(from)

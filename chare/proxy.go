@@ -90,7 +90,10 @@ func (p Proxy[T]) Route() Route { return p.route }
 func (p Proxy[T]) IsZero() bool { return p.route.Kind == KindNone }
 
 // Delegate returns a copy of the proxy whose sends go to d (nil removes
-// the delegation).
+// the delegation). The delegation travels with the proxy: in messages to
+// other processes, in migrated and checkpointed state, in entry callbacks
+// made from it. It can travel only if d is a PortableDelegate; encoding a
+// proxy delegated to any other delegate fails with an error naming it.
 func (p Proxy[T]) Delegate(d Delegate) Proxy[T] {
 	p.del = d
 	return p

@@ -82,6 +82,32 @@ func MarkEntry(method any, d Delegate) error {
 	return nil
 }
 
+// MarkEntryID is MarkEntry for the entry method numbered id: a delegate
+// that marks an entry method in every process names it by its number,
+// which is the same in every process of the job.
+func MarkEntryID(id EntryID, d Delegate) error {
+	e, err := EntryByID(id)
+	if err != nil {
+		return err
+	}
+	if d == nil {
+		e.delegate.Store(nil)
+		return nil
+	}
+	e.delegate.Store(&d)
+	return nil
+}
+
+// EntryIDOf returns the number of the entry method behind method, the
+// same in every process of the job.
+func EntryIDOf(method any) (EntryID, error) {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return 0, err
+	}
+	return e.ID, nil
+}
+
 func (e *Entry) String() string { return e.Type.Name + "." + e.Name }
 
 // Option configures a chare type at registration.

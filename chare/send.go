@@ -201,6 +201,13 @@ func (pe *PE) post(r Route, d Delegate, from Context, env Envelope) error {
 		}
 	}
 	if d != nil {
+		if h.Index != nil {
+			// A route decoded from a message (a callback's) holds its
+			// index in wire form; delegates locate elements by the typed
+			// index. A collection not known here yet keeps it so, for the
+			// direct path to resolve once it is.
+			_ = pe.resolveHeader(h)
+		}
 		switch {
 		case r.Kind == KindSection:
 			return d.Multicast(from, env)

@@ -974,10 +974,32 @@ func encodeRoute(enc *msgpack.Encoder, r Route, d Delegate) error {
 		return err
 	}
 	w := wireRoute{Kind: r.Kind, Coll: r.Coll, PE: r.PE, Index: idx}
-	if pd, ok := d.(PortableDelegate); ok {
-		w.DKind, w.DID = pd.DelegateRef()
+	if w.DKind, w.DID, err = delegateRef(d); err != nil {
+		return fmt.Errorf("chare: a proxy to %v: %w", Proxy[struct{}]{route: r}, err)
 	}
 	return enc.Encode(&w)
+}
+
+// delegateRef returns the reference a delegate travels as: none for no
+// delegate, the kind and identity of a PortableDelegate, and an error
+// naming any other delegate, which cannot travel: its proxy would arrive
+// undelegated, and its sends would silently go direct.
+func delegateRef(d Delegate) (string, uint64, error) {
+	if d == nil {
+		return "", 0, nil
+	}
+	pd, ok := d.(PortableDelegate)
+	if !ok {
+		return "", 0, fmt.Errorf("it is delegated to %s, which cannot leave its process (a delegate that travels implements chare.PortableDelegate, its kind registered with chare.RegisterDelegateKind)", DelegateName(d))
+	}
+	kind, id := pd.DelegateRef()
+	if kind == "" {
+		return "", 0, fmt.Errorf("it is delegated to %s, whose DelegateRef names no kind", DelegateName(d))
+	}
+	if _, known := delegateKinds.Load(kind); !known {
+		return "", 0, fmt.Errorf("it is delegated to %s, of kind %q, which is not registered (chare.RegisterDelegateKind; known: %v)", DelegateName(d), kind, delegateKindNames())
+	}
+	return kind, id, nil
 }
 
 func decodeRoute(dec *msgpack.Decoder) (Route, Delegate, error) {
@@ -1000,8 +1022,11 @@ func decodeRoute(dec *msgpack.Decoder) (Route, Delegate, error) {
 	return r, d, nil
 }
 
-// EncodeMsgpack lets a proxy travel in a message, with its delegate if
-// that is a PortableDelegate (other delegates stay behind).
+// EncodeMsgpack lets a proxy travel in a message, in migrated or
+// checkpointed state, with its delegate: a PortableDelegate travels as its
+// reference (kind and identity) and is found again where the proxy is
+// used; a proxy delegated to any other delegate cannot be encoded, and
+// the error names the delegate.
 func (p Proxy[T]) EncodeMsgpack(enc *msgpack.Encoder) error {
 	return encodeRoute(enc, p.route, p.del)
 }
@@ -1032,8 +1057,12 @@ func (cb Callback) EncodeMsgpack(enc *msgpack.Encoder) error {
 	if err != nil {
 		return err
 	}
-	return enc.Encode(&wireCallback{Kind: cb.Kind, Route: wireRoute{Kind: cb.Route.Kind, Coll: cb.Route.Coll, PE: cb.Route.PE, Index: idx},
-		Entry: cb.Entry, Future: cb.Future, Func: cb.Func, PE: cb.PE, Code: cb.Code})
+	w := wireCallback{Kind: cb.Kind, Route: wireRoute{Kind: cb.Route.Kind, Coll: cb.Route.Coll, PE: cb.Route.PE, Index: idx},
+		Entry: cb.Entry, Future: cb.Future, Func: cb.Func, PE: cb.PE, Code: cb.Code}
+	if w.Route.DKind, w.Route.DID, err = delegateRef(cb.del); err != nil {
+		return fmt.Errorf("chare: callback %s: %w", cb.describe(), err)
+	}
+	return enc.Encode(&w)
 }
 
 // DecodeMsgpack reads a callback from a message.
@@ -1045,6 +1074,13 @@ func (cb *Callback) DecodeMsgpack(dec *msgpack.Decoder) error {
 	*cb = Callback{Kind: w.Kind, Route: Route{Kind: w.Route.Kind, Coll: w.Route.Coll, PE: w.Route.PE}, Entry: w.Entry, Future: w.Future, Func: w.Func, PE: w.PE, Code: w.Code}
 	if w.Route.Index != nil {
 		cb.Route.Index = rawIndex(w.Route.Index)
+	}
+	if w.Route.DKind != "" {
+		rd, err := newRemoteDelegate(w.Route.DKind, w.Route.DID)
+		if err != nil {
+			return err
+		}
+		cb.del = rd
 	}
 	return nil
 }

@@ -398,7 +398,7 @@ func (s specStrategy) spec() Spec { return Spec(s) }
 // updated atomically; read them with Snapshot.
 type Stats struct {
 	mu        sync.Mutex
-	exchanges map[int]int         // iteration → PEs that exchanged it through the router
+	exchanges map[int][]int       // iteration → the PEs that exchanged it through the router
 	exchOrder []int               // exchanges' iterations, first seen first (to bound it)
 	recovered []int               // iterations recovered, in order (PE 0's process)
 	tunings   map[int]*Tuning     // Streaming with Tune, by PE
@@ -477,7 +477,23 @@ func (in *Instance) Exchanges(iteration int) int {
 	}
 	in.st.mu.Lock()
 	defer in.st.mu.Unlock()
-	return in.st.exchanges[iteration]
+	return len(in.st.exchanges[iteration])
+}
+
+// ExchangedOn returns the PEs of this process that exchanged the given
+// iteration through the router, in increasing order (Exchanges counts
+// them); the others sent it directly, in error mode. For an Auto
+// instance, through its first each-to-many part. It remembers the latest
+// 4096 iterations.
+func (in *Instance) ExchangedOn(iteration int) []int {
+	if b := in.firstBracketed(); b != nil {
+		return b.ExchangedOn(iteration)
+	}
+	in.st.mu.Lock()
+	defer in.st.mu.Unlock()
+	pes := append([]int(nil), in.st.exchanges[iteration]...)
+	sort.Ints(pes)
+	return pes
 }
 
 // Recovered returns the iterations recovered so far, in order (in PE 0's
@@ -507,15 +523,15 @@ func keepLatest[V any](m map[int]V, order *[]int, it int) {
 	}
 }
 
-func (s *Stats) exchanged(iter int) {
+func (s *Stats) exchanged(iter, pe int) {
 	s.mu.Lock()
 	if s.exchanges == nil {
-		s.exchanges = map[int]int{}
+		s.exchanges = map[int][]int{}
 	}
 	if _, ok := s.exchanges[iter]; !ok {
 		keepLatest(s.exchanges, &s.exchOrder, iter)
 	}
-	s.exchanges[iter]++
+	s.exchanges[iter] = append(s.exchanges[iter], pe)
 	s.mu.Unlock()
 }
 

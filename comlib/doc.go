@@ -31,9 +31,15 @@
 //     messages are combined through a router of package comlib/route
 //     (direct, mesh, grid, hypercube, tree, prefix) among the PEs that hold
 //     sources. Migrations are found at BeginIteration by count (C10) and by
-//     identity (C13); the strategy then runs in error mode for that
-//     iteration — queued messages go directly, new ones wait — and recovers
-//     at its end (C11, C12). The protocol is package comlib/bracket. The
+//     identity (C13); the PE that finds one enters error mode for that
+//     iteration — queued messages go directly, new ones wait (C11) — and
+//     PE 0 declares the iteration in error on every PE, which all take
+//     part in the recovery at its end (C12). Error mode sends directly
+//     what has not left yet: a PE that had started the iteration's
+//     exchange before it heard keeps the router for what it had passed
+//     on, so only some PEs send that iteration directly (the one a source
+//     left always does); Instance.ExchangedOn says which took the router.
+//     The protocol is package comlib/bracket. The
 //     first iteration teaches the strategy where its sources are, the same
 //     way, so it goes directly. With the "group" router and
 //     EachToManyOptions.Tune the fan-out ω is tuned per instance: PE 0
@@ -77,8 +83,18 @@
 // fire while they do.
 //
 // Statistics per instance (messages, packets, direct, held, iterations,
-// optimized iterations, recoveries, time in error mode) are read with
-// Instance.Stats; -comlibdebug logs error modes and recoveries.
+// optimized iterations, recoveries, time in error mode) are counted per
+// process, by the PEs of the process together: Instance.Stats returns
+// this process's, Instance.Report gathers every process's and their sums
+// over the job. Exchanges and ExchangedOn count the PEs of this process
+// that took the router in an iteration; Recovered, FanOuts and an
+// EachToMany's ω trajectory are PE 0's process's; Streaming's tuning
+// trajectories are per PE, in that PE's process. -comlibdebug logs error
+// modes and recoveries.
+//
+// Instances are portable delegates: a proxy delegated to one, sent to
+// another process in a message, in migrated or checkpointed state or in a
+// callback made from it, sends through the same instance there.
 //
 // Tuners' trajectories: -tunedebug DIR makes every process write, when
 // the job ends, each trajectory its tuners reported, as DIR/NAME.csv

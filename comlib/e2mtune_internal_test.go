@@ -38,7 +38,7 @@ func TestPerIterationStatsAreBounded(t *testing.T) {
 	for it := 0; it < iters; it++ {
 		for pe := 0; pe < 2; pe++ {
 			in.st.ranFanOut(it, pe, 1+it%3)
-			in.st.exchanged(it)
+			in.st.exchanged(it, pe)
 		}
 	}
 	fo := in.FanOuts()

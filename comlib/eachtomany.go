@@ -271,7 +271,7 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 	}
 	for _, n := range fx.Exchanges {
 		st.optimized.Add(1)
-		st.exchanged(n)
+		st.exchanged(n, s.pe.ID())
 		st.dests.Store(int64(len(e.dests)))
 	}
 	if e.fol != nil {

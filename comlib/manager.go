@@ -72,6 +72,9 @@ type state struct {
 	order []uint32        // entries with held ops, in the order they began to wait
 
 	root *rootState // PE 0 only
+
+	nextReq uint64
+	reqs    map[uint64]*statsReq // Report requests made on this PE
 }
 
 // entry is an instance's entry in this PE's table.

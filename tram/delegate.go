@@ -1,9 +1,12 @@
 package tram
 
 import (
-	"errors"
+	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
@@ -22,24 +25,84 @@ import (
 // in buffers until they fill or a periodic flush sends them, and count as
 // work for quiescence detection meanwhile. Envelopes are handed over
 // inside one process and msgpack-encoded (chare.WireEnvelope) between
-// processes. The delegation itself stays in the process that made it: a
-// proxy sent to another process arrives undelegated, and Aggregate marks
-// an entry method in this process only.
+// processes.
+//
+// A delegate is job-wide, like the group of branches behind it: it is a
+// chare.PortableDelegate named by its group, so a delegated proxy sent to
+// another process (in a message, in migrated or checkpointed state, in a
+// callback made from it) arrives delegated to the same delegate, whose
+// object in that process carries its sends there. Aggregate marks an
+// entry method in every process.
 
-// Delegate carries the sends of delegated proxies over TRAM.
+// delegateKind is the kind TRAM's delegates travel as.
+const delegateKind = "tram"
+
+// DefaultDelegateFlush is the flush period of a delegate whose
+// Options.FlushPeriod is zero. A delegate has no Done that could empty its
+// buffers (nothing says when a program's sends are over), so only a
+// periodic flush sends the items of buffers that never fill: without one,
+// such items would wait forever and quiescence would never come.
+const DefaultDelegateFlush = time.Millisecond
+
+// Delegate carries the sends of delegated proxies over TRAM. Each process
+// of the job has one object per delegate; its counters are that
+// process's.
 type Delegate struct {
 	job    *chare.Job // marks outlive jobs: sends of another job go directly
 	g      group.Proxy[delegateBranch]
 	items  atomic.Int64 // items carried
 	frames atomic.Int64 // messages between branches
+	direct atomic.Int64 // broadcasts and multicasts passed on directly
 }
 
-// DelegateStats counts what a delegate carried.
+// DelegateStats counts what a delegate carried: Items, the element sends
+// it took; Messages, the messages its branches sent one another; Direct,
+// the broadcasts and multicasts it passed on unaggregated.
 type DelegateStats struct {
-	Items, Messages int64
+	Items, Messages, Direct int64
 }
 
-// NewDelegate creates the group of branches behind a delegate.
+func (s DelegateStats) add(o DelegateStats) DelegateStats {
+	return DelegateStats{s.Items + o.Items, s.Messages + o.Messages, s.Direct + o.Direct}
+}
+
+// delegateKey names a delegate's object in this process.
+type delegateKey struct {
+	job  *chare.Job
+	coll chare.CollID
+}
+
+// delegates holds this process's delegate objects until their job ends.
+var delegates sync.Map // delegateKey → *Delegate
+
+func init() {
+	chare.OnJobEnd(func(j *chare.Job) {
+		delegates.Range(func(k, _ any) bool {
+			if k.(delegateKey).job == j {
+				delegates.Delete(k)
+			}
+			return true
+		})
+	})
+	chare.RegisterDelegateKind(delegateKind, func(pe *chare.PE, id uint64) (chare.Delegate, error) {
+		return delegateOf(pe.Job(), chare.CollID(id)), nil
+	})
+}
+
+// delegateOf returns the object of delegate coll in this process.
+func delegateOf(job *chare.Job, coll chare.CollID) *Delegate {
+	k := delegateKey{job, coll}
+	if d, ok := delegates.Load(k); ok {
+		return d.(*Delegate)
+	}
+	g := group.Proxy[delegateBranch]{Proxy: chare.NewProxy[delegateBranch](chare.Route{Kind: chare.KindGroupAll, Coll: coll})}
+	d, _ := delegates.LoadOrStore(k, &Delegate{job: job, g: g})
+	return d.(*Delegate)
+}
+
+// NewDelegate creates the group of branches behind a delegate, on every
+// PE of the job. Options.Dims, Sizing and FlushPeriod apply; a zero
+// FlushPeriod means DefaultDelegateFlush.
 func NewDelegate(from chare.Context, o Options) (*Delegate, error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
@@ -60,29 +123,89 @@ func NewDelegate(from chare.Context, o Options) (*Delegate, error) {
 	if err := o.Sizing.Validate(); err != nil {
 		return nil, err
 	}
-	d := &Delegate{job: pe.Job()}
-	g, err := group.NewWith(from, (*delegateBranch).Init, delegateSetup{Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod, d: d})
+	switch {
+	case o.FlushPeriod < 0:
+		return nil, fmt.Errorf("tram: NewDelegate: FlushPeriod %v; a delegate needs a period > 0 to send buffers that do not fill (0 means %v)", o.FlushPeriod, DefaultDelegateFlush)
+	case o.FlushPeriod == 0:
+		o.FlushPeriod = DefaultDelegateFlush
+	}
+	g, err := group.NewWith(from, (*delegateBranch).Init, delegateSetup{Dims: dims, Sizing: o.Sizing, Period: o.FlushPeriod})
 	if err != nil {
 		return nil, err
 	}
-	d.g = g
-	return d, nil
+	return delegateOf(pe.Job(), g.Route().Coll), nil
 }
 
-// Stats returns what the delegate carried so far.
+// DelegateRef implements chare.PortableDelegate: a delegate travels as
+// the identity of its group.
+func (d *Delegate) DelegateRef() (string, uint64) { return delegateKind, uint64(d.g.Route().Coll) }
+
+func (d *Delegate) String() string { return fmt.Sprintf("TRAM delegate %v", d.g.Route().Coll) }
+
+// Stats returns what the delegate carried so far in this process: the
+// sends made on this process's PEs, and the messages its branches here
+// sent. Report gathers the figures of every PE of the job.
 func (d *Delegate) Stats() DelegateStats {
-	return DelegateStats{Items: d.items.Load(), Messages: d.frames.Load()}
+	return DelegateStats{Items: d.items.Load(), Messages: d.frames.Load(), Direct: d.direct.Load()}
+}
+
+// DelegateReport is what Report gathers: the delegate's figures over the
+// whole job, and per PE and per process.
+type DelegateReport struct {
+	Job     DelegateStats   // the sum over every PE
+	PE      []DelegateStats // by PE: the sends made on it, the messages it sent
+	Process []DelegateStats // by process (node), the sums of its PEs
+}
+
+// Report gathers the delegate's figures from every PE of the job and
+// sends a DelegateReport to cb. The figures of a PE are read when the
+// request reaches it: wait for quiescence first for final ones.
+func (d *Delegate) Report(from chare.Context, cb chare.Callback) error {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	b := d.branch(from)
+	if b == nil {
+		return fmt.Errorf("tram: %v has no branch on PE %d yet", d, pe.ID())
+	}
+	id := b.request(&pending{report: true, cb: cb, stats: make([]DelegateStats, pe.NumPEs())})
+	return chare.Send(from, d.g, (*delegateBranch).Count, request{PE: pe.ID(), ID: id})
+}
+
+// branch returns the delegate's branch on the PE of from, or nil if it
+// does not exist there yet.
+func (d *Delegate) branch(from chare.Context) *delegateBranch {
+	return group.LocalBranch(from, d.g)
 }
 
 // Send implements chare.Delegate: the envelope becomes an item for the PE
-// of its target.
+// of its target. In a process where the delegate's group is not known yet
+// (its announcement is on its way), the send waits for it.
 func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
-	if pe := chare.PEOf(from); pe != nil && pe.Job() != d.job {
+	pe := chare.PEOf(from)
+	if pe != nil && pe.Job() != d.job {
 		return chare.Forward(from, e) // a mark left by an earlier job in this process
 	}
-	b := group.LocalBranch(from, d.g)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	part, err := pe.PartOrHold(d.g.Route().Coll, e, func() {
+		pe.Actor().Release(1)
+		if err := d.Send(pe.Context(), e); err != nil {
+			pe.Fail(fmt.Errorf("tram: %v: a send that waited for the delegate's group: %w", d, err))
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("tram: %v on PE %d: %w", d, pe.ID(), err)
+	}
+	if part == nil {
+		pe.Actor().Hold(1) // work for quiescence detection while it waits
+		return nil
+	}
+	b, _ := part.(interface{ Object(any) any }).Object(nil).(*delegateBranch)
 	if b == nil || b.agg == nil {
-		return errors.New("tram: the delegate has no branch on this PE yet")
+		return fmt.Errorf("tram: %v has no branch on PE %d", d, pe.ID())
 	}
 	dest, err := destination(from, e)
 	if err != nil {
@@ -93,6 +216,7 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 		return err
 	}
 	d.items.Add(1)
+	b.counts.Items++
 	b.Here().Actor().Hold(1)
 	b.idle.busy = true
 	b.handle(out)
@@ -102,11 +226,21 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 
 // Broadcast implements chare.Delegate: broadcasts are not aggregated.
 func (d *Delegate) Broadcast(from chare.Context, e chare.Envelope) error {
-	return chare.Forward(from, e)
+	return d.forward(from, e)
 }
 
 // Multicast implements chare.Delegate: multicasts are not aggregated.
 func (d *Delegate) Multicast(from chare.Context, e chare.Envelope) error {
+	return d.forward(from, e)
+}
+
+func (d *Delegate) forward(from chare.Context, e chare.Envelope) error {
+	if pe := chare.PEOf(from); pe != nil && pe.Job() == d.job {
+		d.direct.Add(1)
+		if b := d.branch(from); b != nil {
+			b.counts.Direct++
+		}
+	}
 	return chare.Forward(from, e)
 }
 
@@ -130,31 +264,157 @@ type delegateSetup struct {
 	Dims   []int
 	Sizing Sizing
 	Period time.Duration
-	d      *Delegate // in-process only, like the delegate itself
 }
 
 // delegateBranch is a delegate's part on one PE.
 type delegateBranch struct {
 	group.Branch[delegateBranch]
-	d    *Delegate // in the creating process only
-	agg  *Aggregator[chare.WireEnvelope]
-	idle idleFlusher
+	d      *Delegate // this process's object
+	setup  delegateSetup
+	agg    *Aggregator[chare.WireEnvelope]
+	idle   idleFlusher
+	counts DelegateStats // this PE's
+	next   uint64
+	reqs   map[uint64]*pending // requests made on this PE, waiting for every PE's answer
+}
+
+// pending is a request (Report, Aggregate) waiting for every branch.
+type pending struct {
+	report bool
+	cb     chare.Callback
+	got    int
+	stats  []DelegateStats // by PE (Report)
+}
+
+// request is a request sent to every branch; answers go to the branch on
+// PE.
+type request struct {
+	PE int
+	ID uint64
+}
+
+type markMsg struct {
+	Req   request
+	Entry chare.EntryID
+	On    bool
+}
+
+type answer struct {
+	ID    uint64
+	PE    int
+	Stats DelegateStats
 }
 
 func init() { chare.Register[delegateBranch]() }
 
 // Init builds the branch's aggregator.
 func (b *delegateBranch) Init(s delegateSetup) {
-	topo, err := NewTopology(s.Dims, b.NumPEs())
-	if err == nil {
-		// Not Bare: a delegate's messages are envelopes alone (Flush.Final stays empty).
-		b.agg, err = NewAggregator(Config[chare.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing})
-	}
-	if err != nil {
+	if err := b.build(s); err != nil {
 		b.Abort(err)
+	}
+}
+
+func (b *delegateBranch) build(s delegateSetup) error {
+	topo, err := NewTopology(s.Dims, b.NumPEs())
+	if err != nil {
+		return err
+	}
+	// Not Bare: a delegate's messages are envelopes alone (Flush.Final stays empty).
+	if b.agg, err = NewAggregator(Config[chare.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing}); err != nil {
+		return err
+	}
+	b.setup = s
+	b.d, b.idle.period = delegateOf(b.Here().Job(), b.Collection().ID), s.Period
+	return nil
+}
+
+// Pack implements chare.Packer: a checkpoint keeps the branch's set-up
+// (taken at quiescence, its buffers are empty), so that proxies
+// delegated to it in restored state find it again after a restart.
+func (b *delegateBranch) Pack() ([]byte, error) { return msgpack.Marshal(&b.setup) }
+
+// Unpack implements chare.Packer: it rebuilds the branch from its set-up,
+// on the PE and in the job it is restored in.
+func (b *delegateBranch) Unpack(data []byte) error {
+	var s delegateSetup
+	if err := chare.UnmarshalState(data, &s); err != nil {
+		return fmt.Errorf("tram: a delegate's branch: %w", err)
+	}
+	return b.build(s)
+}
+
+func (b *delegateBranch) request(p *pending) uint64 {
+	if b.reqs == nil {
+		b.reqs = map[uint64]*pending{}
+	}
+	b.next++
+	b.reqs[b.next] = p
+	return b.next
+}
+
+// Count answers a Report request with this PE's figures.
+func (b *delegateBranch) Count(r request) {
+	if err := chare.Send(b, b.ThisProxy().At(r.PE), (*delegateBranch).Answer, answer{ID: r.ID, PE: b.PE(), Stats: b.counts}); err != nil {
+		b.Abort(err)
+	}
+}
+
+// Mark marks or unmarks an entry method for the delegate in this process
+// (every branch does; marking twice is harmless) and answers.
+func (b *delegateBranch) Mark(m markMsg) {
+	var d chare.Delegate
+	if m.On {
+		d = b.d
+	}
+	if err := chare.MarkEntryID(m.Entry, d); err != nil {
+		b.Abort(fmt.Errorf("tram: %v: marking entry %d: %w", b.d, m.Entry, err))
 		return
 	}
-	b.d, b.idle.period = s.d, s.Period
+	if err := chare.Send(b, b.ThisProxy().At(m.Req.PE), (*delegateBranch).Answer, answer{ID: m.Req.ID, PE: b.PE()}); err != nil {
+		b.Abort(err)
+	}
+}
+
+// Answer collects the answers to a request made on this PE; the last one
+// completes it.
+func (b *delegateBranch) Answer(a answer) {
+	p := b.reqs[a.ID]
+	if p == nil {
+		b.Abort(fmt.Errorf("tram: %v: an answer from PE %d to request %d, which PE %d did not make", b.d, a.PE, a.ID, b.PE()))
+		return
+	}
+	if p.report {
+		if a.PE < 0 || a.PE >= len(p.stats) {
+			b.Abort(fmt.Errorf("tram: %v: an answer from PE %d, which does not exist", b.d, a.PE))
+			return
+		}
+		p.stats[a.PE] = a.Stats
+	}
+	if p.got++; p.got < b.NumPEs() {
+		return
+	}
+	delete(b.reqs, a.ID)
+	var v any
+	if p.report {
+		v = newReport(p.stats, b.Here().Job().Runtime().NodeOf)
+	}
+	if err := p.cb.Send(b, v); err != nil {
+		b.Abort(err)
+	}
+}
+
+// newReport sums the figures of every PE per process and over the job.
+func newReport(perPE []DelegateStats, nodeOf func(pe int) int) DelegateReport {
+	r := DelegateReport{PE: perPE}
+	for pe, s := range perPE {
+		r.Job = r.Job.add(s)
+		n := nodeOf(pe)
+		for len(r.Process) <= n {
+			r.Process = append(r.Process, DelegateStats{})
+		}
+		r.Process[n] = r.Process[n].add(s)
+	}
+	return r
 }
 
 // Recv routes a message of envelopes from a peer.
@@ -191,9 +451,8 @@ func (b *delegateBranch) handle(out Output[chare.WireEnvelope]) {
 }
 
 func (b *delegateBranch) send(to int, items []Envelope[chare.WireEnvelope]) {
-	if b.d != nil { // nil in the other processes of the job
-		b.d.frames.Add(1)
-	}
+	b.d.frames.Add(1)
+	b.counts.Messages++
 	if err := chare.Send(b, b.ThisProxy().At(to), (*delegateBranch).Recv, items); err != nil {
 		b.Abort(err)
 	}
@@ -211,9 +470,44 @@ func (b *delegateBranch) tick() {
 var _ chare.Delegate = (*Delegate)(nil)
 
 // Aggregate tags an entry method for aggregation (the second interface of
-// T28): from now on every send of it, through any proxy that is not
-// delegated otherwise, travels over this delegate. Unaggregate undoes it.
-func (d *Delegate) Aggregate(method any) error { return chare.MarkEntry(method, d) }
+// T28): every send of it, through any proxy that is not delegated
+// otherwise, travels over this delegate, in every process of the job. It
+// takes effect at once on the calling PE's process and as the mark
+// reaches the others; done is called (with nil) once every PE has it, and
+// sends made after that, anywhere, are aggregated. Unaggregate undoes it
+// the same way.
+func (d *Delegate) Aggregate(from chare.Context, method any, done chare.Callback) error {
+	return d.mark(from, method, true, done)
+}
 
-// Unaggregate stops routing an entry method's sends over the delegate.
-func (d *Delegate) Unaggregate(method any) error { return chare.MarkEntry(method, nil) }
+// Unaggregate stops routing an entry method's sends over the delegate, in
+// every process; done is called once every PE has stopped.
+func (d *Delegate) Unaggregate(from chare.Context, method any, done chare.Callback) error {
+	return d.mark(from, method, false, done)
+}
+
+func (d *Delegate) mark(from chare.Context, method any, on bool, done chare.Callback) error {
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	id, err := chare.EntryIDOf(method)
+	if err != nil {
+		return err
+	}
+	var md chare.Delegate
+	if on {
+		md = d
+	}
+	if err := chare.MarkEntryID(id, md); err != nil {
+		return err
+	}
+	b := d.branch(from)
+	if b == nil {
+		return fmt.Errorf("tram: %v has no branch on PE %d yet", d, pe.ID())
+	}
+	rid := b.request(&pending{cb: done})
+	return chare.Send(from, d.g, (*delegateBranch).Mark, markMsg{Req: request{PE: pe.ID(), ID: rid}, Entry: id, On: on})
+}
+
+var _ chare.PortableDelegate = (*Delegate)(nil)

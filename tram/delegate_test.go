@@ -47,6 +47,7 @@ func init() { chare.Register[cell](chare.Transient("got", "sum")) } // the cells
 type chatResult struct {
 	totals []int // messages received, and the sum of their senders
 	stats  tram.DelegateStats
+	report tram.DelegateReport
 }
 
 // chat returns the main function of a job in which 64 cells each send n
@@ -66,11 +67,15 @@ func chat(dims []int, n int, tag bool, r *chatResult) func(*tmain, []string) {
 		}
 		peers := cells.Delegate(d)
 		if tag {
-			if err := d.Aggregate((*cell).Note); err != nil {
+			marked := chare.NewFuture[any](m)
+			if err := d.Aggregate(m, (*cell).Note, marked.Callback()); err != nil {
 				m.Abort(err)
 				return
 			}
-			defer func() { _ = d.Unaggregate((*cell).Note) }()
+			if _, err := marked.Get(m); err != nil {
+				m.Abort(err)
+				return
+			}
 			peers = cells // not delegated
 		}
 		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: peers, N: n})
@@ -86,7 +91,27 @@ func chat(dims []int, n int, tag bool, r *chatResult) func(*tmain, []string) {
 			m.Abort(err)
 			return
 		}
-		r.stats = d.Stats()
+		rep := chare.NewFuture[tram.DelegateReport](m)
+		if err := d.Report(m, rep.Callback()); err != nil {
+			m.Abort(err)
+			return
+		}
+		if r.report, err = rep.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		r.stats = r.report.Job
+		if tag {
+			unmarked := chare.NewFuture[any](m)
+			if err := d.Unaggregate(m, (*cell).Note, unmarked.Callback()); err != nil {
+				m.Abort(err)
+				return
+			}
+			if _, err := unmarked.Get(m); err != nil {
+				m.Abort(err)
+				return
+			}
+		}
 		m.Exit(0)
 	}
 }

@@ -96,15 +96,26 @@
 // counts its local elements as its producers (T14).
 //
 // Delegate.Aggregate tags an entry method for aggregation: every send of it
-// through an undelegated proxy then travels over the delegate (the second
-// form of T28, via chare.MarkEntry).
+// through an undelegated proxy then travels over the delegate, in every
+// process of the job (the second form of T28, via chare.MarkEntryID); its
+// callback says when every PE has the mark.
+//
+// A Delegate is job-wide and portable (chare.PortableDelegate): a proxy
+// delegated to it keeps its delegation in messages to other processes, in
+// migrated and checkpointed state and in callbacks made from it, so a
+// program sends the same items through it on one process or many.
+// NewDelegate's zero FlushPeriod means DefaultDelegateFlush: a delegate
+// has no Done, so only a periodic flush empties buffers that never fill.
+// Its figures: Stats is this process's (the sends made on its PEs, the
+// messages its branches sent); Report gathers every PE's, with the sums
+// per process and over the job. A streamer's figures are its PEs'
+// Aggregator Stats; Streamer.Report gathers them the same way.
 //
 // Items cross processes in TRAM's batches: items of a fixed-size type
 // (numbers, and arrays and structs of them) as one binary block of
 // destinations and item bytes, and a block of the last-hop items' bytes
 // alone; other items msgpack-encoded one by one,
-// for streamers and, through chare.WireEnvelope, for delegates (whose
-// delegation stays in the process that made it).
+// for streamers and, through chare.WireEnvelope, for delegates.
 //
 // # Cost per item
 //

@@ -56,9 +56,9 @@ func TestStreamerAcrossProcesses(t *testing.T) {
 	require.Equal(t, []int64{n, sum}, got)
 }
 
-// TestDelegateAcrossProcesses: sends of the elements in node 0 go over a
-// TRAM delegate whose batches cross to node 1 (the delegation itself stays
-// in node 0); every message arrives once.
+// TestDelegateAcrossProcesses: the delegated proxy the cells get in a
+// message stays delegated in node 1: the sends of the elements of both
+// processes go over the TRAM delegate, and every message arrives once.
 func TestDelegateAcrossProcesses(t *testing.T) {
 	const n = 100
 	var r chatResult
@@ -66,8 +66,9 @@ func TestDelegateAcrossProcesses(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 	require.Equal(t, wantChat(n), r.totals)
-	// The 32 elements of node 0 (block map: PEs 0 and 1) used the delegate.
-	require.EqualValues(t, 32*n, r.stats.Items)
+	require.EqualValues(t, 64*n, r.stats.Items)
+	// 32 elements in each process (block map: PEs 0 and 1, 2 and 3).
+	require.Equal(t, []int64{32 * n, 32 * n}, []int64{r.report.Process[0].Items, r.report.Process[1].Items})
 }
 
 type tryStartMsg struct {

@@ -384,6 +384,8 @@ type methods[C, T any] struct {
 	recv   chare.Bound[branch[C, T], batch[T]]
 	marker chare.Bound[branch[C, T], markerMsg]
 	drain  chare.Bound[branch[C, T], drainMsg]
+	count  chare.Bound[branch[C, T], request]
+	answer chare.Bound[branch[C, T], statsAnswer]
 }
 
 var boundMethods sync.Map // reflect.Type of branch[C, T] → methods[C, T]
@@ -394,13 +396,15 @@ func methodsOf[C, T any]() (methods[C, T], error) {
 		return m.(methods[C, T]), nil
 	}
 	var ms methods[C, T]
-	var e1, e2, e3, e4, e5 error
+	var e1, e2, e3, e4, e5, e6, e7 error
 	ms.init, e1 = chare.Bind("Init", (*branch[C, T]).Init)
 	ms.begin, e2 = chare.Bind("Begin", (*branch[C, T]).Begin)
 	ms.recv, e3 = chare.Bind("Recv", (*branch[C, T]).Recv)
 	ms.marker, e4 = chare.Bind("Marker", (*branch[C, T]).Marker)
 	ms.drain, e5 = chare.Bind("Drain", (*branch[C, T]).Drain)
-	if err := errors.Join(e1, e2, e3, e4, e5); err != nil {
+	ms.count, e6 = chare.Bind("Count", (*branch[C, T]).Count)
+	ms.answer, e7 = chare.Bind("Answer", (*branch[C, T]).Answer)
+	if err := errors.Join(e1, e2, e3, e4, e5, e6, e7); err != nil {
 		return ms, fmt.Errorf("tram: %w (was tram.Register called?)", err)
 	}
 	boundMethods.Store(key, ms)
@@ -452,6 +456,7 @@ type branch[C, T any] struct {
 	drainCB  chare.Callback // on the PE that calls Start, made once
 	stg      staged
 	tuner    *stepTuner // Options.Tune, on the PE that calls Start
+	reports  reports    // Report requests made on this PE
 }
 
 // Init builds the branch's aggregator.

@@ -17,13 +17,23 @@
 // swap PEs leave every count unchanged). The PE then enters error mode
 // for that iteration (C11): the messages it has queued go directly to
 // their destinations, new ones are held, and it tells PE 0 (a Note).
-// PE 0's Root declares the iteration in error everywhere (Enter); every
-// PE sends what it holds or receives of that iteration directly, and
-// reports (Report) the sources that have ended it. When every source has
-// been reported, the Root broadcasts the new List (C12); each PE leaves
-// error mode, releases what it held (directly), and the next iteration
-// takes the optimized path again. Step numbers discard stale reports; PEs
-// without sources are caught up by the broadcasts alone.
+// PE 0's Root declares the iteration in error on every PE (Enter); from
+// then on each PE sends what it holds or receives of that iteration
+// directly, and reports (Report) the sources that have ended it. When
+// every source has been reported, the Root broadcasts the new List
+// (C12); each PE leaves error mode, releases what it held (directly), and
+// the next iteration takes the optimized path again. Step numbers discard
+// stale reports; PEs without sources are caught up by the broadcasts
+// alone.
+//
+// Error mode sends directly only what has not left yet: a PE whose
+// sources had all ended the iteration before it learned of the error had
+// started its exchange, and what it passed to the router stays on that
+// path. So in an iteration with a migration, the PE a source left never
+// exchanges through the router (it waits for a source that does not begin
+// there), the source that moved sends directly, and every other PE, the
+// one that found the move included, takes the router or not depending on
+// when the news reached it. Every PE takes part in the recovery.
 //
 // The first iteration finds no list: it runs in error mode and teaches the
 // strategy where the sources are, by the same recovery.
