@@ -89,9 +89,10 @@ type nodeState struct {
 
 	// Frames longer than wire.MaxFrame travel in fragments: partID
 	// numbers those this node sends, parts joins those each node sends
-	// (owned by the link actor).
-	partID atomic.Uint64
-	parts  []*wire.Reassembler
+	// (under partsMu).
+	partID  atomic.Uint64
+	partsMu sync.Mutex
+	parts   []*wire.Reassembler
 
 	credit *remoteCredit // back-pressure towards the other nodes (rcredit.go)
 }
@@ -167,7 +168,9 @@ func (rt *Runtime) spawnLink(ns *nodeState, name string) error {
 		rt.sys.Root.Stop(pid)
 		return fmt.Errorf("actor: the link actor %s stopped while it started", name)
 	}
-	alias, absent := rt.sys.ProcessRegistry.Add(proc, name)
+	// Under the public name, the process that handles data frames at once
+	// (link.go) and passes the rest to the actor.
+	alias, absent := rt.sys.ProcessRegistry.Add(&linkProcess{rt: rt, actor: proc, pid: pid}, name)
 	if !absent {
 		rt.sys.Root.Stop(pid)
 		return fmt.Errorf("actor: the link actor %s exists already (%w)", name, pa.ErrNameExists)
@@ -468,10 +471,11 @@ func largestItem(f *wire.Frame) string {
 	return fmt.Sprintf(": its longest item is %s of kind %d for PE %d, %d bytes", what, it.Kind&^controlBit, it.PE, it.Size())
 }
 
-// linkReceive handles the frames that arrive from other nodes.
 // lostEndpoint reports, to the link actor, that a connection closed.
 type lostEndpoint struct{ addr string }
 
+// linkReceive handles the frames from other nodes that receiveFrame passes
+// on (the join, exit frames) and lost connections, one at a time.
 func (rt *Runtime) linkReceive(c pa.Context) {
 	if l, ok := c.Message().(lostEndpoint); ok {
 		if !rt.Stopped() {
@@ -479,38 +483,13 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		}
 		return
 	}
-	bv, ok := c.Message().(*wrapperspb.BytesValue)
+	lf, ok := c.Message().(linkFrame)
 	if !ok {
 		return
 	}
 	ns := rt.node
-	f, err := wire.DecodeFrame(bv.Value)
-	if err != nil {
-		ns.Rejected.Add(1)
-		rt.log.Warn("rejected a frame", "node", ns.cfg.Node, "err", err)
-		return
-	}
-	if f.Token != ns.cfg.Token || f.From < 0 || f.From >= ns.cfg.Nodes || f.From == ns.cfg.Node {
-		ns.Rejected.Add(1)
-		rt.log.Warn("rejected a frame from outside the job", "node", ns.cfg.Node, "from", f.From)
-		return
-	}
-	ns.seen[f.From].Store(time.Now().UnixNano())
-	size := len(bv.Value)
-	if f.Kind == wire.KindPart {
-		if f, size = rt.joinFrame(f); f == nil {
-			return
-		}
-	}
+	f := lf.f
 	switch f.Kind {
-	case wire.KindData:
-		rt.deliverRemote(f, size)
-	case wire.KindCredit:
-		if !rt.onCredit(f) {
-			ns.Rejected.Add(1)
-			rt.log.Warn("rejected a credit frame", "node", ns.cfg.Node, "from", f.From)
-		}
-	case wire.KindBeat:
 	case wire.KindHello:
 		rt.onHello(f)
 	case wire.KindTable:
