@@ -49,11 +49,9 @@ type linkFrame struct {
 	size int
 }
 
-// receiveFrame decodes and checks a frame from another node. It handles
-// data, credit and heartbeat frames (and fragments of them) at once and
-// returns nil; it returns any other frame, and its size, for the link
-// actor. Any goroutine may call it; frames from one node are handled in
-// the order the calls come.
+// receiveFrame decodes and checks a frame from another node, then handles
+// it as handleFrame does. A frame that does not decode or does not come
+// from another node of the job is counted, logged and dropped.
 func (rt *Runtime) receiveFrame(b []byte) (*wire.Frame, int) {
 	ns := rt.node
 	f, err := wire.DecodeFrame(b)
@@ -67,8 +65,17 @@ func (rt *Runtime) receiveFrame(b []byte) (*wire.Frame, int) {
 		rt.log.Warn("rejected a frame from outside the job", "node", ns.cfg.Node, "from", f.From)
 		return nil, 0
 	}
+	return rt.handleFrame(f, len(b))
+}
+
+// handleFrame handles a frame of size bytes from another node of the job:
+// data, credit and heartbeat frames (and fragments of them) at once, and
+// returns nil; it returns any other frame, and its size, for the link
+// actor. Any goroutine may call it; frames from one node are handled in
+// the order the calls come.
+func (rt *Runtime) handleFrame(f *wire.Frame, size int) (*wire.Frame, int) {
+	ns := rt.node
 	ns.seen[f.From].Store(time.Now().UnixNano())
-	size := len(b)
 	if f.Kind == wire.KindPart {
 		// The fragments of a node are joined under a lock: with both
 		// nodes in one process (tests), they come from its PEs'
