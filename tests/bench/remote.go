@@ -16,6 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
 )
@@ -30,6 +31,7 @@ func init() {
 	chare.Register[sink](chare.Fast((*sink).Take))
 	registerPaired("remote/oneway", benchRemoteOneway)
 	registerPaired("remote/pingpong", benchRemotePingpong)
+	registerPaired("remote/pingpong/sock", benchRemoteSock)
 
 	register("remote/broadcast", benchRemoteBroadcast)
 	register("remote/reduction", benchRemoteReduction)
@@ -236,6 +238,65 @@ func benchRemotePingpong(cfg config) ([]figure, error) {
 		return nil, err
 	}
 	return []figure{call, entry}, nil
+}
+
+// benchRemoteSock measures the same-host data path (Unix sockets between
+// the nodes, actor/sock.go) against protoactor-go's gRPC path, each a job
+// of its own, in interleaved pairs: remote/pingpong/sock, the rally of
+// entry methods; remote/pingpong/sock/call, the sync calls; and
+// remote/oneway/sock, the stream of one-way messages (msgs/s). The
+// environment decides the path of both nodes of a job (the launched node
+// inherits it).
+func benchRemoteSock(cfg config) ([]figure, error) {
+	n := int(5_000 * cfg.scale)
+	m1 := int(300_000 * cfg.scale)
+	entry := figure{name: "remote/pingpong/sock", unit: "us"}
+	call := figure{name: "remote/pingpong/sock/call", unit: "us"}
+	oneway := figure{name: "remote/oneway/sock", unit: "msgs/s"}
+	measure := func(sock bool) (e, c, o float64, err error) {
+		v := "off"
+		if sock {
+			v = "on"
+		}
+		if !chare.IsLaunchedNode() { // a launched node has node 0's setting
+			if err := os.Setenv(actor.EnvLocalSocket, v); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		err = runNodes(2, 2, "remote/pingpong/sock", func(m *benchMain) error {
+			g, err := group.New[sink](m)
+			if err != nil {
+				return err
+			}
+			if _, err := rallyPingpong(m, g, 100); err != nil { // warm up
+				return err
+			}
+			if e, err = rallyPingpong(m, g, n); err != nil {
+				return err
+			}
+			if c, err = callPingpong(m, g, n); err != nil {
+				return err
+			}
+			o, err = onewayRun(m, g, m1)
+			return err
+		})
+		return e, c, o, err
+	}
+	defer os.Unsetenv(actor.EnvLocalSocket)
+	for range pairsOf(cfg) {
+		e1, c1, o1, err := measure(true)
+		if err != nil {
+			return nil, err
+		}
+		e0, c0, o0, err := measure(false)
+		if err != nil {
+			return nil, err
+		}
+		entry.value, entry.baseline = append(entry.value, e1), append(entry.baseline, e0)
+		call.value, call.baseline = append(call.value, c1), append(call.baseline, c0)
+		oneway.value, oneway.baseline = append(oneway.value, o1), append(oneway.baseline, o0)
+	}
+	return []figure{entry, call, oneway}, nil
 }
 
 // callPingpong makes n sync calls from the main chare to PE 1 and returns
