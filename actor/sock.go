@@ -238,6 +238,13 @@ func (rt *Runtime) dialSocks(socks, hosts []string) {
 	if s == nil {
 		return
 	}
+	select {
+	case <-ns.joinedDone:
+		// A hello or table repeated after the join: the paths are
+		// decided, and PEs read them.
+		return
+	default:
+	}
 	for n := range ns.cfg.Nodes {
 		if n == ns.cfg.Node || n >= len(socks) || n >= len(hosts) || socks[n] == "" || hosts[n] != s.host || s.out[n] != nil {
 			continue
