@@ -282,7 +282,11 @@ func benchRemoteSock(cfg config) ([]figure, error) {
 		})
 		return e, c, o, err
 	}
-	defer os.Unsetenv(actor.EnvLocalSocket)
+	if old, ok := os.LookupEnv(actor.EnvLocalSocket); ok {
+		defer os.Setenv(actor.EnvLocalSocket, old)
+	} else {
+		defer os.Unsetenv(actor.EnvLocalSocket)
+	}
 	for range pairsOf(cfg) {
 		e1, c1, o1, err := measure(true)
 		if err != nil {
