@@ -148,26 +148,28 @@ func (rt *Runtime) acceptSock(s *sockState) {
 		if err != nil {
 			return // closed at the end of the job
 		}
-		if !s.track(c) {
-			return
-		}
-		go rt.readSock(c)
+		go rt.readSock(s, c)
 	}
 }
 
 // readSock authenticates a connection from another node, then hands its
 // frames to receiveFrame until it closes.
-func (rt *Runtime) readSock(c net.Conn) {
+func (rt *Runtime) readSock(s *sockState, c net.Conn) {
 	ns := rt.node
-	r := bufio.NewReaderSize(c, 64<<10)
 	_ = c.SetReadDeadline(time.Now().Add(sockAuthTimeout))
-	from, err := rt.sockAuth(r)
+	from, err := rt.sockAuth(c)
 	if err != nil {
 		ns.Rejected.Add(1)
 		rt.log.Warn("refused a connection on the same-host socket", "node", ns.cfg.Node, "err", err)
 		_ = c.Close()
 		return
 	}
+	// Kept for closing at the end only once authenticated: a refused
+	// connection leaves nothing behind.
+	if !s.track(c) {
+		return
+	}
+	r := bufio.NewReaderSize(c, 64<<10)
 	_ = c.SetReadDeadline(time.Time{})
 	bye := false // the node closes its end: it is done with the job
 	for {
