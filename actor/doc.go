@@ -44,8 +44,15 @@
 // receiving node's link joins (Config.MaxRemoteMessage bounds it). Every
 // gRPC call carries the job's token and the server refuses calls without
 // it; frames carry it too.
-// Heartbeats detect a lost node, and the job then aborts everywhere with an
-// error naming it. A process has one remote endpoint, shared by the jobs it
+// Nodes on one host (one kernel and network namespace) send each other
+// their data and credit frames over Unix-domain sockets instead, each in a
+// directory only its user can enter, opened with the job's token
+// (sock.go); protoactor-go still carries the join, the heartbeats and the
+// exit. NodeConfig.NoLocalSocket or the environment variable
+// CHARMGO_LOCAL_SOCKET=off keeps a node on protoactor-go; jobs with TLS
+// never use the sockets.
+// Heartbeats, and a socket that closes without a word, detect a lost node,
+// and the job then aborts everywhere with an error naming it. A process has one remote endpoint, shared by the jobs it
 // runs (protoactor-go's remote.Start sets gRPC's global logger, so two
 // endpoints in one process would race). The frames and why they look as
 // they do: package wire and docs/design/wire-format.md.

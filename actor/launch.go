@@ -72,6 +72,9 @@ func (rt *Runtime) launch(argv []string, nc NodeConfig, addr string) error {
 		cmd.Env = append(os.Environ(),
 			envNode+"="+strconv.Itoa(n), envNodes+"="+strconv.Itoa(nc.Nodes),
 			envJoin+"="+addr, envToken+"="+nc.Token, envPEs+"="+strconv.Itoa(rt.cfg.PEs))
+		if nc.NoLocalSocket {
+			cmd.Env = append(cmd.Env, EnvLocalSocket+"=off")
+		}
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("actor: starting node %d (%s): %w", n, argv[0], err)
 		}

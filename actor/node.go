@@ -5,6 +5,8 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -46,6 +48,15 @@ type NodeConfig struct {
 	// this command line (normally the program itself) with the job in its
 	// environment. Nil means the other nodes are started by hand.
 	Launch []string
+	// NoLocalSocket keeps this node's messages to the other nodes of its
+	// host on protoactor-go: without it, nodes on one host (one kernel
+	// and network namespace) send each other their messages over
+	// Unix-domain sockets in a private directory, and protoactor-go
+	// carries the join, heartbeats and exit. Jobs with TLS never use the
+	// sockets. The environment variable CHARMGO_LOCAL_SOCKET=off
+	// (EnvLocalSocket) does the same as this field; a local launch
+	// passes either on to the nodes it starts.
+	NoLocalSocket bool
 	// JoinTimeout bounds the wait for all nodes; 0 means 30 s.
 	JoinTimeout time.Duration
 	// Beat is the heartbeat period; a node silent for FailAfter is lost.
@@ -71,6 +82,12 @@ type nodeState struct {
 	addrs     []string
 	nodeOf    []int // node of each PE
 
+	// The same-host data path (sock.go): this node's socket, nil if it
+	// has none; node 0 gathers every node's socket path and host from
+	// the hellos (under mu).
+	sock         *sockState
+	socks, hosts []string
+
 	joined     chan error    // node 0: all ready; others: table received
 	joinedDone chan struct{} // closed with the first send on joined
 	joinOnce   sync.Once
@@ -89,9 +106,10 @@ type nodeState struct {
 
 	// Frames longer than wire.MaxFrame travel in fragments: partID
 	// numbers those this node sends, parts joins those each node sends
-	// (owned by the link actor).
-	partID atomic.Uint64
-	parts  []*wire.Reassembler
+	// (under partsMu).
+	partID  atomic.Uint64
+	partsMu sync.Mutex
+	parts   []*wire.Reassembler
 
 	credit *remoteCredit // back-pressure towards the other nodes (rcredit.go)
 }
@@ -103,6 +121,14 @@ type helloInfo struct {
 	PEs         int
 	Nodes       int
 	Fingerprint string
+	// The node's same-host socket and host (sock.go), "" for none.
+	Sock, Host string `msgpack:",omitempty"`
+}
+
+// tableInfo is node 0's node table: every node's address, and its
+// same-host socket and host ("" for none).
+type tableInfo struct {
+	Addrs, Socks, Hosts []string
 }
 
 // exitInfo is the body of an exit frame.
@@ -167,7 +193,9 @@ func (rt *Runtime) spawnLink(ns *nodeState, name string) error {
 		rt.sys.Root.Stop(pid)
 		return fmt.Errorf("actor: the link actor %s stopped while it started", name)
 	}
-	alias, absent := rt.sys.ProcessRegistry.Add(proc, name)
+	// Under the public name, the process that handles data frames at once
+	// (link.go) and passes the rest to the actor.
+	alias, absent := rt.sys.ProcessRegistry.Add(&linkProcess{rt: rt, actor: proc, pid: pid}, name)
 	if !absent {
 		rt.sys.Root.Stop(pid)
 		return fmt.Errorf("actor: the link actor %s exists already (%w)", name, pa.ErrNameExists)
@@ -204,7 +232,7 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 	}
 	ns := &nodeState{cfg: nc, joined: make(chan error, 1), joinedDone: make(chan struct{}), hellos: map[int]helloInfo{}, readies: map[int]bool{},
 		seen: make([]atomic.Int64, nc.Nodes), lost: make([]atomic.Bool, nc.Nodes), gone: map[int]bool{}, goneSig: make(chan struct{}, 1),
-		links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes)}
+		links: make([]*pa.PID, nc.Nodes), addrs: make([]string, nc.Nodes), socks: make([]string, nc.Nodes), hosts: make([]string, nc.Nodes)}
 	ns.credit = newRemoteCredit(nc.Nodes, rt.cfg.MaxRemoteInFlight)
 	ns.nodeOf = make([]int, rt.cfg.PEs)
 	ns.parts = make([]*wire.Reassembler, nc.Nodes)
@@ -223,6 +251,12 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 		return fmt.Errorf("actor: node %d: %w", nc.Node, err)
 	}
 	ns.rem = ep.rem
+	if useLocalSocket(nc) {
+		rt.startSock()
+		if ns.sock != nil {
+			ns.socks[nc.Node], ns.hosts[nc.Node] = ns.sock.path, ns.sock.host
+		}
+	}
 	ns.addrs[nc.Node] = rt.sys.Address()
 	ns.links[nc.Node] = pa.NewPID(rt.sys.Address(), rt.linkName(nc.Node))
 	if err := rt.spawnLink(ns, rt.linkName(nc.Node)); err != nil {
@@ -257,7 +291,8 @@ func (rt *Runtime) startNode(nc NodeConfig) error {
 		ns.mu.Lock()
 		ns.links[0] = pa.NewPID(nc.Join, rt.linkName(0))
 		ns.mu.Unlock()
-		body, _ := msgpack.Marshal(helloInfo{Node: nc.Node, Addr: ns.addrs[nc.Node], PEs: rt.cfg.PEs, Nodes: nc.Nodes, Fingerprint: nc.Fingerprint})
+		body, _ := msgpack.Marshal(helloInfo{Node: nc.Node, Addr: ns.addrs[nc.Node], PEs: rt.cfg.PEs, Nodes: nc.Nodes, Fingerprint: nc.Fingerprint,
+			Sock: ns.socks[nc.Node], Host: ns.hosts[nc.Node]})
 		// Node 0 may not be up yet (nodes started by hand), and a message
 		// to an endpoint that is not there is lost: say hello until the
 		// node table arrives.
@@ -426,7 +461,18 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 		fail(fmt.Errorf("actor: no address for node %d", n))
 		return 0
 	}
+	sock := ns.sockTo(n, f.Kind)
 	if size <= wire.MaxFrame {
+		if sock != nil {
+			b, err := wire.AppendFrame(make([]byte, wire.StreamHeader, wire.StreamHeader+size), f)
+			if err != nil {
+				fail(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
+				return 0
+			}
+			wire.PutStreamHeader(b)
+			rt.writeSock(n, sock, net.Buffers{b})
+			return len(b) - wire.StreamHeader
+		}
 		b, err := wire.AppendFrame(make([]byte, 0, size), f)
 		if err != nil {
 			fail(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
@@ -442,6 +488,16 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 	if err != nil {
 		fail(fmt.Errorf("actor: cutting a frame of %d bytes for node %d into fragments: %w", wire.Size(f), n, err))
 		return 0
+	}
+	if sock != nil {
+		bufs := make(net.Buffers, 0, 2*len(parts))
+		hdrs := make([][wire.StreamHeader]byte, len(parts))
+		for i, p := range parts {
+			hdrs[i] = wire.StreamHeaderOf(len(p))
+			bufs = append(bufs, hdrs[i][:], p)
+		}
+		rt.writeSock(n, sock, bufs)
+		return size
 	}
 	for _, p := range parts {
 		rt.sys.Root.Send(pid, &wrapperspb.BytesValue{Value: p})
@@ -468,10 +524,11 @@ func largestItem(f *wire.Frame) string {
 	return fmt.Sprintf(": its longest item is %s of kind %d for PE %d, %d bytes", what, it.Kind&^controlBit, it.PE, it.Size())
 }
 
-// linkReceive handles the frames that arrive from other nodes.
 // lostEndpoint reports, to the link actor, that a connection closed.
 type lostEndpoint struct{ addr string }
 
+// linkReceive handles the frames from other nodes that receiveFrame passes
+// on (the join, exit frames) and lost connections, one at a time.
 func (rt *Runtime) linkReceive(c pa.Context) {
 	if l, ok := c.Message().(lostEndpoint); ok {
 		if !rt.Stopped() {
@@ -479,38 +536,13 @@ func (rt *Runtime) linkReceive(c pa.Context) {
 		}
 		return
 	}
-	bv, ok := c.Message().(*wrapperspb.BytesValue)
+	lf, ok := c.Message().(linkFrame)
 	if !ok {
 		return
 	}
 	ns := rt.node
-	f, err := wire.DecodeFrame(bv.Value)
-	if err != nil {
-		ns.Rejected.Add(1)
-		rt.log.Warn("rejected a frame", "node", ns.cfg.Node, "err", err)
-		return
-	}
-	if f.Token != ns.cfg.Token || f.From < 0 || f.From >= ns.cfg.Nodes || f.From == ns.cfg.Node {
-		ns.Rejected.Add(1)
-		rt.log.Warn("rejected a frame from outside the job", "node", ns.cfg.Node, "from", f.From)
-		return
-	}
-	ns.seen[f.From].Store(time.Now().UnixNano())
-	size := len(bv.Value)
-	if f.Kind == wire.KindPart {
-		if f, size = rt.joinFrame(f); f == nil {
-			return
-		}
-	}
+	f := lf.f
 	switch f.Kind {
-	case wire.KindData:
-		rt.deliverRemote(f, size)
-	case wire.KindCredit:
-		if !rt.onCredit(f) {
-			ns.Rejected.Add(1)
-			rt.log.Warn("rejected a credit frame", "node", ns.cfg.Node, "from", f.From)
-		}
-	case wire.KindBeat:
 	case wire.KindHello:
 		rt.onHello(f)
 	case wire.KindTable:
@@ -601,6 +633,7 @@ func (rt *Runtime) onHello(f *wire.Frame) {
 	if bad == nil {
 		ns.hellos[h.Node] = h
 		ns.addrs[h.Node] = h.Addr
+		ns.socks[h.Node], ns.hosts[h.Node] = h.Sock, h.Host
 		ns.links[h.Node] = pa.NewPID(h.Addr, rt.linkName(h.Node))
 	}
 	all := len(ns.hellos) == ns.cfg.Nodes-1
@@ -617,8 +650,11 @@ func (rt *Runtime) onHello(f *wire.Frame) {
 	}
 	if all {
 		ns.mu.Lock()
-		body, _ := msgpack.Marshal(ns.addrs)
+		table := tableInfo{Addrs: slices.Clone(ns.addrs), Socks: slices.Clone(ns.socks), Hosts: slices.Clone(ns.hosts)}
 		ns.mu.Unlock()
+		body, _ := msgpack.Marshal(table)
+		// Before the table: no node sends data frames before it has it.
+		rt.dialSocks(table.Socks, table.Hosts)
 		for n := 1; n < ns.cfg.Nodes; n++ {
 			rt.sendFrame(n, &wire.Frame{Kind: wire.KindTable, Body: body})
 		}
@@ -627,11 +663,12 @@ func (rt *Runtime) onHello(f *wire.Frame) {
 
 func (rt *Runtime) onTable(f *wire.Frame) {
 	ns := rt.node
-	var addrs []string
-	if ns.cfg.Node == 0 || mpcheck.Unmarshal(f.Body, &addrs) != nil || len(addrs) != ns.cfg.Nodes {
+	var table tableInfo
+	if ns.cfg.Node == 0 || mpcheck.Unmarshal(f.Body, &table) != nil || len(table.Addrs) != ns.cfg.Nodes {
 		ns.Rejected.Add(1)
 		return
 	}
+	addrs := table.Addrs
 	ns.mu.Lock()
 	for n, a := range addrs {
 		if n != ns.cfg.Node {
@@ -640,6 +677,8 @@ func (rt *Runtime) onTable(f *wire.Frame) {
 		}
 	}
 	ns.mu.Unlock()
+	// Before the ready: node 0 starts the job once every node is ready.
+	rt.dialSocks(table.Socks, table.Hosts)
 	rt.sendFrame(0, &wire.Frame{Kind: wire.KindReady})
 	ns.join(nil)
 }

@@ -512,6 +512,10 @@ wait:
 			break wait
 		}
 	}
+	if ns.sock != nil {
+		ns.sock.bye(ns)
+		ns.sock.close()
+	}
 	if ns.sub != nil {
 		rt.sys.EventStream.Unsubscribe(ns.sub)
 	}

@@ -76,8 +76,8 @@ func startTwo(t *testing.T, pes int, token string, tls *TLSFiles, boot func(*PE)
 }
 
 // startTwoConfig is startTwo with the rest of the configuration (bounds)
-// given in base.
-func startTwoConfig(t *testing.T, base Config, token string, tls *TLSFiles, boot func(*PE)) twoNodes {
+// given in base; adjust, if given, changes both nodes' NodeConfig.
+func startTwoConfig(t *testing.T, base Config, token string, tls *TLSFiles, boot func(*PE), adjust ...func(*NodeConfig)) twoNodes {
 	t.Helper()
 	addr0 := endpointAddr(t)
 	var two twoNodes
@@ -85,6 +85,9 @@ func startTwoConfig(t *testing.T, base Config, token string, tls *TLSFiles, boot
 	go func() {
 		cfg := base
 		cfg.Node = &NodeConfig{Node: 0, Nodes: 2, Token: token, TLS: tls}
+		for _, a := range adjust {
+			a(cfg.Node)
+		}
 		rt, err := Start(cfg, boot)
 		two.rt0 = rt
 		errs <- err
@@ -92,6 +95,9 @@ func startTwoConfig(t *testing.T, base Config, token string, tls *TLSFiles, boot
 	go func() {
 		cfg := base
 		cfg.Node = &NodeConfig{Node: 1, Nodes: 2, Join: addr0, Token: token, TLS: tls}
+		for _, a := range adjust {
+			a(cfg.Node)
+		}
 		rt, err := Start(cfg, boot)
 		two.rt1 = rt
 		errs <- err

@@ -108,6 +108,10 @@ func init() {
 	chare.Register[Player]()
 }
 
+// onePEEach places player i on PE i; with one PE, both on PE 0. It is a
+// named map so that a job of several processes (-nodes) can place them.
+var onePEEach = array.NamedMap("pingpong.onePEEach", array.MapFunc(func(i int, npes int) int { return i % npes }))
+
 func main() { os.Exit(chare.Main((*Main).Start)) }
 
 // Start runs both phases one after the other.
@@ -125,8 +129,6 @@ func (m *Main) Start(args []string) {
 		return
 	}
 
-	// Player i on PE i; with one PE, both on PE 0.
-	onePEEach := array.MapFunc(func(i int, npes int) int { return i % npes })
 	players, err := array.New[Player](m, array.Dims(2), array.WithMap(onePEEach))
 	if err != nil {
 		m.fail(1, "creating the players: %v", err)

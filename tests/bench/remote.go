@@ -16,6 +16,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
 )
@@ -30,7 +31,9 @@ import (
 func init() {
 	chare.Register[sink](chare.Fast((*sink).Take))
 	registerPaired("remote/oneway", benchRemoteOneway)
-	register("remote/pingpong", benchRemotePingpong)
+	registerPaired("remote/pingpong", benchRemotePingpong)
+	registerPaired("remote/pingpong/sock", benchRemoteSock)
+
 	register("remote/broadcast", benchRemoteBroadcast)
 	register("remote/reduction", benchRemoteReduction)
 }
@@ -59,6 +62,33 @@ func (s *sink) Take(m m2mMsg) {
 
 // Ping returns its argument: a sync entry method, for round trips.
 func (s *sink) Ping(n int64) int64 { return n }
+
+// rallyStart starts a rally of N round trips between the branches on PE 0
+// and PE 1, played by entry methods alone (no thread, no future).
+type rallyStart struct {
+	N    int64
+	Done chare.Callback
+}
+
+// Rally, on PE 0, serves the first ball.
+func (s *sink) Rally(m rallyStart) {
+	s.want, s.done = int(m.N), m.Done
+	_ = chare.Send(s, s.ThisProxy().At(1), (*sink).Ball, int64(0))
+}
+
+// Ball is the rally's message: PE 1 returns it, PE 0 serves the next one
+// until the N-th comes back.
+func (s *sink) Ball(n int64) {
+	if s.PE() != 0 {
+		_ = chare.Send(s, s.ThisProxy().At(0), (*sink).Ball, n)
+		return
+	}
+	if n+1 < int64(s.want) {
+		_ = chare.Send(s, s.ThisProxy().At(1), (*sink).Ball, n+1)
+		return
+	}
+	_ = s.done.Send(s, n+1)
+}
 
 // benchRemoteOneway streams messages from PE 0 to PE 1 (node 1) and, in
 // the same run, the same number through raw protoactor-go remote to a peer
@@ -158,37 +188,158 @@ func againstPeer(cfg config, r result, higherIsBetter bool, raw func(*peer) (flo
 	return []result{r}, nil
 }
 
-func benchRemotePingpong(cfg config) ([]result, error) {
+// benchRemotePingpong measures round trips between PE 0 and PE 1 (node 1)
+// against raw protoactor-go request/response round trips to a peer
+// process, in interleaved pairs. Two lines: remote/pingpong, a sync call
+// from the main chare's thread and a wait on its future (the raw baseline
+// waits on a future too), and remote/pingpong/entry, a rally of entry
+// methods between two group branches (as examples/pingpong plays it).
+func benchRemotePingpong(cfg config) ([]figure, error) {
 	n := int(5_000 * cfg.scale)
-	var lat float64
+	call := figure{name: "remote/pingpong", unit: "us"}
+	entry := figure{name: "remote/pingpong/entry", unit: "us"}
+	var p *peer
+	defer func() {
+		if p != nil {
+			p.stop()
+		}
+	}()
 	err := runNodes(2, 2, "remote/pingpong", func(m *benchMain) error {
 		g, err := group.New[sink](m)
 		if err != nil {
 			return err
 		}
-		lat, err = best(cfg.reps, false, func() (float64, error) {
-			t0 := time.Now()
-			for i := 0; i < n; i++ {
-				f, err := chare.Call(m, g.At(1), (*sink).Ping, int64(i))
-				if err != nil {
-					return 0, err
-				}
-				v, err := f.Get(m)
-				if err != nil {
-					return 0, err
-				}
-				if v != int64(i) {
-					return 0, fmt.Errorf("ping %d came back as %d", i, v)
-				}
+		if p, err = startPeer(); err != nil {
+			return err
+		}
+		if _, err := p.pingpong(100); err != nil { // connect and warm up
+			return err
+		}
+		for range pairsOf(cfg) {
+			v, err := callPingpong(m, g, n)
+			if err != nil {
+				return err
 			}
-			return time.Since(t0).Seconds() * 1e6 / float64(n), nil
-		})
-		return err
+			b, err := p.pingpong(n)
+			if err != nil {
+				return err
+			}
+			call.value, call.baseline = append(call.value, v), append(call.baseline, b)
+			if v, err = rallyPingpong(m, g, n); err != nil {
+				return err
+			}
+			if b, err = p.pingpong(n); err != nil {
+				return err
+			}
+			entry.value, entry.baseline = append(entry.value, v), append(entry.baseline, b)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return againstPeer(cfg, result{"remote/pingpong", lat, "us", 0}, false, func(p *peer) (float64, error) { return p.pingpong(n) })
+	return []figure{call, entry}, nil
+}
+
+// benchRemoteSock measures the same-host data path (Unix sockets between
+// the nodes, actor/sock.go) against protoactor-go's gRPC path, each a job
+// of its own, in interleaved pairs: remote/pingpong/sock, the rally of
+// entry methods; remote/pingpong/sock/call, the sync calls; and
+// remote/oneway/sock, the stream of one-way messages (msgs/s). The
+// environment decides the path of both nodes of a job (the launched node
+// inherits it).
+func benchRemoteSock(cfg config) ([]figure, error) {
+	n := int(5_000 * cfg.scale)
+	m1 := int(300_000 * cfg.scale)
+	entry := figure{name: "remote/pingpong/sock", unit: "us"}
+	call := figure{name: "remote/pingpong/sock/call", unit: "us"}
+	oneway := figure{name: "remote/oneway/sock", unit: "msgs/s"}
+	measure := func(sock bool) (e, c, o float64, err error) {
+		v := "off"
+		if sock {
+			v = "on"
+		}
+		if !chare.IsLaunchedNode() { // a launched node has node 0's setting
+			if err := os.Setenv(actor.EnvLocalSocket, v); err != nil {
+				return 0, 0, 0, err
+			}
+		}
+		err = runNodes(2, 2, "remote/pingpong/sock", func(m *benchMain) error {
+			g, err := group.New[sink](m)
+			if err != nil {
+				return err
+			}
+			if _, err := rallyPingpong(m, g, 100); err != nil { // warm up
+				return err
+			}
+			if e, err = rallyPingpong(m, g, n); err != nil {
+				return err
+			}
+			if c, err = callPingpong(m, g, n); err != nil {
+				return err
+			}
+			o, err = onewayRun(m, g, m1)
+			return err
+		})
+		return e, c, o, err
+	}
+	if old, ok := os.LookupEnv(actor.EnvLocalSocket); ok {
+		defer os.Setenv(actor.EnvLocalSocket, old)
+	} else {
+		defer os.Unsetenv(actor.EnvLocalSocket)
+	}
+	for range pairsOf(cfg) {
+		e1, c1, o1, err := measure(true)
+		if err != nil {
+			return nil, err
+		}
+		e0, c0, o0, err := measure(false)
+		if err != nil {
+			return nil, err
+		}
+		entry.value, entry.baseline = append(entry.value, e1), append(entry.baseline, e0)
+		call.value, call.baseline = append(call.value, c1), append(call.baseline, c0)
+		oneway.value, oneway.baseline = append(oneway.value, o1), append(oneway.baseline, o0)
+	}
+	return []figure{entry, call, oneway}, nil
+}
+
+// callPingpong makes n sync calls from the main chare to PE 1 and returns
+// the mean round trip in µs.
+func callPingpong(m *benchMain, g group.Proxy[sink], n int) (float64, error) {
+	t0 := time.Now()
+	for i := 0; i < n; i++ {
+		f, err := chare.Call(m, g.At(1), (*sink).Ping, int64(i))
+		if err != nil {
+			return 0, err
+		}
+		v, err := f.Get(m)
+		if err != nil {
+			return 0, err
+		}
+		if v != int64(i) {
+			return 0, fmt.Errorf("ping %d came back as %d", i, v)
+		}
+	}
+	return time.Since(t0).Seconds() * 1e6 / float64(n), nil
+}
+
+// rallyPingpong plays a rally of n round trips between the branches on PE
+// 0 and PE 1 and returns the mean round trip in µs.
+func rallyPingpong(m *benchMain, g group.Proxy[sink], n int) (float64, error) {
+	f := chare.NewFuture[int64](m)
+	t0 := time.Now()
+	if err := chare.Send(m, g.At(0), (*sink).Rally, rallyStart{N: int64(n), Done: f.Callback()}); err != nil {
+		return 0, err
+	}
+	got, err := f.Get(m)
+	if err != nil {
+		return 0, err
+	}
+	if got != int64(n) {
+		return 0, fmt.Errorf("the rally ended after %d of %d round trips", got, n)
+	}
+	return time.Since(t0).Seconds() * 1e6 / float64(n), nil
 }
 
 // remote/broadcast and remote/reduction: the runtime benchmarks on 2 × 2

@@ -1,0 +1,207 @@
+package actor
+
+import (
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor/wire"
+)
+
+// Tests of the same-host data path (sock.go). The two nodes of startTwo
+// run in this process, so they are on one host: their data frames take
+// the sockets unless told otherwise.
+
+func TestSameHostSocketCarriesTheMessages(t *testing.T) {
+	if hostID() == "" {
+		t.Skip("no same-host path on this system (no /proc)")
+	}
+	hopsSeen.Store(0)
+	const hops = 500
+	two := startTwo(t, 4, NewToken(), nil, func(pe *PE) { pe.Send(1, hop{Left: hops}) })
+	s0, s1 := two.rt0.node.sock, two.rt1.node.sock
+	require.NotNil(t, s0, "node 0 has a socket")
+	require.NotNil(t, s1, "node 1 has a socket")
+	st, err := os.Stat(s0.dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), st.Mode().Perm(), "the socket's directory is private")
+	require.NotNil(t, s0.out[1], "node 0 writes to node 1's socket")
+	require.NotNil(t, s1.out[0], "node 1 writes to node 0's socket")
+	codes, errs := two.wait(t)
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+	require.Equal(t, codes[0], codes[1])
+	require.EqualValues(t, hops+1, hopsSeen.Load())
+	// The hop goes 1, 2, 3, 0, 1...: it crosses from node 0 (PEs 0, 1) to
+	// node 1 once every four hops, and back once: a data frame each time.
+	require.GreaterOrEqual(t, s0.written.Load(), int64(hops/4))
+	require.GreaterOrEqual(t, s1.written.Load(), int64(hops/4))
+	_, err = os.Stat(s0.dir)
+	require.True(t, os.IsNotExist(err), "the directory is removed at the end: %v", err)
+}
+
+func TestNoLocalSocketKeepsProtoactor(t *testing.T) {
+	for _, how := range []string{"config", "env"} {
+		t.Run(how, func(t *testing.T) {
+			hopsSeen.Store(0)
+			var adjust []func(*NodeConfig)
+			if how == "env" {
+				t.Setenv(EnvLocalSocket, "off")
+			} else {
+				adjust = append(adjust, func(nc *NodeConfig) { nc.NoLocalSocket = true })
+			}
+			two := startTwoConfig(t, Config{PEs: 4}, NewToken(), nil, func(pe *PE) { pe.Send(1, hop{Left: 200}) }, adjust...)
+			require.Nil(t, two.rt0.node.sock)
+			require.Nil(t, two.rt1.node.sock)
+			_, errs := two.wait(t)
+			require.NoError(t, errs[0])
+			require.NoError(t, errs[1])
+			require.EqualValues(t, 201, hopsSeen.Load())
+		})
+	}
+	require.False(t, useLocalSocket(NodeConfig{Nodes: 2, TLS: &TLSFiles{}}), "TLS jobs stay on gRPC")
+	require.False(t, useLocalSocket(NodeConfig{Nodes: 1}))
+	require.True(t, useLocalSocket(NodeConfig{Nodes: 2}))
+}
+
+// dialAs connects to node's socket and presents a hello with token as
+// node from.
+func dialAs(t *testing.T, path, token string, from int) net.Conn {
+	t.Helper()
+	c, err := net.DialTimeout("unix", path, 5*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	writeStream(t, c, &wire.Frame{Kind: wire.KindHello, Token: token, From: from})
+	return c
+}
+
+func writeStream(t *testing.T, c net.Conn, f *wire.Frame) {
+	t.Helper()
+	b, err := wire.AppendFrame(make([]byte, wire.StreamHeader), f)
+	require.NoError(t, err)
+	wire.PutStreamHeader(b)
+	_, err = c.Write(b)
+	require.NoError(t, err)
+}
+
+// waitClosed fails unless the other end closes c within the deadline.
+func waitClosed(t *testing.T, c net.Conn) {
+	t.Helper()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, err := c.Read(make([]byte, 1))
+	require.Error(t, err)
+	var ne net.Error
+	if errors.As(err, &ne) {
+		require.False(t, ne.Timeout(), "the node did not close the connection within 10 s")
+	}
+}
+
+func TestSameHostSocketRefusesStrangers(t *testing.T) {
+	if hostID() == "" {
+		t.Skip("no same-host path on this system (no /proc)")
+	}
+	token := NewToken()
+	gate := make(chan struct{})
+	two := startTwo(t, 2, token, nil, func(pe *PE) {
+		go func() {
+			<-gate
+			pe.Runtime().PE(0).PostControl(funcMsg(func(pe *PE) { pe.Runtime().Exit(0) }))
+		}()
+	})
+	ns0 := two.rt0.node
+	require.NotNil(t, ns0.sock)
+	before := ns0.Rejected.Load()
+	for _, tc := range []struct {
+		name string
+		send func(c net.Conn)
+	}{
+		{"wrong token", func(c net.Conn) {
+			writeStream(t, c, &wire.Frame{Kind: wire.KindHello, Token: "not the job's", From: 1})
+		}},
+		{"not a hello", func(c net.Conn) { writeStream(t, c, &wire.Frame{Kind: wire.KindData, Token: token, From: 1}) }},
+		{"itself", func(c net.Conn) { writeStream(t, c, &wire.Frame{Kind: wire.KindHello, Token: token, From: 0}) }},
+		{"garbage", func(c net.Conn) { _, _ = c.Write([]byte("GET / HTTP/1.1\r\n\r\n")) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := net.DialTimeout("unix", ns0.sock.path, 5*time.Second)
+			require.NoError(t, err)
+			defer c.Close()
+			tc.send(c)
+			waitClosed(t, c)
+		})
+	}
+	require.Equal(t, before+4, ns0.Rejected.Load())
+	require.False(t, two.rt0.Stopped(), "a refused connection must not stop the job")
+	close(gate)
+	_, errs := two.wait(t)
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+}
+
+// TestSameHostSocketCorruptStreamAbortsTheJob: once a node is
+// authenticated, a frame from it that does not decode, a length over the
+// limit, or frames under another node's number end the job with an error
+// naming the node and what was wrong; nothing panics.
+func TestSameHostSocketCorruptStreamAbortsTheJob(t *testing.T) {
+	if hostID() == "" {
+		t.Skip("no same-host path on this system (no /proc)")
+	}
+	big := wire.StreamHeaderOf(wire.MaxFrame + 1)
+	for _, tc := range []struct {
+		name string
+		send func(t *testing.T, c net.Conn, token string)
+		want string
+	}{
+		{"undecodable frame", func(t *testing.T, c net.Conn, _ string) {
+			_, err := c.Write([]byte{5, 0, 0, 0, 0x93, 0x01, 0xc1, 0xc1, 0xc1})
+			require.NoError(t, err)
+		}, "reading its same-host socket: wire: "},
+		{"length over the limit", func(t *testing.T, c net.Conn, _ string) {
+			_, err := c.Write(append(big[:], 1, 2, 3))
+			require.NoError(t, err)
+		}, "over the limit"},
+		{"another node's frame", func(t *testing.T, c net.Conn, token string) {
+			writeStream(t, c, &wire.Frame{Kind: wire.KindBeat, Token: token, From: 0})
+		}, "on node 1's connection"},
+		{"closed without a word", func(t *testing.T, c net.Conn, _ string) { require.NoError(t, c.Close()) }, "its same-host socket closed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			token := NewToken()
+			two := startTwo(t, 2, token, nil, func(pe *PE) {})
+			require.NotNil(t, two.rt0.node.sock)
+			c := dialAs(t, two.rt0.node.sock.path, token, 1)
+			tc.send(t, c, token)
+			select {
+			case <-two.rt0.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("node 0 did not end the job within 10 s")
+			}
+			codes, errs := two.wait(t)
+			require.Equal(t, 1, codes[0])
+			require.ErrorContains(t, errs[0], "lost node 1 (PEs 1..1")
+			require.ErrorContains(t, errs[0], tc.want)
+		})
+	}
+}
+
+// TestSameHostSocketDirectory: the socket lives in a directory only its
+// user can enter, named for the node.
+func TestSameHostSocketDirectory(t *testing.T) {
+	if hostID() == "" {
+		t.Skip("no same-host path on this system (no /proc)")
+	}
+	two := startTwo(t, 2, NewToken(), nil, func(pe *PE) { pe.Runtime().Exit(0) })
+	for i, rt := range []*Runtime{two.rt0, two.rt1} {
+		s := rt.node.sock
+		require.NotNil(t, s)
+		require.Equal(t, filepath.Join(s.dir, "node"+string(rune('0'+i))), s.path)
+	}
+	_, errs := two.wait(t)
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
+}
