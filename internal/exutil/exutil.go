@@ -1,4 +1,5 @@
-// Package exutil holds what the example programs share: their flag
+// Package exutil holds what the example programs (and the Charm++
+// counterparts under tests/charm) share: their flag
 // handling, their final FAILED line and, for the TRAM examples, the -dims,
 // -buffer and -flush flags, the grid they name and the start of a
 // streamer's step.

@@ -1,4 +1,5 @@
-// Package extest holds what the examples' tests share: a buffer for the
+// Package extest holds what the tests of the examples (and of the Charm++
+// counterparts under tests/charm) share: a buffer for the
 // output of a job and helpers that run an example's job in-process, on one
 // process or on several.
 package extest
