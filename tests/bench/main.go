@@ -54,6 +54,16 @@ type config struct {
 
 var benchmarks []benchmark
 
+// atExit holds what to clean up when the suite ends, such as the charm/
+// family's temporary folders.
+var atExit []func()
+
+func cleanUp() {
+	for _, f := range atExit {
+		f()
+	}
+}
+
 // benchReps is -reps, passed on to the nodes a benchmark launches: they
 // must run the same number of jobs.
 var benchReps = 3
@@ -156,6 +166,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: no benchmark matches %q (try -list)\n", *pattern)
 		os.Exit(2)
 	}
+	cleanUp()
 	if failed {
 		pprof.StopCPUProfile()
 		os.Exit(1)

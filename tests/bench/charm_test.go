@@ -1,0 +1,98 @@
+package main
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Charm++'s own output, as its programs print it.
+const (
+	charmPingpong = `Charm++> Running in Multicore mode: 2 threads (PEs)
+Pingpong with payload: 100 iterations: 10000
+Roundtrip time for 1D Arrays is 0.780288 us
+Roundtrip time for 1D threaded Arrays is 1.533458 us
+Roundtrip time for Groups is 0.626044 us
+Roundtrip time for Groups (zero copy message send api) is 1.523590 us
+`
+	charmKNeighbor = `kNeighbor program finished!
+Time stats: lowest: 3.228700, median: 3.484680, highest: 15758.529420
+The average time for each 3-kNeighbor iteration with msg size 64 is 2.910183 (us)
+`
+	charmAllToAll = "iter = 300\nallToAll on 2 cores for msg size: 1024\n iteration(ms):1024\t0.004075\n"
+)
+
+func runNamed(name string) charmRun {
+	for _, r := range charmRuns {
+		if r.name == name {
+			return r
+		}
+	}
+	panic("no charm run " + name)
+}
+
+func TestCharmFigures(t *testing.T) {
+	v, err := charmFigures(runNamed("pingpong").figures, charmPingpong)
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.780288, 0.626044}, v)
+	v, err = charmFigures(runNamed("kneighbor/64B").figures, charmKNeighbor)
+	require.NoError(t, err)
+	require.Equal(t, []float64{2.910183}, v)
+	v, err = charmFigures(runNamed("alltoall/1KiB").figures, charmAllToAll)
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.004075}, v)
+
+	_, err = charmFigures(runNamed("pingpong").figures, "Roundtrip time for 1D Arrays is 0.78 us\n")
+	require.ErrorContains(t, err, "no figure matching")
+}
+
+func TestOursFigures(t *testing.T) {
+	v, err := oursFigures("pingpong", runNamed("pingpong").figures,
+		"pingpong: ok payload=100 iterations=10 roundtrip_us_1D_array=3.5 roundtrip_us_group=2.25\n")
+	require.NoError(t, err)
+	require.Equal(t, []float64{3.5, 2.25}, v)
+	_, err = oursFigures("pingpong", runNamed("pingpong").figures, "pingpong: ok roundtrip_us_1D_array=3.5\n")
+	require.ErrorContains(t, err, "no roundtrip_us_group=")
+	_, err = oursFigures("pingpong", runNamed("pingpong").figures, "pingpong: FAILED bad arguments\n")
+	require.ErrorContains(t, err, "FAILED")
+}
+
+// Every run of the family reads its figures from both programs.
+func TestCharmRunsComplete(t *testing.T) {
+	names := map[string]bool{}
+	for _, r := range charmRuns {
+		require.False(t, names[r.name], "two runs named %s", r.name)
+		names[r.name] = true
+		require.NotEmpty(t, r.figures, r.name)
+		require.NotEmpty(t, r.args(multicore), r.name)
+		require.NotEmpty(t, r.args(netlrts), r.name)
+		for _, f := range r.figures {
+			require.Contains(t, []string{"us", "ms", "s", "GUP/s"}, f.unit, r.name)
+			require.NotEmpty(t, f.ours, r.name)
+		}
+	}
+}
+
+func TestRunLimited(t *testing.T) {
+	out, err := runLimited("", nil, 10*time.Second, []string{"sh", "-c", "echo one; echo two"}, nil)
+	require.NoError(t, err)
+	require.Equal(t, "one\ntwo\n", out)
+
+	began := time.Now()
+	_, err = runLimited("", nil, 200*time.Millisecond, []string{"sh", "-c", "echo started; sleep 30"}, nil)
+	require.True(t, errors.Is(err, errTimeout), "%v", err)
+	require.ErrorContains(t, err, "started")
+	require.Less(t, time.Since(began), 20*time.Second, "the run and its child were killed")
+
+	// Stopped once enough was printed: a success, with the output.
+	out, err = runLimited("", nil, 20*time.Second, []string{"sh", "-c", "echo figure=1; sleep 30"},
+		func(b []byte) bool { return len(b) > 0 })
+	require.NoError(t, err)
+	require.Equal(t, "figure=1\n", out)
+
+	_, err = runLimited("", nil, 10*time.Second, []string{"sh", "-c", "echo bad; exit 3"}, nil)
+	require.ErrorContains(t, err, "exit status 3")
+	require.ErrorContains(t, err, "bad")
+}
