@@ -82,6 +82,9 @@ func byTarget(mc, net []string) func(string) []string {
 	}
 }
 
+// gups is the figure of the random-access programs.
+var gups = charmFigure{"", "GUP/s", regexp.MustCompile(`(?m)^([0-9.]+) Billion\(10\^9\) Updates    per second`), "gups"}
+
 // charmRuns are the runs of the family, with the arguments of the
 // anchor's own script (fewer iterations across processes, where each
 // takes longer).
@@ -98,6 +101,12 @@ var charmRuns = []charmRun{
 			{"array", "us", regexp.MustCompile(`(?m)^Roundtrip time for 1D Arrays is ([0-9.]+) us`), "roundtrip_us_1D_array"},
 			{"group", "us", regexp.MustCompile(`(?m)^Roundtrip time for Groups is ([0-9.]+) us`), "roundtrip_us_group"},
 		}},
+	{name: "randomaccess/aggregate", prog: "aggregateRandomAccessGroup", ours: "randomaccess", oursArg: []string{"-mode", "aggregate"},
+		args: fixed("15"), figures: []charmFigure{gups}},
+	{name: "randomaccess/staged", prog: "randomAccessGroup-ported", ours: "randomaccess", oursArg: []string{"-mode", "staged"},
+		args: fixed("15"), figures: []charmFigure{gups}},
+	{name: "randomaccess/direct", prog: "directRandomAccessGroup", ours: "randomaccess", oursArg: []string{"-mode", "direct"},
+		args: fixed("15"), figures: []charmFigure{gups}},
 	{name: "alltoall/1KiB", prog: "allToAll", ours: "alltoall", args: fixed("1024", "1", "300"),
 		figures: []charmFigure{{"", "ms", regexp.MustCompile(`(?m)^ iteration\(ms\):\d+\s+([0-9.]+)`), "ms_per_iteration"}}},
 	{name: "alltoall/16KiB", prog: "allToAll", ours: "alltoall", args: fixed("16384", "1", "300"),

@@ -21,6 +21,12 @@ Roundtrip time for Groups (zero copy message send api) is 1.523590 us
 Time stats: lowest: 3.228700, median: 3.484680, highest: 15758.529420
 The average time for each 3-kNeighbor iteration with msg size 64 is 2.910183 (us)
 `
+	charmRandomAccess = `Aggregation topology: 1 2
+CPU time used = 0.105335 seconds
+0.002488678 Billion(10^9) Updates    per second [GUP/s]
+0.001244339 Billion(10^9) Updates/PE per second [GUP/s]
+Found 0 errors in 65536 locations (passed).
+`
 	charmAllToAll = "iter = 300\nallToAll on 2 cores for msg size: 1024\n iteration(ms):1024\t0.004075\n"
 )
 
@@ -43,6 +49,10 @@ func TestCharmFigures(t *testing.T) {
 	v, err = charmFigures(runNamed("alltoall/1KiB").figures, charmAllToAll)
 	require.NoError(t, err)
 	require.Equal(t, []float64{0.004075}, v)
+
+	v, err = charmFigures(runNamed("randomaccess/staged").figures, charmRandomAccess)
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.002488678}, v)
 
 	_, err = charmFigures(runNamed("pingpong").figures, "Roundtrip time for 1D Arrays is 0.78 us\n")
 	require.ErrorContains(t, err, "no figure matching")
