@@ -107,6 +107,11 @@ var charmRuns = []charmRun{
 		args: fixed("15"), figures: []charmFigure{gups}},
 	{name: "randomaccess/direct", prog: "directRandomAccessGroup", ours: "randomaccess", oursArg: []string{"-mode", "direct"},
 		args: fixed("15"), figures: []charmFigure{gups}},
+	{name: "streamingalltoall", prog: "streamingAllToAll-ported", ours: "streamingalltoall", args: fixed("32", "16384"),
+		figures: []charmFigure{
+			{"tram16KiB", "s", regexp.MustCompile(`(?m)^Elapsed time for all-to-all of +16384 bytes.*\( +using TRAM\): ([0-9.]+) seconds`), "seconds_tram_16384B"},
+			{"direct16KiB", "s", regexp.MustCompile(`(?m)^Elapsed time for all-to-all of +16384 bytes.*\(not using TRAM\): ([0-9.]+) seconds`), "seconds_direct_16384B"},
+		}},
 	{name: "alltoall/1KiB", prog: "allToAll", ours: "alltoall", args: fixed("1024", "1", "300"),
 		figures: []charmFigure{{"", "ms", regexp.MustCompile(`(?m)^ iteration\(ms\):\d+\s+([0-9.]+)`), "ms_per_iteration"}}},
 	{name: "alltoall/16KiB", prog: "allToAll", ours: "alltoall", args: fixed("16384", "1", "300"),

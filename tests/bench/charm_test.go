@@ -27,6 +27,14 @@ CPU time used = 0.105335 seconds
 0.001244339 Billion(10^9) Updates/PE per second [GUP/s]
 Found 0 errors in 65536 locations (passed).
 `
+	charmStreaming = `TEST 1: Using 2D TRAM Topology: 1 2
+Elapsed time for all-to-all of     8192 bytes sent in    256 iterations of 32 bytes each (    using TRAM): 0.000025 seconds
+Elapsed time for all-to-all of    16384 bytes sent in    512 iterations of 32 bytes each (    using TRAM): 0.000044 seconds
+
+TEST 2: Using point to point sends
+Elapsed time for all-to-all of       32 bytes sent in      1  iteration of 32 bytes each (not using TRAM): 0.000012 seconds
+Elapsed time for all-to-all of    16384 bytes sent in    512 iterations of 32 bytes each (not using TRAM): 0.011949 seconds
+`
 	charmAllToAll = "iter = 300\nallToAll on 2 cores for msg size: 1024\n iteration(ms):1024\t0.004075\n"
 )
 
@@ -53,6 +61,10 @@ func TestCharmFigures(t *testing.T) {
 	v, err = charmFigures(runNamed("randomaccess/staged").figures, charmRandomAccess)
 	require.NoError(t, err)
 	require.Equal(t, []float64{0.002488678}, v)
+
+	v, err = charmFigures(runNamed("streamingalltoall").figures, charmStreaming)
+	require.NoError(t, err)
+	require.Equal(t, []float64{0.000044, 0.011949}, v)
 
 	_, err = charmFigures(runNamed("pingpong").figures, "Roundtrip time for 1D Arrays is 0.78 us\n")
 	require.ErrorContains(t, err, "no figure matching")
