@@ -17,6 +17,13 @@
 //
 //	go run ./tests/bench              # everything
 //	go run ./tests/bench -run runtime/ -p 4
+//
+// The charm/ family (charm.go) runs Charm++ 8.0's own programs against
+// their counterparts under tests/charm; it needs CHARM_ANCHOR, the folder
+// of the Charm++ programs, and otherwise says it is skipped (see
+// docs/benchmarks.md):
+//
+//	CHARM_ANCHOR=/path/to/charm-anchor go run ./tests/bench -run charm/ -reps 5
 package main
 
 import (
