@@ -65,70 +65,70 @@ type charmRun struct {
 }
 
 const (
-	multicore = "multicore"
-	netlrts   = "netlrts"
+	charmMulticore = "multicore"
+	charmNetlrts   = "netlrts"
 )
 
-// fixed returns args for both targets.
-func fixed(args ...string) func(string) []string { return func(string) []string { return args } }
+// charmFixed returns args for both targets.
+func charmFixed(args ...string) func(string) []string { return func(string) []string { return args } }
 
-// byTarget returns one set of args for multicore and another for netlrts.
-func byTarget(mc, net []string) func(string) []string {
+// charmByTarget returns one set of args for multicore and another for netlrts.
+func charmByTarget(mc, net []string) func(string) []string {
 	return func(t string) []string {
-		if t == multicore {
+		if t == charmMulticore {
 			return mc
 		}
 		return net
 	}
 }
 
-// gups is the figure of the random-access programs.
-var gups = charmFigure{"", "GUP/s", regexp.MustCompile(`(?m)^([0-9.]+) Billion\(10\^9\) Updates    per second`), "gups"}
+// charmGUPS is the figure of the random-access programs.
+var charmGUPS = charmFigure{"", "GUP/s", regexp.MustCompile(`(?m)^([0-9.]+) Billion\(10\^9\) Updates    per second`), "gups"}
 
 // charmRuns are the runs of the family, with the arguments of the
-// anchor's own script (fewer iterations across processes, where each
+// script that comes with the Charm++ programs (fewer iterations across processes, where each
 // takes longer).
 var charmRuns = []charmRun{
 	{name: "kneighbor/64B", prog: "kNeighbor", ours: "kneighbor",
-		args:    byTarget([]string{"2", "50", "64"}, []string{"2", "10", "64"}),
+		args:    charmByTarget([]string{"2", "50", "64"}, []string{"2", "10", "64"}),
 		figures: []charmFigure{{"", "us", regexp.MustCompile(`iteration with msg size \d+ is ([0-9.]+) \(us\)`), "us_per_iteration_avg"}}},
 	{name: "kneighbor/16KiB", prog: "kNeighbor", ours: "kneighbor",
-		args:    byTarget([]string{"2", "50", "16384"}, []string{"2", "10", "16384"}),
+		args:    charmByTarget([]string{"2", "50", "16384"}, []string{"2", "10", "16384"}),
 		figures: []charmFigure{{"", "us", regexp.MustCompile(`iteration with msg size \d+ is ([0-9.]+) \(us\)`), "us_per_iteration_avg"}}},
 	{name: "pingpong", prog: "pingpong", ours: "pingpong",
-		args: byTarget([]string{"100", "10000"}, []string{"100", "2000"}),
+		args: charmByTarget([]string{"100", "10000"}, []string{"100", "2000"}),
 		figures: []charmFigure{
 			{"array", "us", regexp.MustCompile(`(?m)^Roundtrip time for 1D Arrays is ([0-9.]+) us`), "roundtrip_us_1D_array"},
 			{"group", "us", regexp.MustCompile(`(?m)^Roundtrip time for Groups is ([0-9.]+) us`), "roundtrip_us_group"},
 		}},
 	{name: "randomaccess/aggregate", prog: "aggregateRandomAccessGroup", ours: "randomaccess", oursArg: []string{"-mode", "aggregate"},
-		args: fixed("15"), figures: []charmFigure{gups}},
+		args: charmFixed("15"), figures: []charmFigure{charmGUPS}},
 	{name: "randomaccess/staged", prog: "randomAccessGroup-ported", ours: "randomaccess", oursArg: []string{"-mode", "staged"},
-		args: fixed("15"), figures: []charmFigure{gups}},
+		args: charmFixed("15"), figures: []charmFigure{charmGUPS}},
 	{name: "randomaccess/direct", prog: "directRandomAccessGroup", ours: "randomaccess", oursArg: []string{"-mode", "direct"},
-		args: fixed("15"), figures: []charmFigure{gups}},
-	{name: "streamingalltoall", prog: "streamingAllToAll-ported", ours: "streamingalltoall", args: fixed("32", "16384"),
+		args: charmFixed("15"), figures: []charmFigure{charmGUPS}},
+	{name: "streamingalltoall", prog: "streamingAllToAll-ported", ours: "streamingalltoall", args: charmFixed("32", "16384"),
 		figures: []charmFigure{
 			{"tram16KiB", "s", regexp.MustCompile(`(?m)^Elapsed time for all-to-all of +16384 bytes.*\( +using TRAM\): ([0-9.]+) seconds`), "seconds_tram_16384B"},
 			{"direct16KiB", "s", regexp.MustCompile(`(?m)^Elapsed time for all-to-all of +16384 bytes.*\(not using TRAM\): ([0-9.]+) seconds`), "seconds_direct_16384B"},
 		}},
-	{name: "alltoall/1KiB", prog: "allToAll", ours: "alltoall", args: fixed("1024", "1", "300"),
+	{name: "alltoall/1KiB", prog: "allToAll", ours: "alltoall", args: charmFixed("1024", "1", "300"),
 		figures: []charmFigure{{"", "ms", regexp.MustCompile(`(?m)^ iteration\(ms\):\d+\s+([0-9.]+)`), "ms_per_iteration"}}},
-	{name: "alltoall/16KiB", prog: "allToAll", ours: "alltoall", args: fixed("16384", "1", "300"),
+	{name: "alltoall/16KiB", prog: "allToAll", ours: "alltoall", args: charmFixed("16384", "1", "300"),
 		figures: []charmFigure{{"", "ms", regexp.MustCompile(`(?m)^ iteration\(ms\):\d+\s+([0-9.]+)`), "ms_per_iteration"}}},
 }
 
 func init() {
 	for _, r := range charmRuns {
-		for _, target := range []string{multicore, netlrts} {
-			name := "charm/" + r.name + "/" + suffixOf(target)
+		for _, target := range []string{charmMulticore, charmNetlrts} {
+			name := "charm/" + r.name + "/" + charmSuffix(target)
 			registerPaired(name, func(cfg config) ([]figure, error) { return benchCharm(cfg, r, target) })
 		}
 	}
 }
 
-func suffixOf(target string) string {
-	if target == multicore {
+func charmSuffix(target string) string {
+	if target == charmMulticore {
 		return "2pe"
 	}
 	return "2proc"
@@ -143,9 +143,9 @@ type charmKit struct {
 }
 
 var (
-	charmOnce sync.Once
-	kit       charmKit
-	kitErr    error
+	charmOnce     sync.Once
+	charmKitState charmKit
+	charmKitErr   error
 )
 
 // charmSetup unpacks the Charm++ programs and builds the counterparts, the
@@ -157,29 +157,29 @@ func charmSetup() (*charmKit, error) {
 		archive := filepath.Join(anchor, "charm-bins.tar.xz")
 		if anchor == "" {
 			fmt.Printf("# charm/: skipped: %s is not set (a folder holding charm-bins.tar.xz, the Charm++ 8.0 programs)\n", charmEnv)
-			kit.skipped = true
+			charmKitState.skipped = true
 			return
 		}
 		if _, err := os.Stat(archive); err != nil {
 			fmt.Printf("# charm/: skipped: %s=%s has no charm-bins.tar.xz (%v)\n", charmEnv, anchor, err)
-			kit.skipped = true
+			charmKitState.skipped = true
 			return
 		}
-		kit.dir, kitErr = os.MkdirTemp("", "charm-bench-")
-		if kitErr != nil {
+		charmKitState.dir, charmKitErr = os.MkdirTemp("", "charm-bench-")
+		if charmKitErr != nil {
 			return
 		}
-		atExit = append(atExit, func() { os.RemoveAll(kit.dir) })
-		if kitErr = unpackCharm(archive, filepath.Join(kit.dir, "charm")); kitErr != nil {
+		atExit = append(atExit, func() { os.RemoveAll(charmKitState.dir) })
+		if charmKitErr = unpackCharm(archive, filepath.Join(charmKitState.dir, "charm")); charmKitErr != nil {
 			return
 		}
-		kit.env = charmLibEnv(filepath.Join(kit.dir, "charm"))
-		kitErr = buildOurs(filepath.Join(kit.dir, "ours"))
+		charmKitState.env = charmLibEnv(filepath.Join(charmKitState.dir, "charm"))
+		charmKitErr = buildOurs(filepath.Join(charmKitState.dir, "ours"))
 	})
-	if kit.skipped {
+	if charmKitState.skipped {
 		return nil, nil
 	}
-	return &kit, kitErr
+	return &charmKitState, charmKitErr
 }
 
 // unpackCharm unpacks archive into dir, with xz (through tar) or else
@@ -207,7 +207,7 @@ func unpackCharm(archive, dir string) error {
 func charmLibEnv(dir string) []string {
 	path := filepath.Join(dir, "lib")
 	const ldso = "/lib64/ld-linux-x86-64.so.2"
-	if out, err := exec.Command(ldso, "--list", filepath.Join(dir, multicore, "kNeighbor")).CombinedOutput(); err == nil || len(out) > 0 {
+	if out, err := exec.Command(ldso, "--list", filepath.Join(dir, charmMulticore, "kNeighbor")).CombinedOutput(); err == nil || len(out) > 0 {
 		if bytes.Contains(out, []byte("not found")) {
 			path += ":" + filepath.Join(dir, "lib-fallback")
 		}
@@ -250,7 +250,7 @@ func benchCharm(cfg config, r charmRun, target string) ([]figure, error) {
 		if f.name != "" {
 			name += "/" + f.name
 		}
-		figs[i] = figure{name: name + "/" + suffixOf(target), unit: f.unit}
+		figs[i] = figure{name: name + "/" + charmSuffix(target), unit: f.unit}
 	}
 	limit := r.limit
 	if limit == 0 {
@@ -277,7 +277,7 @@ func benchCharm(cfg config, r charmRun, target string) ([]figure, error) {
 func (k *charmKit) runCharm(r charmRun, target string, limit time.Duration) ([]float64, error) {
 	dir := filepath.Join(k.dir, "charm", target)
 	var argv []string
-	if target == multicore {
+	if target == charmMulticore {
 		argv = append(append([]string{"./" + r.prog}, r.args(target)...), "+p2")
 	} else {
 		argv = append([]string{"./charmrun", "++local", "+p2", "./" + r.prog}, r.args(target)...)
@@ -288,7 +288,7 @@ func (k *charmKit) runCharm(r charmRun, target string, limit time.Duration) ([]f
 		_, err := charmFigures(r.figures, string(out))
 		return err == nil
 	}
-	out, err := runLimited(dir, k.env, limit, argv, found)
+	out, err := charmExec(dir, k.env, limit, argv, found)
 	if err != nil {
 		return nil, fmt.Errorf("Charm++ %s: %w", strings.Join(argv, " "), err)
 	}
@@ -316,11 +316,11 @@ func charmFigures(figs []charmFigure, out string) ([]float64, error) {
 // line.
 func (k *charmKit) runOurs(r charmRun, target string, limit time.Duration) ([]float64, error) {
 	argv := []string{filepath.Join(k.dir, "ours", r.ours), "-p", "2"}
-	if target == netlrts {
+	if target == charmNetlrts {
 		argv = append(argv, "-nodes", "2")
 	}
 	argv = append(append(argv, r.oursArg...), r.args(target)...)
-	out, err := runLimited("", nil, limit, argv, nil)
+	out, err := charmExec("", nil, limit, argv, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", strings.Join(argv, " "), err)
 	}
@@ -342,15 +342,15 @@ func oursFigures(name string, figs []charmFigure, out string) ([]float64, error)
 	return v, nil
 }
 
-// errTimeout is the error of a run that did not end in its time.
-var errTimeout = errors.New("timed out")
+// errCharmTimeout is the error of a run that did not end in its time.
+var errCharmTimeout = errors.New("timed out")
 
-// runLimited runs argv in dir (env nil: this process's) and returns its
+// charmExec runs argv in dir (env nil: this process's) and returns its
 // standard output. A run still going after limit is killed, with its
 // children (its process group), and is an error that says so. If enough
 // is set, the run is killed as soon as enough(output so far) holds, and
 // that is a success.
-func runLimited(dir string, env []string, limit time.Duration, argv []string, enough func([]byte) bool) (string, error) {
+func charmExec(dir string, env []string, limit time.Duration, argv []string, enough func([]byte) bool) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	stop, stopped := context.WithCancel(ctx)
@@ -360,7 +360,7 @@ func runLimited(dir string, env []string, limit time.Duration, argv []string, en
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
-	stdout := &watched{enough: enough, stop: stopped}
+	stdout := &charmOutput{enough: enough, stop: stopped}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 	err := cmd.Run()
@@ -368,16 +368,16 @@ func runLimited(dir string, env []string, limit time.Duration, argv []string, en
 	case stdout.done():
 		return stdout.String(), nil
 	case ctx.Err() != nil:
-		return "", fmt.Errorf("%w after %v; output so far:\n%s%s", errTimeout, limit, stdout.String(), stderr.String())
+		return "", fmt.Errorf("%w after %v; output so far:\n%s%s", errCharmTimeout, limit, stdout.String(), stderr.String())
 	case err != nil:
 		return "", fmt.Errorf("%v; output:\n%s%s", err, stdout.String(), stderr.String())
 	}
 	return stdout.String(), nil
 }
 
-// watched collects a program's output and calls stop once enough of it
+// charmOutput collects a program's output and calls stop once enough of it
 // came.
-type watched struct {
+type charmOutput struct {
 	mu     sync.Mutex
 	b      bytes.Buffer
 	enough func([]byte) bool
@@ -385,7 +385,7 @@ type watched struct {
 	met    bool
 }
 
-func (w *watched) Write(p []byte) (int, error) {
+func (w *charmOutput) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.b.Write(p)
@@ -396,13 +396,13 @@ func (w *watched) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (w *watched) done() bool {
+func (w *charmOutput) done() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.met
 }
 
-func (w *watched) String() string {
+func (w *charmOutput) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.String()

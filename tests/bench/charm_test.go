@@ -38,7 +38,7 @@ Elapsed time for all-to-all of    16384 bytes sent in    512 iterations of 32 by
 	charmAllToAll = "iter = 300\nallToAll on 2 cores for msg size: 1024\n iteration(ms):1024\t0.004075\n"
 )
 
-func runNamed(name string) charmRun {
+func charmRunNamed(name string) charmRun {
 	for _, r := range charmRuns {
 		if r.name == name {
 			return r
@@ -48,36 +48,36 @@ func runNamed(name string) charmRun {
 }
 
 func TestCharmFigures(t *testing.T) {
-	v, err := charmFigures(runNamed("pingpong").figures, charmPingpong)
+	v, err := charmFigures(charmRunNamed("pingpong").figures, charmPingpong)
 	require.NoError(t, err)
 	require.Equal(t, []float64{0.780288, 0.626044}, v)
-	v, err = charmFigures(runNamed("kneighbor/64B").figures, charmKNeighbor)
+	v, err = charmFigures(charmRunNamed("kneighbor/64B").figures, charmKNeighbor)
 	require.NoError(t, err)
 	require.Equal(t, []float64{2.910183}, v)
-	v, err = charmFigures(runNamed("alltoall/1KiB").figures, charmAllToAll)
+	v, err = charmFigures(charmRunNamed("alltoall/1KiB").figures, charmAllToAll)
 	require.NoError(t, err)
 	require.Equal(t, []float64{0.004075}, v)
 
-	v, err = charmFigures(runNamed("randomaccess/staged").figures, charmRandomAccess)
+	v, err = charmFigures(charmRunNamed("randomaccess/staged").figures, charmRandomAccess)
 	require.NoError(t, err)
 	require.Equal(t, []float64{0.002488678}, v)
 
-	v, err = charmFigures(runNamed("streamingalltoall").figures, charmStreaming)
+	v, err = charmFigures(charmRunNamed("streamingalltoall").figures, charmStreaming)
 	require.NoError(t, err)
 	require.Equal(t, []float64{0.000044, 0.011949}, v)
 
-	_, err = charmFigures(runNamed("pingpong").figures, "Roundtrip time for 1D Arrays is 0.78 us\n")
+	_, err = charmFigures(charmRunNamed("pingpong").figures, "Roundtrip time for 1D Arrays is 0.78 us\n")
 	require.ErrorContains(t, err, "no figure matching")
 }
 
 func TestOursFigures(t *testing.T) {
-	v, err := oursFigures("pingpong", runNamed("pingpong").figures,
+	v, err := oursFigures("pingpong", charmRunNamed("pingpong").figures,
 		"pingpong: ok payload=100 iterations=10 roundtrip_us_1D_array=3.5 roundtrip_us_group=2.25\n")
 	require.NoError(t, err)
 	require.Equal(t, []float64{3.5, 2.25}, v)
-	_, err = oursFigures("pingpong", runNamed("pingpong").figures, "pingpong: ok roundtrip_us_1D_array=3.5\n")
+	_, err = oursFigures("pingpong", charmRunNamed("pingpong").figures, "pingpong: ok roundtrip_us_1D_array=3.5\n")
 	require.ErrorContains(t, err, "no roundtrip_us_group=")
-	_, err = oursFigures("pingpong", runNamed("pingpong").figures, "pingpong: FAILED bad arguments\n")
+	_, err = oursFigures("pingpong", charmRunNamed("pingpong").figures, "pingpong: FAILED bad arguments\n")
 	require.ErrorContains(t, err, "FAILED")
 }
 
@@ -88,8 +88,8 @@ func TestCharmRunsComplete(t *testing.T) {
 		require.False(t, names[r.name], "two runs named %s", r.name)
 		names[r.name] = true
 		require.NotEmpty(t, r.figures, r.name)
-		require.NotEmpty(t, r.args(multicore), r.name)
-		require.NotEmpty(t, r.args(netlrts), r.name)
+		require.NotEmpty(t, r.args(charmMulticore), r.name)
+		require.NotEmpty(t, r.args(charmNetlrts), r.name)
 		for _, f := range r.figures {
 			require.Contains(t, []string{"us", "ms", "s", "GUP/s"}, f.unit, r.name)
 			require.NotEmpty(t, f.ours, r.name)
@@ -98,23 +98,23 @@ func TestCharmRunsComplete(t *testing.T) {
 }
 
 func TestRunLimited(t *testing.T) {
-	out, err := runLimited("", nil, 10*time.Second, []string{"sh", "-c", "echo one; echo two"}, nil)
+	out, err := charmExec("", nil, 10*time.Second, []string{"sh", "-c", "echo one; echo two"}, nil)
 	require.NoError(t, err)
 	require.Equal(t, "one\ntwo\n", out)
 
 	began := time.Now()
-	_, err = runLimited("", nil, 200*time.Millisecond, []string{"sh", "-c", "echo started; sleep 30"}, nil)
-	require.True(t, errors.Is(err, errTimeout), "%v", err)
+	_, err = charmExec("", nil, 200*time.Millisecond, []string{"sh", "-c", "echo started; sleep 30"}, nil)
+	require.True(t, errors.Is(err, errCharmTimeout), "%v", err)
 	require.ErrorContains(t, err, "started")
 	require.Less(t, time.Since(began), 20*time.Second, "the run and its child were killed")
 
 	// Stopped once enough was printed: a success, with the output.
-	out, err = runLimited("", nil, 20*time.Second, []string{"sh", "-c", "echo figure=1; sleep 30"},
+	out, err = charmExec("", nil, 20*time.Second, []string{"sh", "-c", "echo figure=1; sleep 30"},
 		func(b []byte) bool { return len(b) > 0 })
 	require.NoError(t, err)
 	require.Equal(t, "figure=1\n", out)
 
-	_, err = runLimited("", nil, 10*time.Second, []string{"sh", "-c", "echo bad; exit 3"}, nil)
+	_, err = charmExec("", nil, 10*time.Second, []string{"sh", "-c", "echo bad; exit 3"}, nil)
 	require.ErrorContains(t, err, "exit status 3")
 	require.ErrorContains(t, err, "bad")
 }
