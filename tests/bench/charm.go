@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	ossignal "os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -170,6 +172,7 @@ func charmSetup() (*charmKit, error) {
 			return
 		}
 		atExit = append(atExit, func() { os.RemoveAll(charmKitState.dir) })
+		charmOnInterrupt(charmKitState.dir)
 		if charmKitErr = unpackCharm(archive, filepath.Join(charmKitState.dir, "charm")); charmKitErr != nil {
 			return
 		}
@@ -363,7 +366,15 @@ func charmExec(dir string, env []string, limit time.Duration, argv []string, eno
 	stdout := &charmOutput{enough: enough, stop: stopped}
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
-	err := cmd.Run()
+	err := cmd.Start()
+	if err == nil {
+		charmChild.Store(int64(cmd.Process.Pid))
+		err = cmd.Wait()
+		charmChild.Store(0)
+	}
+	if charmStopping.Load() {
+		select {} // killed by charmOnInterrupt, which ends the program
+	}
 	switch {
 	case stdout.done():
 		return stdout.String(), nil
@@ -373,6 +384,31 @@ func charmExec(dir string, env []string, limit time.Duration, argv []string, eno
 		return "", fmt.Errorf("%v; output:\n%s%s", err, stdout.String(), stderr.String())
 	}
 	return stdout.String(), nil
+}
+
+// charmChild is the process group of the program charmExec runs, or 0;
+// charmStopping is set once an interrupt is being handled.
+var (
+	charmChild    atomic.Int64
+	charmStopping atomic.Bool
+)
+
+// charmOnInterrupt makes an interrupt (SIGINT, SIGTERM) of this program
+// kill the program charmExec runs, which has a process group of its own
+// and so does not get the terminal's signal, and remove dir.
+func charmOnInterrupt(dir string) {
+	sig := make(chan os.Signal, 1)
+	ossignal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		s := <-sig
+		charmStopping.Store(true)
+		if pg := charmChild.Load(); pg > 0 {
+			syscall.Kill(-int(pg), syscall.SIGKILL)
+		}
+		os.RemoveAll(dir)
+		fmt.Fprintf(os.Stderr, "bench: %v: stopped\n", s)
+		os.Exit(130)
+	}()
 }
 
 // charmOutput collects a program's output and calls stop once enough of it
