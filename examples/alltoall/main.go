@@ -53,8 +53,8 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
-	"github.com/charmgo/charm/examples/internal/exutil"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/exutil"
 	"github.com/charmgo/charm/tram"
 )
 

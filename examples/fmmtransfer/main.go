@@ -38,7 +38,7 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/examples/internal/exutil"
+	"github.com/charmgo/charm/internal/exutil"
 	"github.com/charmgo/charm/overlap/fmm"
 	"github.com/charmgo/charm/tram"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/charmgo/charm/examples/internal/extest"
+	"github.com/charmgo/charm/internal/extest"
 )
 
 var run = extest.Runner("fmmtransfer", &out, (*Main).Start, 120*time.Second)

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/examples/internal/extest"
+	"github.com/charmgo/charm/internal/extest"
 )
 
 // run runs the program in-process with a deadline that fails the test

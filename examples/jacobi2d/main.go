@@ -57,7 +57,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/progress"
 	"github.com/charmgo/charm/chare/reducer"
-	"github.com/charmgo/charm/examples/internal/exutil"
+	"github.com/charmgo/charm/internal/exutil"
 	_ "github.com/charmgo/charm/lb" // -balancer, -lbperiod, -lbdebug...
 )
 

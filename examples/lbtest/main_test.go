@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/examples/internal/extest"
+	"github.com/charmgo/charm/internal/extest"
 	"github.com/charmgo/charm/lb"
 )
 

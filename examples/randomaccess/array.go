@@ -7,8 +7,9 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
-	"github.com/charmgo/charm/examples/internal/exutil"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/exutil"
+	"github.com/charmgo/charm/internal/hpcc"
 	"github.com/charmgo/charm/tram"
 )
 
@@ -83,10 +84,10 @@ func (b *Block) Check(cb chare.Callback) {
 // GenerateForArray inserts this PE's share of the stream for the blocks.
 func (t *Table) GenerateForArray(m ArrayGenerateMsg) {
 	mask, nb := uint64(1)<<m.LogSize-1, uint64(m.Blocks)
-	first, n := Share(4<<m.LogSize, t.NumPEs(), t.PE())
-	ran := Starts(first)
+	first, n := hpcc.Share(4<<m.LogSize, t.NumPEs(), t.PE())
+	ran := hpcc.Starts(first)
 	for i := int64(0); i < n; i++ {
-		ran = Next(ran)
+		ran = hpcc.Next(ran)
 		if err := m.S.Insert(t, ran, int((ran&mask)%nb)); err != nil {
 			t.Abort(fmt.Errorf("randomaccess: PE %d, update %d: %w", t.PE(), first+i, err))
 			return

@@ -54,8 +54,9 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
-	"github.com/charmgo/charm/examples/internal/exutil"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/exutil"
+	"github.com/charmgo/charm/internal/hpcc"
 	"github.com/charmgo/charm/tram"
 )
 
@@ -222,15 +223,15 @@ func (t *Table) Init(s Setup) {
 func (t *Table) Generate(m GenerateMsg) {
 	mask := uint64(1)<<m.LogSize - 1
 	p := uint64(t.NumPEs())
-	first, n := Share(4<<m.LogSize, t.NumPEs(), t.PE())
-	ran := Starts(first)
+	first, n := hpcc.Share(4<<m.LogSize, t.NumPEs(), t.PE())
+	ran := hpcc.Starts(first)
 	in, err := m.S.Local(t) // this PE's branch, found once for the loop
 	if err != nil {
 		t.Abort(err)
 		return
 	}
 	for i := int64(0); i < n; i++ {
-		ran = Next(ran)
+		ran = hpcc.Next(ran)
 		if err := in.Insert(ran, int((ran&mask)%p)); err != nil {
 			t.Abort(fmt.Errorf("randomaccess: PE %d, update %d: %w", t.PE(), first+i, err))
 			return

@@ -80,7 +80,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
-	"github.com/charmgo/charm/examples/internal/exutil"
+	"github.com/charmgo/charm/internal/exutil"
 )
 
 // out is where the program prints; the test replaces it.

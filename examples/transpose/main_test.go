@@ -13,7 +13,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib"
-	"github.com/charmgo/charm/examples/internal/extest"
+	"github.com/charmgo/charm/internal/extest"
 )
 
 // run runs the program in-process with a deadline that fails the test

@@ -17,6 +17,13 @@
 //
 //	go run ./tests/bench              # everything
 //	go run ./tests/bench -run runtime/ -p 4
+//
+// The charm/ family (charm.go) runs Charm++ 8.0's own programs against
+// their counterparts under tests/charm; it needs CHARM_ANCHOR, the folder
+// of the Charm++ programs, and otherwise says it is skipped (see
+// docs/benchmarks.md):
+//
+//	CHARM_ANCHOR=/path/to/charm-anchor go run ./tests/bench -run charm/ -reps 5
 package main
 
 import (
@@ -53,6 +60,16 @@ type config struct {
 }
 
 var benchmarks []benchmark
+
+// atExit holds what to clean up when the suite ends, such as the charm/
+// family's temporary folders.
+var atExit []func()
+
+func cleanUp() {
+	for _, f := range atExit {
+		f()
+	}
+}
 
 // benchReps is -reps, passed on to the nodes a benchmark launches: they
 // must run the same number of jobs.
@@ -156,6 +173,7 @@ func main() {
 		fmt.Fprintf(os.Stderr, "bench: no benchmark matches %q (try -list)\n", *pattern)
 		os.Exit(2)
 	}
+	cleanUp()
 	if failed {
 		pprof.StopCPUProfile()
 		os.Exit(1)

@@ -1,4 +1,5 @@
-// Package extest holds what the examples' tests share: a buffer for the
+// Package extest holds what the tests of the examples (and of the Charm++
+// counterparts under tests/charm) share: a buffer for the
 // output of a job and helpers that run an example's job in-process, on one
 // process or on several.
 package extest
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/exutil"
 	"github.com/charmgo/charm/internal/nodetmp"
 )
 
@@ -101,3 +103,18 @@ func runPattern(name string) string {
 // A process launched as a node of a test's job exits inside the test:
 // its temporary directories go with it (nodetmp.Exit).
 func init() { nodetmp.Setup() }
+
+// RequireOK checks that the program called name ended with code 0 and
+// the final line "<name>: ok ...", and that each of figures is a positive
+// finite number there; it returns the line's values by key.
+func RequireOK(t testing.TB, name string, code int, output string, figures ...string) map[string]string {
+	t.Helper()
+	require.Equal(t, 0, code, output)
+	kv, err := exutil.ParseOK(name, output)
+	require.NoError(t, err)
+	for _, f := range figures {
+		_, err := exutil.Figure(kv, f)
+		require.NoError(t, err, output)
+	}
+	return kv
+}

@@ -1,4 +1,5 @@
-// Package exutil holds what the example programs share: their flag
+// Package exutil holds what the example programs (and the Charm++
+// counterparts under tests/charm) share: their flag
 // handling, their final FAILED line and, for the TRAM examples, the -dims,
 // -buffer and -flush flags, the grid they name and the start of a
 // streamer's step.
@@ -9,7 +10,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -169,4 +172,61 @@ func Mix(z uint64) uint64 {
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
 	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
 	return z ^ (z >> 31)
+}
+
+// Positional parses a program's positional arguments, which stand in
+// the order of names, as whole numbers of at least min; an argument left
+// out takes its default from defaults (names and defaults have the same
+// length). More arguments than names, or one that is not such a number,
+// is an error naming the argument.
+func Positional(args []string, names []string, defaults []int, min int) ([]int, error) {
+	if len(args) > len(names) {
+		return nil, fmt.Errorf("%d arguments, want at most %d: %s", len(args), len(names), strings.Join(names, " "))
+	}
+	v := slices.Clone(defaults)
+	for i, a := range args {
+		n, err := strconv.Atoi(a)
+		if err != nil || n < min {
+			return nil, fmt.Errorf("%s %q: want a whole number of at least %d", names[i], a, min)
+		}
+		v[i] = n
+	}
+	return v, nil
+}
+
+// ParseOK reads the final line of the program called name from its
+// output: "<name>: ok key=value ...". It returns the values by key, or an
+// error quoting the line when the last line is not such a line (a FAILED
+// line, say) or a field is not key=value.
+func ParseOK(name, output string) (map[string]string, error) {
+	lines := strings.Split(strings.TrimRight(output, "\n"), "\n")
+	last := lines[len(lines)-1]
+	rest, ok := strings.CutPrefix(last, name+": ok")
+	if !ok || (rest != "" && rest[0] != ' ') {
+		return nil, fmt.Errorf("%s: the last line is not %q: %q", name, name+": ok ...", last)
+	}
+	kv := map[string]string{}
+	for _, f := range strings.Fields(rest) {
+		k, v, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("%s: field %q of %q is not key=value", name, f, last)
+		}
+		kv[k] = v
+	}
+	return kv, nil
+}
+
+// Figure returns the value of key in kv, a program's final line as
+// ParseOK reads it, as a positive finite number, or an error naming the
+// key.
+func Figure(kv map[string]string, key string) (float64, error) {
+	s, ok := kv[key]
+	if !ok {
+		return 0, fmt.Errorf("no %s= in the final line", key)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || !(v > 0) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%s=%s: want a positive finite number", key, s)
+	}
+	return v, nil
 }

@@ -1,17 +1,19 @@
-package main
+// Package hpcc holds HPCC RandomAccess's random stream, which the
+// randomaccess example and the Charm++ counterpart under tests/charm share.
+package hpcc
 
 // HPCC's random stream: ran_{k+1} = ran_k · x in GF(2)[x] modulo
-// x^64 + x^2 + x + 1, that is a left shift that XORs in POLY when the top
-// bit falls out. Its period is PERIOD.
+// x^64 + x^2 + x + 1, that is a left shift that XORs in Poly when the top
+// bit falls out. Its period is Period.
 const (
-	poly   = 0x0000000000000007
-	period = 1317624576693539401
+	Poly   = 0x0000000000000007
+	Period = 1317624576693539401
 )
 
 // Next returns the value after ran in the stream.
 func Next(ran uint64) uint64 {
 	if int64(ran) < 0 {
-		return ran<<1 ^ poly
+		return ran<<1 ^ Poly
 	}
 	return ran << 1
 }
@@ -22,10 +24,10 @@ func Next(ran uint64) uint64 {
 // generating what comes before it.
 func Starts(n int64) uint64 {
 	for n < 0 {
-		n += period
+		n += Period
 	}
-	for n > period {
-		n -= period
+	for n > Period {
+		n -= Period
 	}
 	if n == 0 {
 		return 1

@@ -1,0 +1,37 @@
+package hpcc
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestStartsFollowsTheStream(t *testing.T) {
+	require.Equal(t, uint64(1), Starts(0))
+	ran := uint64(1)
+	for n := int64(1); n <= 1000; n++ {
+		ran = Next(ran)
+		require.Equal(t, ran, Starts(n), "value %d", n)
+	}
+	// Far into the stream, where the top bit has fed POLY back many times.
+	for _, n := range []int64{1 << 20, 123456789, 1<<40 + 17} {
+		require.Equal(t, Next(Starts(n)), Starts(n+1), "value %d", n)
+	}
+	require.Equal(t, Starts(5), Starts(5+Period), "the stream has period %d", int64(Period))
+}
+
+func TestShareSplitsTheStream(t *testing.T) {
+	for _, c := range []struct {
+		total int64
+		pes   int
+	}{{16, 4}, {17, 4}, {3, 4}, {1 << 20, 3}, {0, 2}} {
+		next := int64(0)
+		for pe := 0; pe < c.pes; pe++ {
+			first, n := Share(c.total, c.pes, pe)
+			require.Equal(t, next, first, "%+v: PE %d starts where PE %d ended", c, pe, pe-1)
+			require.LessOrEqual(t, n, c.total/int64(c.pes)+1)
+			next += n
+		}
+		require.Equal(t, c.total, next, "%+v: the shares cover the stream", c)
+	}
+}
