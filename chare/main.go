@@ -324,8 +324,9 @@ func Main[T any](start func(main *T, args []string)) int {
 
 // ParseArgs takes the runtime's flags out of a command line and returns the
 // configuration with the remaining arguments, in order, in Args. The
-// runtime's flags, anywhere before a "--" (which ends them and is passed
-// on to the program), in the form -flag value or -flag=value:
+// runtime's flags, anywhere before a "--" (which ends them and is not
+// passed on: what follows it goes to the program as it is), in the form
+// -flag value or -flag=value:
 //
 //	-p N             PEs in the whole job
 //	-nodes M         run as M processes on this machine (charmrun ++local)
@@ -359,7 +360,8 @@ func Main[T any](start func(main *T, args []string)) int {
 // a flag of a package of this module that the program does not import
 // (-balancer without package lb) or a near miss of a runtime flag
 // (-balncer) is an error naming the flag and what it needs, unless the
-// program declared it with ProgramFlags.
+// program defined it on flag.CommandLine before calling ParseArgs (or
+// Main) or declared it with ProgramFlags.
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
 	var nodelist, token, cert, key, nodehost string
@@ -367,7 +369,7 @@ func ParseArgs(args []string) (Config, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			cfg.Args = append(cfg.Args, args[i:]...)
+			cfg.Args = append(cfg.Args, args[i+1:]...)
 			break
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
