@@ -41,6 +41,11 @@ type Config struct {
 	// runtime flag -trace FILE sets Flags["trace"], which has the same
 	// effect); see package trace.
 	Trace string
+	// TraceMax is the most events each process of a traced job records
+	// (the runtime flag -tracemax N); 0 means trace.EventLimit. When it
+	// is reached, recording stops, and the trace and standard error say
+	// so.
+	TraceMax int
 	// Flags holds the values of flags that other packages registered
 	// with RegisterFlag (lb: -balancer, -lbperiod...), by name.
 	Flags map[string]string
@@ -162,7 +167,16 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		if nc != nil {
 			node, nodes = nc.Node, nc.Nodes
 		}
-		if job.trace, err = openTrace(path, node, nodes); err != nil {
+		traceMax := cfg.TraceMax
+		if v, ok := cfg.Flags["tracemax"]; ok && traceMax == 0 {
+			if traceMax, err = parseTraceMax(v); err != nil {
+				return 1, fmt.Errorf("chare: -tracemax: %w", err)
+			}
+		}
+		if traceMax < 0 {
+			return 1, fmt.Errorf("chare: Config.TraceMax %d is negative", traceMax)
+		}
+		if job.trace, err = openTrace(path, node, nodes, traceMax); err != nil {
 			return 1, err
 		}
 	}
@@ -344,6 +358,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
 //	                 package trace)
+//	-tracemax N      with -trace: record at most N events per process
+//	                 (default trace.EventLimit), then stop and say so
 //	-v               log to standard error
 //
 // and the flags that imported packages register (RegisterFlag).
