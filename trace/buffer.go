@@ -109,7 +109,18 @@ type chunk struct {
 	refs []any // indices that are not ints, instants (see rec)
 }
 
-var chunkPool = sync.Pool{New: func() any { return &chunk{recs: make([]rec, 0, eventChunk)} }}
+// newChunk returns an empty chunk: one the writer has written and given
+// back, or a new one.
+func (b *Buffer) newChunk() *chunk {
+	if b.w != nil {
+		select {
+		case c := <-b.w.free:
+			return c
+		default:
+		}
+	}
+	return &chunk{recs: make([]rec, 0, eventChunk)}
+}
 
 // NewBuffer returns an empty buffer for a PE whose times count from start,
 // which keeps at most limit events (0: no limit) in memory.
@@ -155,7 +166,7 @@ func (b *Buffer) addRef(r rec, v any) {
 		if b.cur != nil {
 			b.full = append(b.full, b.cur)
 		}
-		b.cur = chunkPool.Get().(*chunk)
+		b.cur = b.newChunk()
 	}
 	if v != nil {
 		b.cur.refs = append(b.cur.refs, v)

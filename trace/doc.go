@@ -9,7 +9,7 @@
 // arguments take more) and hands its events to the process's Writer a
 // chunk of 4096 at a time; a goroutine of the writer encodes them and
 // writes them to the file as the run goes, so memory holds the chunks in
-// flight, not the run, and about 115 bytes per event reach the file. The
+// flight, not the run, and about 118 bytes per event reach the file. The
 // file holds:
 //
 //   - one process per node (pid = node) and one thread per PE (tid = PE),

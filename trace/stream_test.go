@@ -19,15 +19,19 @@ import (
 // TestEventsAreKeptCompactly: an event is kept in at most 64 bytes (a
 // rec, 40), and recording a run's events through a Writer allocates a
 // few bytes per event, not the event's JSON: the buffers hand their
-// chunks to the writer, which writes them and gives them back (old: every
-// event was held to the end, about 560 bytes each once encoded).
+// chunks to the writer, which writes them and gives them back to be
+// filled again (old: every event was held to the end, about 560 bytes
+// each once encoded).
 func TestEventsAreKeptCompactly(t *testing.T) {
 	require.LessOrEqual(t, unsafe.Sizeof(rec{}), uintptr(64))
+	saved := inFlight
+	inFlight = 2 // the chunks in flight are reused sooner
+	t.Cleanup(func() { inFlight = saved })
 	w, err := OpenWith(filepath.Join(t.TempDir(), "t.json"), 0, 1, Options{Max: 1 << 30, Warn: io.Discard})
 	require.NoError(t, err)
 	b := w.Buffer(0, 1)
 	l := &Label{Name: "T.M", Cat: CatEntry, Type: "T", Entry: "M"}
-	const n = 8 * eventChunk
+	const n = 32 * eventChunk
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	most := 0 // chunks a buffer holds besides the one it fills
@@ -37,16 +41,20 @@ func TestEventsAreKeptCompactly(t *testing.T) {
 	}
 	require.NoError(t, w.Close())
 	runtime.ReadMemStats(&after)
-	perEvent := float64(after.TotalAlloc-before.TotalAlloc) / n
+	alloc := after.TotalAlloc - before.TotalAlloc
 	require.Zero(t, most, "a buffer outside a slice holds the chunk it fills, no more")
-	require.Less(t, perEvent, 64.0, "bytes allocated per event recorded and written")
+	t.Logf("%.1f bytes allocated per event recorded and written", float64(alloc)/n)
+	// A new chunk per 4096 events would be 40 bytes per event; the old
+	// conversion to JSON at the end, hundreds.
+	require.Less(t, float64(alloc)/n, 32.0, "bytes allocated per event recorded and written")
 	f, err := ReadFile(w.file.Name())
 	require.NoError(t, err)
 	slices := 0
 	for _, e := range f.TraceEvents {
 		if e.Ph == "X" {
-			require.Equal(t, float64(slices)/1000, e.TS, "slice %d", slices)
-			require.Equal(t, map[string]any{"index": fmt.Sprint(slices)}, e.Args)
+			if e.TS != float64(slices)/1000 || e.Args["index"] != fmt.Sprint(slices) {
+				require.FailNow(t, "slice out of order", "slice %d: %+v", slices, e)
+			}
 			slices++
 		}
 	}

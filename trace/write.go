@@ -240,6 +240,7 @@ type Writer struct {
 	bufs   []*Buffer
 	local  map[int]bool // the PEs of this process
 	ch     chan batch
+	free   chan *chunk // chunks written, for the buffers to fill again
 	done   chan struct{}
 	werr   error // the first error writing the file
 	warn   io.Writer
@@ -337,7 +338,7 @@ func OpenWith(path string, node, nodes int, o Options) (*Writer, error) {
 		return nil, fmt.Errorf("trace: cannot write the trace file %s: %w", p, err)
 	}
 	w := &Writer{Path: path, Node: node, Nodes: nodes, Start: time.Now(), Max: o.Max, file: f,
-		out: make([]byte, 0, outFlush+4096), first: true, local: map[int]bool{}, ch: make(chan batch, inFlight),
+		out: make([]byte, 0, outFlush+4096), first: true, local: map[int]bool{}, ch: make(chan batch, inFlight), free: make(chan *chunk, 2*inFlight),
 		done: make(chan struct{}), warn: o.Warn, started: map[uint64]bool{}, waiting: map[uint64][]heldEnd{},
 		prefixes: map[*Label][]byte{}}
 	w.budget.Store(int64(o.Max))
@@ -390,7 +391,10 @@ func (w *Writer) run() {
 		for _, c := range bt.chunks {
 			clear(c.refs)
 			c.recs, c.refs = c.recs[:0], c.refs[:0]
-			chunkPool.Put(c)
+			select {
+			case w.free <- c:
+			default:
+			}
 		}
 	}
 }
