@@ -238,6 +238,7 @@ type Writer struct {
 	out    []byte   // encoded events not yet written to file
 	first  bool     // no event written yet
 	bufs   []*Buffer
+	mu     sync.Mutex   // guards local: PEs are set up while others run
 	local  map[int]bool // the PEs of this process
 	ch     chan batch
 	free   chan *chunk // chunks written, for the buffers to fill again
@@ -356,7 +357,9 @@ func (w *Writer) Buffer(pe, local int) *Buffer {
 	b := NewBuffer(pe, w.Start, 0)
 	b.w = w
 	w.bufs = append(w.bufs, b)
+	w.mu.Lock()
 	w.local[pe] = true
+	w.mu.Unlock()
 	return b
 }
 
@@ -472,7 +475,10 @@ func (w *Writer) flush() error {
 // fill, not in time order. (A flow from another process is sorted when
 // node 0 merges the files.)
 func (w *Writer) writeFlowEnd(pe int, ts int64, id uint64) {
-	if src := int(id >> 16); w.local[src] && !w.started[id] {
+	w.mu.Lock()
+	local := w.local[int(id>>16)]
+	w.mu.Unlock()
+	if local && !w.started[id] {
 		w.waiting[id] = append(w.waiting[id], heldEnd{pe, ts})
 		return
 	}
