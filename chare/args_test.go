@@ -1,6 +1,7 @@
 package chare
 
 import (
+	"flag"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -18,7 +19,7 @@ func TestParseArgs(t *testing.T) {
 		{in: []string{"-p=3", "-n", "5"}, pes: 3, args: []string{"-n", "5"}},
 		{in: []string{"-n", "5", "-p", "2"}, pes: 2, args: []string{"-n", "5"}},
 		{in: []string{"--p=2", "x"}, pes: 2, args: []string{"x"}},
-		{in: []string{"-n", "5", "--", "-p", "2"}, pes: 0, args: []string{"-n", "5", "--", "-p", "2"}},
+		{in: []string{"-n", "5", "--", "-p", "2"}, pes: 0, args: []string{"-n", "5", "-p", "2"}},
 		{in: []string{"-p"}, err: "flag -p needs a value"},
 		{in: []string{"-p", "0"}, err: `bad number of PEs "0"`},
 		{in: []string{"-p=x"}, err: `bad number of PEs "x"`},
@@ -83,4 +84,55 @@ func TestParseArgsRefusesStrayRuntimeFlags(t *testing.T) {
 	cfg, err := ParseArgs([]string{"-balncer", "x", "-lbdebug"})
 	require.NoError(t, err)
 	require.Equal(t, []string{"-balncer", "x", "-lbdebug"}, cfg.Args)
+}
+
+// TestParseArgsPassesFlagsTheProgramDefines: a flag the program defines
+// on flag.CommandLine reaches it even when its name is one letter away
+// from a runtime flag (-mode and -node); one nobody defines is still
+// refused with the suggestion; "--" ends the runtime's flags and is not
+// passed on, so that Go's flag parser does not stop at it.
+func TestParseArgsPassesFlagsTheProgramDefines(t *testing.T) {
+	near := []string{"mode", "modes", "code", "note", "tokens", "restore", "restarts"}
+	fs := flag.NewFlagSet("prog", flag.ContinueOnError)
+	saved := progFlagSet
+	progFlagSet = fs
+	t.Cleanup(func() { progFlagSet = saved })
+	for _, n := range near {
+		_, err := ParseArgs([]string{"-" + n, "x"})
+		require.ErrorContains(t, err, "flag -"+n+" is not a runtime flag: did you mean", n)
+		require.ErrorContains(t, err, "defines it on flag.CommandLine before chare.Main", n)
+	}
+	vals := map[string]*string{}
+	for _, n := range near {
+		vals[n] = fs.String(n, "", "")
+	}
+	var in, want []string
+	for i, n := range near {
+		v := string(rune('a' + i))
+		in = append(in, "-"+n, v)
+		want = append(want, "-"+n, v)
+	}
+	in = append(in, "-p", "3")
+	cfg, err := ParseArgs(in)
+	require.NoError(t, err)
+	require.Equal(t, 3, cfg.PEs)
+	require.Equal(t, want, cfg.Args)
+	require.NoError(t, fs.Parse(cfg.Args))
+	for i, n := range near {
+		require.Equal(t, string(rune('a'+i)), *vals[n], n)
+	}
+
+	// "--": what follows reaches the program's parser, which does not see
+	// the "--" itself (it would stop there).
+	progFlagSet = flag.NewFlagSet("prog2", flag.ContinueOnError)
+	cfg, err = ParseArgs([]string{"-p", "2", "--", "-mode", "fast", "-p", "9"})
+	require.NoError(t, err)
+	require.Equal(t, 2, cfg.PEs)
+	require.Equal(t, []string{"-mode", "fast", "-p", "9"}, cfg.Args)
+	fs2 := flag.NewFlagSet("prog2", flag.ContinueOnError)
+	mode := fs2.String("mode", "", "")
+	p := fs2.Int("p", 0, "")
+	require.NoError(t, fs2.Parse(cfg.Args))
+	require.Equal(t, "fast", *mode)
+	require.Equal(t, 9, *p)
 }

@@ -3,6 +3,7 @@ package chare
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -36,12 +37,20 @@ import (
 // What is not saved: messages in flight (there are none at quiescence),
 // futures, threads, and package variables. Checkpoint refuses a job with an
 // object whose type has fields that would not survive packing (see
-// Transient); a restart reads only a regular file, up to its size.
+// Transient); a restart reads only a regular file, checks its header
+// from its first bytes and its size against the length the header
+// declares before reading the body, and holds no more than the body.
 
 // CheckpointFile is the name of the file a checkpoint writes.
 const CheckpointFile = "checkpoint.charm"
 
-var ckptMagic = []byte("CHARMGO-CKPT-1\n\x00")
+// ckptMagic starts a checkpoint file of this format (2: the header
+// declares the body's length); ckptMagicV1 started format 1, whose header
+// did not.
+var (
+	ckptMagic   = []byte("CHARMGO-CKPT-2\n\x00")
+	ckptMagicV1 = []byte("CHARMGO-CKPT-1\n\x00")
+)
 
 // Packer is implemented by chare types that pack their own state for
 // migration and checkpoints (Charm++'s pup); without it, their exported
@@ -331,10 +340,8 @@ func (pe *PE) writeCheckpoint(run *ckptRun) error {
 	if err := os.MkdirAll(run.dir, 0o755); err != nil {
 		return fmt.Errorf("chare: checkpoint directory: %w", err)
 	}
-	sum := sha256.Sum256(body)
 	var buf bytes.Buffer
-	buf.Write(ckptMagic)
-	buf.Write(sum[:])
+	buf.Write(ckptHeader(body))
 	buf.Write(body)
 	path := filepath.Join(run.dir, CheckpointFile)
 	tmp := path + ".tmp"
@@ -355,19 +362,12 @@ func readCheckpoint(dir string) (*ckptFile, error) {
 		return nil, fmt.Errorf("chare: restart: %s is not a directory", dir)
 	}
 	path := filepath.Join(dir, CheckpointFile)
-	b, err := readRegular(path, maxCheckpointBytes)
+	body, err := readCheckpointFile(path, maxCheckpointBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("chare: restart: no checkpoint in %s: %w", dir, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("chare: restart: %w", err)
-	}
-	if len(b) < len(ckptMagic)+sha256.Size || !bytes.Equal(b[:len(ckptMagic)], ckptMagic) {
-		return nil, fmt.Errorf("chare: restart: %s is not a checkpoint of this framework, or is truncated (bad header)", path)
-	}
-	body := b[len(ckptMagic)+sha256.Size:]
-	if sum := sha256.Sum256(body); !bytes.Equal(sum[:], b[len(ckptMagic):len(ckptMagic)+sha256.Size]) {
-		return nil, fmt.Errorf("chare: restart: %s is truncated or corrupt (its checksum does not match)", path)
 	}
 	// The checksum is right: what follows reads a file that is whole but
 	// may be wrong (edited, or written by another version), see check.
@@ -384,24 +384,37 @@ func readCheckpoint(dir string) (*ckptFile, error) {
 	return &f, nil
 }
 
-// maxCheckpointBytes bounds what a restart reads (the whole file is held
-// in memory on node 0).
+// maxCheckpointBytes bounds the body a restart reads (it is held in
+// memory on node 0).
 const maxCheckpointBytes = 64 << 30
 
-// readRegular reads a regular file of at most limit bytes. Anything else
-// is refused before it is read: reading a FIFO waits for a writer forever,
-// and a device such as /dev/zero never ends. A symbolic link to a regular
-// file is followed. The read stops at the size the file had when opened.
-func readRegular(path string, limit int64) ([]byte, error) {
+// ckptHeaderSize is the size of a checkpoint file's header: the magic,
+// the body's length (8 bytes, big-endian) and the body's SHA-256.
+var ckptHeaderSize = len(ckptMagic) + 8 + sha256.Size
+
+// ckptHeader returns the header of a checkpoint file whose body is body.
+func ckptHeader(body []byte) []byte {
+	sum := sha256.Sum256(body)
+	h := append([]byte{}, ckptMagic...)
+	h = binary.BigEndian.AppendUint64(h, uint64(len(body)))
+	return append(h, sum[:]...)
+}
+
+// readCheckpointFile returns the body of the checkpoint file at path
+// after checking it, in this order, so that memory stays bounded by the
+// body the header declares and nothing large is held before the body is
+// known to be whole: the file is a regular one (not a FIFO or a device);
+// its first bytes are a header of this format; the body's declared length
+// is at most limit and the file has exactly the header's size plus that
+// length; the body's checksum, computed as the file is read, matches.
+// Only then is the body read into memory.
+func readCheckpointFile(path string, limit int64) ([]byte, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s is not a regular file (%s): a checkpoint is one", path, fileKind(st.Mode()))
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes (%d)", path, limit, st.Size())
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -415,14 +428,60 @@ func readRegular(path string, limit int64) ([]byte, error) {
 	} else if !os.SameFile(st, st2) || !st2.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s changed while it was opened", path)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, st.Size()+1))
-	if err != nil {
+	size := st.Size()
+	head := make([]byte, ckptHeaderSize)
+	if n, err := io.ReadFull(f, head); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			if bytes.HasPrefix(ckptMagic, head[:min(n, len(ckptMagic))]) {
+				return nil, fmt.Errorf("%s is truncated (bad header): it has %d bytes, a header alone has %d", path, size, ckptHeaderSize)
+			}
+			return nil, fmt.Errorf("%s is not a checkpoint of this framework, or is truncated (bad header)", path)
+		}
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	if int64(len(b)) > st.Size() {
-		return nil, fmt.Errorf("%s grew while it was read (it had %d bytes)", path, st.Size())
+	if magic := head[:len(ckptMagic)]; !bytes.Equal(magic, ckptMagic) {
+		if bytes.Equal(magic, ckptMagicV1) {
+			return nil, fmt.Errorf("%s was written by an earlier version of this framework (checkpoint format 1), which this one does not read (bad header)", path)
+		}
+		return nil, fmt.Errorf("%s is not a checkpoint of this framework, or is corrupt (bad header)", path)
 	}
-	return b, nil
+	declared := binary.BigEndian.Uint64(head[len(ckptMagic):])
+	if declared > uint64(limit) {
+		return nil, fmt.Errorf("%s is corrupt or too large: its header declares a body of %d bytes, more than the limit of %d", path, declared, limit)
+	}
+	want := int64(ckptHeaderSize) + int64(declared)
+	switch {
+	case size < want:
+		return nil, fmt.Errorf("%s is truncated: it has %d bytes, its header declares %d (a body of %d bytes)", path, size, want, declared)
+	case size > want:
+		return nil, fmt.Errorf("%s is larger than its header declares, so it is corrupt: it has %d bytes, its header declares %d (a body of %d bytes)", path, size, want, declared)
+	}
+	sum := head[len(ckptMagic)+8:]
+	// First pass: the checksum, without holding the body.
+	h := sha256.New()
+	if n, err := io.Copy(h, io.LimitReader(f, int64(declared))); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	} else if n < int64(declared) {
+		return nil, fmt.Errorf("%s shrank while it was read: it has %d bytes, its header declares %d", path, int64(ckptHeaderSize)+n, want)
+	}
+	if !bytes.Equal(h.Sum(nil), sum) {
+		return nil, fmt.Errorf("%s is corrupt (its checksum does not match)", path)
+	}
+	// Second pass: the body, now known to be whole.
+	if _, err := f.Seek(int64(ckptHeaderSize), io.SeekStart); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	body := make([]byte, declared)
+	if _, err := io.ReadFull(f, body); err != nil {
+		return nil, fmt.Errorf("%s changed while it was read: %w", path, err)
+	}
+	if n, _ := f.Read(make([]byte, 1)); n > 0 {
+		return nil, fmt.Errorf("%s grew while it was read (it had %d bytes)", path, size)
+	}
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return nil, fmt.Errorf("%s changed while it was read (its checksum no longer matches)", path)
+	}
+	return body, nil
 }
 
 // fileKind names the type of a file that is not a regular one.

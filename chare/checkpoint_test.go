@@ -3,8 +3,11 @@ package chare
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -16,9 +19,8 @@ func writeCkpt(t *testing.T, f *ckptFile) string {
 	t.Helper()
 	body, err := msgpack.Marshal(f)
 	require.NoError(t, err)
-	sum := sha256.Sum256(body)
 	dir := t.TempDir()
-	data := append(append(append([]byte{}, ckptMagic...), sum[:]...), body...)
+	data := append(ckptHeader(body), body...)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, CheckpointFile), data, 0o644))
 	return dir
 }
@@ -48,7 +50,7 @@ func TestReadCheckpointRefusesBadInput(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, data[:len(data)-3], 0o644))
 	_, err = readCheckpoint(dir)
-	require.ErrorContains(t, err, "truncated or corrupt")
+	require.ErrorContains(t, err, fmt.Sprintf("%s is truncated: it has %d bytes, its header declares %d", path, len(data)-3, len(data)))
 	require.NoError(t, os.WriteFile(path, data[:10], 0o644))
 	_, err = readCheckpoint(dir)
 	require.ErrorContains(t, err, "bad header")
@@ -60,23 +62,88 @@ func TestReadCheckpointRefusesBadInput(t *testing.T) {
 
 	// A body that checks out but is no checkpoint.
 	junk := []byte{0xc1, 0xc1}
-	sum := sha256.Sum256(junk)
-	require.NoError(t, os.WriteFile(path, append(append(append([]byte{}, ckptMagic...), sum[:]...), junk...), 0o644))
+	require.NoError(t, os.WriteFile(path, append(ckptHeader(junk), junk...), 0o644))
 	_, err = readCheckpoint(dir)
 	require.ErrorContains(t, err, "decoding")
 }
 
-// TestReadBoundedStopsAtTheSize: a file larger than the bound is refused
-// without being read.
-func TestReadBoundedStopsAtTheSize(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "f")
-	require.NoError(t, os.WriteFile(path, []byte("0123456789"), 0o644))
-	b, err := readRegular(path, 10)
+// sparseFile makes a file of size bytes at path that starts with head and
+// is zeros after it, without writing the zeros (a sparse file).
+func sparseFile(t *testing.T, path string, head []byte, size int64) {
+	t.Helper()
+	f, err := os.Create(path)
 	require.NoError(t, err)
-	require.Equal(t, "0123456789", string(b))
-	_, err = readRegular(path, 4)
-	require.ErrorContains(t, err, "larger than")
-	require.ErrorContains(t, err, path)
+	defer f.Close()
+	_, err = f.Write(head)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(size))
+}
+
+// allocatedBy returns the bytes fn allocates on the heap (of the whole
+// process: the test runs alone in it, so the rest is small noise).
+func allocatedBy(fn func()) uint64 {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	fn()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestReadCheckpointLargeFiles: a large file is refused from its header
+// and its size, with an error naming the file (and both sizes when they
+// disagree), allocating a few megabytes at most whatever its size: a
+// gigabyte of zeros (bad header), a valid header followed by two
+// gigabytes more than it declares, a header that declares more than the
+// file holds, one that declares more than the limit, and a body of half
+// a gigabyte whose checksum does not match (checked as it is read, before
+// the body is held). A valid file is read whole.
+func TestReadCheckpointLargeFiles(t *testing.T) {
+	const bound = 16 << 20 // what the reads may allocate
+	good := &ckptFile{Program: Fingerprint(), PEs: 1, Nodes: 1, Seqs: []uint32{1}, Resume: ExitCallback(0)}
+	body, err := msgpack.Marshal(good)
+	require.NoError(t, err)
+	head := ckptHeader(body)
+	size := int64(len(head) + len(body))
+	declaring := func(n uint64) []byte {
+		h := append([]byte{}, ckptMagic...)
+		h = binary.BigEndian.AppendUint64(h, n)
+		return append(h, make([]byte, sha256.Size)...)
+	}
+	cases := []struct {
+		name  string
+		head  []byte
+		size  int64
+		wants []string
+	}{
+		{"zeros", nil, 1 << 30, []string{"bad header"}},
+		{"valid header, 2 GiB after", append(head, body...), size + 2<<30,
+			[]string{"larger than its header declares", fmt.Sprint(size + 2<<30), fmt.Sprint(size)}},
+		{"declares more than the file", declaring(1 << 30), 1 << 20,
+			[]string{"truncated", fmt.Sprint(1 << 20), fmt.Sprint(int64(ckptHeaderSize) + 1<<30)}},
+		{"declares more than the limit", declaring(1 << 62), 1 << 30, []string{"more than the limit", fmt.Sprint(uint64(1) << 62)}},
+		{"checksum of 512 MiB", declaring(512 << 20), int64(ckptHeaderSize) + 512<<20, []string{"checksum does not match"}},
+		{"format 1", append(append([]byte{}, ckptMagicV1...), make([]byte, 40)...), 1 << 30, []string{"checkpoint format 1"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, CheckpointFile)
+			sparseFile(t, path, c.head, c.size)
+			var err error
+			alloc := allocatedBy(func() { _, err = readCheckpoint(dir) })
+			require.Error(t, err)
+			require.ErrorContains(t, err, path, "the error names the file")
+			for _, w := range c.wants {
+				require.ErrorContains(t, err, w)
+			}
+			require.Less(t, alloc, uint64(bound), "refusing a file of %d bytes allocated %d bytes", c.size, alloc)
+		})
+	}
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, CheckpointFile), append(head, body...), 0o644))
+	f, err := readCheckpoint(dir)
+	require.NoError(t, err)
+	require.Equal(t, good.Seqs, f.Seqs)
 }
 
 // TestRestartSeqs: a restarted PE numbers new collections after every ID

@@ -1,6 +1,7 @@
 package chare
 
 import (
+	"flag"
 	"fmt"
 	"sort"
 	"strings"
@@ -12,8 +13,9 @@ import (
 // program does not import (-balancer without package lb) or a misspelt
 // runtime flag (-balncer) would then be ignored without a word, and the
 // job would run without what was asked for. So ParseArgs refuses both,
-// naming the flag and, for a package's flag, the import it needs. A
-// program that takes such a flag itself says so with ProgramFlags.
+// naming the flag and, for a package's flag, the import it needs. A flag
+// the program defines on flag.CommandLine before Main, or declares with
+// ProgramFlags, always reaches it; so does everything after "--".
 
 // runtimeFlags are the flags ParseArgs itself takes.
 var runtimeFlags = []string{"p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "v", "jobport", "nodehost", "failafter"}
@@ -37,14 +39,28 @@ func FlagPackage(name string) string { return packageFlags[name] }
 var (
 	progFlagsMu sync.Mutex
 	progFlags   = map[string]bool{}
+	// progFlagSet is where the program's own flags are looked up:
+	// flag.CommandLine (tests put a set of their own here).
+	progFlagSet = flag.CommandLine
 )
+
+// programTakes reports whether the program takes the flag name: it
+// defined it on flag.CommandLine, or declared it with ProgramFlags.
+func programTakes(name string) bool {
+	progFlagsMu.Lock()
+	defer progFlagsMu.Unlock()
+	return progFlags[name] || progFlagSet.Lookup(name) != nil
+}
 
 // ProgramFlags declares flags (names without the dash) that the program
 // parses itself from its arguments although they look like the runtime's:
 // a flag of a package it does not import, or a name one letter away from
 // a runtime flag. ParseArgs passes them on instead of refusing them. Call
-// it before Main (or ParseArgs). Flags the runtime takes (-p, and those
-// of imported packages, such as lb's -balancer) are still taken.
+// it before Main (or ParseArgs). A flag defined on flag.CommandLine before
+// Main needs no declaration, nor does one that a program parses with a
+// flag.FlagSet of its own if its users put it after "--". Flags the runtime
+// takes (-p, and those of imported packages, such as lb's -balancer) are
+// still taken.
 func ProgramFlags(names ...string) {
 	progFlagsMu.Lock()
 	defer progFlagsMu.Unlock()
@@ -59,14 +75,11 @@ func checkProgramFlag(arg, name string) error {
 	if !strings.HasPrefix(arg, "-") || name == "" {
 		return nil
 	}
-	progFlagsMu.Lock()
-	declared := progFlags[name]
-	progFlagsMu.Unlock()
-	if declared {
+	if programTakes(name) {
 		return nil
 	}
 	if pkg := packageFlags[name]; pkg != "" {
-		return fmt.Errorf("flag -%s belongs to package %s, which this program does not import: add import _ %q (a program that takes -%s itself declares it with chare.ProgramFlags)", name, pkg, pkg, name)
+		return fmt.Errorf("flag -%s belongs to package %s, which this program does not import: add import _ %q (%s)", name, pkg, pkg, ownFlagHint(name))
 	}
 	if near := nearFlag(name); near != "" {
 		hint := ""
@@ -74,9 +87,14 @@ func checkProgramFlag(arg, name string) error {
 			pkg := packageFlags[near]
 			hint = fmt.Sprintf(", which needs import _ %q", pkg)
 		}
-		return fmt.Errorf("flag -%s is not a runtime flag: did you mean -%s%s? (a program that takes -%s itself declares it with chare.ProgramFlags)", name, near, hint, name)
+		return fmt.Errorf("flag -%s is not a runtime flag: did you mean -%s%s? (%s)", name, near, hint, ownFlagHint(name))
 	}
 	return nil
+}
+
+// ownFlagHint says how a program passes its own flag name on.
+func ownFlagHint(name string) string {
+	return fmt.Sprintf("a program that takes -%s itself defines it on flag.CommandLine before chare.Main or declares it with chare.ProgramFlags; or put it after --", name)
 }
 
 // nearFlag returns the runtime flag (its own, registered, or a package's)

@@ -42,6 +42,11 @@ type Config struct {
 	// runtime flag -trace FILE sets Flags["trace"], which has the same
 	// effect); see package trace.
 	Trace string
+	// TraceMax is the most events each process of a traced job records
+	// (the runtime flag -tracemax N); 0 means trace.EventLimit. When it
+	// is reached, recording stops, and the trace and standard error say
+	// so.
+	TraceMax int
 	// Flags holds the values of flags that other packages registered
 	// with RegisterFlag (lb: -balancer, -lbperiod...), by name.
 	Flags map[string]string
@@ -172,7 +177,16 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		if nc != nil {
 			node, nodes = nc.Node, nc.Nodes
 		}
-		if job.trace, err = openTrace(path, node, nodes); err != nil {
+		traceMax := cfg.TraceMax
+		if v, ok := cfg.Flags["tracemax"]; ok && traceMax == 0 {
+			if traceMax, err = parseTraceMax(v); err != nil {
+				return 1, fmt.Errorf("chare: -tracemax: %w", err)
+			}
+		}
+		if traceMax < 0 {
+			return 1, fmt.Errorf("chare: Config.TraceMax %d is negative", traceMax)
+		}
+		if job.trace, err = openTrace(path, node, nodes, traceMax); err != nil {
 			return 1, err
 		}
 	}
@@ -337,8 +351,9 @@ func Main[T any](start func(main *T, args []string)) int {
 
 // ParseArgs takes the runtime's flags out of a command line and returns the
 // configuration with the remaining arguments, in order, in Args. The
-// runtime's flags, anywhere before a "--" (which ends them and is passed
-// on to the program), in the form -flag value or -flag=value:
+// runtime's flags, anywhere before a "--" (which ends them and is not
+// passed on: what follows it goes to the program as it is), in the form
+// -flag value or -flag=value:
 //
 //	-p N             PEs in the whole job
 //	-nodes M         run as M processes on this machine (charmrun ++local)
@@ -357,6 +372,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
 //	                 package trace)
+//	-tracemax N      with -trace: record at most N events per process
+//	                 (default trace.EventLimit), then stop and say so
 //	-v               log to standard error
 //
 // and the flags that imported packages register (RegisterFlag).
@@ -376,7 +393,8 @@ func Main[T any](start func(main *T, args []string)) int {
 // a flag of a package of this module that the program does not import
 // (-balancer without package lb) or a near miss of a runtime flag
 // (-balncer) is an error naming the flag and what it needs, unless the
-// program declared it with ProgramFlags.
+// program defined it on flag.CommandLine before calling ParseArgs (or
+// Main) or declared it with ProgramFlags.
 func ParseArgs(args []string) (Config, error) {
 	var cfg Config
 	var nodelist, token, cert, key, nodehost string
@@ -384,7 +402,7 @@ func ParseArgs(args []string) (Config, error) {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
-			cfg.Args = append(cfg.Args, args[i:]...)
+			cfg.Args = append(cfg.Args, args[i+1:]...)
 			break
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")

@@ -2,6 +2,7 @@ package chare
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 
 	"github.com/charmgo/charm/actor"
@@ -20,6 +21,19 @@ func init() {
 		}
 		return nil
 	})
+	RegisterFlag("tracemax", true, func(v string) error {
+		_, err := parseTraceMax(v)
+		return err
+	})
+}
+
+// parseTraceMax parses -tracemax's value.
+func parseTraceMax(v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("bad number of events %q: want a whole number of at least 1", v)
+	}
+	return n, nil
 }
 
 // jobTrace is a job's trace in this process.
@@ -29,9 +43,10 @@ type jobTrace struct {
 }
 
 // openTrace creates the trace file, so that a path that cannot be written
-// stops the job before it starts.
-func openTrace(path string, node, nodes int) (*jobTrace, error) {
-	w, err := trace.Open(path, node, nodes)
+// stops the job before it starts; max is the most events this process
+// records (0: trace.EventLimit).
+func openTrace(path string, node, nodes, max int) (*jobTrace, error) {
+	w, err := trace.OpenWith(path, node, nodes, trace.Options{Max: max})
 	if err != nil {
 		return nil, fmt.Errorf("chare: -trace: %w", err)
 	}
@@ -82,13 +97,22 @@ func (pe *PE) invokeTraced(obj any, e Envelope) {
 // traceBegin opens the slice of an entry method that runs now; traceEnd
 // closes and records it. A run of messages (run.go) records a slice per
 // message with them, as envelopes do through invokeTraced.
+// Once the trace's cap is reached (-tracemax), a slice is only counted as
+// dropped, without reading the clock.
 func (pe *PE) traceBegin() (t0, outer int64) {
+	if pe.tr.Stopped() {
+		return 0, pe.tr.Enter(0)
+	}
 	t0 = pe.tr.Now()
 	return t0, pe.tr.Enter(t0)
 }
 
 func (pe *PE) traceEnd(l *trace.Label, index any, t0, outer int64) {
 	pe.tr.Leave(outer)
+	if pe.tr.Stopped() {
+		pe.tr.Slice(l, nil, 0, 0)
+		return
+	}
 	pe.tr.Slice(l, index, t0, pe.tr.Now())
 }
 

@@ -93,9 +93,55 @@ func (a *AutoSpec) facts() selection.CreationFacts {
 		MsgSize: a.MsgSize}
 }
 
+// parsedTrees holds the trees of AutoSpecs parsed in this process, by
+// their text: every PE of a process prunes the same spec, and a tree of
+// megabytes is parsed once per process rather than once per PE. It keeps
+// the last maxParsedTrees texts.
+var parsedTrees struct {
+	mu sync.Mutex
+	m  map[string]*parsedTree
+}
+
+const maxParsedTrees = 16
+
+type parsedTree struct {
+	once sync.Once
+	t    *selection.Tree
+	err  error
+}
+
+// treeEntry returns the entry of text in parsedTrees, made if needed.
+func treeEntry(text string) *parsedTree {
+	parsedTrees.mu.Lock()
+	defer parsedTrees.mu.Unlock()
+	e := parsedTrees.m[text]
+	if e == nil {
+		if len(parsedTrees.m) >= maxParsedTrees || parsedTrees.m == nil {
+			parsedTrees.m = map[string]*parsedTree{}
+		}
+		e = &parsedTree{}
+		parsedTrees.m[text] = e
+	}
+	return e
+}
+
+// parseTree parses text as ParseSelection does, once per process.
+func parseTree(text string) (*selection.Tree, error) {
+	e := treeEntry(text)
+	e.once.Do(func() { e.t, e.err = ParseSelection([]byte(text)) })
+	return e.t, e.err
+}
+
+// rememberTree records t, which ParseSelection made, as the tree of text,
+// its JSON.
+func rememberTree(text string, t *selection.Tree) {
+	e := treeEntry(text)
+	e.once.Do(func() { e.t = t })
+}
+
 // prune parses and prunes the tree of an AutoSpec.
 func (a *AutoSpec) prune() (*selection.Tree, error) {
-	t, err := ParseSelection([]byte(a.Tree))
+	t, err := parseTree(a.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -124,12 +170,13 @@ func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error)
 	if o.MsgSize < 0 {
 		return nil, fmt.Errorf("comlib: auto: AutoOptions.MsgSize %d is negative (0 = not declared: each send is sized)", o.MsgSize)
 	}
-	tree := o.Tree
+	tree, checked := o.Tree, false
 	if tree == nil {
 		var err error
 		if tree, err = jobSelection(pe.Job()); err != nil {
 			return nil, fmt.Errorf("comlib: auto: %w", err)
 		}
+		checked = true // by ParseSelection
 	}
 	as := &AutoSpec{CommSize: o.CommSize, CommType: string(selection.Intra), Collective: string(o.Collective), MsgSize: o.MsgSize}
 	if as.CommSize <= 0 {
@@ -146,6 +193,9 @@ func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error)
 		return nil, fmt.Errorf("comlib: auto: %w", err)
 	}
 	as.Tree = string(js)
+	if checked {
+		rememberTree(as.Tree, tree)
+	}
 	pruned, err := tree.Prune(as.facts())
 	if err != nil {
 		return nil, fmt.Errorf("comlib: auto: %w", err)

@@ -505,3 +505,20 @@ func TestAutoGroupContainerTunesOmega(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, len(seen), 2, "ω changed while the job ran: %v", seen)
 }
+
+// TestAutoParsesTheFileOnce: with -comlibselect, the file is parsed once
+// per process, not again by every PE from the strategy table (a file of
+// a few megabytes took seconds per PE).
+func TestAutoParsesTheFileOnce(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "sel.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"msg_size<=100": {"router=tree": {"degree=3": {}}}, "msg_size=any": {"strategy=direct": {}}}`), 0o644))
+	c := acfg{N: 8, Iters: 2, Pads: []int{0, 500}}
+	var r autoResult
+	before := comlib.SelectionParses()
+	code, err := chare.Run(chare.Config{PEs: 4, Flags: map[string]string{comlib.FlagSelect: file}}, autoJob(c, comlib.AutoOptions{}, &r))
+	require.NoError(t, err)
+	require.Zero(t, code)
+	require.NoError(t, r.newErr)
+	require.Equal(t, 2, r.parts, "the tree chose by size: two parts")
+	require.Equal(t, int64(1), comlib.SelectionParses()-before, "selection trees parsed by a job of 4 PEs in one process")
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/charmgo/charm/chare"
@@ -62,20 +63,30 @@ var defaultTree = sync.OnceValues(func() (*selection.Tree, error) {
 // package.
 func DefaultSelection() (*selection.Tree, error) { return defaultTree() }
 
-// selectFiles caches the -comlibselect files loaded in this process.
-var selectFiles sync.Map // file name → *selection.Tree
+// selectFiles holds the -comlibselect files loaded in this process: each
+// is parsed once (the flag's check, then every job, find it here).
+var (
+	selectFilesMu sync.Mutex
+	selectFiles   = map[string]*selection.Tree{}
+)
 
 func loadSelectFlag(file string) (*selection.Tree, error) {
-	if t, ok := selectFiles.Load(file); ok {
-		return t.(*selection.Tree), nil
+	selectFilesMu.Lock()
+	defer selectFilesMu.Unlock()
+	if t, ok := selectFiles[file]; ok {
+		return t, nil
 	}
 	t, err := LoadSelection(file)
 	if err != nil {
 		return nil, err
 	}
-	selectFiles.Store(file, t)
+	selectFiles[file] = t
 	return t, nil
 }
+
+// selectionParses counts the selection trees parsed in this process (for
+// tests).
+var selectionParses atomic.Int64
 
 // jobSelection is the tree Auto uses in a job: -comlibselect's, or the
 // default.
@@ -104,11 +115,13 @@ func SelectionOptions() selection.Options {
 // operators by package selection, every container by ContainerSpec. An
 // error names the line and the path of keys to the problem.
 func ParseSelection(data []byte) (*selection.Tree, error) {
+	selectionParses.Add(1)
 	return selection.Parse(data, SelectionOptions())
 }
 
 // LoadSelection reads and validates the selection file called name.
 func LoadSelection(name string) (*selection.Tree, error) {
+	selectionParses.Add(1)
 	return selection.Load(name, SelectionOptions())
 }
 

@@ -74,30 +74,56 @@ func (s *Sampler) would(now int64) bool {
 	return s.n < s.Per
 }
 
-// Buffer holds the events of one PE. Only that PE records into it; it is
-// read once the job has ended.
+// Buffer holds the events of one PE. Only that PE records into it. A
+// buffer of a Writer hands its events to the writer as the run goes, a
+// chunk at a time, and keeps only the chunk it is filling (and those
+// filled while a slice is open, see handOff); a buffer made by NewBuffer
+// keeps every event until Recorded reads them.
 type Buffer struct {
 	// mu guards the events: a PE may still finish an entry method after
 	// the job ended, while the buffer is written out.
 	mu      sync.Mutex
 	closed  bool
 	PE      int
-	chunks  [][]rec // the events, eventChunk to a chunk (see add)
-	n       int     // events kept
+	w       *Writer  // nil: the events stay in memory
+	cur     *chunk   // the chunk being filled
+	full    []*chunk // chunks filled and not handed to the writer (all of them without one)
+	n       int      // events recorded
 	labels  []*Label
 	ids     map[*Label]uint32 // 1 + a label's place in labels
 	last    *Label            // the label of the latest slice, and its id
 	lastID  uint32
-	refs    []any // indices that are not ints, instants (see rec)
-	Limit   int   // the most events kept; 0 means no limit
-	Dropped int   // events not kept because of Limit
+	allow   int // with a writer: events left of what the buffer reserved of the writer's cap
+	stopped bool
+	Limit   int // without a writer: the most events kept; 0 means no limit
+	Dropped int // events not kept because of Limit or the writer's cap
 	start   time.Time
 	sampler Sampler
 	flow    uint16 // the last flow number drawn
 	open    int64  // the start of the slice running now, or -1
 }
 
-// NewBuffer returns an empty buffer for a PE whose times count from start.
+// chunk is eventChunk events at most, and the values their refs point to.
+type chunk struct {
+	recs []rec
+	refs []any // indices that are not ints, instants (see rec)
+}
+
+// newChunk returns an empty chunk: one the writer has written and given
+// back, or a new one.
+func (b *Buffer) newChunk() *chunk {
+	if b.w != nil {
+		select {
+		case c := <-b.w.free:
+			return c
+		default:
+		}
+	}
+	return &chunk{recs: make([]rec, 0, eventChunk)}
+}
+
+// NewBuffer returns an empty buffer for a PE whose times count from start,
+// which keeps at most limit events (0: no limit) in memory.
 func NewBuffer(pe int, start time.Time, limit int) *Buffer {
 	return &Buffer{PE: pe, Limit: limit, start: start, open: -1, sampler: Sampler{Window: int64(FlowWindow), Per: FlowsPerWindow}}
 }
@@ -113,49 +139,85 @@ func (b *Buffer) Enter(t0 int64) (outer int64) {
 // Leave ends the slice that Enter opened.
 func (b *Buffer) Leave(outer int64) { b.open = outer }
 
+// Stopped reports whether this buffer stopped recording because its
+// writer's cap was reached: a caller may then skip reading the clock for
+// what it records (which is only counted as dropped). Only the buffer's
+// PE may call it.
+func (b *Buffer) Stopped() bool { return b.stopped }
+
 // Now returns the current time in the buffer's clock.
 func (b *Buffer) Now() int64 { return int64(time.Since(b.start)) }
 
 func (b *Buffer) add(r rec) { b.addRef(r, nil) }
 
-// addRef keeps r, and v in refs if it is not nil (r.ref then points to
-// it), unless the buffer is closed or full.
+// addRef keeps r, and v in the chunk's refs if it is not nil (r.ref then
+// points to it), unless the buffer is closed or full.
 func (b *Buffer) addRef(r rec, v any) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return
 	}
-	if b.Limit > 0 && b.n >= b.Limit {
+	if !b.room() {
 		b.Dropped++
 		return
 	}
+	if b.cur == nil || len(b.cur.recs) == eventChunk {
+		if b.cur != nil {
+			b.full = append(b.full, b.cur)
+		}
+		b.cur = b.newChunk()
+	}
 	if v != nil {
-		b.refs = append(b.refs, v)
-		r.ref = uint32(len(b.refs))
+		b.cur.refs = append(b.cur.refs, v)
+		r.ref = uint32(len(b.cur.refs))
 	}
-	k := len(b.chunks) - 1
-	if k < 0 || len(b.chunks[k]) == eventChunk {
-		b.chunks = append(b.chunks, make([]rec, 0, eventChunk))
-		k++
-	}
-	b.chunks[k] = append(b.chunks[k], r)
+	b.cur.recs = append(b.cur.recs, r)
 	b.n++
+	// Hand the filled chunks over between slices only: a slice is
+	// recorded when it ends, after the flows it sent, and the writer sorts
+	// what it is handed so that the slice comes before them.
+	if b.w != nil && b.open < 0 && len(b.full) > 0 {
+		b.handOff(b.full)
+		b.full = nil
+	}
 }
 
-// eventChunk is the number of events in one chunk of a Buffer. A PE of a
-// busy run records millions of events: in one slice, each growth copied
-// all of them and held the old copy until the collector freed it; in
-// chunks, an event is written once.
+// room says whether one more event may be recorded, and counts it.
+func (b *Buffer) room() bool {
+	if b.w == nil {
+		return b.Limit == 0 || b.n < b.Limit
+	}
+	if b.allow == 0 && !b.stopped {
+		b.allow = b.w.reserve(eventChunk)
+		if b.allow == 0 {
+			b.stopped = true
+			b.w.stop(b.PE, b.Now())
+		}
+	}
+	if b.allow == 0 {
+		return false
+	}
+	b.allow--
+	return true
+}
+
+// handOff gives chunks to the writer; b.mu is held.
+func (b *Buffer) handOff(cs []*chunk) {
+	b.w.ch <- batch{b: b, chunks: cs, labels: b.labels[:len(b.labels):len(b.labels)]}
+}
+
+// eventChunk is the number of events in one chunk of a Buffer: what a PE
+// hands to its writer at a time.
 const eventChunk = 4096
 
-// rec is an Event as a Buffer keeps it: without pointers, so that the
-// collector never scans the millions of them a busy run records (with a
-// *Label and an index in an interface per event, marking them took a
-// fifth of the CPU of a traced trace/manytomany in tests/bench, while the
-// run was measured). Labels are numbered in the buffer's table, an int
-// index is kept in place, and anything else (another index type, an
-// instant's label and arguments) goes to the buffer's refs.
+// rec is an Event as a Buffer keeps it: 40 bytes, without pointers, so
+// that the collector never scans the events in flight (with a *Label and
+// an index in an interface per event, marking them took a fifth of the
+// CPU of a traced trace/manytomany in tests/bench). Labels are numbered
+// in the buffer's table, an int index is kept in place, and anything else
+// (another index type, an instant's label and arguments) goes to the
+// chunk's refs.
 type rec struct {
 	ts, dur int64
 	id      uint64 // a flow's number, or a slice's int index
@@ -191,7 +253,7 @@ func (b *Buffer) labelID(l *Label) uint32 {
 	return id
 }
 
-// Len returns the number of events kept.
+// Len returns the number of events recorded.
 func (b *Buffer) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -200,37 +262,56 @@ func (b *Buffer) Len() int {
 
 // WouldSample reports whether a FlowFrom now would draw an arrow, without
 // drawing it.
-func (b *Buffer) WouldSample() bool { return b.sampler.would(b.Now()) }
+func (b *Buffer) WouldSample() bool { return !b.stopped && b.sampler.would(b.sendTime()) }
 
-// Recorded returns the events kept, in the order they were recorded, in
-// one slice of their own. Call it once the job has ended.
+// sendTime is the time the sampler counts a send at: the start of the
+// slice that sends, or now outside any slice. The sends of one slice all
+// count in the window where it starts (their arrows start there too), and
+// a send costs no reading of the clock.
+func (b *Buffer) sendTime() int64 {
+	if b.open >= 0 {
+		return b.open
+	}
+	return b.Now()
+}
+
+// Recorded returns the events kept in memory (a buffer without a writer),
+// in the order they were recorded, in one slice of their own.
 func (b *Buffer) Recorded() []Event {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	out := make([]Event, 0, b.n)
-	for _, c := range b.chunks {
-		for i := range c {
-			r := &c[i]
-			e := Event{Kind: r.kind, TS: r.ts, Dur: r.dur}
-			if r.label > 0 {
-				e.Label = b.labels[r.label-1]
-			}
-			switch {
-			case r.kind == FlowStart || r.kind == FlowEnd:
-				e.ID = r.id
-			case r.intIdx:
-				e.Index = int(r.id)
-			case r.kind == Instant && r.ref > 0:
-				if in, ok := b.refs[r.ref-1].(*instant); ok {
-					e.Label, e.Args = &in.label, in.args
-				}
-			case r.ref > 0:
-				e.Index = b.refs[r.ref-1]
-			}
-			out = append(out, e)
+	cs := b.full
+	if b.cur != nil {
+		cs = append(cs[:len(cs):len(cs)], b.cur)
+	}
+	var out []Event
+	for _, c := range cs {
+		for i := range c.recs {
+			out = append(out, c.event(&c.recs[i], b.labels))
 		}
 	}
 	return out
+}
+
+// event returns r, a rec of c, as an Event.
+func (c *chunk) event(r *rec, labels []*Label) Event {
+	e := Event{Kind: r.kind, TS: r.ts, Dur: r.dur}
+	if r.label > 0 {
+		e.Label = labels[r.label-1]
+	}
+	switch {
+	case r.kind == FlowStart || r.kind == FlowEnd:
+		e.ID = r.id
+	case r.intIdx:
+		e.Index = int(r.id)
+	case r.kind == Instant && r.ref > 0:
+		if in, ok := c.refs[r.ref-1].(*instant); ok {
+			e.Label, e.Args = &in.label, in.args
+		}
+	case r.ref > 0:
+		e.Index = c.refs[r.ref-1]
+	}
+	return e
 }
 
 // Slice records an entry method that ran from t0 to t1 (Now's clock).
@@ -257,17 +338,13 @@ func (b *Buffer) Slice(l *Label, index any, t0, t1 int64) {
 // the flow's own time, and Perfetto and chrome://tracing draw the arrow
 // from the enclosing slice anyway. A send outside any slice starts now.
 func (b *Buffer) FlowFrom() uint16 {
-	now := b.Now()
-	if !b.sampler.Take(now) {
+	ts := b.sendTime()
+	if b.stopped || !b.sampler.Take(ts) {
 		return 0
 	}
 	b.flow++
 	if b.flow == 0 {
 		b.flow = 1
-	}
-	ts := now
-	if b.open >= 0 {
-		ts = b.open
 	}
 	b.add(rec{kind: FlowStart, ts: ts, id: FlowID(b.PE, b.flow)})
 	return b.flow
@@ -295,16 +372,28 @@ func (b *Buffer) Instant(cat, name string, args ...any) {
 	b.addRef(rec{kind: Instant, ts: b.Now()}, &instant{Label{Name: name, Cat: cat}, m})
 }
 
-// instant is what an Instant keeps in refs (so that a full buffer keeps
-// nothing of it).
+// instant is what an Instant keeps in its chunk's refs (so that a full
+// buffer keeps nothing of it).
 type instant struct {
 	label Label
 	args  map[string]any
 }
 
 // close stops the recording: what a PE records afterwards is not kept.
+// A buffer of a writer hands what it holds to it.
 func (b *Buffer) close() {
 	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.closed = true
-	b.mu.Unlock()
+	if b.w == nil {
+		return
+	}
+	cs := b.full
+	if b.cur != nil && len(b.cur.recs) > 0 {
+		cs = append(cs, b.cur)
+	}
+	b.full, b.cur = nil, nil
+	if len(cs) > 0 {
+		b.handOff(cs)
+	}
 }

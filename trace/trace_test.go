@@ -115,7 +115,7 @@ func TestEventsPutSlicesFirstAtTheirTime(t *testing.T) {
 	inner := &Label{Name: "T.Inner", Cat: CatEntry}
 	// As a PE records them: the flow as it is sent, each slice as it ends.
 	b.Instant("lb", "step")
-	b.chunks[0][0].ts = 90
+	b.cur.recs[0].ts = 90
 	b.Enter(100)
 	b.sampler.Per = 1 << 20
 	b.FlowFrom()
@@ -172,7 +172,7 @@ func TestEventsAndWrite(t *testing.T) {
 	x := byPh["X"][0]
 	require.Equal(t, 1.0, x.TS)
 	require.Equal(t, 2.5, *x.Dur)
-	require.Equal(t, map[string]any{"type": "W", "entry": "Step", "index": "5"}, x.Args)
+	require.Equal(t, map[string]any{"index": "5"}, x.Args, "a slice's name is Type.Entry; its args name the element")
 	fl := byPh["f"][0]
 	require.Equal(t, FlowID(1, 9), fl.ID)
 	require.Equal(t, "e", fl.BP)
@@ -267,7 +267,7 @@ func TestFullBufferKeepsNothingOfWhatItDrops(t *testing.T) {
 		b.Instant("lb", "dropped", "k", 1)
 	}
 	require.Equal(t, 200, b.Dropped)
-	require.Len(t, b.refs, 1, "the dropped events' indices and instants are not kept")
+	require.Len(t, b.cur.refs, 1, "the dropped events' indices and instants are not kept")
 	require.Len(t, b.labels, 1)
 }
 

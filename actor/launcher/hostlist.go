@@ -1,6 +1,7 @@
 package launcher
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -118,6 +119,12 @@ func expandSet(set, item, list string) ([]string, error) {
 		}
 		a, errA := number(lo)
 		b, errB := number(hi)
+		for _, err := range []error{errA, errB} {
+			var big *tooLarge
+			if errors.As(err, &big) {
+				return nil, fmt.Errorf("host list %q: in %q of entry %q, %s", list, part, item, big)
+			}
+		}
 		if errA != nil || errB != nil {
 			return nil, fmt.Errorf("host list %q: %q in entry %q is not a number or a range of numbers (lo-hi)", list, part, item)
 		}
@@ -138,10 +145,29 @@ func expandSet(set, item, list string) ([]string, error) {
 	return out, nil
 }
 
-// number parses a bracket's decimal number: digits only, no sign.
+// maxNumber bounds the numbers of a host list and of a count of tasks
+// (ranges are bounded by maxHosts besides).
+const maxNumber = 999_999_999
+
+// tooLarge is number's error for digits that make a number above
+// maxNumber.
+type tooLarge struct{ s string }
+
+func (e *tooLarge) Error() string {
+	return fmt.Sprintf("the number %s is too large (at most %d)", e.s, maxNumber)
+}
+
+// number parses a bracket's decimal number: digits only, no sign, at
+// most maxNumber (leading zeros allowed).
 func number(s string) (int, error) {
-	if s == "" || len(s) > 9 || strings.TrimLeft(s, "0123456789") != "" {
+	if s == "" || strings.TrimLeft(s, "0123456789") != "" {
 		return 0, fmt.Errorf("not a number: %q", s)
+	}
+	if v := strings.TrimLeft(s, "0"); len(v) > 9 {
+		if len(s) > 40 {
+			s = s[:20] + fmt.Sprintf("… (%d digits)", len(s))
+		}
+		return 0, &tooLarge{s}
 	}
 	return strconv.Atoi(s)
 }
@@ -163,6 +189,13 @@ func ParseTasksPerNode(s string) ([]int, error) {
 		}
 		c, err1 := number(count)
 		r, err2 := number(rep)
+		var big *tooLarge
+		if errors.As(err1, &big) {
+			return nil, fmt.Errorf("tasks per node %q: in %q, %s", s, part, big)
+		}
+		if errors.As(err2, &big) || err2 == nil && r > maxHosts {
+			return nil, fmt.Errorf("tasks per node %q: the repeat count of %q is too large: it names more than %d hosts", s, part, maxHosts)
+		}
 		if err1 != nil || err2 != nil || c < 1 || r < 1 {
 			return nil, fmt.Errorf("tasks per node %q: %q is not N or N(xR) with N, R ≥ 1", s, part)
 		}

@@ -2,6 +2,7 @@ package launcher
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -54,6 +55,9 @@ func TestParseHostListBadInput(t *testing.T) {
 		{"node[1-2-3]", `"1-2-3" in entry "node[1-2-3]" is not a number`},
 		{"node[+1]", `"+1"`},
 		{"node[0-999999999]", "more than"},
+		{"node[1-99999999999]", `in "1-99999999999" of entry "node[1-99999999999]", the number 99999999999 is too large (at most 999999999)`},
+		{"node[99999999999]", `the number 99999999999 is too large (at most 999999999)`},
+		{"node[1-" + strings.Repeat("9", 1000) + "]", `the number 99999999999999999999… (1000 digits) is too large`},
 		{"a[0-999]b[0-9999]", "more than"},
 		{"node 1", "white space"},
 	}
@@ -82,6 +86,11 @@ func TestParseTasksPerNode(t *testing.T) {
 		{in: "0", says: `"0"`},
 		{in: "x", says: `"x"`},
 		{in: "1,,2", says: `""`},
+		{in: "0001(x2)", want: []int{1, 1}},
+		{in: "1(x1000000000)", says: `tasks per node "1(x1000000000)": the repeat count of "1(x1000000000)" is too large: it names more than 1048576 hosts`},
+		{in: "1(x99999999999)", says: `the repeat count of "1(x99999999999)" is too large`},
+		{in: "1(x2000000)", says: `the repeat count of "1(x2000000)" is too large`},
+		{in: "99999999999", says: `tasks per node "99999999999": in "99999999999", the number 99999999999 is too large (at most 999999999)`},
 	}
 	for _, c := range cases {
 		t.Run(c.in, func(t *testing.T) {

@@ -3,10 +3,13 @@ package launcher
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"net"
 	"strconv"
+	"strings"
 )
 
 // Env looks a variable up in an environment (os.LookupEnv, or a map in
@@ -115,6 +118,9 @@ func rankSize(env Env, who, rankVar, sizeVar string) (int, int, error) {
 		return 0, 0, fmt.Errorf("%s: %s is set (%q) but %s is not: the launcher's environment is incomplete", who, rankVar, r, sizeVar)
 	}
 	size, err := strconv.Atoi(s)
+	if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-") {
+		return 0, 0, fmt.Errorf("%s: %s=%q is too large a number of ranks (at most %d)", who, sizeVar, s, math.MaxInt)
+	}
 	if err != nil || size < 1 {
 		return 0, 0, fmt.Errorf("%s: %s=%q is not a number of ranks (want a whole number of at least 1)", who, sizeVar, s)
 	}

@@ -150,6 +150,7 @@ func TestDetectBadInput(t *testing.T) {
 		{"Open MPI rank without size", with(ompiEnv, "OMPI_COMM_WORLD_SIZE", "-"), Options{}, []string{"OMPI_COMM_WORLD_RANK", `"1"`, "OMPI_COMM_WORLD_SIZE is not"}},
 		{"Open MPI size without rank", with(ompiEnv, "OMPI_COMM_WORLD_RANK", "-"), Options{}, []string{"OMPI_COMM_WORLD_RANK is not"}},
 		{"Open MPI size not a number", with(ompiEnv, "OMPI_COMM_WORLD_SIZE", "two"), Options{}, []string{`OMPI_COMM_WORLD_SIZE="two"`}},
+		{"Open MPI size too large", with(ompiEnv, "OMPI_COMM_WORLD_SIZE", "99999999999999999999"), Options{}, []string{`OMPI_COMM_WORLD_SIZE="99999999999999999999" is too large a number of ranks (at most 9223372036854775807)`}},
 		{"Open MPI rank out of range", with(ompiEnv, "OMPI_COMM_WORLD_RANK", "2"), Options{}, []string{`OMPI_COMM_WORLD_RANK="2"`, "0..1"}},
 		{"Open MPI negative rank", with(ompiEnv, "OMPI_COMM_WORLD_RANK", "-1"), Options{}, []string{`OMPI_COMM_WORLD_RANK="-1"`}},
 		{"Open MPI no job id", with(ompiEnv, "OMPI_MCA_ess_base_jobid", "-", "PMIX_NAMESPACE", "-"), Options{}, []string{"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}},

@@ -3,7 +3,9 @@ package selection
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // The kinds of load errors; an *Error wraps one of them, so errors.Is tells them apart.
@@ -41,7 +43,12 @@ func (e *Error) Error() string {
 		fmt.Fprintf(&b, "line %d: ", e.Line)
 	}
 	if len(e.Path) > 0 {
-		b.WriteString(PathString(e.Path))
+		for i, k := range e.Path {
+			if i > 0 {
+				b.WriteString(" > ")
+			}
+			b.WriteString(clip(k))
+		}
 	} else {
 		b.WriteString("top level")
 	}
@@ -49,9 +56,43 @@ func (e *Error) Error() string {
 	b.WriteString(e.Kind.Error())
 	if e.Msg != "" {
 		b.WriteString(": ")
-		b.WriteString(e.Msg)
+		b.WriteString(clipTo(e.Msg, maxMsg))
 	}
 	return b.String()
+}
+
+// How much of a key (maxQuote) and of an error's message (maxMsg) an
+// error quotes: a key of a hundred megabytes makes an error of a line.
+const (
+	maxQuote = 48
+	maxMsg   = 400
+)
+
+// Short returns s quoted as errors quote a key or a value: whole if it is
+// short, else its first few dozen bytes and its length.
+func Short(s string) string {
+	if len(s) <= maxQuote {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(cut(s, maxQuote)) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// clip is Short without the quotes.
+func clip(s string) string { return clipTo(s, maxQuote) }
+
+func clipTo(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return cut(s, n) + fmt.Sprintf("… (%d bytes)", len(s))
+}
+
+// cut returns the first n bytes of s at most, not splitting a character.
+func cut(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 func (e *Error) Unwrap() error { return e.Kind }

@@ -127,7 +127,7 @@ func parseOp(t opType, name, value string, le bool) (op, error) {
 		}
 		n, err := parseCount(value)
 		if err != nil {
-			return o, fmt.Errorf("%s<=%s: %w", name, value, err)
+			return o, fmt.Errorf("%s<=%s: %w", name, clip(value), err)
 		}
 		o.form, o.n = formLE, n
 		return o, nil
@@ -142,9 +142,9 @@ func parseOp(t opType, name, value string, le bool) (op, error) {
 			o.form = formPow2
 			return o, nil
 		}
-		return o, fmt.Errorf("%s=%s: want %s<=N, %s=pow2 or %s=any", name, value, name, name, name)
+		return o, fmt.Errorf("%s=%s: want %s<=N, %s=pow2 or %s=any", name, clip(value), name, name, name)
 	case opMsgSize:
-		return o, fmt.Errorf("%s=%s: want %s<=N or %s=any", name, value, name, name)
+		return o, fmt.Errorf("%s=%s: want %s<=N or %s=any", name, clip(value), name, name)
 	}
 	for _, v := range t.domain() {
 		if v == value {
@@ -152,7 +152,7 @@ func parseOp(t opType, name, value string, le bool) (op, error) {
 			return o, nil
 		}
 	}
-	return o, fmt.Errorf("%s=%s: unknown value (valid: %s, any)", name, value, strings.Join(t.domain(), ", "))
+	return o, fmt.Errorf("%s=%s: unknown value (valid: %s, any)", name, clip(value), strings.Join(t.domain(), ", "))
 }
 
 // maxCount bounds the numbers in a file; sizes beyond 2^53 are surely a typo.
@@ -166,11 +166,11 @@ func parseCount(s string) (int64, error) {
 	var n int64
 	for _, c := range []byte(s) {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("%q is not a number of decimal digits", s)
+			return 0, fmt.Errorf("%s is not a number of decimal digits", Short(s))
 		}
 		n = n*10 + int64(c-'0')
 		if n > maxCount {
-			return 0, fmt.Errorf("%s is too large (at most %d)", s, int64(maxCount))
+			return 0, fmt.Errorf("%s is too large (at most %d)", clip(s), int64(maxCount))
 		}
 	}
 	return n, nil

@@ -25,9 +25,14 @@ type Options struct {
 // MaxDepth bounds the nesting of a selection file.
 const MaxDepth = 64
 
-// Load reads and parses the selection file called name; errors name the file.
+// MaxFileBytes bounds the size of a file Load reads: a larger file (or an
+// endless one such as /dev/zero) is refused after reading one byte more.
+const MaxFileBytes = 64 << 20
+
+// Load reads and parses the selection file called name, of at most
+// MaxFileBytes; errors name the file.
 func Load(name string, o Options) (*Tree, error) {
-	data, err := os.ReadFile(name)
+	data, err := readFile(name, MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("selection: %w", err)
 	}
@@ -39,11 +44,49 @@ func Load(name string, o Options) (*Tree, error) {
 	return t, err
 }
 
+// readFile reads the file called name, refusing it once it has read more
+// than limit bytes.
+func readFile(name string, limit int64) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var b bytes.Buffer
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		if st.Size() > limit {
+			return nil, fmt.Errorf("%s has %d bytes, more than %d, the limit for a selection file", name, st.Size(), limit)
+		}
+		b.Grow(int(st.Size()) + 1)
+	}
+	n, err := b.ReadFrom(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	if n > limit {
+		return nil, fmt.Errorf("%s is larger than %d bytes, the limit for a selection file", name, limit)
+	}
+	return b.Bytes(), nil
+}
+
 // Parse reads a selection tree from JSON and validates it (see the package documentation for
-// the rules). Every problem is an *Error naming the path of keys to it.
+// the rules). Every problem is an *Error naming the path of keys to it. Its time is linear in
+// the size of data.
 func Parse(data []byte, o Options) (*Tree, error) {
+	t, _, err := parse(data, o)
+	return t, err
+}
+
+// parse is Parse, returning its parser too (for tests).
+func parse(data []byte, o Options) (*Tree, *parser, error) {
 	p := &parser{data: data, dec: json.NewDecoder(bytes.NewReader(data)), check: o.Check,
 		containers: map[string]bool{}}
+	t, err := p.parse(o)
+	return t, p, err
+}
+
+func (p *parser) parse(o Options) (*Tree, error) {
+	data := p.data
 	for _, c := range o.Containers {
 		if _, isOp := opNames[c]; isOp {
 			return nil, fmt.Errorf("selection: container name %q is an operator", c)
@@ -67,11 +110,14 @@ func Parse(data []byte, o Options) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	if tok, err := p.dec.Token(); err != io.EOF {
-		if err != nil {
-			return nil, p.syntax(nil, err)
-		}
-		return nil, p.errAt(nil, ErrSyntax, "%s after the top-level object", describe(tok))
+	// Whatever follows the top-level object is an error of its own,
+	// reported as such rather than as the decoder sees its first bytes
+	// (trailing "abc" would be "invalid character 'a' in literal true").
+	off := p.dec.InputOffset()
+	if rest := bytes.TrimLeft(data[off:], " \t\r\n"); len(rest) > 0 {
+		at := off + int64(len(data[off:])-len(rest))
+		return nil, &Error{Line: p.line(at), Kind: ErrSyntax,
+			Msg: fmt.Sprintf("%s after the top-level object (%d bytes; a file holds one object)", Short(string(rest)), len(rest))}
 	}
 	return &Tree{root: root}, nil
 }
@@ -81,13 +127,27 @@ type parser struct {
 	dec        *json.Decoder
 	containers map[string]bool
 	check      func(Container) error
+
+	// The line of an offset is counted from the last one asked for
+	// (lineOff, at line lineNo) when it is further on, so that the line
+	// numbers of a parse cost one pass over the data; scanned counts the
+	// bytes these counts went over (for tests).
+	lineOff int64
+	lineNo  int
+	scanned int64
 }
 
 func (p *parser) line(off int64) int {
 	if off < 0 || off > int64(len(p.data)) {
 		return 0
 	}
-	return 1 + bytes.Count(p.data[:off], []byte{'\n'})
+	if off < p.lineOff || p.lineNo == 0 {
+		p.lineOff, p.lineNo = 0, 1
+	}
+	p.scanned += off - p.lineOff
+	p.lineNo += bytes.Count(p.data[p.lineOff:off], []byte{'\n'})
+	p.lineOff = off
+	return p.lineNo
 }
 
 func (p *parser) errAt(path []string, kind error, format string, args ...any) *Error {
@@ -115,7 +175,7 @@ func describe(tok json.Token) string {
 		}
 		return fmt.Sprintf("%q", string(v))
 	case string:
-		return fmt.Sprintf("the string %q", v)
+		return "the string " + Short(v)
 	case nil:
 		return "null"
 	case bool:
@@ -139,7 +199,7 @@ func (p *parser) openObject(path []string) error {
 // entry is a key read from an object, before its siblings are checked together.
 type entry struct {
 	key  string
-	line int
+	off  int64 // where the key ends in the data: its line is counted only for an error
 	br   branch
 	leaf *Container
 }
@@ -161,16 +221,16 @@ func (p *parser) object(path []string) (*choice, error) {
 			return nil, p.errAt(path, ErrSyntax, "unexpected %s", describe(tok))
 		}
 		kpath := append(path[:len(path):len(path)], key)
-		e := entry{key: key, line: p.line(p.dec.InputOffset())}
+		e := entry{key: key, off: p.dec.InputOffset()}
 		if seen[key] {
-			return nil, &Error{Line: e.line, Path: kpath, Kind: ErrDuplicate, Msg: "the key appears twice among its siblings"}
+			return nil, &Error{Line: p.line(e.off), Path: kpath, Kind: ErrDuplicate, Msg: "the key appears twice among its siblings"}
 		}
 		seen[key] = true
 		name, value, le, hasEq := splitKey(key)
 		if t, isOp := opNames[name]; isOp && hasEq {
 			o, err := parseOp(t, name, value, le)
 			if err != nil {
-				return nil, &Error{Line: e.line, Path: kpath, Kind: ErrNumber, Msg: err.Error()}
+				return nil, &Error{Line: p.line(e.off), Path: kpath, Kind: ErrNumber, Msg: err.Error()}
 			}
 			if err := p.openObject(kpath); err != nil {
 				return nil, err
@@ -188,7 +248,7 @@ func (p *parser) object(path []string) (*choice, error) {
 			c.Params = append([]Param(nil), c.Params...)
 			e.leaf = &c
 		} else {
-			return nil, &Error{Line: e.line, Path: kpath, Kind: ErrUnknown, Msg: p.unknown(key, name, hasEq, le)}
+			return nil, &Error{Line: p.line(e.off), Path: kpath, Kind: ErrUnknown, Msg: p.unknown(key, name, hasEq, le)}
 		}
 		entries = append(entries, e)
 	}
@@ -200,18 +260,18 @@ func (p *parser) object(path []string) (*choice, error) {
 
 func (p *parser) unknown(key, name string, hasEq, le bool) string {
 	if _, isOp := opNames[name]; isOp {
-		return fmt.Sprintf("%q: an operator is NAME<=N or NAME=VALUE", key)
+		return Short(key) + ": an operator is NAME<=N or NAME=VALUE"
 	}
 	if p.containers[name] {
-		return fmt.Sprintf("%q: a container is NAME=VALUE", key)
+		return Short(key) + ": a container is NAME=VALUE"
 	}
 	names := make([]string, 0, len(p.containers))
 	for c := range p.containers {
 		names = append(names, c)
 	}
 	sort.Strings(names)
-	return fmt.Sprintf("%q (operators: comm_size, coll_size, msg_size, comm_type, collective; containers: %s)",
-		key, strings.Join(names, ", "))
+	return fmt.Sprintf("%s (operators: comm_size, coll_size, msg_size, comm_type, collective; containers: %s)",
+		Short(key), strings.Join(names, ", "))
 }
 
 // container reads the parameters of a container, whose key has been read.
@@ -220,6 +280,7 @@ func (p *parser) container(path []string, name, value string) (Container, error)
 	if err := p.openObject(path); err != nil {
 		return c, err
 	}
+	given := map[string]bool{}
 	for p.dec.More() {
 		tok, err := p.dec.Token()
 		if err != nil {
@@ -227,15 +288,16 @@ func (p *parser) container(path []string, name, value string) (Container, error)
 		}
 		key, _ := tok.(string)
 		ppath := append(path[:len(path):len(path)], key)
-		line := p.line(p.dec.InputOffset())
+		off := p.dec.InputOffset()
 		pname, pvalue, le, ok := splitKey(key)
 		if !ok || le || pname == "" {
-			return c, &Error{Line: line, Path: ppath, Kind: ErrParam,
+			return c, &Error{Line: p.line(off), Path: ppath, Kind: ErrParam,
 				Msg: "a container's children are parameters NAME=VALUE with the value {}"}
 		}
-		if _, dup := c.Param(pname); dup {
-			return c, &Error{Line: line, Path: ppath, Kind: ErrDuplicate, Msg: fmt.Sprintf("parameter %s is given twice", pname)}
+		if given[pname] {
+			return c, &Error{Line: p.line(off), Path: ppath, Kind: ErrDuplicate, Msg: fmt.Sprintf("parameter %s is given twice", Short(pname))}
 		}
+		given[pname] = true
 		if err := p.openObject(ppath); err != nil {
 			return c, err
 		}
@@ -244,7 +306,7 @@ func (p *parser) container(path []string, name, value string) (Container, error)
 			return c, p.syntax(ppath, err)
 		}
 		if d, ok := tok.(json.Delim); !ok || d != '}' {
-			return c, &Error{Line: line, Path: ppath, Kind: ErrParam,
+			return c, &Error{Line: p.line(off), Path: ppath, Kind: ErrParam,
 				Msg: "a parameter has no children: containers are leaves (its value must be {})"}
 		}
 		c.Params = append(c.Params, Param{Name: pname, Value: pvalue})
@@ -265,7 +327,7 @@ func (p *parser) container(path []string, name, value string) (Container, error)
 // type (S04), each reachable, ending in a branch that always holds (S07).
 func (p *parser) siblings(path []string, es []entry) (*choice, error) {
 	at := func(e entry, kind error, format string, args ...any) *Error {
-		return &Error{Line: e.line, Path: append(path[:len(path):len(path)], e.key), Kind: kind,
+		return &Error{Line: p.line(e.off), Path: append(path[:len(path):len(path)], e.key), Kind: kind,
 			Msg: fmt.Sprintf(format, args...)}
 	}
 	if len(es) == 0 {
@@ -283,7 +345,7 @@ func (p *parser) siblings(path []string, es []entry) (*choice, error) {
 		if i == 0 {
 			other = es[1]
 		}
-		return nil, at(e, ErrMixed, "the container %s has the sibling %s; a container must be alone", e.key, other.key)
+		return nil, at(e, ErrMixed, "the container %s has the sibling %s; a container must be alone", Short(e.key), Short(other.key))
 	}
 	c := &choice{typ: es[0].br.op.typ}
 	var (
@@ -298,27 +360,27 @@ func (p *parser) siblings(path []string, es []entry) (*choice, error) {
 	for _, e := range es {
 		o := e.br.op
 		if o.typ != c.typ {
-			return nil, at(e, ErrMixed, "a %s operator beside the %s operator %s; siblings must be of one type", o.typ, c.typ, es[0].key)
+			return nil, at(e, ErrMixed, "a %s operator beside the %s operator %s; siblings must be of one type", o.typ, c.typ, Short(es[0].key))
 		}
 		if covered {
-			return nil, at(e, ErrUnreachable, "every case is taken by the branches up to %s", allKey)
+			return nil, at(e, ErrUnreachable, "every case is taken by the branches up to %s", Short(allKey))
 		}
 		switch o.form {
 		case formAny:
 			covered, allKey = true, e.key
 		case formLE:
 			if o.n <= maxLE {
-				return nil, at(e, ErrUnreachable, "%s before it takes every size it would", leKey)
+				return nil, at(e, ErrUnreachable, "%s before it takes every size it would", Short(leKey))
 			}
 			maxLE, leKey = o.n, e.key
 		case formPow2:
 			if pow2 != "" {
-				return nil, at(e, ErrUnreachable, "%s before it takes every size it would", pow2)
+				return nil, at(e, ErrUnreachable, "%s before it takes every size it would", Short(pow2))
 			}
 			pow2 = e.key
 		case formValue:
 			if k, dup := values[o.value]; dup {
-				return nil, at(e, ErrUnreachable, "%s before it takes this case", k)
+				return nil, at(e, ErrUnreachable, "%s before it takes this case", Short(k))
 			}
 			values[o.value] = e.key
 			if len(values) == len(domain) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -599,4 +600,114 @@ func TestS05_DeclaredMsgSizePrunesToOneContainer(t *testing.T) {
 	require.ErrorContains(t, err, "MsgSize -3 is negative")
 	_, _, err = tr.Walk(CreationFacts{MsgSize: -3}, CallFacts{MsgSize: 1})
 	require.ErrorContains(t, err, "MsgSize -3 is negative")
+}
+
+// siblingsFile returns a selection file of n sibling operators, one per
+// line, without the final comm_size=any when incomplete is set.
+func siblingsFile(n int, incomplete bool) []byte {
+	var b strings.Builder
+	b.WriteString("{\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  \"comm_size<=%d\": {\"strategy=s%d\": {}},\n", i+1, i)
+	}
+	if incomplete {
+		return []byte(strings.TrimSuffix(b.String(), ",\n") + "\n}\n")
+	}
+	b.WriteString("  \"comm_size=any\": {\"strategy=direct\": {}}\n}\n")
+	return []byte(b.String())
+}
+
+// TestParseLinear: the line numbers of a parse cost one pass over the
+// file, however many keys it has (they were counted from the start of the
+// file for every key: 40,000 siblings took seconds, 100 MB never ended),
+// and the error still names the right line; a container's parameters are
+// checked for duplicates without a pass over the others per parameter.
+func TestParseLinear(t *testing.T) {
+	for _, n := range []int{1000, 40000} {
+		data := siblingsFile(n, false)
+		_, p, err := parse(data, opts)
+		require.NoError(t, err)
+		require.LessOrEqual(t, p.scanned, int64(len(data)), "%d keys: %d bytes of %d scanned for line numbers", n, p.scanned, len(data))
+
+		data = siblingsFile(n, true)
+		_, p, err = parse(data, opts)
+		require.ErrorIs(t, err, ErrIncomplete)
+		require.ErrorContains(t, err, fmt.Sprintf("line %d: comm_size<=%d: ", n+1, n))
+		require.LessOrEqual(t, p.scanned, int64(len(data)), "%d keys: %d bytes of %d scanned for line numbers", n, p.scanned, len(data))
+	}
+	var b strings.Builder
+	b.WriteString(`{"strategy=x": {`)
+	for i := range 40000 {
+		fmt.Fprintf(&b, "\n\"p%d=1\": {},", i)
+	}
+	b.WriteString("\n\"p7=2\": {}}}")
+	data := []byte(b.String())
+	_, p, err := parse(data, opts)
+	require.ErrorIs(t, err, ErrDuplicate)
+	require.ErrorContains(t, err, "line 40002: strategy=x > p7=2: duplicate key: parameter \"p7\" is given twice")
+	require.LessOrEqual(t, p.scanned, int64(len(data)))
+}
+
+// TestParseErrorsQuoteKeysBriefly: an error about a key of megabytes
+// quotes a few dozen bytes of it and says how long it is, wherever the
+// key is named (the path, the message).
+func TestParseErrorsQuoteKeysBriefly(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	digits := strings.Repeat("9", 1<<20)
+	for _, src := range []string{
+		`{"` + huge + `": {}}`,
+		`{"comm_size<=` + digits + `": {"strategy=a": {}}, "comm_size=any": {"strategy=a": {}}}`,
+		`{"comm_size<=` + huge + `": {"strategy=a": {}}, "comm_size=any": {"strategy=a": {}}}`,
+		`{"collective=` + huge + `": {"strategy=a": {}}}`,
+		`{"collective=any": {"strategy=` + huge + `": {}, "strategy=b": {}}}`,
+		`{"collective=any": {"strategy=a": {"` + huge + `=1": {}, "` + huge + `=2": {}}}}`,
+		`{"collective=any": "` + huge + `"}`,
+		`{"collective=any": {"strategy=a": {}}} ` + huge,
+	} {
+		_, err := Parse([]byte(src), opts)
+		require.Error(t, err, src[:40])
+		require.Less(t, len(err.Error()), 800, "%.300s", err.Error())
+		require.Regexp(t, `… \(10485\d\d bytes\)`, err.Error(), "the key's length")
+	}
+	// A container rejected by Check with a message quoting the key whole.
+	o := opts
+	o.Check = func(c Container) error { return fmt.Errorf("no strategy %q", c.Value) }
+	_, err := Parse([]byte(`{"strategy=`+huge+`": {}}`), o)
+	require.ErrorIs(t, err, ErrContainer)
+	require.Less(t, len(err.Error()), 800)
+}
+
+// TestParseRefusesTrailingData: what follows the top-level object is
+// named as such, not as the decoder reads its first bytes ("invalid
+// character 'a' in literal true").
+func TestParseRefusesTrailingData(t *testing.T) {
+	const good = `{"collective=any": {"strategy=direct": {}}}`
+	for _, tail := range []string{"true abc", "trash", "{}", "\n\n  ]", ` "x"`} {
+		_, err := Parse([]byte(good+tail), opts)
+		require.ErrorIs(t, err, ErrSyntax, tail)
+		require.ErrorContains(t, err, "after the top-level object", tail)
+		require.NotContains(t, err.Error(), "literal", tail)
+	}
+	_, err := Parse([]byte(good+"\n\n  ]"), opts)
+	require.ErrorContains(t, err, `line 3: top level: not a selection tree: "]" after the top-level object (1 bytes`)
+	_, err = Parse([]byte(good+" \n\t"), opts)
+	require.NoError(t, err)
+}
+
+// TestLoadBoundsTheFile: Load refuses a file larger than MaxFileBytes from
+// its size, and reads an endless one (/dev/zero) only up to the limit.
+func TestLoadBoundsTheFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(1<<30))
+	require.NoError(t, f.Close())
+	_, err = Load(path, opts)
+	require.ErrorContains(t, err, fmt.Sprintf("%s has %d bytes, more than %d, the limit for a selection file", path, 1<<30, MaxFileBytes))
+
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	_, err = readFile("/dev/zero", 1<<20)
+	require.ErrorContains(t, err, "/dev/zero is larger than 1048576 bytes, the limit for a selection file")
 }

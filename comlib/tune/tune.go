@@ -17,6 +17,7 @@ type Options struct {
 	// Max, if not 0, is the upper bound of the domain (inclusive): a
 	// fan-out cannot exceed the number of peers. A try that would cross it
 	// gets a shorter vector, as at Min. Max − Min must be at least MinStep.
+	// 0 bounds the domain by MaxMagnitude.
 	Max float64
 	// Start is the first value evaluated. Zero means Min.
 	Start float64
@@ -112,7 +113,16 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-func (o Options) validate() error {
+// MaxMagnitude bounds the values of a search: Min, Max, Start and Step
+// must lie within ±MaxMagnitude, and the domain ends there when Max is 0.
+// Within it, the sums a search makes (a value plus its vector, the room
+// to a bound) stay finite, so Value is always a finite number.
+const MaxMagnitude = math.MaxFloat64 / 4
+
+// validate checks o, with its defaults filled in; given are the options
+// as the caller gave them, so that an error names the ones the caller set
+// and says which values are defaults.
+func (o Options) validate(given Options) error {
 	for _, f := range []struct {
 		name string
 		v    float64
@@ -121,15 +131,38 @@ func (o Options) validate() error {
 			return fmt.Errorf("tune: Options.%s is %v, want a finite number", f.name, f.v)
 		}
 	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Min", o.Min}, {"Max", o.Max}, {"Start", o.Start}, {"Step", o.Step}} {
+		if math.Abs(f.v) > MaxMagnitude {
+			return fmt.Errorf("tune: Options.%s %v is beyond ±%v (MaxMagnitude): the search's sums could overflow", f.name, f.v, MaxMagnitude)
+		}
+	}
+	// start, step and minStep name a value the caller left to its default.
+	start := fmt.Sprintf("Options.Start %v", o.Start)
+	if given.Start == 0 {
+		start = fmt.Sprintf("Options.Start (not set: Min, %v)", o.Start)
+	}
+	step := fmt.Sprintf("Step=%v", o.Step)
+	if given.Step == 0 {
+		step = fmt.Sprintf("Step=%v, the default", o.Step)
+	}
+	minStep := fmt.Sprintf("MinStep %v", o.MinStep)
+	if given.MinStep == 0 {
+		minStep = fmt.Sprintf("MinStep %v (not set: Step/2)", o.MinStep)
+	}
 	switch {
+	case o.Max != 0 && o.Min > o.Max:
+		return fmt.Errorf("tune: Options.Min %v is above Options.Max %v", o.Min, o.Max)
 	case o.Start < o.Min:
-		return fmt.Errorf("tune: Options.Start %v is below Options.Min %v", o.Start, o.Min)
+		return fmt.Errorf("tune: %s is below Options.Min %v", start, o.Min)
 	case o.Max != 0 && o.Start > o.Max:
-		return fmt.Errorf("tune: Options.Start %v is above Options.Max %v", o.Start, o.Max)
+		return fmt.Errorf("tune: %s is above Options.Max %v", start, o.Max)
 	case o.Step < 0:
 		return fmt.Errorf("tune: Options.Step %v is negative; the first vector always points right", o.Step)
 	case o.MinStep <= 0 || o.MinStep > o.Step:
-		return fmt.Errorf("tune: Options.MinStep %v is outside (0, Step=%v]", o.MinStep, o.Step)
+		return fmt.Errorf("tune: Options.%s is outside (0, %s]", minStep, step)
 	case o.Grow <= 1:
 		return fmt.Errorf("tune: Options.Grow %v must exceed 1", o.Grow)
 	case o.Shrink <= 0 || o.Shrink >= 1:
@@ -147,7 +180,9 @@ func (o Options) validate() error {
 	case o.Z > 0 && o.Evals < 2:
 		return fmt.Errorf("tune: Options.Z %v needs Evals of at least 2 (got %d): one evaluation has no spread to judge noise by", o.Z, o.Evals)
 	case o.Max != 0 && o.Max-o.Min < o.MinStep:
-		return fmt.Errorf("tune: Options.Max %v leaves less than MinStep %v above Min %v: nothing to search", o.Max, o.MinStep, o.Min)
+		return fmt.Errorf("tune: Options.Max %v leaves less than %s above Min %v: nothing to search", o.Max, minStep, o.Min)
+	case o.Max == 0 && MaxMagnitude-o.Min < o.MinStep:
+		return fmt.Errorf("tune: Options.Min %v leaves less than %s below MaxMagnitude %v: nothing to search", o.Min, minStep, MaxMagnitude)
 	}
 	return nil
 }
@@ -197,8 +232,9 @@ type Tuner struct {
 // New returns a Tuner whose first value is o.Start, or an error that names
 // the option that is out of range.
 func New(o Options) (*Tuner, error) {
+	given := o
 	o = o.withDefaults()
-	if err := o.validate(); err != nil {
+	if err := o.validate(given); err != nil {
 		return nil, err
 	}
 	return &Tuner{o: o, cur: o.Start, v: o.Step}, nil
@@ -324,7 +360,7 @@ func (t *Tuner) Observe(cost float64) error {
 			d := math.Copysign(1, b.Value-t.x)
 			t.x, t.s = b.Value, b.Cost
 			t.anchorLogs = bl
-			t.v = d * math.Abs(t.v) * t.o.Grow
+			t.v = grown(d*math.Abs(t.v), t.o.Grow)
 		} else if t.o.Hold > 0 && t.settled {
 			// Settled: keep the anchor for a while (Options.Hold).
 			t.hold, t.held = t.o.Hold, append(t.held[:0], score)
@@ -332,7 +368,7 @@ func (t *Tuner) Observe(cost float64) error {
 	case pairsWon && t.better(score) && t.beyondNoise(logs): // better than the point it was tried from (Remark 4)
 		t.x, t.s = t.cur, score
 		t.anchorLogs = logs
-		t.v *= t.o.Grow
+		t.v = grown(t.v, t.o.Grow)
 		t.rejects = 0
 	default: // worse: reverse and shrink (E06), never below MinStep (E09)
 		t.v = -t.v * t.o.Shrink
@@ -467,7 +503,16 @@ func (t *Tuner) next() {
 	}
 }
 
-// bound keeps the next try inside [Min, ∞) (E08), or [Min, Max]: a vector
+// grown returns the vector v made longer by the factor grow, no longer
+// than MaxMagnitude (which bounds the domain too).
+func grown(v, grow float64) float64 {
+	if l := math.Abs(v) * grow; !(l <= MaxMagnitude) {
+		return math.Copysign(MaxMagnitude, v)
+	}
+	return v * grow
+}
+
+// bound keeps the next try inside [Min, MaxMagnitude] (E08), or [Min, Max]: a vector
 // that would cross a bound is halved until it fits; with no room for even
 // MinStep on that side, it turns round.
 func (t *Tuner) bound() {
@@ -483,10 +528,14 @@ func (t *Tuner) bound() {
 			t.v = -math.Max(l, t.o.MinStep)
 		}
 	}
-	if t.o.Max == 0 || t.x+t.v <= t.o.Max {
+	hi := t.o.Max
+	if hi == 0 {
+		hi = MaxMagnitude
+	}
+	if t.x+t.v <= hi {
 		return
 	}
-	room := t.o.Max - t.x
+	room := hi - t.x
 	if room < t.o.MinStep {
 		// Turn left, and fit the vector into the room there as at Min
 		// (Max − Min ≥ MinStep leaves some).
@@ -503,7 +552,7 @@ func (t *Tuner) bound() {
 		l *= t.o.Shrink
 	}
 	t.v = math.Max(l, t.o.MinStep)
-	if t.x+t.v > t.o.Max {
+	if t.x+t.v > hi {
 		t.v = room
 	}
 }

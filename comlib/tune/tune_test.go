@@ -3,6 +3,7 @@ package tune
 import (
 	"bytes"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -334,4 +335,68 @@ func TestE11_FastLoop(t *testing.T) {
 	_, err = NewFastLoop(-1)
 	require.ErrorContains(t, err, "step")
 	require.True(t, strings.HasPrefix(err.Error(), "tune:"))
+}
+
+// TestValueStaysFinite: options whose sums could overflow are refused,
+// naming the option, and under flat noisy costs — where lucky tries keep
+// doubling the vector — Value stays finite and within its bounds, however
+// long the vector grows (with Step 1e308 it became +Inf at evaluation 57).
+func TestValueStaysFinite(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		name string
+	}{
+		{Options{Step: 1e308}, "Options.Step 1e+308 is beyond"},
+		{Options{Min: -1e308}, "Options.Min -1e+308 is beyond"},
+		{Options{Max: 1e308}, "Options.Max 1e+308 is beyond"},
+		{Options{Start: 1e308}, "Options.Start 1e+308 is beyond"},
+	} {
+		_, err := New(tc.o)
+		require.ErrorContains(t, err, tc.name, "%+v", tc.o)
+		require.ErrorContains(t, err, "MaxMagnitude")
+	}
+	for _, o := range []Options{
+		{Step: MaxMagnitude, Evals: 1},
+		{Step: 1e300, Evals: 2},
+		{Step: 1, Grow: 1e300, Evals: 1},
+		{Min: -MaxMagnitude, Start: MaxMagnitude, Step: MaxMagnitude, Evals: 1},
+		{Min: -1e300, Max: 1e300, Step: 1e299, Grow: 1e10, Evals: 1},
+		{Step: 1e300, Evals: 3, Paired: true, Hold: 2, Jump: 1.5},
+	} {
+		tu, err := New(o)
+		require.NoError(t, err, "%+v", o)
+		hi := o.Max
+		if hi == 0 {
+			hi = MaxMagnitude
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range 5000 {
+			v := tu.Value()
+			require.False(t, math.IsInf(v, 0) || math.IsNaN(v), "%+v: evaluation %d: Value %v", o, i+1, v)
+			require.GreaterOrEqual(t, v, o.Min, "%+v: evaluation %d", o, i+1)
+			require.LessOrEqual(t, v, hi, "%+v: evaluation %d", o, i+1)
+			require.NoError(t, tu.Observe(1+0.1*rng.Float64()))
+		}
+		b, _, _ := tu.Best()
+		require.False(t, math.IsInf(b, 0) || math.IsNaN(b))
+	}
+}
+
+// TestNewNamesTheOptionsGiven: an error names the options the caller set,
+// and says which values are defaults (Min 10 above Max 5 was reported as
+// "Options.Start 10 is above Options.Max 5", with Start not set).
+func TestNewNamesTheOptionsGiven(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Min: 10, Max: 5}, "tune: Options.Min 10 is above Options.Max 5"},
+		{Options{Min: 1, Max: 4, Start: 5}, "tune: Options.Start 5 is above Options.Max 4"},
+		{Options{MinStep: 2}, "tune: Options.MinStep 2 is outside (0, Step=1, the default]"},
+		{Options{Min: 1, Max: 1.5, Step: 2}, "tune: Options.Max 1.5 leaves less than MinStep 1 (not set: Step/2) above Min 1"},
+		{Options{Min: MaxMagnitude, Step: 2}, "tune: Options.Min 4.4942328371557893e+307 leaves less than MinStep 1 (not set: Step/2) below MaxMagnitude"},
+	} {
+		_, err := New(tc.o)
+		require.ErrorContains(t, err, tc.want, "%+v", tc.o)
+	}
 }

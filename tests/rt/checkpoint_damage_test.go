@@ -3,6 +3,7 @@ package rt_test
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"os"
 	"path/filepath"
@@ -59,7 +60,9 @@ type dmgRed struct {
 	Next   int
 }
 
-var dmgMagic = []byte("CHARMGO-CKPT-1\n\x00")
+// dmgMagic starts a checkpoint file; the body's length (8 bytes,
+// big-endian) and its SHA-256 follow.
+var dmgMagic = []byte("CHARMGO-CKPT-2\n\x00")
 
 // dmgBody returns the body of the checkpoint in dir.
 func dmgBody(t testing.TB, dir string) []byte {
@@ -67,7 +70,7 @@ func dmgBody(t testing.TB, dir string) []byte {
 	b, err := os.ReadFile(filepath.Join(dir, chare.CheckpointFile))
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(b, dmgMagic))
-	return b[len(dmgMagic)+sha256.Size:]
+	return b[len(dmgMagic)+8+sha256.Size:]
 }
 
 // dmgDecode decodes a checkpoint's body. The mirror must hold every field
@@ -90,7 +93,7 @@ func dmgDecode(t testing.TB, body []byte) *dmgFile {
 func dmgWriteBody(t testing.TB, dir string, body []byte) {
 	t.Helper()
 	sum := sha256.Sum256(body)
-	b := slices.Concat(dmgMagic, sum[:], body)
+	b := slices.Concat(dmgMagic, binary.BigEndian.AppendUint64(nil, uint64(len(body))), sum[:], body)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, chare.CheckpointFile), b, 0o644))
 }
 
