@@ -79,7 +79,7 @@ type StreamOptions struct {
 	NoIdleFlush bool
 	// Tune makes each PE tune its cap of messages per buffer (starting
 	// from MaxMsgs) and, if Period is set, its flush period, while the
-	// program runs, with package comlib/tune: each evaluation is a window
+	// program runs, with package tune: each evaluation is a window
 	// of Window messages sent through the instance on that PE (default
 	// 256), scored by the wall time per message. Instance.Tuning reports
 	// the trajectories; -tunedebug DIR writes them as CSV and SVG.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // streamTuner tunes a Streaming instance on one PE: the cap of messages

@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // The trajectories of a job's tuners, for -tunedebug DIR: each tuner

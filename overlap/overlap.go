@@ -76,7 +76,7 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // Body is one iteration's work, seen by the loop. Its methods run on the

@@ -8,8 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
 	"github.com/charmgo/charm/overlap"
+	"github.com/charmgo/charm/tune"
 )
 
 // lost is a Body whose one datum never comes: a few computations, nothing

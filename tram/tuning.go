@@ -7,7 +7,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // Online tuning (Options.Tune). The PE that calls Start holds a
@@ -40,7 +40,7 @@ import (
 // for 64 to 96 steps, and the period's scores, its tries among them, take
 // about half of them). It has no Jump (tune.Options): on a shared
 // machine a spoilt score is far likelier than a moved optimum, and the
-// hold ends after tuneHold scores anyway (see comlib/tune's
+// hold ends after tuneHold scores anyway (see package tune's
 // TestE12_TunedBufferKeepsAGoodStart).
 
 // maxTunedItems caps the buffer the search may try.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib"
-	"github.com/charmgo/charm/comlib/tune"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
+	"github.com/charmgo/charm/tune"
 )
 
 // TestTuneMovesTheBufferAndDeliversEveryItem: with Options.Tune, steps of

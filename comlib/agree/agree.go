@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // Range gives the segments From..To (inclusive) the value Value. Every

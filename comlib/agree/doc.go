@@ -36,9 +36,9 @@
 // those of the lead iterations with the next reported segment's. The
 // Decider scores
 // a segment by the mean cost of its first Length−Lead measured iterations
-// (E07), feeds it to a comlib/tune Tuner, and announces the next segment
+// (E07), feeds it to a tune.Tuner, and announces the next segment
 // with the Tuner's next value: one announcement per segment. With
-// Options.Values it hands the segment's costs to a comlib/tune Choice
+// Options.Values it hands the segment's costs to a tune.Choice
 // instead, which chooses among those values only and moves only for a
 // gain beyond the noise (comlib gives it one ω per number of rounds). The Lead
 // iterations left at the end of a segment are the time the announcement

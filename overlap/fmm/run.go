@@ -9,10 +9,10 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
-	"github.com/charmgo/charm/comlib/tune"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/overlap"
 	"github.com/charmgo/charm/tram"
+	"github.com/charmgo/charm/tune"
 )
 
 // Item is x_j on its way to a PE that has cells with j in their list.
