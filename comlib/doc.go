@@ -85,8 +85,9 @@
 // (eval,value,cost) and DIR/NAME.svg (parameter and cost per evaluation).
 // Streaming reports as comlibI-peN-cap and comlibI-peN-period, a tuned
 // EachToMany as comlibI-omega (on PE 0's process); any other
-// tuner (TRAM's, the overlap loop's) reports with ReportTuning(from, name,
-// trajectory), again as it grows; without the flag that costs a look-up.
+// tuner (TRAM's, the overlap loop's) reports with tunedebug.Report(from,
+// name, trajectory), again as it grows; without the flag that costs a
+// look-up. The flag is package tune/tunedebug's, which comlib imports.
 // Streaming's trajectories stay in each PE's process (Instance.Tuning
 // there, -tunedebug's files per process): nothing has to be sent for them.
 //

@@ -8,6 +8,7 @@ import (
 	"github.com/charmgo/charm/comlib/bracket"
 	"github.com/charmgo/charm/comlib/schedule"
 	"github.com/charmgo/charm/tune"
+	"github.com/charmgo/charm/tune/tunedebug"
 )
 
 // Tuning the group router's fan-out ω of an EachToMany instance
@@ -52,7 +53,7 @@ func (e *e2m) startTuning() error {
 	}
 	e.dec = d
 	st := e.in.st
-	reportFunc(e.s.pe.Job(), fmt.Sprintf("comlib%d-omega", e.in.id), func() []tune.Point { return st.tuning(0).Omega })
+	tunedebug.ReportFunc(e.s.pe.Job(), fmt.Sprintf("comlib%d-omega", e.in.id), func() []tune.Point { return st.tuning(0).Omega })
 	return nil
 }
 

@@ -54,9 +54,9 @@
 //	tune.WriteSVG(w, "cap", t.Trajectory()) // the same as a chart
 //
 // A tuner inside a chare program reports its trajectory with
-// comlib.ReportTuning(from, name, t.Trajectory()); the runtime flag
+// tunedebug.Report(from, name, t.Trajectory()); the runtime flag
 // -tunedebug DIR then writes every reported trajectory as CSV and SVG when
-// the job ends (package comlib says more).
+// the job ends (package tune/tunedebug).
 //
 // # A few values that matter
 //
