@@ -9,7 +9,6 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/overlap"
-	"github.com/charmgo/charm/tune"
 )
 
 // lost is a Body whose one datum never comes: a few computations, nothing
@@ -82,7 +81,7 @@ func TestRunCannotHangAndLeavesNothing(t *testing.T) {
 		before = chare.PEOf(m).PendingFutures()
 		for _, b := range bodies {
 			for _, p := range ps {
-				l, err := tune.NewLoop(p)
+				l, err := overlap.NewLoop(p)
 				if err != nil {
 					m.Abort(err)
 					return

@@ -79,14 +79,9 @@
 // 2.5 gives 2, 3, 2, 3, … within one run of the loop; a runtime may
 // equally spread an integer parameter over evaluations.
 //
-// # The overlap loop
-//
-// Decide is the loop's priority (E04): treat an arrived datum, else push
-// data into every non-full outgoing buffer, else do local computations. A
-// Loop adds how many: p on average between two tests (E05), or, built with
-// NewFastLoop, a p that halves after a test that found communication and
-// grows by a step after one that found none (E11); the step is then the
-// value to tune.
+// The overlap loop's own policy — its priority and how many computations
+// go between two tests, realised with a Spread — is package overlap's
+// (Decide, Loop).
 //
 // Why the search is built this way, and how it fares on seeded synthetic
 // costs, is in docs/design/tuning.md.

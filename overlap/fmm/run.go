@@ -173,8 +173,8 @@ func (p *Part) Iterate(m IterMsg) {
 	var err error
 	switch m.Mode {
 	case Static:
-		var l *tune.Loop
-		if l, err = tune.NewLoop(m.P); err == nil {
+		var l *overlap.Loop
+		if l, err = overlap.NewLoop(m.P); err == nil {
 			st, err = overlap.RunWith(p, l, p, overlap.Options{Stall: m.Stall})
 		}
 	case Tuned, Fast:
