@@ -159,7 +159,7 @@ type EachToManyOptions struct {
 	// chooses among one ω per number of rounds (schedule.GroupOmegas; for
 	// 16 PEs 1, 2, 3, 4, 5, 8, 15), leaving Omega only for a neighbour
 	// measured faster by more than the noise and settling when neither
-	// neighbour is (tune.Choice). It gives every segment of Window
+	// neighbour is (tune.Picker). It gives every segment of Window
 	// iterations its ω before any PE needs it; a PE that gets there first
 	// waits for it, so every PE exchanges every iteration with the same ω,
 	// across migrations and recoveries too (package comlib/agree). Once

@@ -39,7 +39,7 @@
 //     EachToManyOptions.Tune the fan-out ω is tuned per instance: PE 0
 //     scores each ω by its slowest participant's exchange time, chooses
 //     among one ω per number of rounds, moving only for a gain beyond the
-//     noise (package tune's Choice), and gives
+//     noise (package tune's Picker), and gives
 //     each segment of Window iterations its ω ahead of time (package
 //     comlib/agree); a PE that reaches an iteration whose ω it has not
 //     heard waits for it, so all PEs exchange it with the same ω, across

@@ -23,7 +23,7 @@ import (
 // Decider needs them, the lead iterations' with the next segment's;
 // the Decider checks the ω, takes the slowest participant's time as the
 // iteration's cost and chooses ω with it among one candidate per number
-// of rounds (omegaCandidates, tune.Choice): it leaves the start only for a
+// of rounds (omegaCandidates, tune.Picker): it leaves the start only for a
 // candidate measured faster by more than the noise, and settles once
 // neither neighbour is. Settled, it announces ranges in which only every
 // Every-th segment is reported (EachToManyOptions.Every, default 16): the

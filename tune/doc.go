@@ -64,7 +64,7 @@
 // shuffle's fan-out ω changes its cost mostly through its number of
 // rounds, so for 16 PEs only ω = 1, 2, 3, 4, 5, 8, 15 differ. Searching
 // 1..15 with a Tuner then wanders over a flat, noisy landscape and pays
-// for every step. A Choice searches such a list instead: it scores its
+// for every step. A Picker searches such a list instead: it scores its
 // start, tries a neighbour alternately with the start, takes it only when
 // it is faster by more than MinGain and by more than Z standard errors
 // (of the samples and of whole evaluations, trimmed of their slowest
