@@ -99,3 +99,16 @@ func TestReportFuncReadsAtJobEnd(t *testing.T) {
 		require.Equal(t, "eval,value,cost\n1,4,1.5\n", string(b))
 	}
 }
+
+// TestFlagKnownToChare: chare names this package as the import -tunedebug
+// needs, and with it imported the flag is taken and an empty directory is
+// refused.
+func TestFlagKnownToChare(t *testing.T) {
+	require.Equal(t, "github.com/charmgo/charm/tune/tunedebug", chare.FlagPackage(tunedebug.Flag))
+	cfg, err := chare.ParseArgs([]string{"-tunedebug", "out", "x"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]string{tunedebug.Flag: "out"}, cfg.Flags)
+	require.Equal(t, []string{"x"}, cfg.Args)
+	_, err = chare.ParseArgs([]string{"-tunedebug="})
+	require.ErrorContains(t, err, "want a directory")
+}
