@@ -29,7 +29,7 @@ var packageFlags = map[string]string{
 	"lbcsv":     "github.com/charmgo/charm/lb",
 	"lbsvg":     "github.com/charmgo/charm/lb",
 	"lbcomm":    "github.com/charmgo/charm/lb",
-	"tunedebug": "github.com/charmgo/charm/comlib",
+	"tunedebug": "github.com/charmgo/charm/tune/tunedebug",
 }
 
 // FlagPackage returns the import path of the package of this module that

@@ -129,8 +129,8 @@ var jobEnds []func(j *Job)
 
 // OnJobEnd registers a function that runs in every process of every job
 // when the job ends, after its PEs have stopped and before Run returns
-// (packages write their reports with it, such as comlib's -tunedebug).
-// Call it in an init function.
+// (packages write their reports with it, such as tune/tunedebug's
+// -tunedebug). Call it in an init function.
 func OnJobEnd(fn func(j *Job)) { jobEnds = append(jobEnds, fn) }
 
 // Flag returns the value of a registered flag for this job.

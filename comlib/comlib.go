@@ -79,7 +79,7 @@ type StreamOptions struct {
 	NoIdleFlush bool
 	// Tune makes each PE tune its cap of messages per buffer (starting
 	// from MaxMsgs) and, if Period is set, its flush period, while the
-	// program runs, with package comlib/tune: each evaluation is a window
+	// program runs, with package tune: each evaluation is a window
 	// of Window messages sent through the instance on that PE (default
 	// 256), scored by the wall time per message. Instance.Tuning reports
 	// the trajectories; -tunedebug DIR writes them as CSV and SVG.
@@ -159,7 +159,7 @@ type EachToManyOptions struct {
 	// chooses among one ω per number of rounds (schedule.GroupOmegas; for
 	// 16 PEs 1, 2, 3, 4, 5, 8, 15), leaving Omega only for a neighbour
 	// measured faster by more than the noise and settling when neither
-	// neighbour is (tune.Choice). It gives every segment of Window
+	// neighbour is (tune.Picker). It gives every segment of Window
 	// iterations its ω before any PE needs it; a PE that gets there first
 	// waits for it, so every PE exchanges every iteration with the same ω,
 	// across migrations and recoveries too (package comlib/agree). Once

@@ -24,7 +24,7 @@
 //     (E01–E03). Messages of type Tagged[T] carry a tag that identifies
 //     their data at the receiver (E02). With StreamOptions.Tune each PE
 //     tunes its cap of messages per buffer, and its flush period if it has
-//     one, with package comlib/tune while the program runs (one
+//     one, with package tune while the program runs (one
 //     evaluation per Window messages, scored by wall time per message);
 //     Instance.Tuning returns the trajectories.
 //   - EachToMany: bracketed all-to-all / many-to-many; in each iteration the
@@ -45,7 +45,7 @@
 //     EachToManyOptions.Tune the fan-out ω is tuned per instance: PE 0
 //     scores each ω by its slowest participant's exchange time, chooses
 //     among one ω per number of rounds, moving only for a gain beyond the
-//     noise (package comlib/tune's Choice), and gives
+//     noise (package tune's Picker), and gives
 //     each segment of Window iterations its ω ahead of time (package
 //     comlib/agree); a PE that reaches an iteration whose ω it has not
 //     heard waits for it, so all PEs exchange it with the same ω, across
@@ -101,8 +101,9 @@
 // (eval,value,cost) and DIR/NAME.svg (parameter and cost per evaluation).
 // Streaming reports as comlibI-peN-cap and comlibI-peN-period, a tuned
 // EachToMany as comlibI-omega (on PE 0's process); any other
-// tuner (TRAM's, the overlap loop's) reports with ReportTuning(from, name,
-// trajectory), again as it grows; without the flag that costs a look-up.
+// tuner (TRAM's, the overlap loop's) reports with tunedebug.Report(from,
+// name, trajectory), again as it grows; without the flag that costs a
+// look-up. The flag is package tune/tunedebug's, which comlib imports.
 // Streaming's trajectories stay in each PE's process (Instance.Tuning
 // there, -tunedebug's files per process): nothing has to be sent for them.
 //

@@ -7,7 +7,8 @@ import (
 	"github.com/charmgo/charm/comlib/agree"
 	"github.com/charmgo/charm/comlib/bracket"
 	"github.com/charmgo/charm/comlib/schedule"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
+	"github.com/charmgo/charm/tune/tunedebug"
 )
 
 // Tuning the group router's fan-out ω of an EachToMany instance
@@ -22,7 +23,7 @@ import (
 // Decider needs them, the lead iterations' with the next segment's;
 // the Decider checks the ω, takes the slowest participant's time as the
 // iteration's cost and chooses ω with it among one candidate per number
-// of rounds (omegaCandidates, tune.Choice): it leaves the start only for a
+// of rounds (omegaCandidates, tune.Picker): it leaves the start only for a
 // candidate measured faster by more than the noise, and settles once
 // neither neighbour is. Settled, it announces ranges in which only every
 // Every-th segment is reported (EachToManyOptions.Every, default 16): the
@@ -52,7 +53,7 @@ func (e *e2m) startTuning() error {
 	}
 	e.dec = d
 	st := e.in.st
-	reportFunc(e.s.pe.Job(), fmt.Sprintf("comlib%d-omega", e.in.id), func() []tune.Point { return st.tuning(0).Omega })
+	tunedebug.ReportFunc(e.s.pe.Job(), fmt.Sprintf("comlib%d-omega", e.in.id), func() []tune.Point { return st.tuning(0).Omega })
 	return nil
 }
 

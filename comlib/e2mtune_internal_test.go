@@ -10,7 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor/codec"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // TestOmegaCandidates: one ω per number of rounds, with the start in

@@ -14,6 +14,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib"
 	"github.com/charmgo/charm/comlib/agree"
+	"github.com/charmgo/charm/tune/tunedebug"
 )
 
 // TestOmegaTunedPerInstance: an all-to-all through the group router with
@@ -34,7 +35,7 @@ func TestOmegaTunedPerInstance(t *testing.T) {
 			var r a2aResult
 			moves := map[int]map[int]int{moveAt: {0: c.pes - 1}} // element 0 leaves PE 0 (across processes with 2)
 			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Window: c.window}
-			runJobFlags(t, c.pes, c.nodes, map[string]string{comlib.FlagTuneDebug: dir}, a2a(n, iters, opt, moves, &r))
+			runJobFlags(t, c.pes, c.nodes, map[string]string{tunedebug.Flag: dir}, a2a(n, iters, opt, moves, &r))
 			checkA2A(t, n, iters, r)
 			require.Contains(t, r.recovered, moveAt, "the migration was recovered")
 

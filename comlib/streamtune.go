@@ -7,7 +7,8 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
+	"github.com/charmgo/charm/tune/tunedebug"
 )
 
 // streamTuner tunes a Streaming instance on one PE: the cap of messages
@@ -45,7 +46,7 @@ func newStreamTuner(t *stream) (*streamTuner, error) {
 			continue
 		}
 		name := name
-		reportFunc(t.s.pe.Job(), fmt.Sprintf("comlib%d-pe%d-%s", t.in.id, pe, name), func() []tune.Point {
+		tunedebug.ReportFunc(t.s.pe.Job(), fmt.Sprintf("comlib%d-pe%d-%s", t.in.id, pe, name), func() []tune.Point {
 			tu := t.in.st.tuning(pe)
 			if name == "cap" {
 				return tu.Cap

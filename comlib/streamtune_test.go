@@ -20,7 +20,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune/tunedebug"
 )
 
 // tagSink records the tags it gets: each must come once.
@@ -205,7 +205,7 @@ func TestStreamingTunes(t *testing.T) {
 			if c.mesh {
 				s = comlib.MeshStreaming(c.o)
 			}
-			code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, tagJob(s, false, &r))
+			code, err := chare.Run(chare.Config{PEs: 4, Timeout: 60 * time.Second, Flags: map[string]string{tunedebug.Flag: dir}}, tagJob(s, false, &r))
 			require.NoError(t, err)
 			require.Zero(t, code)
 			period := c.o.Period > 0
@@ -297,33 +297,6 @@ type countingDelegate struct{}
 func (countingDelegate) Send(chare.Context, chare.Envelope) error      { return nil }
 func (countingDelegate) Broadcast(chare.Context, chare.Envelope) error { return nil }
 func (countingDelegate) Multicast(chare.Context, chare.Envelope) error { return nil }
-
-// TestReportTuningWritesFiles: any tuner (TRAM's, say) reports under a
-// name; -tunedebug writes it at the job's end, the name made a plain file
-// name.
-func TestReportTuningWritesFiles(t *testing.T) {
-	pts := []tune.Point{{Eval: 1, Value: 8, Cost: 3}, {Eval: 2, Value: 16, Cost: 2}, {Eval: 3, Value: 32, Cost: 2.5}}
-	job := func(m *tmain, _ []string) {
-		comlib.ReportTuning(m, "tram/step 1", pts[:1])
-		comlib.ReportTuning(m, "tram/step 1", pts) // the last report counts
-		m.Exit(0)
-	}
-	dir := filepath.Join(t.TempDir(), "out")
-	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, job)
-	require.NoError(t, err)
-	require.Zero(t, code)
-	b, err := os.ReadFile(filepath.Join(dir, "tram_step_1.csv"))
-	require.NoError(t, err)
-	require.Equal(t, "eval,value,cost\n1,8,3\n2,16,2\n3,32,2.5\n", string(b))
-	svg, err := os.ReadFile(filepath.Join(dir, "tram_step_1.svg"))
-	require.NoError(t, err)
-	require.Equal(t, 6, countCircles(t, svg))
-
-	// Without the flag, reporting is allowed and does nothing.
-	code, err = chare.Run(chare.Config{PEs: 1, Timeout: 20 * time.Second}, job)
-	require.NoError(t, err)
-	require.Zero(t, code)
-}
 
 // scoredTalker runs iterations on its PE: each sends a few tagged
 // messages through a Streaming instance with Scored, reads the cap in

@@ -39,6 +39,13 @@
 // empty turns up to 1 ms, so that such a p still does a computation every
 // 1/p tests or so when nothing comes, without spinning between them.
 //
+// The decision of each turn is pure and usable alone: Decide is the
+// priority of steps 2–4 (an Action: Treat, Push or Compute), and a Loop
+// adds how many computations — NewLoop(p) a fixed p spread with a
+// tune.Spread, NewFastLoop(step) the fast variant whose p halves after a
+// test that found communication and grows by step after one that found
+// none (E11). Run takes a Loop; a Tuner builds one per iteration.
+//
 // # Stalls
 //
 // A Body whose communication never ends (a datum nobody sends, an
@@ -76,7 +83,7 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // Body is one iteration's work, seen by the loop. Its methods run on the
@@ -137,15 +144,15 @@ type Options struct {
 	Stall time.Duration
 }
 
-// Run runs the overlap loop once with the decision l (tune.NewLoop(p) or
-// tune.NewFastLoop(step)) and the default Options. ctx must be a threaded
+// Run runs the overlap loop once with the decision l (NewLoop(p) or
+// NewFastLoop(step)) and the default Options. ctx must be a threaded
 // entry method's chare or the main function: the tests yield the PE.
-func Run(ctx chare.Context, l *tune.Loop, b Body) (Stats, error) {
+func Run(ctx chare.Context, l *Loop, b Body) (Stats, error) {
 	return RunWith(ctx, l, b, Options{})
 }
 
 // RunWith is Run with options.
-func RunWith(ctx chare.Context, l *tune.Loop, b Body, o Options) (Stats, error) {
+func RunWith(ctx chare.Context, l *Loop, b Body, o Options) (Stats, error) {
 	if l == nil || b == nil {
 		return Stats{}, errors.New("overlap: Run needs a loop and a body")
 	}
@@ -180,7 +187,7 @@ const (
 	napMax = time.Millisecond
 )
 
-func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
+func run(env loopEnv, o Options, l *Loop, b Body) (Stats, error) {
 	stall := o.Stall
 	if stall == 0 {
 		stall = DefaultStall
@@ -212,11 +219,11 @@ func run(env loopEnv, o Options, l *tune.Loop, b Body) (Stats, error) {
 		a, n := l.Next(arrived, pushed > 0)
 		progress, idle, short := true, false, false
 		switch a {
-		case tune.Treat:
+		case Treat:
 			st.Arrivals++
-		case tune.Push:
+		case Push:
 			st.Pushes++
-		case tune.Compute:
+		case Compute:
 			i := 0
 			for ; i < n && b.Compute(); i++ {
 				st.Computations++
@@ -404,10 +411,10 @@ func (t *Tuner) options() Options {
 // Observe reports the cost of the last RunUnscored.
 func (t *Tuner) Observe(cost float64) error { return t.t.Observe(cost) }
 
-func (t *Tuner) loop() (*tune.Loop, error) {
+func (t *Tuner) loop() (*Loop, error) {
 	p := t.P()
 	if t.fast {
-		return tune.NewFastLoop(p)
+		return NewFastLoop(p)
 	}
-	return tune.NewLoop(p)
+	return NewLoop(p)
 }

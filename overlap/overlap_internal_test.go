@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/charmgo/charm/comlib/tune"
 )
 
 // script is a Body driven by a scripted communication test: test k brings
@@ -108,7 +106,7 @@ func (s *script) Finished() bool { return s.toPush == 0 && s.arrived == s.expect
 // nothing lead to local computations.
 func TestE04_ArrivedDataFirstThenPushThenCompute(t *testing.T) {
 	s := &script{arrive: []int{0, 1, 1, 0, 0, 2, 0}, expect: 6, toPush: 5, room: 2, comps: 12}
-	l, err := tune.NewLoop(2)
+	l, err := NewLoop(2)
 	require.NoError(t, err)
 	st, err := run(s.env(nil), Options{}, l, s)
 	require.NoError(t, err)
@@ -149,7 +147,7 @@ func TestE05_E10_PComputationsBetweenTests(t *testing.T) {
 			// Data arrives only once every computation is done: a long run of
 			// empty tests first.
 			s := &script{atEnd: true, expect: 1, comps: comps}
-			l, err := tune.NewLoop(p)
+			l, err := NewLoop(p)
 			require.NoError(t, err)
 			st, err := run(s.env(nil), Options{}, l, s)
 			require.NoError(t, err)
@@ -208,7 +206,7 @@ func TestRunStopsOnMissingData(t *testing.T) {
 					return true, nil
 				}
 			}
-			l, err := tune.NewLoop(2)
+			l, err := NewLoop(2)
 			require.NoError(t, err)
 			st, err := run(s.env(nap), Options{Stall: stall}, l, s)
 			if !c.wantErr {
@@ -256,7 +254,7 @@ func TestRunDataDuringNapIsProgress(t *testing.T) {
 				}
 				return true, nil
 			}
-			l, err := tune.NewLoop(2)
+			l, err := NewLoop(2)
 			require.NoError(t, err)
 			st, err := run(s.env(nap), Options{Stall: stall}, l, s)
 			require.NoError(t, err)
@@ -302,12 +300,12 @@ func TestRunNeverSpins(t *testing.T) {
 				}
 				return woken, err
 			}
-			var l *tune.Loop
+			var l *Loop
 			var err error
 			if c.fast {
-				l, err = tune.NewFastLoop(c.p)
+				l, err = NewFastLoop(c.p)
 			} else {
-				l, err = tune.NewLoop(c.p)
+				l, err = NewLoop(c.p)
 			}
 			require.NoError(t, err)
 			st, err := run(s.env(nap), Options{Stall: stall}, l, s)
@@ -343,7 +341,7 @@ func TestRunNeverSpins(t *testing.T) {
 // starts the row again.
 func TestRunShortNapsDouble(t *testing.T) {
 	s := &script{atEnd: true, expect: 1, comps: 3}
-	l, err := tune.NewLoop(1.0 / 8) // one computation every 8 turns
+	l, err := NewLoop(1.0 / 8) // one computation every 8 turns
 	require.NoError(t, err)
 	_, err = run(s.env(nil), Options{Stall: time.Second}, l, s)
 	require.NoError(t, err)
@@ -379,7 +377,7 @@ func TestE04_NapsWhenNothingIsLeftToCompute(t *testing.T) {
 				s.tests = 0
 				return true, nil
 			}
-			l, err := tune.NewLoop(2)
+			l, err := NewLoop(2)
 			require.NoError(t, err)
 			st, err := run(s.env(nap), Options{}, l, s)
 			require.NoError(t, err)
@@ -429,7 +427,7 @@ func TestRunStallDefaultAndOff(t *testing.T) {
 	}{{"default", 0, true}, {"off", -1, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			s := &script{arrive: make([]int, 70000), expect: 1}
-			l, err := tune.NewLoop(1)
+			l, err := NewLoop(1)
 			require.NoError(t, err)
 			_, err = run(s.env(nil), Options{Stall: c.stall}, l, s)
 			if !c.wantErr {

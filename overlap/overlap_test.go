@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
 	"github.com/charmgo/charm/overlap"
 )
 
@@ -82,7 +81,7 @@ func TestRunCannotHangAndLeavesNothing(t *testing.T) {
 		before = chare.PEOf(m).PendingFutures()
 		for _, b := range bodies {
 			for _, p := range ps {
-				l, err := tune.NewLoop(p)
+				l, err := overlap.NewLoop(p)
 				if err != nil {
 					m.Abort(err)
 					return

@@ -100,7 +100,7 @@ func TestE08_LogSearchNearPZero(t *testing.T) {
 	require.Less(t, r[50], 1.0, "better than p = 1")
 }
 
-// reconverge runs the moved-optimum scenario of comlib/tune's E09 test
+// reconverge runs the moved-optimum scenario of package tune's E09 test
 // through a Tuner: at iteration 60 the optimum moves from p ≈ 6 to 19 and
 // the time at the old optimum rises by 70 %. It returns, per seed (sorted),
 // the evaluations after the change until the anchor (Best) stays within

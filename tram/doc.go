@@ -83,7 +83,7 @@
 // the PE (chare.Yield) every so many items (T11).
 //
 // Options.Tune tunes the buffer size from step to step on the PE that
-// calls Start, each step scored by its time per item (package comlib/tune's
+// calls Start, each step scored by its time per item (package tune's
 // search over log2 of the size, by the median of 4 steps, moving only for
 // a 2 % gain, holding its best once settled). A set flush period scales
 // with the size, times a factor that a second search tunes while the size

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
+	"github.com/charmgo/charm/tune/tunedebug"
 )
 
 // Online tuning (Options.Tune). The PE that calls Start holds a
@@ -40,7 +40,7 @@ import (
 // for 64 to 96 steps, and the period's scores, its tries among them, take
 // about half of them). It has no Jump (tune.Options): on a shared
 // machine a spoilt score is far likelier than a moved optimum, and the
-// hold ends after tuneHold scores anyway (see comlib/tune's
+// hold ends after tuneHold scores anyway (see package tune's
 // TestE12_TunedBufferKeepsAGoodStart).
 
 // maxTunedItems caps the buffer the search may try.
@@ -283,9 +283,9 @@ func (b *branch[C, T]) tuneStep(m *beginMsg, fin chare.Callback, items int, peri
 			}
 			// -tunedebug DIR writes the trajectory when the job ends.
 			name := fmt.Sprintf("tram-%v-pe%d", b.ThisProxy().Route().Coll, b.PE())
-			comlib.ReportTuning(ctx, name, st.trajectory())
+			tunedebug.Report(ctx, name, st.trajectory())
 			if pts := st.periodTrajectory(); len(pts) > 0 {
-				comlib.ReportTuning(ctx, name+"-period", pts)
+				tunedebug.Report(ctx, name+"-period", pts)
 			}
 			if err := st.fin.Send(ctx, v); err != nil {
 				b.Abort(err)

@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib"
-	"github.com/charmgo/charm/comlib/tune"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/tram"
+	"github.com/charmgo/charm/tune"
+	"github.com/charmgo/charm/tune/tunedebug"
 )
 
 // TestTuneMovesTheBufferAndDeliversEveryItem: with Options.Tune, steps of
@@ -37,7 +37,7 @@ func TestTuneMovesTheBufferAndDeliversEveryItem(t *testing.T) {
 			var sizes []int
 			var counts, sums []int64
 			dir := t.TempDir()
-			code, err := chare.Run(chare.Config{PEs: pes, Timeout: 60 * time.Second, Flags: map[string]string{comlib.FlagTuneDebug: dir}}, func(m *tmain, _ []string) {
+			code, err := chare.Run(chare.Config{PEs: pes, Timeout: 60 * time.Second, Flags: map[string]string{tunedebug.Flag: dir}}, func(m *tmain, _ []string) {
 				g, err := group.New[table](m)
 				if err != nil {
 					m.Abort(err)

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // Range gives the segments From..To (inclusive) the value Value. Every
@@ -151,23 +151,23 @@ type Options struct {
 	// Evals is the number of segments the tuner averages into one score
 	// (default 1: each segment's score is already the mean of its
 	// Length−Lead measured iterations, E07). With Values it must be 0 or
-	// 1: a Choice scores each segment by itself.
+	// 1: a Picker scores each segment by itself.
 	Evals int
 	// Fixed turns tuning off: Start holds for every iteration.
 	Fixed bool
 	// Every is how often PEs report once there is nothing to search
-	// (default 16; 1 or below 0: always): while a Choice (Values) has
+	// (default 16; 1 or below 0: always): while a Picker (Values) has
 	// settled, or with nothing to tune, the Decider announces ranges in
 	// which only the segments that are multiples of Every are reported
-	// (Range.Every), and scores only those. A settled Choice so still
+	// (Range.Every), and scores only those. A settled Picker so still
 	// sees a moved cost, at most Every segments late; a segment that
-	// looks moved (tune.Choice.Drifting) is followed by reported ones
-	// until the Choice confirms the move and searches again, or clears
+	// looks moved (tune.Picker.Drifting) is followed by reported ones
+	// until the Picker confirms the move and searches again, or clears
 	// it. A Tuner (Min..Max) is always measured every segment.
 	Every int
 	// Values, if set, are the only values worth trying, in order (say the
 	// fan-outs that give distinct numbers of rounds): the Decider then
-	// chooses among them with a tune.Choice, which leaves Start only for a
+	// chooses among them with a tune.Picker, which leaves Start only for a
 	// value measured better by more than the noise, instead of searching
 	// Min..Max with a tune.Tuner. Start must be one of them; Min and Max
 	// are not used.
@@ -193,7 +193,7 @@ type gather struct {
 type Decider struct {
 	o       Options
 	tuner   *tune.Tuner  // nil when there is nothing to tune, or with Values
-	choice  *tune.Choice // with Values
+	choice  *tune.Picker // with Values
 	plan    plan
 	started bool
 	lo, hi  int       // segments announced: lo..hi, without gaps
@@ -227,7 +227,7 @@ func NewDecider(o Options) (*Decider, error) {
 	o.Every = max(o.Every, 1)
 	if len(o.Values) > 0 {
 		if o.Evals > 1 {
-			return nil, fmt.Errorf("agree: Evals=%d does not apply with Values: a Choice scores each segment by itself and judges the noise across them", o.Evals)
+			return nil, fmt.Errorf("agree: Evals=%d does not apply with Values: a Picker scores each segment by itself and judges the noise across them", o.Evals)
 		}
 		o.Min, o.Max = slices.Min(o.Values), slices.Max(o.Values)
 	}
@@ -245,7 +245,7 @@ func NewDecider(o Options) (*Decider, error) {
 	switch {
 	case o.Fixed:
 	case len(o.Values) > 1:
-		c, err := tune.NewChoice(tune.ChoiceOptions{Values: o.Values, Start: o.Start})
+		c, err := tune.NewPicker(tune.PickerOptions{Values: o.Values, Start: o.Start})
 		if err != nil {
 			return nil, fmt.Errorf("agree: %w", err)
 		}
@@ -421,7 +421,7 @@ func (d *Decider) measured(n int, cost float64) []Range {
 	return []Range{d.announce(Range{From: d.from, To: d.from, Value: d.cur})}
 }
 
-// quiet reports whether the plan goes on in quiet segments: a Choice that
+// quiet reports whether the plan goes on in quiet segments: a Picker that
 // has settled and does not look moved.
 func (d *Decider) quiet() bool {
 	return d.choice != nil && d.choice.Settled() && !d.choice.Drifting() && d.o.Every > 1

@@ -448,7 +448,7 @@ func TestDeciderTrajectoryIsBounded(t *testing.T) {
 	require.Equal(t, evals, tr[len(tr)-1].Eval)
 }
 
-// TestAgreementWhileQuiet: once the Choice settles, most segments are
+// TestAgreementWhileQuiet: once the Picker settles, most segments are
 // quiet; whatever order the messages take, every PE still runs every
 // iteration with the value announced for it, and no PE reports a quiet
 // iteration (the Decider would refuse it).
@@ -477,7 +477,7 @@ func TestAgreementWhileQuiet(t *testing.T) {
 }
 
 // TestE12_DeciderReconvergesWhileQuiet (E12's "it re-converges by
-// itself", kept while most segments go unreported): a settled Choice,
+// itself", kept while most segments go unreported): a settled Picker,
 // reported only every Every segments, still sees the costs change: the
 // first re-check that finds its value's cost moved makes the next
 // segments reported, the search opens again, finds the new best and goes

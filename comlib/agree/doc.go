@@ -36,9 +36,9 @@
 // those of the lead iterations with the next reported segment's. The
 // Decider scores
 // a segment by the mean cost of its first Length−Lead measured iterations
-// (E07), feeds it to a comlib/tune Tuner, and announces the next segment
+// (E07), feeds it to a tune.Tuner, and announces the next segment
 // with the Tuner's next value: one announcement per segment. With
-// Options.Values it hands the segment's costs to a comlib/tune Choice
+// Options.Values it hands the segment's costs to a tune.Picker
 // instead, which chooses among those values only and moves only for a
 // gain beyond the noise (comlib gives it one ω per number of rounds). The Lead
 // iterations left at the end of a segment are the time the announcement
@@ -49,7 +49,7 @@
 //
 // Reports are the cost of tuning: one message per PE per iteration to the
 // Decider's PE, which also takes part in the exchange. Once there is
-// nothing to search — a Choice has settled, or nothing is tuned — the
+// nothing to search — a Picker has settled, or nothing is tuned — the
 // Decider announces ranges with Every = k (Options.Every, default 16):
 // only the iterations of segments that are multiples of k are reported,
 // the others are quiet. Which iterations are reported is so part of the
@@ -60,7 +60,7 @@
 // stage packet instead, bracket.Packet.Variant.) The Decider scores the
 // reported segment (a re-check of the settled value) and announces the
 // next range with it; a re-check whose cost moved by more than the
-// Choice's Drift (tune.Choice.Drifting) is followed by reported segments
+// Picker's Drift (tune.Picker.Drifting) is followed by reported segments
 // until three in a row confirm it, when the search opens again, or one
 // clears it. So a change of conditions is seen at most k segments late.
 // Announcements of one settled value merge into one range: the plan does

@@ -129,7 +129,7 @@ func TestVariantAgreementSimulated(t *testing.T) {
 	for _, o := range []agree.Options{
 		{Min: 1, Max: 6, Start: 2},
 		{Min: 1, Max: 6, Start: 2, Length: 1, Lead: 0, Evals: 1},
-		// A Choice settles and leaves segments quiet: unreported.
+		// A Picker settles and leaves segments quiet: unreported.
 		{Values: []int{1, 2, 3, 4, 5, 6}, Start: 2, Length: 1, Lead: 0, Every: 3},
 	} {
 		var waits, recoveries, changes, quiet int
@@ -161,7 +161,7 @@ func TestVariantAgreementSimulated(t *testing.T) {
 		require.Positive(t, recoveries, "migrations were recovered while tuning (%+v)", o)
 		require.Positive(t, changes, "the variant changed (%+v)", o)
 		if o.Values != nil {
-			require.Positive(t, quiet, "settled, the Choice left exchanges unreported")
+			require.Positive(t, quiet, "settled, the Picker left exchanges unreported")
 		}
 	}
 }

@@ -7,7 +7,7 @@
 // loop (package overlap) in a threaded entry method: it treats what
 // arrived, pushes its cells' data into outgoing buffers that have room,
 // else does p local transfers, with p tuned online from iteration to
-// iteration (explorative exponential search, comlib/tune).
+// iteration (explorative exponential search, package tune).
 //
 // The program runs -iters iterations tuned, then -iters with the static
 // reference p = 1, checks the last against a sequential computation, and

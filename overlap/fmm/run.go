@@ -9,10 +9,10 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
-	"github.com/charmgo/charm/comlib/tune"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/overlap"
 	"github.com/charmgo/charm/tram"
+	"github.com/charmgo/charm/tune"
 )
 
 // Item is x_j on its way to a PE that has cells with j in their list.
@@ -173,8 +173,8 @@ func (p *Part) Iterate(m IterMsg) {
 	var err error
 	switch m.Mode {
 	case Static:
-		var l *tune.Loop
-		if l, err = tune.NewLoop(m.P); err == nil {
+		var l *overlap.Loop
+		if l, err = overlap.NewLoop(m.P); err == nil {
 			st, err = overlap.RunWith(p, l, p, overlap.Options{Stall: m.Stall})
 		}
 	case Tuned, Fast:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -266,75 +265,6 @@ func TestE10_SpreadCarriesAcrossChanges(t *testing.T) {
 	require.Equal(t, 1, s.Next()) // 0 carried + 1.2
 	require.Error(t, s.Set(math.NaN()))
 	require.Equal(t, 0.6, s.P())
-}
-
-// TestE04_LoopPriority: arrived data first, then pushes into non-full
-// buffers, else local computations.
-func TestE04_LoopPriority(t *testing.T) {
-	for _, tc := range []struct {
-		arrived, pushable bool
-		want              Action
-	}{
-		{true, true, Treat},
-		{true, false, Treat},
-		{false, true, Push},
-		{false, false, Compute},
-	} {
-		require.Equal(t, tc.want, Decide(tc.arrived, tc.pushable), "%+v", tc)
-	}
-	require.Equal(t, "compute", Compute.String())
-	require.Equal(t, "Action(9)", Action(9).String())
-}
-
-// TestE05_PComputationsPerTest: a loop with p = 2.5 does 2 or 3 local
-// computations per idle test, 2.5 on average, and none on busy turns.
-func TestE05_PComputationsPerTest(t *testing.T) {
-	l, err := NewLoop(2.5)
-	require.NoError(t, err)
-	total := 0
-	for i := 0; i < 100; i++ {
-		a, n := l.Next(false, false)
-		require.Equal(t, Compute, a)
-		require.Contains(t, []int{2, 3}, n)
-		total += n
-		a, n = l.Next(i%2 == 0, true)
-		require.NotEqual(t, Compute, a)
-		require.Zero(t, n)
-	}
-	require.Equal(t, 250, total)
-	require.Equal(t, 2.5, l.P(), "a fixed loop keeps its p")
-	_, err = NewLoop(math.Inf(1))
-	require.Error(t, err)
-}
-
-// TestE11_FastLoop: after a test that found communication p halves (fast
-// decrease); after one that found none it grows by the step.
-func TestE11_FastLoop(t *testing.T) {
-	l, err := NewFastLoop(1)
-	require.NoError(t, err)
-	type turn struct {
-		arrived bool
-		a       Action
-		n       int
-		p       float64
-	}
-	var got []turn
-	for _, arrived := range []bool{false, false, false, true, true, false, false} {
-		a, n := l.Next(arrived, false)
-		got = append(got, turn{arrived, a, n, l.P()})
-	}
-	require.Equal(t, []turn{
-		{false, Compute, 2, 2},
-		{false, Compute, 3, 3},
-		{false, Compute, 4, 4},
-		{true, Treat, 0, 2},
-		{true, Treat, 0, 1},
-		{false, Compute, 2, 2},
-		{false, Compute, 3, 3},
-	}, got)
-	_, err = NewFastLoop(-1)
-	require.ErrorContains(t, err, "step")
-	require.True(t, strings.HasPrefix(err.Error(), "tune:"))
 }
 
 // TestValueStaysFinite: options whose sums could overflow are refused,

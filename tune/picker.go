@@ -6,9 +6,9 @@ import (
 	"slices"
 )
 
-// ChoiceOptions configure a Choice. Zero fields take the defaults given
+// PickerOptions configure a Picker. Zero fields take the defaults given
 // beside them.
-type ChoiceOptions struct {
+type PickerOptions struct {
 	// Values are the candidates, in order: a candidate's neighbours are
 	// the values beside it. At least one; no value twice.
 	Values []int
@@ -40,7 +40,7 @@ type ChoiceOptions struct {
 	Warmup int
 }
 
-func (o ChoiceOptions) withDefaults() ChoiceOptions {
+func (o PickerOptions) withDefaults() PickerOptions {
 	if o.MinGain == 0 {
 		o.MinGain = 0.03
 	}
@@ -63,32 +63,32 @@ func (o ChoiceOptions) withDefaults() ChoiceOptions {
 	return o
 }
 
-func (o ChoiceOptions) validate() error {
+func (o PickerOptions) validate() error {
 	switch {
 	case len(o.Values) == 0:
-		return fmt.Errorf("tune: ChoiceOptions.Values is empty: nothing to choose from")
+		return fmt.Errorf("tune: PickerOptions.Values is empty: nothing to choose from")
 	case !slices.Contains(o.Values, o.Start):
-		return fmt.Errorf("tune: ChoiceOptions.Start %d is not one of Values %v", o.Start, o.Values)
+		return fmt.Errorf("tune: PickerOptions.Start %d is not one of Values %v", o.Start, o.Values)
 	case !(o.MinGain >= 0 && o.MinGain < 1):
-		return fmt.Errorf("tune: ChoiceOptions.MinGain %v is outside [0, 1)", o.MinGain)
+		return fmt.Errorf("tune: PickerOptions.MinGain %v is outside [0, 1)", o.MinGain)
 	case !(o.Z > 0) || math.IsInf(o.Z, 0):
-		return fmt.Errorf("tune: ChoiceOptions.Z %v must be a positive number", o.Z)
+		return fmt.Errorf("tune: PickerOptions.Z %v must be a positive number", o.Z)
 	case o.MaxTries < 1:
-		return fmt.Errorf("tune: ChoiceOptions.MaxTries %d must be at least 1", o.MaxTries)
+		return fmt.Errorf("tune: PickerOptions.MaxTries %d must be at least 1", o.MaxTries)
 	case !(o.Drift > 1) || math.IsInf(o.Drift, 0):
-		return fmt.Errorf("tune: ChoiceOptions.Drift %v must exceed 1", o.Drift)
+		return fmt.Errorf("tune: PickerOptions.Drift %v must exceed 1", o.Drift)
 	case o.Keep < 1:
-		return fmt.Errorf("tune: ChoiceOptions.Keep %d must be at least 1", o.Keep)
+		return fmt.Errorf("tune: PickerOptions.Keep %d must be at least 1", o.Keep)
 	}
 	for i, v := range o.Values {
 		if slices.Index(o.Values, v) != i {
-			return fmt.Errorf("tune: ChoiceOptions.Values %v holds %d twice", o.Values, v)
+			return fmt.Errorf("tune: PickerOptions.Values %v holds %d twice", o.Values, v)
 		}
 	}
 	return nil
 }
 
-// Choice picks the best of a few candidate values of a parameter whose
+// Picker picks the best of a few candidate values of a parameter whose
 // cost is measured noisily, by a hill climb that only moves for a gain
 // larger than the noise. It suits a parameter with few values that matter
 // — the group shuffle's fan-out ω, which matters only through its number
@@ -111,9 +111,9 @@ func (o ChoiceOptions) validate() error {
 // watching the incumbent's cost: if that moves by more than Drift it
 // searches again.
 //
-// A Choice is pure and belongs to one owner, like a Tuner.
-type Choice struct {
-	o       ChoiceOptions
+// A Picker is pure and belongs to one owner, like a Tuner.
+type Picker struct {
+	o       PickerOptions
 	inc     int         // index of the incumbent
 	incObs  [][]float64 // the incumbent's latest evaluations (log costs), oldest first
 	try     int         // index under trial, or -1 while scoring the incumbent
@@ -129,41 +129,41 @@ type Choice struct {
 	moves   int
 }
 
-// NewChoice returns a Choice whose first value is o.Start, or an error
+// NewPicker returns a Picker whose first value is o.Start, or an error
 // naming the option that is out of range.
-func NewChoice(o ChoiceOptions) (*Choice, error) {
+func NewPicker(o PickerOptions) (*Picker, error) {
 	o = o.withDefaults()
 	if err := o.validate(); err != nil {
 		return nil, err
 	}
 	o.Values = slices.Clone(o.Values)
 	i := slices.Index(o.Values, o.Start)
-	return &Choice{o: o, inc: i, try: -1, dir: 1, cur: i}, nil
+	return &Picker{o: o, inc: i, try: -1, dir: 1, cur: i}, nil
 }
 
 // Value is the value to use for the next evaluation.
-func (c *Choice) Value() int { return c.o.Values[c.cur] }
+func (c *Picker) Value() int { return c.o.Values[c.cur] }
 
 // Best is the incumbent: the best value found so far.
-func (c *Choice) Best() int { return c.o.Values[c.inc] }
+func (c *Picker) Best() int { return c.o.Values[c.inc] }
 
 // Settled reports whether both neighbours of the incumbent were given up
 // and the search now stays with it.
-func (c *Choice) Settled() bool { return c.settled }
+func (c *Picker) Settled() bool { return c.settled }
 
 // Drifting reports whether the settled incumbent's latest evaluation
 // moved by more than Drift: a change the next evaluations confirm (the
 // search opens again) or clear. An owner that evaluates a settled value
 // only now and then should evaluate it at once again while this holds.
-func (c *Choice) Drifting() bool { return c.settled && c.drifts > 0 }
+func (c *Picker) Drifting() bool { return c.settled && c.drifts > 0 }
 
 // Moves counts how many times the incumbent changed.
-func (c *Choice) Moves() int { return c.moves }
+func (c *Picker) Moves() int { return c.moves }
 
 // Observe reports the costs of one evaluation made with Value (one cost
 // per sample; at least one). A cost that is NaN, infinite or negative is
 // refused with an error and changes nothing.
-func (c *Choice) Observe(costs []float64) error {
+func (c *Picker) Observe(costs []float64) error {
 	if len(costs) == 0 {
 		return fmt.Errorf("tune: an evaluation of value %d with no cost", c.Value())
 	}
@@ -195,7 +195,7 @@ func (c *Choice) Observe(costs []float64) error {
 }
 
 // scored takes an evaluation of the incumbent.
-func (c *Choice) scored(logs []float64) {
+func (c *Picker) scored(logs []float64) {
 	c.incObs = append(c.incObs, logs)
 	if len(c.incObs) > c.o.Keep {
 		c.incObs = c.incObs[1:]
@@ -217,7 +217,7 @@ func (c *Choice) scored(logs []float64) {
 
 // tried takes an evaluation of the trial, and decides it if it can; it
 // reports whether the trial goes on.
-func (c *Choice) tried(logs []float64) bool {
+func (c *Picker) tried(logs []float64) bool {
 	c.tryObs = append(c.tryObs, logs)
 	c.tries++
 	mi, vi, ni := stats(trim(flat(c.incObs)))
@@ -254,7 +254,7 @@ func (c *Choice) tried(logs []float64) bool {
 	return true
 }
 
-func (c *Choice) endTrial() { c.try, c.tryObs, c.tries = -1, nil, 0 }
+func (c *Picker) endTrial() { c.try, c.tryObs, c.tries = -1, nil, 0 }
 
 // flat joins evaluations' samples.
 func flat(evals [][]float64) []float64 {
@@ -288,7 +288,7 @@ func side(dir int) int { return (dir + 1) / 2 }
 
 // next picks the value of the next evaluation when no trial is on: the
 // next neighbour to try, or, with none left, the incumbent for good.
-func (c *Choice) next() {
+func (c *Picker) next() {
 	c.cur = c.inc
 	if c.settled {
 		return

@@ -54,9 +54,9 @@
 //	tune.WriteSVG(w, "cap", t.Trajectory()) // the same as a chart
 //
 // A tuner inside a chare program reports its trajectory with
-// comlib.ReportTuning(from, name, t.Trajectory()); the runtime flag
+// tunedebug.Report(from, name, t.Trajectory()); the runtime flag
 // -tunedebug DIR then writes every reported trajectory as CSV and SVG when
-// the job ends (package comlib says more).
+// the job ends (package tune/tunedebug).
 //
 // # A few values that matter
 //
@@ -64,7 +64,7 @@
 // shuffle's fan-out ω changes its cost mostly through its number of
 // rounds, so for 16 PEs only ω = 1, 2, 3, 4, 5, 8, 15 differ. Searching
 // 1..15 with a Tuner then wanders over a flat, noisy landscape and pays
-// for every step. A Choice searches such a list instead: it scores its
+// for every step. A Picker searches such a list instead: it scores its
 // start, tries a neighbour alternately with the start, takes it only when
 // it is faster by more than MinGain and by more than Z standard errors
 // (of the samples and of whole evaluations, trimmed of their slowest
@@ -79,14 +79,9 @@
 // 2.5 gives 2, 3, 2, 3, … within one run of the loop; a runtime may
 // equally spread an integer parameter over evaluations.
 //
-// # The overlap loop
-//
-// Decide is the loop's priority (E04): treat an arrived datum, else push
-// data into every non-full outgoing buffer, else do local computations. A
-// Loop adds how many: p on average between two tests (E05), or, built with
-// NewFastLoop, a p that halves after a test that found communication and
-// grows by a step after one that found none (E11); the step is then the
-// value to tune.
+// The overlap loop's own policy — its priority and how many computations
+// go between two tests, realised with a Spread — is package overlap's
+// (Decide, Loop).
 //
 // Why the search is built this way, and how it fares on seeded synthetic
 // costs, is in docs/design/tuning.md.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 // A loop whose time is smallest at p = 10: the tuner starts at 0, doubles

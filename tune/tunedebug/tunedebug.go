@@ -1,4 +1,13 @@
-package comlib
+// Package tunedebug writes the trajectories of a job's online tuners for
+// the runtime flag -tunedebug DIR: each tuner reports under a name, and
+// when the job ends every process writes what its tuners reported as
+// DIR/NAME.csv (tune.WriteCSV) and DIR/NAME.svg (tune.WriteSVG). Without
+// the flag, a report costs a map look-up.
+//
+// Importing the package registers the flag; tram and comlib import it, so
+// a program that uses either takes -tunedebug. The tuner itself is package
+// tune, which needs no runtime.
+package tunedebug
 
 import (
 	"errors"
@@ -11,20 +20,14 @@ import (
 	"sync"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
-// The trajectories of a job's tuners, for -tunedebug DIR: each tuner
-// reports under a name, and when the job ends every process writes what
-// its tuners reported as DIR/NAME.csv (tune.WriteCSV) and DIR/NAME.svg
-// (tune.WriteSVG). Without the flag, reports cost a map look-up.
-
-// FlagTuneDebug (-tunedebug DIR) writes every tuner's trajectory when the
-// job ends.
-const FlagTuneDebug = "tunedebug"
+// Flag (-tunedebug DIR) writes every tuner's trajectory when the job ends.
+const Flag = "tunedebug"
 
 func init() {
-	chare.RegisterFlag(FlagTuneDebug, true, func(v string) error {
+	chare.RegisterFlag(Flag, true, func(v string) error {
 		if v == "" {
 			return errors.New("want a directory")
 		}
@@ -45,7 +48,7 @@ func registryOf(job *chare.Job) *tuneRegistry {
 	if job == nil {
 		return nil
 	}
-	dir, ok := job.Flag(FlagTuneDebug)
+	dir, ok := job.Flag(Flag)
 	if !ok {
 		return nil
 	}
@@ -53,9 +56,13 @@ func registryOf(job *chare.Job) *tuneRegistry {
 	return r.(*tuneRegistry)
 }
 
-// reportFunc registers a trajectory read when the job ends (fn must be
-// safe to call from another goroutine then).
-func reportFunc(job *chare.Job, name string, fn func() []tune.Point) {
+// ReportFunc registers a trajectory that is read when the job ends, for
+// -tunedebug: fn is called once then, from another goroutine, so it must
+// be safe to call from there; the last fn registered under a name counts.
+// Names are as for Report. Without -tunedebug (or with a nil job) it does
+// nothing. A strategy that keeps its trajectory behind a lock of its own
+// (comlib's tuned instances) reports this way.
+func ReportFunc(job *chare.Job, name string, fn func() []tune.Point) {
 	r := registryOf(job)
 	if r == nil {
 		return
@@ -65,14 +72,14 @@ func reportFunc(job *chare.Job, name string, fn func() []tune.Point) {
 	r.mu.Unlock()
 }
 
-// ReportTuning records a tuner's trajectory under name (letters, digits,
+// Report records a tuner's trajectory under name (letters, digits,
 // '-', '_' and '.'; others become '_'; a name unique in the job, such as
 // one with the PE number in it) for -tunedebug: when the job ends, each
 // process writes the last trajectory reported under each name as
 // DIR/NAME.csv and DIR/NAME.svg. Report again as the trajectory grows
 // (it is copied); without -tunedebug it does nothing. Streaming instances
 // with Tune report theirs as comlibI-peN-cap and comlibI-peN-period.
-func ReportTuning(from chare.Context, name string, pts []tune.Point) {
+func Report(from chare.Context, name string, pts []tune.Point) {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return
@@ -82,7 +89,7 @@ func ReportTuning(from chare.Context, name string, pts []tune.Point) {
 		return
 	}
 	cp := append([]tune.Point(nil), pts...)
-	reportFunc(pe.Job(), name, func() []tune.Point { return cp })
+	ReportFunc(pe.Job(), name, func() []tune.Point { return cp })
 }
 
 // writeTuneDebug writes a job's reported trajectories when it ends.
@@ -95,14 +102,14 @@ func writeTuneDebug(job *chare.Job) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err := writeTrajectories(r.dir, r.fns); err != nil {
-		slog.Error("comlib: -tunedebug", "err", err)
+		slog.Error("-tunedebug", "err", err)
 	}
 }
 
 // writeTrajectories writes each named trajectory as CSV and SVG into dir.
 func writeTrajectories(dir string, fns map[string]func() []tune.Point) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("comlib: -tunedebug: %w", err)
+		return fmt.Errorf("tunedebug: %w", err)
 	}
 	names := make([]string, 0, len(fns))
 	for n := range fns {
@@ -122,14 +129,14 @@ func writeTrajectories(dir string, fns map[string]func() []tune.Point) error {
 func writeFile(path string, write func(*os.File) error) error {
 	f, err := os.Create(path)
 	if err != nil {
-		return fmt.Errorf("comlib: -tunedebug: %w", err)
+		return fmt.Errorf("tunedebug: %w", err)
 	}
 	err = write(f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("comlib: -tunedebug: writing %s: %w", path, err)
+		return fmt.Errorf("tunedebug: writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -12,10 +12,10 @@ import (
 // 16 PEs (15, 8, 5, 4, 3, 2, 1 rounds); 4 is the default.
 var omegas16 = []int{1, 2, 3, 4, 5, 8, 15}
 
-// TestChoiceSequence follows the search value by value on exact costs
+// TestPickerSequence follows the search value by value on exact costs
 // (no noise: every trial is decided at once) and on costs whose spread
 // leaves every trial undecided until MaxTries.
-func TestChoiceSequence(t *testing.T) {
+func TestPickerSequence(t *testing.T) {
 	flat := func(int) []float64 { return []float64{1, 1, 1} }
 	valley := func(v int) []float64 { // best at ω = 8 (index 5)
 		i := float64(indexOf(v))
@@ -49,7 +49,7 @@ func TestChoiceSequence(t *testing.T) {
 		{"futile", spread(1.05), []int{4, 5, 4, 5, 3, 4, 3, 4, 4}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4, Warmup: -1})
+			ch, err := NewPicker(PickerOptions{Values: omegas16, Start: 4, Warmup: -1})
 			require.NoError(t, err)
 			var got []int
 			for range c.want {
@@ -63,10 +63,10 @@ func TestChoiceSequence(t *testing.T) {
 	}
 }
 
-// TestChoiceWarmup: the first evaluation (by default) is not scored: a
+// TestPickerWarmup: the first evaluation (by default) is not scored: a
 // start-up that makes it slow does not make the first trial look better.
-func TestChoiceWarmup(t *testing.T) {
-	ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
+func TestPickerWarmup(t *testing.T) {
+	ch, err := NewPicker(PickerOptions{Values: omegas16, Start: 4})
 	require.NoError(t, err)
 	var got []int
 	for i := 0; i < 6; i++ {
@@ -104,12 +104,12 @@ func noisy(rng *rand.Rand, cost float64, samples int, sigma float64) []float64 {
 	return out
 }
 
-// simChoice runs a Choice over omegas16 from 4 for evals evaluations of 6
+// simPicker runs a Picker over omegas16 from 4 for evals evaluations of 6
 // samples each; cost(e, v) is the true cost of v at evaluation e. It
 // returns the value of each evaluation and the incumbent after the last.
-func simChoice(t *testing.T, seed uint64, evals int, sigma float64, cost func(e, v int) float64) ([]int, int) {
+func simPicker(t *testing.T, seed uint64, evals int, sigma float64, cost func(e, v int) float64) ([]int, int) {
 	t.Helper()
-	ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
+	ch, err := NewPicker(PickerOptions{Values: omegas16, Start: 4})
 	require.NoError(t, err)
 	rng := rand.New(rand.NewPCG(seed, 7))
 	var vals []int
@@ -121,11 +121,11 @@ func simChoice(t *testing.T, seed uint64, evals int, sigma float64, cost func(e,
 	return vals, ch.Best()
 }
 
-// TestChoiceDoesNotLose: where the start is best or the landscape is flat,
+// TestPickerDoesNotLose: where the start is best or the landscape is flat,
 // with 30 % noise and outliers, the search stays with the start in nearly
 // every run and pays little for its trials. Without the noise bar (Z and
 // MinGain tiny) it would wander on the flat landscape.
-func TestChoiceDoesNotLose(t *testing.T) {
+func TestPickerDoesNotLose(t *testing.T) {
 	const runs, evals = 200, 60
 	for _, c := range []struct {
 		name   string
@@ -141,7 +141,7 @@ func TestChoiceDoesNotLose(t *testing.T) {
 			stayed := 0
 			var excess float64
 			for seed := range uint64(runs) {
-				vals, best := simChoice(t, seed, evals, 0.3, func(_, v int) float64 { return c.cost[indexOf(v)] })
+				vals, best := simPicker(t, seed, evals, 0.3, func(_, v int) float64 { return c.cost[indexOf(v)] })
 				if best == 4 {
 					stayed++
 				}
@@ -159,19 +159,19 @@ func TestChoiceDoesNotLose(t *testing.T) {
 	}
 }
 
-// TestChoiceFindsBetter: an optimum two candidates to the right (ω = 8,
+// TestPickerFindsBetter: an optimum two candidates to the right (ω = 8,
 // 35 % faster than the start, each step 20 % or more) is found within 40
 // evaluations in at least 55 % of runs, under 20 % noise with outliers,
 // and the last 20 evaluations run at least 22 % faster than the start
 // would. (The search gives a trial 4 evaluations: more find it more often
 // — 5 in 74 % — but leave the search open longer where nothing is better.)
-func TestChoiceFindsBetter(t *testing.T) {
+func TestPickerFindsBetter(t *testing.T) {
 	const runs = 200
 	cost := []float64{1.6, 1.3, 1.1, 1, 0.8, 0.65, 0.9}
 	found := 0
 	var late float64
 	for seed := range uint64(runs) {
-		vals, _ := simChoice(t, seed, 60, 0.2, func(_, v int) float64 { return cost[indexOf(v)] })
+		vals, _ := simPicker(t, seed, 60, 0.2, func(_, v int) float64 { return cost[indexOf(v)] })
 		if vals[39] == 8 {
 			found++
 		}
@@ -187,17 +187,17 @@ func TestChoiceFindsBetter(t *testing.T) {
 	require.LessOrEqual(t, late, 0.78)
 }
 
-// TestChoiceBurstsOfLoad: on a flat landscape whose evaluations are each
+// TestPickerBurstsOfLoad: on a flat landscape whose evaluations are each
 // slowed or sped up as a whole (a burst of load from other jobs, 15 %)
 // besides their samples' own noise, the search stays with the start in
 // at least 75 % of runs: it takes a trial only for a gain beyond the
 // spread of whole evaluations too. (Judged by the samples' spread alone
 // it stayed in 61 %.)
-func TestChoiceBurstsOfLoad(t *testing.T) {
+func TestPickerBurstsOfLoad(t *testing.T) {
 	const runs = 200
 	stayed := 0
 	for seed := range uint64(runs) {
-		ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4})
+		ch, err := NewPicker(PickerOptions{Values: omegas16, Start: 4})
 		require.NoError(t, err)
 		rng := rand.New(rand.NewPCG(seed, 7))
 		for e := 0; e < 60; e++ {
@@ -211,16 +211,16 @@ func TestChoiceBurstsOfLoad(t *testing.T) {
 	require.GreaterOrEqual(t, float64(stayed)/runs, 0.75)
 }
 
-// TestChoiceSearchesAgainWhenCostMoves: settled at the start, the search
+// TestPickerSearchesAgainWhenCostMoves: settled at the start, the search
 // opens again when the start's cost doubles and the optimum moves to
 // ω = 8, and finds it within 30 evaluations in at least 65 % of runs.
-func TestChoiceSearchesAgainWhenCostMoves(t *testing.T) {
+func TestPickerSearchesAgainWhenCostMoves(t *testing.T) {
 	const runs, shift = 200, 40
 	before := []float64{3, 2, 1.5, 1, 1.2, 1.5, 2}
 	after := []float64{4, 3, 2.5, 2, 1.6, 1.25, 1.8}
 	found := 0
 	for seed := range uint64(runs) {
-		vals, _ := simChoice(t, seed, shift+30, 0.2, func(e, v int) float64 {
+		vals, _ := simPicker(t, seed, shift+30, 0.2, func(e, v int) float64 {
 			if e > shift {
 				return after[indexOf(v)]
 			}
@@ -237,12 +237,12 @@ func TestChoiceSearchesAgainWhenCostMoves(t *testing.T) {
 	require.GreaterOrEqual(t, float64(found)/runs, 0.65)
 }
 
-// TestChoiceDrifting: a settled Choice is Drifting while its latest
+// TestPickerDrifting: a settled Picker is Drifting while its latest
 // evaluation moved by more than Drift and the move is not yet confirmed;
 // an evaluation back at the old cost clears it, three in a row open the
 // search (no longer settled, not drifting).
-func TestChoiceDrifting(t *testing.T) {
-	c, err := NewChoice(ChoiceOptions{Values: []int{1, 2, 3}, Start: 2})
+func TestPickerDrifting(t *testing.T) {
+	c, err := NewPicker(PickerOptions{Values: []int{1, 2, 3}, Start: 2})
 	require.NoError(t, err)
 	cost := map[int]float64{1: 20, 2: 10, 3: 20}
 	for i := 0; i < 20 && !c.Settled(); i++ {
@@ -263,30 +263,30 @@ func TestChoiceDrifting(t *testing.T) {
 	require.False(t, c.Drifting())
 }
 
-// TestNewChoiceRejectsBadOptions names the option that is wrong.
-func TestNewChoiceRejectsBadOptions(t *testing.T) {
+// TestNewPickerRejectsBadOptions names the option that is wrong.
+func TestNewPickerRejectsBadOptions(t *testing.T) {
 	for _, c := range []struct {
-		o    ChoiceOptions
+		o    PickerOptions
 		want string
 	}{
-		{ChoiceOptions{}, "Values is empty"},
-		{ChoiceOptions{Values: []int{1, 2}, Start: 3}, "Start 3 is not one of Values [1 2]"},
-		{ChoiceOptions{Values: []int{1, 2, 1}, Start: 1}, "holds 1 twice"},
-		{ChoiceOptions{Values: []int{1}, Start: 1, MinGain: 1}, "MinGain 1"},
-		{ChoiceOptions{Values: []int{1}, Start: 1, Z: -1}, "Z -1"},
-		{ChoiceOptions{Values: []int{1}, Start: 1, MaxTries: -1}, "MaxTries -1"},
-		{ChoiceOptions{Values: []int{1}, Start: 1, Drift: 0.5}, "Drift 0.5"},
-		{ChoiceOptions{Values: []int{1}, Start: 1, Keep: -2}, "Keep -2"},
+		{PickerOptions{}, "Values is empty"},
+		{PickerOptions{Values: []int{1, 2}, Start: 3}, "Start 3 is not one of Values [1 2]"},
+		{PickerOptions{Values: []int{1, 2, 1}, Start: 1}, "holds 1 twice"},
+		{PickerOptions{Values: []int{1}, Start: 1, MinGain: 1}, "MinGain 1"},
+		{PickerOptions{Values: []int{1}, Start: 1, Z: -1}, "Z -1"},
+		{PickerOptions{Values: []int{1}, Start: 1, MaxTries: -1}, "MaxTries -1"},
+		{PickerOptions{Values: []int{1}, Start: 1, Drift: 0.5}, "Drift 0.5"},
+		{PickerOptions{Values: []int{1}, Start: 1, Keep: -2}, "Keep -2"},
 	} {
-		_, err := NewChoice(c.o)
+		_, err := NewPicker(c.o)
 		require.ErrorContains(t, err, c.want)
 	}
 }
 
-// TestChoiceObserveRejectsBadCost: no costs, or a cost that is not a
+// TestPickerObserveRejectsBadCost: no costs, or a cost that is not a
 // finite non-negative number, is an error and changes nothing.
-func TestChoiceObserveRejectsBadCost(t *testing.T) {
-	ch, err := NewChoice(ChoiceOptions{Values: omegas16, Start: 4, Warmup: -1})
+func TestPickerObserveRejectsBadCost(t *testing.T) {
+	ch, err := NewPicker(PickerOptions{Values: omegas16, Start: 4, Warmup: -1})
 	require.NoError(t, err)
 	require.ErrorContains(t, ch.Observe(nil), "value 4 with no cost")
 	for _, bad := range []float64{math.NaN(), math.Inf(1), -1} {

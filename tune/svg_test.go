@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/charmgo/charm/comlib/tune"
+	"github.com/charmgo/charm/tune"
 )
 
 type svgCircle struct {

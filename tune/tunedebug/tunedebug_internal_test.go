@@ -1,4 +1,4 @@
-package comlib
+package tunedebug
 
 import (
 	"testing"

@@ -1,8 +1,10 @@
-package tune
+package overlap
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/charmgo/charm/tune"
 )
 
 // Action is what one turn of the overlap loop does (E04).
@@ -43,18 +45,18 @@ func Decide(arrived, pushable bool) Action {
 
 // Loop is the overlap loop's decision with its aggregation parameter p, the
 // number of local computations between two communication tests (E05). A
-// fixed p is realised by a Spread (E10); with Fast set, p moves within the
+// fixed p is realised by a tune.Spread (E10); with Fast set, p moves within the
 // run (E11): it halves after a test that found communication and grows by
 // Step after one that found none.
 type Loop struct {
 	fast   bool
 	step   float64 // Fast: growth per idle test
 	p      float64
-	spread Spread
+	spread tune.Spread
 }
 
 // NewLoop returns a loop doing p local computations per idle test on
-// average (p may be any non-negative real, as the Tuner's Value).
+// average (p may be any non-negative real, as a tune.Tuner's Value).
 func NewLoop(p float64) (*Loop, error) {
 	l := &Loop{p: p}
 	if err := l.spread.Set(p); err != nil {
@@ -68,7 +70,7 @@ func NewLoop(p float64) (*Loop, error) {
 // that found communication. step is the parameter to tune.
 func NewFastLoop(step float64) (*Loop, error) {
 	if math.IsNaN(step) || math.IsInf(step, 0) || step < 0 {
-		return nil, fmt.Errorf("tune: fast loop step %v, want a finite non-negative number", step)
+		return nil, fmt.Errorf("overlap: fast loop step %v, want a finite non-negative number", step)
 	}
 	l := &Loop{fast: true, step: step, p: step}
 	if err := l.spread.Set(step); err != nil {
