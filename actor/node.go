@@ -711,8 +711,8 @@ func (rt *Runtime) heartbeat() {
 	const checksPerBeat = 4
 	tick := time.NewTicker(max(ns.cfg.Beat/checksPerBeat, time.Millisecond))
 	defer tick.Stop()
-	// A gap of more than a beat between two checks means this process
-	// itself did not run (see silenceWatch).
+	// A gap between two checks counts as silence for at most a beat: a
+	// longer one means this process itself did not run (see silenceWatch).
 	w := silenceWatch{failAfter: ns.cfg.FailAfter, stallAfter: ns.cfg.Beat, last: time.Now()}
 	seen := make([]time.Time, ns.cfg.Nodes)
 	for i := 0; ; i++ {
