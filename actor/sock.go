@@ -36,8 +36,11 @@ import (
 // a connection without it is refused, and so is a frame with another
 // token. A frame that does not decode, a length over the limit, or a
 // connection that closes while the job runs ends the job with an error
-// naming the node: a peer that dies is found at once, as its socket
-// closes.
+// naming the node. A connection that closes without the node's goodbye
+// frame ends the job only if the job has not ended otherwise within
+// FailAfter: a node that ends because the job ended (told over gRPC, in
+// no order with this socket) may close its end before this node hears
+// of the end, and its goodbye is given up on after a short wait.
 
 // EnvLocalSocket, set to "off" in a node's environment, keeps that node
 // off the same-host data path (NodeConfig.NoLocalSocket does the same; a
@@ -61,6 +64,20 @@ type sockState struct {
 	out []*sockOut // by node: the connection this node sends data frames on, or nil
 
 	written atomic.Int64 // frames written (for tests)
+
+	after func(time.Duration, func()) // time.AfterFunc; a test's fake (under mu)
+}
+
+// afterFunc calls f after d, on a goroutine of its own.
+func (s *sockState) afterFunc(d time.Duration, f func()) {
+	s.mu.Lock()
+	after := s.after
+	s.mu.Unlock()
+	if after == nil {
+		time.AfterFunc(d, f)
+		return
+	}
+	after(d, f)
 }
 
 // sockOut is the connection a node writes its data frames to another on.
@@ -179,7 +196,12 @@ func (rt *Runtime) readSock(s *sockState, c net.Conn) {
 			switch {
 			case rt.Stopped() || bye && errors.Is(err, io.EOF):
 			case errors.Is(err, io.EOF):
-				rt.lostNode(from, "its same-host socket closed")
+				// No goodbye: the node may have ended because the job
+				// ended, which this node may not have heard yet.
+				fail := ns.cfg.FailAfter
+				s.afterFunc(fail, func() {
+					rt.lostNode(from, fmt.Sprintf("its same-host socket closed without a goodbye, and the job did not end within %v", fail))
+				})
 			default:
 				rt.lostNode(from, fmt.Sprintf("reading its same-host socket: %v", err))
 			}
@@ -312,7 +334,7 @@ func (rt *Runtime) writeSock(n int, o *sockOut, bufs net.Buffers) {
 		if rt.Stopped() {
 			return
 		}
-		time.AfterFunc(rt.node.cfg.FailAfter, func() {
+		s.afterFunc(rt.node.cfg.FailAfter, func() {
 			rt.lostNode(n, fmt.Sprintf("writing to its same-host socket: %v", err))
 		})
 	}

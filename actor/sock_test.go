@@ -205,3 +205,74 @@ func TestSameHostSocketDirectory(t *testing.T) {
 	require.NoError(t, errs[0])
 	require.NoError(t, errs[1])
 }
+
+// TestSameHostSocketCloseWithoutGoodbyeWaitsForTheEnd: a node's socket
+// closing without its goodbye frame is no loss by itself (the node may
+// have ended because the job ended, which reaches this node over gRPC in
+// no order with the close); the node is lost only if the job has not
+// ended FailAfter later. The timer is a fake fired by the test.
+func TestSameHostSocketCloseWithoutGoodbyeWaitsForTheEnd(t *testing.T) {
+	if hostID() == "" {
+		t.Skip("no same-host path on this system (no /proc)")
+	}
+	for _, endFirst := range []bool{true, false} {
+		name := map[bool]string{true: "the job ends within FailAfter", false: "it does not"}[endFirst]
+		t.Run(name, func(t *testing.T) {
+			token := NewToken()
+			gate := make(chan struct{})
+			two := startTwo(t, 2, token, nil, func(pe *PE) {
+				go func() {
+					<-gate
+					pe.Runtime().PE(0).PostControl(funcMsg(func(pe *PE) { pe.Runtime().Exit(0) }))
+				}()
+			})
+			s := two.rt0.node.sock
+			require.NotNil(t, s)
+			type timer struct {
+				d time.Duration
+				f func()
+			}
+			timers := make(chan timer, 4)
+			s.mu.Lock()
+			s.after = func(d time.Duration, f func()) { timers <- timer{d, f} }
+			s.mu.Unlock()
+
+			c := dialAs(t, s.path, token, 1)
+			require.NoError(t, c.Close())
+			var tm timer
+			select {
+			case tm = <-timers:
+			case <-time.After(10 * time.Second):
+				t.Fatal("no timer set within 10 s after the socket closed without a goodbye")
+			}
+			require.Equal(t, two.rt0.node.cfg.FailAfter, tm.d)
+			require.False(t, two.rt0.Stopped(), "the close alone ended the job")
+
+			if endFirst {
+				close(gate)
+				select {
+				case <-two.rt0.Done():
+				case <-time.After(10 * time.Second):
+					t.Fatal("node 0 did not end the job within 10 s")
+				}
+				tm.f()
+				codes, errs := two.wait(t)
+				require.NoError(t, errs[0])
+				require.NoError(t, errs[1])
+				require.Equal(t, [2]int{0, 0}, codes)
+				return
+			}
+			tm.f()
+			select {
+			case <-two.rt0.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("node 0 did not end the job within 10 s of the timer")
+			}
+			close(gate)
+			codes, errs := two.wait(t)
+			require.Equal(t, 1, codes[0])
+			require.ErrorContains(t, errs[0], "lost node 1 (PEs 1..1")
+			require.ErrorContains(t, errs[0], "its same-host socket closed without a goodbye, and the job did not end within 3s")
+		})
+	}
+}
