@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/charmgo/charm/actor/internal/procid"
 	"github.com/charmgo/charm/actor/wire"
 )
 
@@ -27,7 +28,9 @@ import (
 // exit frames. See docs/design/transport.md for the measurements.
 //
 // Each node listens on a socket in a directory of its own that only its
-// user can enter (0700), and says where in its hello; node 0's table
+// user can enter (0700), named for its process (sockDirPrefix), and says
+// where in its hello; a node starting removes the directories that
+// processes now gone left behind (sweepSockDirs); node 0's table
 // passes the paths on. A node connects to every other node of its host
 // while it joins, before any data frame leaves, so a node's frames to
 // another always take one path for the whole job (their order holds). A
@@ -114,7 +117,10 @@ func (rt *Runtime) startSock() {
 	if host == "" {
 		return
 	}
-	dir, err := os.MkdirTemp("", "charmgo-") // 0700
+	tmp := os.TempDir()
+	sweepSockDirs(tmp)
+	pid := os.Getpid()
+	dir, err := os.MkdirTemp(tmp, sockDirPrefix+strconv.Itoa(pid)+"-"+procid.StartTime(pid)+"-") // 0700
 	if err != nil {
 		rt.log.Warn("no same-host socket", "node", ns.cfg.Node, "err", err)
 		return
@@ -129,6 +135,80 @@ func (rt *Runtime) startSock() {
 	s := &sockState{host: host, dir: dir, path: path, ln: ln, out: make([]*sockOut, ns.cfg.Nodes)}
 	ns.sock = s
 	go rt.acceptSock(s)
+}
+
+// sockDirPrefix begins the name of a node's socket directory in the
+// temporary directory; the name goes on with the pid and start time of
+// the process that made it (procid.StartTime), then a random part:
+// charmgo-sock-PID-START-RANDOM.
+const sockDirPrefix = "charmgo-sock-"
+
+// sweepSockDirs removes from tmp the socket directories of processes that
+// are gone (killed, or crashed, before they could remove their own): only
+// directories of this user with the name sockDirPrefix, a pid, a start
+// time and a random part, whose process no longer runs. Its work is
+// bounded: it looks at the first few thousand names and removes a few
+// dozen directories at most; a later start removes more.
+func sweepSockDirs(tmp string) (removed []string) {
+	d, err := os.Open(tmp)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	const mostNames, mostRemoved = 8192, 64
+	uid := os.Geteuid()
+	for looked := 0; looked < mostNames && len(removed) < mostRemoved; {
+		names, err := d.Readdirnames(512)
+		looked += len(names)
+		for _, name := range names {
+			pid, start, ok := parseSockDir(name)
+			if !ok || len(removed) == mostRemoved {
+				continue
+			}
+			p := filepath.Join(tmp, name)
+			fi, err := os.Lstat(p)
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+			if !ownedBy(fi, uid) {
+				continue
+			}
+			if procid.Alive(pid, start) == "" {
+				continue
+			}
+			if os.RemoveAll(p) == nil {
+				removed = append(removed, p)
+			}
+		}
+		if err != nil {
+			break // io.EOF: all read
+		}
+	}
+	return removed
+}
+
+// parseSockDir returns the pid and start time in a socket directory's
+// name (sockDirPrefix), or false if name is not one.
+func parseSockDir(name string) (pid, start string, ok bool) {
+	rest, ok := strings.CutPrefix(name, sockDirPrefix)
+	if !ok {
+		return "", "", false
+	}
+	f := strings.SplitN(rest, "-", 3)
+	if len(f) != 3 || !allDigits(f[0]) || !allDigits(f[1]) || f[2] == "" {
+		return "", "", false
+	}
+	return f[0], f[1], true
+}
+
+// allDigits reports whether s is a (possibly empty) run of decimal digits.
+func allDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // track records c for closing at the end; it reports false (and closes

@@ -5,11 +5,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/charmgo/charm/actor/internal/procid"
 	"github.com/charmgo/charm/actor/wire"
 )
 
@@ -275,4 +277,65 @@ func TestSameHostSocketCloseWithoutGoodbyeWaitsForTheEnd(t *testing.T) {
 			require.ErrorContains(t, errs[0], "its same-host socket closed without a goodbye, and the job did not end within 3s")
 		})
 	}
+}
+
+// TestSameHostSocketSweepsStaleDirectories: a node starting removes the
+// socket directories of processes that are gone (killed before they could
+// remove their own), and nothing else: not a directory of a process that
+// runs, not another name, not a file or a symbolic link.
+func TestSameHostSocketSweepsStaleDirectories(t *testing.T) {
+	if hostID() == "" {
+		t.Skip("no same-host path on this system (no /proc)")
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	me := strconv.Itoa(os.Getpid())
+	start := procid.StartTime(os.Getpid())
+	require.NotEmpty(t, start)
+	require.NotEqual(t, procid.Gone, start)
+	const noPid = "4194305" // above the largest pid Linux gives
+	mkdir := func(name string) string {
+		p := filepath.Join(tmp, name)
+		require.NoError(t, os.Mkdir(p, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(p, "node0"), nil, 0o600))
+		return p
+	}
+	stale := []string{
+		mkdir("charmgo-sock-" + noPid + "-123-abc"), // its process is gone
+		mkdir("charmgo-sock-" + me + "-1-def"),      // its pid is another process now
+		mkdir("charmgo-sock-" + noPid + "--ghi"),    // written where there was no start time
+	}
+	kept := []string{
+		mkdir("charmgo-sock-" + me + "-" + start + "-jkl"), // a node of this process
+		mkdir("charmgo-" + strconv.Itoa(os.Geteuid())),     // the job secrets' directory
+		mkdir("charmgo-123456"),                            // another name
+		mkdir("charmgo-sock-x-1-mno"),
+		mkdir("charmgo-sock-" + noPid + "-1"),
+	}
+	file := filepath.Join(tmp, "charmgo-sock-"+noPid+"-1-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	target := mkdir("elsewhere")
+	link := filepath.Join(tmp, "charmgo-sock-"+noPid+"-1-link")
+	require.NoError(t, os.Symlink(target, link))
+	kept = append(kept, file, link, filepath.Join(target, "node0"))
+
+	two := startTwo(t, 2, NewToken(), nil, func(pe *PE) { pe.Runtime().Exit(0) })
+	for _, p := range stale {
+		_, err := os.Lstat(p)
+		require.True(t, os.IsNotExist(err), "%s left behind: %v", p, err)
+	}
+	for _, p := range kept {
+		_, err := os.Lstat(p)
+		require.NoError(t, err, "%s removed", p)
+	}
+	s := two.rt0.node.sock
+	require.NotNil(t, s)
+	require.Equal(t, tmp, filepath.Dir(s.dir))
+	pid, st, ok := parseSockDir(filepath.Base(s.dir))
+	require.True(t, ok, "the node's own directory %s is named for its process", s.dir)
+	require.Equal(t, me, pid)
+	require.Equal(t, start, st)
+	_, errs := two.wait(t)
+	require.NoError(t, errs[0])
+	require.NoError(t, errs[1])
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/charmgo/charm/actor/internal/procid"
 )
 
 // A job whose ranks all run on one host and that was given no secret
@@ -260,49 +262,10 @@ func parseSecretFile(path string) (map[string]string, error) {
 
 // alive returns "" if process pid runs and started at start (as
 // startTime says), or why not.
-func alive(pid, start string) string {
-	p, err := strconv.Atoi(pid)
-	if err != nil || p <= 0 {
-		return fmt.Sprintf("it names no process (pid %q)", pid)
-	}
-	now := startTime(p)
-	switch {
-	case now == "gone":
-		return fmt.Sprintf("its writer, process %d, is gone", p)
-	case now != start:
-		return fmt.Sprintf("its writer, process %d, is gone (process %d now is another one)", p, p)
-	}
-	return ""
-}
+func alive(pid, start string) string { return procid.Alive(pid, start) }
 
-// startTime identifies process pid with its start time (the 22nd field of
-// /proc/PID/stat, in clock ticks since boot): a pid can be reused, a pid
-// and a start time cannot. It returns "gone" for a process that does not
-// exist or has ended (a zombie), and "" where there is no /proc (then a
-// pid alone identifies a process).
-func startTime(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		if _, serr := os.Stat("/proc/self/stat"); serr != nil {
-			if syscall.Kill(pid, 0) == syscall.ESRCH {
-				return "gone"
-			}
-			return ""
-		}
-		return "gone"
-	}
-	// pid (comm) state ... : comm may hold spaces; fields follow the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "gone"
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return "gone"
-	}
-	return f[19] // field 22 overall: the 20th after ")"
-}
+// startTime identifies process pid across pid reuse (procid.StartTime).
+func startTime(pid int) string { return procid.StartTime(pid) }
 
 // oneLine keeps a value on one line of the file.
 func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }
