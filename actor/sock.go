@@ -37,9 +37,8 @@ import (
 // connection opens with a frame carrying the job's token and the
 // connecting node's number, as every frame over gRPC carries the token;
 // a connection without it is refused, and so is a frame with another
-// token. A frame that does not decode, a length over the limit, or a
-// connection that closes while the job runs ends the job with an error
-// naming the node. A connection that closes without the node's goodbye
+// token. A frame that does not decode, or a length over the limit, ends
+// the job with an error naming the node. A connection that closes without the node's goodbye
 // frame ends the job only if the job has not ended otherwise within
 // FailAfter: a node that ends because the job ended (told over gRPC, in
 // no order with this socket) may close its end before this node hears
