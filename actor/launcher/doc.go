@@ -27,8 +27,9 @@
 // whose ranks all run on one host needs none: rank 0 writes a random
 // secret to a file that only the user can read, in a directory only the
 // user can enter (JobSecret, SecretDir), the other ranks read it, and
-// rank 0 removes it once every rank has joined; such a job listens on
-// loopback only. Hydra sets no job id in
+// rank 0 removes it once every rank has joined (a rank 0 killed before
+// leaves it, and a later rank 0 removes files whose writer is gone);
+// such a job listens on loopback only. Hydra sets no job id in
 // the environment: its ranks ask its PMI server (PMI_FD) for the job's
 // key-value-space name instead (PMIKVSName, the one exchange with a
 // launcher here, which Detect makes through Options.KVSName). Node 0 listens on a

@@ -24,12 +24,14 @@ import (
 // A job whose ranks all run on one host and that was given no secret
 // makes its own: rank 0 writes a random secret to a file that only the
 // user can read, the other ranks read it, and rank 0 removes it once
-// every rank has joined. The file is named after the launcher and its job
-// id, in a directory of the user's own (SecretDir), and it records the
-// process that wrote it: a file left by an earlier job with the same id
-// (its rank 0 killed before it could remove it) names a process that is
-// gone, and the other ranks wait for this job's rank 0 to replace it
-// rather than trust it.
+// every rank has joined, or when it fails before. A rank 0 killed before
+// (a signal runs no deferred code) leaves its file; the next rank 0 that
+// writes a secret in the directory removes the files whose writer is
+// gone. The file is named after the launcher and its job id, in a
+// directory of the user's own (SecretDir), and it records the process
+// that wrote it: a file left by an earlier job with the same id names a
+// process that is gone, and the other ranks wait for this job's rank 0
+// to replace it rather than trust it.
 
 // secretMagic opens a job-secret file.
 const secretMagic = "charmgo job secret 1"
@@ -38,11 +40,23 @@ const secretMagic = "charmgo job secret 1"
 const maxSecretFile = 4096
 
 // SecretDir returns the directory where jobs on one host keep their
-// secrets: charmgo-UID in the temporary directory (os.TempDir). JobSecret
-// creates it with mode 0700 and refuses it if it is not a directory of
-// this user that only the user can enter.
+// secrets: charmgo in $XDG_RUNTIME_DIR where that is a directory of this
+// user that only the user can enter (a login session's, which nobody
+// else can fill first), else charmgo-UID in the temporary directory
+// (os.TempDir). JobSecret creates it with mode 0700 and refuses it if it
+// is not a directory of this user that only the user can enter.
 func SecretDir() string {
-	return filepath.Join(os.TempDir(), "charmgo-"+strconv.Itoa(os.Geteuid()))
+	return secretDir(os.Getenv("XDG_RUNTIME_DIR"), os.TempDir())
+}
+
+// secretDir is SecretDir with the runtime and temporary directories given.
+func secretDir(runtime, tmp string) string {
+	if filepath.IsAbs(runtime) {
+		if fi, err := os.Stat(runtime); err == nil && fi.IsDir() && private(runtime, fi) == nil {
+			return filepath.Join(runtime, "charmgo")
+		}
+	}
+	return filepath.Join(tmp, "charmgo-"+strconv.Itoa(os.Geteuid()))
 }
 
 // SecretFile returns the path of the secret of job j in dir.
@@ -112,9 +126,19 @@ func privateDir(dir string, create bool) error {
 		return fmt.Errorf("the directory of job secrets %s is not a directory (%v): remove it, or give %s", dir, fi.Mode().Type(), SecretVar)
 	}
 	if err := private(dir, fi); err != nil {
+		if !ownedBy(fi, os.Geteuid()) {
+			// In a shared /tmp only its owner (or root) can remove it.
+			return fmt.Errorf("the directory of job secrets %s %w: another user made it first; set TMPDIR to a directory of your own (or run in a login session with XDG_RUNTIME_DIR), or give %s", dir, err, SecretVar)
+		}
 		return fmt.Errorf("the directory of job secrets %s %w: remove it, or give %s", dir, err, SecretVar)
 	}
 	return nil
+}
+
+// ownedBy reports whether fi is a file of user uid.
+func ownedBy(fi fs.FileInfo, uid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
 }
 
 // private checks that fi is owned by this user and closed to others.

@@ -182,6 +182,18 @@ func TestJobSecretRefused(t *testing.T) {
 			return dir
 		}, []string{"belongs to user 65534"}})
 	}
+	if os.Geteuid() == 0 {
+		cases = append(cases, struct {
+			name string
+			make func(t *testing.T) string
+			says []string
+		}{"another user's directory", func(t *testing.T) string {
+			dir := privDir(t)
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			require.NoError(t, os.Chown(dir, 65534, 65534))
+			return dir
+		}, []string{"directory of job secrets", "belongs to user 65534", "another user made it first", "set TMPDIR", "give CHARMGO_SECRET"}})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := c.make(t)
@@ -198,4 +210,37 @@ func TestJobSecretRefused(t *testing.T) {
 		_, _, err := JobSecret(privDir(t), j, time.Second)
 		require.ErrorContains(t, err, "gives no job id")
 	})
+}
+
+// TestSecretDirPrefersXDGRuntimeDir: the secrets go to $XDG_RUNTIME_DIR
+// when it is a private directory of this user (nobody else can make it
+// first), else to charmgo-UID in the temporary directory.
+func TestSecretDirPrefersXDGRuntimeDir(t *testing.T) {
+	tmp := t.TempDir()
+	inTmp := filepath.Join(tmp, "charmgo-"+strconv.Itoa(os.Geteuid()))
+	run := filepath.Join(t.TempDir(), "run")
+	require.NoError(t, os.Mkdir(run, 0o700))
+	require.Equal(t, filepath.Join(run, "charmgo"), secretDir(run, tmp))
+
+	open := filepath.Join(t.TempDir(), "open")
+	require.NoError(t, os.Mkdir(open, 0o755))
+	require.NoError(t, os.Chmod(open, 0o755))
+	file := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	for _, r := range []string{"", "relative/run", filepath.Join(run, "missing"), open, file} {
+		require.Equal(t, inTmp, secretDir(r, tmp), "XDG_RUNTIME_DIR=%q", r)
+	}
+
+	t.Setenv("XDG_RUNTIME_DIR", run)
+	t.Setenv("TMPDIR", tmp)
+	require.Equal(t, filepath.Join(run, "charmgo"), SecretDir())
+	// A job's ranks find each other's secret there.
+	s0, remove, err := JobSecret(SecretDir(), jobOf(0), time.Second)
+	require.NoError(t, err)
+	s1, _, err := JobSecret(SecretDir(), jobOf(1), time.Second)
+	require.NoError(t, err)
+	require.Equal(t, s0, s1)
+	remove()
+	_, err = os.Stat(SecretFile(SecretDir(), jobOf(0)))
+	require.True(t, os.IsNotExist(err), "%v", err)
 }
