@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 
 	"github.com/charmgo/charm/chare"
@@ -78,6 +79,7 @@ func main() {
 	reps := flag.Int("reps", 3, "repetitions of each measurement; the best is kept (paired benchmarks: pairs, at least 5)")
 	list := flag.Bool("list", false, "list the benchmarks and exit")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	traceFile := flag.String("trace", "", "write an execution trace (go tool trace) to this file")
 	flag.Parse()
 	if p := os.Getenv("CHARM_BENCH_NODE_PROFILE"); p != "" && chare.IsLaunchedNode() {
 		*cpuprofile = p // profile a launched node (node 1) instead
@@ -93,6 +95,18 @@ func main() {
 			os.Exit(2)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer trace.Stop()
 	}
 	re, err := regexp.Compile(*pattern)
 	if err != nil {
