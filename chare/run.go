@@ -60,8 +60,11 @@ import (
 // layer posts a destination's buffer at 256 messages). The hint is per
 // entry method: a flood of small sends must not make every later run of
 // another method, one message each (TRAM's batches, say), start at 16 KiB.
+// A method whose runs never grew (a pingpong's ball, a reply) gets a run
+// of one, in one allocation with its slices: a run of 16 allocated and
+// cleared about a kilobyte per message there.
 const (
-	runCap   = 16
+	runCap   = 1
 	runBytes = 16 << 10
 )
 
@@ -481,12 +484,26 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 	if hint := pe.runHints[e]; hint > n && size > 0 {
 		n = max(n, min(hint, runBytes/size))
 	}
-	run := &run1[T, M]{fn: method, msgs: make([]M, 1, n)}
+	var run *run1[T, M]
+	if n == 1 {
+		// Runs of this method have held one message so far (a request, a
+		// reply): the run and its slices in one allocation; a second
+		// message reallocates the slices and teaches the hint.
+		one := &runOfOne[T, M]{}
+		run = &one.run
+		run.msgs = one.msg[:]
+		if elems {
+			run.idx = one.idx[:]
+		}
+	} else {
+		run = &run1[T, M]{msgs: make([]M, 1, n)}
+		if elems {
+			run.idx = make([]elemKey, 1, n)
+		}
+	}
+	run.fn = method
 	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
 	run.msgs[0] = msg
-	if elems {
-		run.idx = make([]elemKey, 1, n)
-	}
 	return run
 }
 
