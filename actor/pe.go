@@ -6,7 +6,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	pa "github.com/asynkron/protoactor-go/actor"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor/wire"
@@ -35,8 +34,7 @@ type Describer interface {
 type PE struct {
 	rt       *Runtime
 	id       int
-	pid      *pa.PID
-	dispatch *peDispatcher // the goroutine that runs its mailbox
+	mb       *mailbox // see dispatch.go
 
 	created, processed int64 // quiescence counts
 	cur                *Thread
@@ -264,11 +262,9 @@ func (pe *PE) flushTo(dest int) {
 	pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
 }
 
-// post puts m (a Message or a *batch) in pe's mailbox; any goroutine may
-// call it.
-func (pe *PE) post(m any) {
-	pe.rt.sys.Root.Send(pe.pid, m)
-}
+// post puts m (a Message, a *batch or a *remoteBatch) in pe's mailbox; any
+// goroutine may call it.
+func (pe *PE) post(m any) { pe.mb.post(m) }
 
 type controlMsg struct{ Message }
 
@@ -280,20 +276,24 @@ type extMsg struct{ Message }
 
 func (extMsg) system() {}
 
-// Receive implements protoactor-go's Actor.
-func (pe *PE) Receive(ctx pa.Context) {
-	if _, ok := ctx.Message().(*pa.Stopped); ok && pe.dispatch != nil {
-		pe.dispatch.stop()
-		return
-	}
+// handle runs one message taken from pe's mailbox, then posts the sends it
+// buffered.
+func (pe *PE) handle(msg any) {
 	if pe.rt.stopped.Load() {
 		return
 	}
+	defer func() {
+		// deliver recovers a message's panic; this is for the runtime's own
+		// code around it, which would otherwise end the process.
+		if r := recover(); r != nil {
+			pe.rt.Abort(panicError(pe, msg, r))
+		}
+	}()
 	if pe.measureBusy {
 		t0 := time.Now()
 		defer func() { pe.busy += time.Since(t0) }()
 	}
-	switch m := ctx.Message().(type) {
+	switch m := msg.(type) {
 	case *remoteBatch:
 		pe.receiveRemote(m)
 	case *batch:
@@ -311,7 +311,8 @@ func (pe *PE) Receive(ctx pa.Context) {
 		pe.deliver(m)
 		pe.consumed(weight(m))
 	default:
-		return // protoactor-go's own lifecycle messages
+		pe.rt.Abort(fmt.Errorf("actor: PE %d got %T, which is not a message", pe.id, msg))
+		return
 	}
 	if len(pe.naps) > 0 {
 		pe.wakeNaps() // the message was handled: the nappers look at what it brought

@@ -143,15 +143,8 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
-		pe.dispatch = newPEDispatcher(peThroughput)
-		props := pa.PropsFromProducer(func() pa.Actor { return pe }, pa.WithDispatcher(pe.dispatch))
-		pid, err := rt.sys.Root.SpawnNamed(props, fmt.Sprintf("%spe-%d", rt.prefix, i))
-		if err != nil {
-			rt.Abort(fmt.Errorf("actor: spawning PE %d: %w", i, err))
-			rt.shutdown()
-			return nil, rt.exitErr
-		}
-		pe.pid = pid
+		pe.mb = newMailbox()
+		go pe.mb.run(pe.handle)
 	}
 	if cfg.Node != nil {
 		if err := rt.startNode(*cfg.Node); err != nil {
@@ -262,8 +255,8 @@ func (rt *Runtime) Wait() (int, error) {
 
 func (rt *Runtime) shutdown() {
 	for _, pe := range rt.pes {
-		if pe != nil && pe.pid != nil {
-			rt.sys.Root.Stop(pe.pid)
+		if pe != nil && pe.mb != nil {
+			pe.mb.close()
 		}
 	}
 	if rt.node != nil {
@@ -283,10 +276,6 @@ func (rt *Runtime) shutdown() {
 		rt.kids.reap(grace, func(n int) bool { return rt.node.lost[n].Load() })
 	}
 }
-
-// peThroughput is how many messages a PE's mailbox delivers before its
-// goroutine yields (protoactor-go's default).
-const peThroughput = 300
 
 // funcMsg runs a function on the destination PE; it is a control message.
 type funcMsg func(pe *PE)
