@@ -32,9 +32,9 @@ type Describer interface {
 // PE is one processing element. Its fields are touched only by code running
 // on it (its message handlers and the thread that holds it).
 type PE struct {
-	rt       *Runtime
-	id       int
-	mb       *mailbox // see dispatch.go
+	rt *Runtime
+	id int
+	mb *mailbox // see dispatch.go
 
 	created, processed int64 // quiescence counts
 	cur                *Thread
