@@ -308,8 +308,9 @@ func (pe *PE) handle(msg any) {
 	case extMsg:
 		pe.deliver(m)
 	case Message:
+		w := weight(m) // before delivery: a Releaser is not to be read after
 		pe.deliver(m)
-		pe.consumed(weight(m))
+		pe.consumed(w)
 	default:
 		pe.rt.Abort(fmt.Errorf("actor: PE %d got %T, which is not a message", pe.id, msg))
 		return
@@ -335,9 +336,20 @@ func (pe *PE) deliver(m Message) {
 	case control:
 	case Multi:
 		pe.processed += int64(x.Count())
+		if r, ok := x.(Releaser); ok {
+			r.Release()
+		}
 	default:
 		pe.processed++
 	}
+}
+
+// Releaser is implemented by a Multi whose memory its maker reuses: the
+// receiving PE calls Release once it has delivered and counted it, and
+// holds it no longer. It is not called for a message whose delivery
+// panicked, nor for one dropped when the job ended.
+type Releaser interface {
+	Release()
 }
 
 // PanicError reports a panic in code run on a PE. Every node of a job

@@ -87,6 +87,9 @@ type run1[T, M any] struct {
 	cur     any
 	curRaw  rawIndex
 	curColl *Collection
+	// one: the run is the head of a runOfOne, which Release hands back to
+	// its entry's pool once delivered.
+	one bool
 }
 
 // runOfOne is a run of one message decoded from the wire, with the
@@ -133,6 +136,20 @@ type ElementRunner interface {
 
 // Count implements actor.Multi.
 func (r *run1[T, M]) Count() int { return len(r.msgs) }
+
+// Release implements actor.Releaser: a run of one message made by newRun
+// goes back to its entry method's pool, cleared, for the next send of the
+// method to reuse. Nothing holds a delivered run: its messages were
+// called, or copied into envelopes of their own.
+func (r *run1[T, M]) Release() {
+	if !r.one || cap(r.msgs) != 1 || r.h.Entry == nil {
+		return // its slices were reallocated: not the runOfOne's own any more
+	}
+	e := r.h.Entry
+	one := (*runOfOne[T, M])(unsafe.Pointer(r)) // run is its first field
+	*one = runOfOne[T, M]{}
+	e.runs.Put(one)
+}
 
 // Bytes implements actor.Sized: the bound on messages in flight counts a
 // run by the memory it holds, not by its messages.
@@ -487,10 +504,15 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 	var run *run1[T, M]
 	if n == 1 {
 		// Runs of this method have held one message so far (a request, a
-		// reply): the run and its slices in one allocation; a second
-		// message reallocates the slices and teaches the hint.
-		one := &runOfOne[T, M]{}
+		// reply): the run and its slices in one allocation, one that a
+		// delivery released if there is one (Release); a second message
+		// reallocates the slices and teaches the hint.
+		one, _ := e.runs.Get().(*runOfOne[T, M])
+		if one == nil {
+			one = &runOfOne[T, M]{}
+		}
 		run = &one.run
+		run.one = true
 		run.msgs = one.msg[:]
 		if elems {
 			run.idx = one.idx[:]
@@ -552,8 +574,12 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		if it.Tails == 1 {
 			// A lone message (a request, a reply): its run and its slices
 			// in one allocation.
-			one := &runOfOne[T, M]{}
+			one, _ := en.runs.Get().(*runOfOne[T, M])
+			if one == nil {
+				one = &runOfOne[T, M]{}
+			}
 			run = &one.run
+			run.one = true
 			run.msgs = one.msg[:]
 			if elems {
 				run.idx, run.raw = one.idx[:], one.raw[:]
