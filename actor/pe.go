@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -258,9 +259,24 @@ func (pe *PE) flushTo(dest int) {
 		pe.out[dest] = q[:0] // the slice stays here: reuse it
 		return
 	}
-	d.post(&batch{q, w})
-	pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
+	// The receiver owns q now; this PE's buffer becomes the slice of a
+	// batch delivered earlier, if there is one.
+	b, _ := batches.Get().(*batch)
+	if b == nil {
+		b = &batch{}
+	}
+	spare := b.msgs
+	b.msgs, b.w = q, w
+	d.post(b)
+	if cap(spare) == 0 {
+		spare = make([]Message, 0, len(q))
+	}
+	pe.out[dest] = spare
 }
+
+// batches holds delivered batches with their emptied slices, for the
+// senders to reuse.
+var batches sync.Pool
 
 // post puts m (a Message, a *batch or a *remoteBatch) in pe's mailbox; any
 // goroutine may call it.
@@ -305,6 +321,10 @@ func (pe *PE) handle(msg any) {
 			}
 		}
 		pe.consumed(m.w)
+		if cap(m.msgs) <= 2*batchMax {
+			m.msgs, m.w = m.msgs[:0], 0
+			batches.Put(m)
+		}
 	case extMsg:
 		pe.deliver(m)
 	case Message:

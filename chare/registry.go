@@ -60,9 +60,10 @@ type Entry struct {
 	// delegate, if set, receives every send of this entry method made
 	// through an undelegated proxy (MarkEntry).
 	delegate atomic.Pointer[Delegate]
-	// runs holds delivered runs of one message of this entry method, for
-	// newRun to reuse (run.go).
-	runs sync.Pool
+	// runs and runsN hold delivered runs of this entry method, of one
+	// message (*runOfOne) and of more (*run1 with its slices), for newRun
+	// to reuse (run.go).
+	runs, runsN sync.Pool
 }
 
 // MarkEntry makes every send of the entry method behind method, through

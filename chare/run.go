@@ -137,19 +137,40 @@ type ElementRunner interface {
 // Count implements actor.Multi.
 func (r *run1[T, M]) Count() int { return len(r.msgs) }
 
-// Release implements actor.Releaser: a run of one message made by newRun
-// goes back to its entry method's pool, cleared, for the next send of the
-// method to reuse. Nothing holds a delivered run: its messages were
-// called, or copied into envelopes of their own.
+// Release implements actor.Releaser: a delivered run goes back to its
+// entry method's pool, cleared, for a later send of the method to reuse
+// (a run of one message whole, a longer one with its slices). Nothing
+// holds a delivered run: its messages were called, or copied into
+// envelopes of their own.
 func (r *run1[T, M]) Release() {
-	if !r.one || cap(r.msgs) != 1 || r.h.Entry == nil {
-		return // its slices were reallocated: not the runOfOne's own any more
-	}
 	e := r.h.Entry
-	one := (*runOfOne[T, M])(unsafe.Pointer(r)) // run is its first field
-	*one = runOfOne[T, M]{}
-	e.runs.Put(one)
+	if e == nil {
+		return
+	}
+	if r.one {
+		one := (*runOfOne[T, M])(unsafe.Pointer(r)) // run is its first field
+		if cap(r.msgs) == 1 {
+			*one = runOfOne[T, M]{}
+			e.runs.Put(one)
+			return
+		}
+		// It grew out of its own slices: those are dropped, and the run
+		// goes on with the new ones.
+		one.msg, one.idx, one.raw = [1]M{}, [1]elemKey{}, [1]rawIndex{}
+	}
+	if c := cap(r.msgs); c < 2 || c > maxPooledRun {
+		return
+	}
+	clear(r.msgs)
+	clear(r.idx)
+	*r = run1[T, M]{msgs: r.msgs[:0], idx: r.idx[:0]}
+	e.runsN.Put(r)
 }
+
+// maxPooledRun is the longest run whose slices a delivery hands back for
+// reuse: a PE posts a destination's buffer at 256 messages, so runs are
+// not longer than twice that.
+const maxPooledRun = 512
 
 // Bytes implements actor.Sized: the bound on messages in flight counts a
 // run by the memory it holds, not by its messages.
@@ -518,9 +539,17 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 			run.idx = one.idx[:]
 		}
 	} else {
-		run = &run1[T, M]{msgs: make([]M, 1, n)}
-		if elems {
-			run.idx = make([]elemKey, 1, n)
+		run, _ = e.runsN.Get().(*run1[T, M])
+		switch {
+		case run == nil || cap(run.msgs) < n || elems && cap(run.idx) < n:
+			run = &run1[T, M]{msgs: make([]M, 1, n)}
+			if elems {
+				run.idx = make([]elemKey, 1, n)
+			}
+		case elems:
+			run.msgs, run.idx = run.msgs[:1], run.idx[:1]
+		default:
+			run.msgs, run.idx = run.msgs[:1], nil
 		}
 	}
 	run.fn = method

@@ -7,28 +7,26 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TakeOne is an entry method of runWorker used only here: its runs hold
-// one message, so newRun makes them from the entry's pool.
+// TakeOne and TakeTwo are entry methods of runWorker used only here, so
+// that no other test has taught the PE a capacity for their runs.
 func (w *runWorker) TakeOne(m runMsg) { w.got = append(w.got, m) }
+func (w *runWorker) TakeTwo(m runMsg) { w.got = append(w.got, m) }
+
+// tries bounds the attempts of the tests below: sync.Pool may drop what
+// it is given (at a collection, or at random under -race).
+const tries = 100
 
 // A delivered run of one message goes back to its entry method's pool,
-// cleared, and the next send of the method reuses it; a run whose slices
-// grew is not the pool's.
+// cleared, and the next send of the method reuses it.
 func TestDeliveredRunOfOneIsReused(t *testing.T) {
 	Register[runWorker]()
 	e, err := lookupEntry((*runWorker).TakeOne)
 	require.NoError(t, err)
-	var grownPooled, cleared, reused bool
+	var cleared, reused bool
 	_, err = Run(Config{PEs: 1, Timeout: 30 * time.Second}, func(m *countMain, _ []string) {
 		pe := PEOf(m)
 		route := Route{Kind: KindBranch}
-		g := newRun(pe, route, e, (*runWorker).TakeOne, 0, runMsg{A: 1}, false)
-		g.msgs = append(g.msgs, runMsg{A: 2})
-		g.Release()
-		grownPooled = e.runs.Get() != nil
-		// sync.Pool may drop what it is given (a collection, or at random
-		// under -race): a few tries.
-		for i := 0; i < 100 && !reused; i++ {
+		for i := 0; i < tries && !reused; i++ {
 			r := newRun(pe, route, e, (*runWorker).TakeOne, 0, runMsg{A: 7}, false)
 			require.True(t, r.one)
 			r.Release()
@@ -43,7 +41,39 @@ func TestDeliveredRunOfOneIsReused(t *testing.T) {
 		m.Exit(0)
 	})
 	require.NoError(t, err)
-	require.False(t, grownPooled, "a run whose slices were reallocated is not pooled")
 	require.True(t, cleared, "a released run is cleared")
 	require.True(t, reused, "a released run of one is reused by the next send")
+}
+
+// A run that grew past its first slices goes back with its new ones, and
+// a send of the method whose runs now need two messages reuses it.
+func TestDeliveredLongerRunIsReused(t *testing.T) {
+	Register[runWorker]()
+	e, err := lookupEntry((*runWorker).TakeTwo)
+	require.NoError(t, err)
+	var reused, cleared bool
+	_, err = Run(Config{PEs: 1, Timeout: 30 * time.Second}, func(m *countMain, _ []string) {
+		pe := PEOf(m)
+		route := Route{Kind: KindElement}
+		for i := 0; i < tries && !reused; i++ {
+			g := newRun(pe, route, e, (*runWorker).TakeTwo, 0, runMsg{A: 1}, true)
+			g.idx[0] = elemKey{index: 5}
+			g.grow(pe) // full: the method's runs start at two from now on
+			g.msgs = append(g.msgs, runMsg{A: 2})
+			g.idx = append(g.idx, elemKey{index: 6})
+			msgs, idx := g.msgs, g.idx
+			g.Release()
+			cleared = msgs[1] == runMsg{} && idx[1] == elemKey{} && !g.one && g.h.Entry == nil
+			r := newRun(pe, route, e, (*runWorker).TakeTwo, 0, runMsg{A: 3}, true)
+			if reused = r == g; reused {
+				require.Equal(t, []runMsg{{A: 3}}, r.msgs)
+				require.Len(t, r.idx, 1)
+				require.GreaterOrEqual(t, cap(r.msgs), 2)
+			}
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.True(t, cleared, "a released run's messages and indices are cleared")
+	require.True(t, reused, "a released run is reused by a send that needs its capacity")
 }
