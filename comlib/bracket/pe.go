@@ -192,6 +192,7 @@ type PE[T any] struct {
 	id int
 	// sendStage's scratch: counts and positions per hop, hop per message
 	hops, hopAt, hopOf []int
+	queuedHint         int // the messages the last exchange here started with
 	opt                Options
 	newRouter          func(n, variant int) (Router, error)
 	variants           map[int]Router // routers of the current list, by variant
@@ -250,7 +251,9 @@ func (p *PE[T]) iter(n int) *iter[T] {
 	if it := p.iters[n]; it != nil {
 		return it
 	}
-	it := &iter[T]{n: n, began: map[Key]bool{}}
+	// queued starts at the size the last iteration's reached: an
+	// all-to-all queues as many messages in each.
+	it := &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
 	switch {
 	case p.done[n] || p.inErr && n == p.errIter:
 		it.status = direct
@@ -462,6 +465,7 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 		p.checkVariant(it, pk, fx)
 	}
 	fx.Exchanges = append(fx.Exchanges, it.n)
+	p.queuedHint = min(len(it.queued), maxQueuedHint)
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
 	p.advance(it, fx)
@@ -553,6 +557,10 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 	}
 }
 
+// maxQueuedHint bounds the room a new iteration is given for its messages
+// from the last one's count.
+const maxQueuedHint = 1 << 12
+
 // scratch returns *s resized to n zeroed ints: the PE's reusable scratch
 // of sendStage.
 func (p *PE[T]) scratch(s *[]int, n int) []int {
@@ -590,6 +598,9 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 		it.stage++
 		if it.stage >= it.router.Stages() { // ≥: a router may have no stage for one participant
 			fx.Finished = append(fx.Finished, Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
+			if fx.Deliver == nil {
+				fx.Deliver = make([]Msg[T], 0, len(it.have)) // most are for here
+			}
 			for _, m := range it.have {
 				p.out(m, fx) // every message should be here by now
 			}
