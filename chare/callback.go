@@ -69,6 +69,7 @@ func EntryCallback0[T any](to Target[T], method func(*T)) Callback {
 	if err != nil {
 		return Callback{Kind: CallbackEntry, err: err}
 	}
+	installInvoke0(e, method)
 	return Callback{Kind: CallbackEntry, Route: to.proxy().route, Entry: e.ID}
 }
 

@@ -342,7 +342,7 @@ func (t *Type) Entry(name string) (*Entry, error) {
 // message) and returns its result, if any. The message's type is checked.
 func (e *Entry) Invoke(obj, msg any) (any, error) {
 	if inv := e.invoke.Load(); inv != nil {
-		if e.Msg == nil || msg != nil && reflect.TypeOf(msg) == e.Msg {
+		if e.Msg == nil && msg == nil || msg != nil && reflect.TypeOf(msg) == e.Msg {
 			return (*inv)(obj, msg), nil
 		}
 	}

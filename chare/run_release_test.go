@@ -77,3 +77,25 @@ func TestDeliveredLongerRunIsReused(t *testing.T) {
 	require.True(t, cleared, "a released run's messages and indices are cleared")
 	require.True(t, reused, "a released run is reused by a send that needs its capacity")
 }
+
+// Ping is a method of runWorker without a message, used only below.
+func (w *runWorker) Ping() { w.got = append(w.got, runMsg{A: -1}) }
+
+// A barrier's target (EntryCallback0) gets a typed invoker, so that each
+// step's callback does not call the method through reflection; a message
+// given to it is still refused, as reflection refused it.
+func TestEntryCallback0InstallsATypedInvoker(t *testing.T) {
+	Register[runWorker]()
+	e, err := lookupEntry((*runWorker).Ping)
+	require.NoError(t, err)
+	cb := EntryCallback0(Proxy[runWorker]{}, (*runWorker).Ping)
+	require.NoError(t, cb.err)
+	require.NotNil(t, e.invoke.Load(), "a typed invoker")
+	w := &runWorker{}
+	_, err = e.Invoke(w, nil)
+	require.NoError(t, err)
+	require.Equal(t, []runMsg{{A: -1}}, w.got)
+	_, err = e.Invoke(w, 5)
+	require.ErrorContains(t, err, "takes no message")
+	require.Len(t, w.got, 1)
+}

@@ -412,6 +412,16 @@ func installInvoke[T, M any](e *Entry, method func(*T, M)) {
 	e.invoke.Store(&f)
 }
 
+// installInvoke0 is installInvoke for a method without a message (a
+// barrier's target, called back at every step).
+func installInvoke0[T any](e *Entry, method func(*T)) {
+	if e.invoke.Load() != nil || e.Msg != nil || e.Result != nil {
+		return
+	}
+	f := func(obj, _ any) any { method(obj.(*T)); return nil }
+	e.invoke.Store(&f)
+}
+
 // Bound is an entry method given by name with its typed function. Go
 // compiles a method expression of a generic chare type written inside
 // generic code, such as (*branch[C, T]).Recv, to a closure that Send cannot
