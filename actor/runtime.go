@@ -59,7 +59,7 @@ type Config struct {
 // Runtime is the set of PEs of one process and the job state they share.
 type Runtime struct {
 	cfg  Config
-	sys  *pa.ActorSystem
+	sys  *pa.ActorSystem // the links between processes; nil in a job of one process
 	pes  []*PE
 	log  *slog.Logger
 	tree PETree
@@ -73,7 +73,6 @@ type Runtime struct {
 
 	node   *nodeState // nil in a single-process job
 	prefix string     // names this job's actors in a shared actor system
-	ownSys bool       // the actor system is this job's own
 	kids   *children  // the nodes this one launched
 }
 
@@ -104,21 +103,17 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	quiet := func(*pa.ActorSystem) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-	if cfg.Logger != nil {
-		quiet = func(*pa.ActorSystem) *slog.Logger { return cfg.Logger.With("lib", "protoactor") }
-	}
 	rt := &Runtime{
-		cfg:    cfg,
-		log:    log,
-		tree:   PETree{Root: 0, N: cfg.PEs, Arity: cfg.Arity},
-		done:   make(chan struct{}),
-		ownSys: cfg.Node == nil,
+		cfg:  cfg,
+		log:  log,
+		tree: PETree{Root: 0, N: cfg.PEs, Arity: cfg.Arity},
+		done: make(chan struct{}),
 	}
 	rt.bound = rt.inFlightBound()
-	if cfg.Node == nil {
-		rt.sys = pa.NewActorSystem(pa.WithLoggerFactory(quiet))
-	} else {
+	// A job of one process needs no actor system: its PEs' mailboxes are
+	// their own (dispatch.go); only the links between processes are
+	// protoactor-go's.
+	if cfg.Node != nil {
 		nc := *cfg.Node
 		if nc.Listen == "" {
 			nc.Listen = "127.0.0.1:0"
@@ -262,9 +257,7 @@ func (rt *Runtime) shutdown() {
 	if rt.node != nil {
 		rt.nodeShutdown()
 	}
-	if rt.ownSys {
-		rt.sys.Shutdown()
-	}
+
 	if rt.kids != nil {
 		// The others were told the job ended (exit frames): after a
 		// normal end they may still be finishing their output; after an
