@@ -1,45 +1,126 @@
 package actor
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
 
-// peDispatcher runs one PE's mailbox on one goroutine that lives as long as
-// the PE. protoactor-go's default dispatcher starts a goroutine each time an
-// idle mailbox gets a message; with a PE's deep call paths (a bracket
-// advancing, a delivery routing on) each such goroutine grew its stack
-// again, and runtime.copystack/newstack took 38–43 % of the CPU of
-// comlib/alltoall (pprof). A goroutine that stays keeps its grown stack.
+// A PE's mailbox and the goroutine that runs it.
 //
-// A mailbox schedules itself at most once until that run starts (protoactor
-// moves it from idle to running with a compare-and-swap, and back only at
-// the end of a run), so at most one run waits while the previous one
-// finishes: a buffer of one never blocks a sender.
-type peDispatcher struct {
-	work       chan func()
-	throughput int
-	stopped    atomic.Bool
+// Every message a PE receives is posted by code of this process: the PEs'
+// sends, the node link handing over the frames of other processes
+// (remoteBatch), timers and the boot. So a PE needs no actor of
+// protoactor-go's (which carries the links between processes): its mailbox
+// is a slice behind a mutex, and one goroutine, living as long as the PE,
+// takes what was posted in one swap and handles it. A poster that finds the
+// PE idle wakes its goroutine; one that finds it running leaves the message
+// for the next swap. Per message that is a lock, an append and, when the PE
+// was idle, a channel send; protoactor-go's mailbox added two queues, a
+// scheduling handoff, an actor context and its middleware checks per
+// message (about a third of a round trip's CPU between two PEs, pprof).
+//
+// A goroutine that stays keeps its grown stack: protoactor-go's default
+// dispatcher started a goroutine each time an idle mailbox got a message,
+// and with a PE's deep call paths (a bracket advancing, a delivery routing
+// on) runtime.copystack/newstack took 38–43 % of comlib/alltoall's CPU.
+type mailbox struct {
+	mu     sync.Mutex
+	q      []any // posted, not yet taken
+	closed bool
+	spare  []any // the slice taken last, emptied, for the next swap (the goroutine's own)
+
+	running atomic.Bool   // the goroutine is handling messages, or about to
+	wake    chan struct{} // a token when an idle PE got a message
+	done    chan struct{} // closed when the goroutine has ended
 }
 
-func newPEDispatcher(throughput int) *peDispatcher {
-	d := &peDispatcher{work: make(chan func(), 1), throughput: throughput}
-	go d.loop()
-	return d
+// mailboxYield is how many messages a PE handles before it lets the other
+// goroutines of the process run (runtime.Gosched), as protoactor-go's
+// mailbox did every 300: with more PEs than cores, a PE that always has
+// work does not hold its core until the scheduler preempts it.
+const mailboxYield = 300
+
+// maxSpare is the longest slice a mailbox keeps for reuse: a burst must not
+// hold its memory for good.
+const maxSpare = 4096
+
+func newMailbox() *mailbox {
+	return &mailbox{wake: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
-func (d *peDispatcher) Schedule(fn func()) { d.work <- fn }
-func (d *peDispatcher) Throughput() int    { return d.throughput }
-
-func (d *peDispatcher) loop() {
-	for fn := range d.work {
-		fn()
-		if d.stopped.Load() {
-			// The actor has stopped: a run scheduled by a late message
-			// stays in the buffer, unrun, as protoactor-go would leave it
-			// on a dead actor's mailbox.
-			return
-		}
+// post adds m to the mailbox and wakes the goroutine if it was idle; any
+// goroutine may call it. After close, m is dropped (the job has ended).
+func (mb *mailbox) post(m any) {
+	mb.mu.Lock()
+	if mb.closed {
+		mb.mu.Unlock()
+		return
+	}
+	mb.q = append(mb.q, m)
+	mb.mu.Unlock()
+	if !mb.running.Load() && mb.running.CompareAndSwap(false, true) {
+		mb.wake <- struct{}{} // never blocks: one token per idle period
 	}
 }
 
-// stop ends the goroutine after the run under way (the one that delivered
-// the actor's Stopped).
-func (d *peDispatcher) stop() { d.stopped.Store(true) }
+// take returns what was posted since the last take, and whether the
+// mailbox was closed.
+func (mb *mailbox) take() ([]any, bool) {
+	mb.mu.Lock()
+	q, closed := mb.q, mb.closed
+	mb.q = mb.spare
+	mb.spare = nil
+	mb.mu.Unlock()
+	return q, closed
+}
+
+// close makes the goroutine end after the message it is handling; what is
+// posted afterwards, or was not taken yet, is dropped.
+func (mb *mailbox) close() {
+	mb.mu.Lock()
+	mb.closed = true
+	mb.q = nil
+	mb.mu.Unlock()
+	if mb.running.CompareAndSwap(false, true) {
+		mb.wake <- struct{}{}
+	}
+}
+
+// run is the PE's goroutine: handle gets each message in the order posted.
+func (mb *mailbox) run(handle func(m any)) {
+	defer close(mb.done)
+	n := 0
+	for range mb.wake {
+		for {
+			q, closed := mb.take()
+			if closed {
+				return
+			}
+			if len(q) == 0 {
+				// Idle: a poster that appends from now on wakes us. One
+				// that appended after the take saw running set and did
+				// not: look again.
+				mb.running.Store(false)
+				mb.mu.Lock()
+				more := len(mb.q) > 0 || mb.closed
+				mb.mu.Unlock()
+				if !more || !mb.running.CompareAndSwap(false, true) {
+					break // (if the CAS failed, a poster sent a token)
+				}
+				continue
+			}
+			for i, m := range q {
+				handle(m)
+				q[i] = nil
+				if n++; n >= mailboxYield {
+					n = 0
+					runtime.Gosched()
+				}
+			}
+			if cap(q) <= maxSpare {
+				mb.spare = q[:0]
+			}
+		}
+	}
+}

@@ -2,9 +2,11 @@
 // runs processing elements (PEs), moves messages between them, and detects
 // global states such as quiescence.
 //
-// A PE is one protoactor-go actor with its own mailbox. Everything that lives
-// on a PE runs on it one message at a time, so code running there needs no
-// locks. PEs are numbered 0..P-1 across the job. A [Runtime] owns the PEs of
+// A PE is a mailbox and one goroutine that handles what is posted to it, in
+// the order posted (protoactor-go carries the links between processes; a
+// frame from another process is handed to its PEs' mailboxes). Everything
+// that lives on a PE runs on it one message at a time, so code running
+// there needs no locks. PEs are numbered 0..P-1 across the job. A [Runtime] owns the PEs of
 // one process; [Start] creates it and [Runtime.Wait] returns the exit code
 // once some PE called [Runtime.Exit] or the job aborted.
 //

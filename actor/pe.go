@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
-	pa "github.com/asynkron/protoactor-go/actor"
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor/wire"
@@ -33,10 +33,9 @@ type Describer interface {
 // PE is one processing element. Its fields are touched only by code running
 // on it (its message handlers and the thread that holds it).
 type PE struct {
-	rt       *Runtime
-	id       int
-	pid      *pa.PID
-	dispatch *peDispatcher // the goroutine that runs its mailbox
+	rt *Runtime
+	id int
+	mb *mailbox // see dispatch.go
 
 	created, processed int64 // quiescence counts
 	cur                *Thread
@@ -260,15 +259,28 @@ func (pe *PE) flushTo(dest int) {
 		pe.out[dest] = q[:0] // the slice stays here: reuse it
 		return
 	}
-	d.post(&batch{q, w})
-	pe.out[dest] = make([]Message, 0, len(q)) // the receiver owns q now
+	// The receiver owns q now; this PE's buffer becomes the slice of a
+	// batch delivered earlier, if there is one.
+	b, _ := batches.Get().(*batch)
+	if b == nil {
+		b = &batch{}
+	}
+	spare := b.msgs
+	b.msgs, b.w = q, w
+	d.post(b)
+	if cap(spare) == 0 {
+		spare = make([]Message, 0, len(q))
+	}
+	pe.out[dest] = spare
 }
 
-// post puts m (a Message or a *batch) in pe's mailbox; any goroutine may
-// call it.
-func (pe *PE) post(m any) {
-	pe.rt.sys.Root.Send(pe.pid, m)
-}
+// batches holds delivered batches with their emptied slices, for the
+// senders to reuse.
+var batches sync.Pool
+
+// post puts m (a Message, a *batch or a *remoteBatch) in pe's mailbox; any
+// goroutine may call it.
+func (pe *PE) post(m any) { pe.mb.post(m) }
 
 type controlMsg struct{ Message }
 
@@ -280,20 +292,24 @@ type extMsg struct{ Message }
 
 func (extMsg) system() {}
 
-// Receive implements protoactor-go's Actor.
-func (pe *PE) Receive(ctx pa.Context) {
-	if _, ok := ctx.Message().(*pa.Stopped); ok && pe.dispatch != nil {
-		pe.dispatch.stop()
-		return
-	}
+// handle runs one message taken from pe's mailbox, then posts the sends it
+// buffered.
+func (pe *PE) handle(msg any) {
 	if pe.rt.stopped.Load() {
 		return
 	}
+	defer func() {
+		// deliver recovers a message's panic; this is for the runtime's own
+		// code around it, which would otherwise end the process.
+		if r := recover(); r != nil {
+			pe.rt.Abort(panicError(pe, msg, r))
+		}
+	}()
 	if pe.measureBusy {
 		t0 := time.Now()
 		defer func() { pe.busy += time.Since(t0) }()
 	}
-	switch m := ctx.Message().(type) {
+	switch m := msg.(type) {
 	case *remoteBatch:
 		pe.receiveRemote(m)
 	case *batch:
@@ -305,13 +321,19 @@ func (pe *PE) Receive(ctx pa.Context) {
 			}
 		}
 		pe.consumed(m.w)
+		if cap(m.msgs) <= 2*batchMax {
+			m.msgs, m.w = m.msgs[:0], 0
+			batches.Put(m)
+		}
 	case extMsg:
 		pe.deliver(m)
 	case Message:
+		w := weight(m) // before delivery: a Releaser is not to be read after
 		pe.deliver(m)
-		pe.consumed(weight(m))
+		pe.consumed(w)
 	default:
-		return // protoactor-go's own lifecycle messages
+		pe.rt.Abort(fmt.Errorf("actor: PE %d got %T, which is not a message", pe.id, msg))
+		return
 	}
 	if len(pe.naps) > 0 {
 		pe.wakeNaps() // the message was handled: the nappers look at what it brought
@@ -334,9 +356,20 @@ func (pe *PE) deliver(m Message) {
 	case control:
 	case Multi:
 		pe.processed += int64(x.Count())
+		if r, ok := x.(Releaser); ok {
+			r.Release()
+		}
 	default:
 		pe.processed++
 	}
+}
+
+// Releaser is implemented by a Multi whose memory its maker reuses: the
+// receiving PE calls Release once it has delivered and counted it, and
+// holds it no longer. It is not called for a message whose delivery
+// panicked, nor for one dropped when the job ended.
+type Releaser interface {
+	Release()
 }
 
 // PanicError reports a panic in code run on a PE. Every node of a job

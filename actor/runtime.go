@@ -59,7 +59,7 @@ type Config struct {
 // Runtime is the set of PEs of one process and the job state they share.
 type Runtime struct {
 	cfg  Config
-	sys  *pa.ActorSystem
+	sys  *pa.ActorSystem // the links between processes; nil in a job of one process
 	pes  []*PE
 	log  *slog.Logger
 	tree PETree
@@ -73,7 +73,6 @@ type Runtime struct {
 
 	node   *nodeState // nil in a single-process job
 	prefix string     // names this job's actors in a shared actor system
-	ownSys bool       // the actor system is this job's own
 	kids   *children  // the nodes this one launched
 }
 
@@ -104,21 +103,17 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	quiet := func(*pa.ActorSystem) *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-	if cfg.Logger != nil {
-		quiet = func(*pa.ActorSystem) *slog.Logger { return cfg.Logger.With("lib", "protoactor") }
-	}
 	rt := &Runtime{
-		cfg:    cfg,
-		log:    log,
-		tree:   PETree{Root: 0, N: cfg.PEs, Arity: cfg.Arity},
-		done:   make(chan struct{}),
-		ownSys: cfg.Node == nil,
+		cfg:  cfg,
+		log:  log,
+		tree: PETree{Root: 0, N: cfg.PEs, Arity: cfg.Arity},
+		done: make(chan struct{}),
 	}
 	rt.bound = rt.inFlightBound()
-	if cfg.Node == nil {
-		rt.sys = pa.NewActorSystem(pa.WithLoggerFactory(quiet))
-	} else {
+	// A job of one process needs no actor system: its PEs' mailboxes are
+	// their own (dispatch.go); only the links between processes are
+	// protoactor-go's.
+	if cfg.Node != nil {
 		nc := *cfg.Node
 		if nc.Listen == "" {
 			nc.Listen = "127.0.0.1:0"
@@ -143,15 +138,8 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
-		pe.dispatch = newPEDispatcher(peThroughput)
-		props := pa.PropsFromProducer(func() pa.Actor { return pe }, pa.WithDispatcher(pe.dispatch))
-		pid, err := rt.sys.Root.SpawnNamed(props, fmt.Sprintf("%spe-%d", rt.prefix, i))
-		if err != nil {
-			rt.Abort(fmt.Errorf("actor: spawning PE %d: %w", i, err))
-			rt.shutdown()
-			return nil, rt.exitErr
-		}
-		pe.pid = pid
+		pe.mb = newMailbox()
+		go pe.mb.run(pe.handle)
 	}
 	if cfg.Node != nil {
 		if err := rt.startNode(*cfg.Node); err != nil {
@@ -262,16 +250,14 @@ func (rt *Runtime) Wait() (int, error) {
 
 func (rt *Runtime) shutdown() {
 	for _, pe := range rt.pes {
-		if pe != nil && pe.pid != nil {
-			rt.sys.Root.Stop(pe.pid)
+		if pe != nil && pe.mb != nil {
+			pe.mb.close()
 		}
 	}
 	if rt.node != nil {
 		rt.nodeShutdown()
 	}
-	if rt.ownSys {
-		rt.sys.Shutdown()
-	}
+
 	if rt.kids != nil {
 		// The others were told the job ended (exit frames): after a
 		// normal end they may still be finishing their output; after an
@@ -283,10 +269,6 @@ func (rt *Runtime) shutdown() {
 		rt.kids.reap(grace, func(n int) bool { return rt.node.lost[n].Load() })
 	}
 }
-
-// peThroughput is how many messages a PE's mailbox delivers before its
-// goroutine yields (protoactor-go's default).
-const peThroughput = 300
 
 // funcMsg runs a function on the destination PE; it is a control message.
 type funcMsg func(pe *PE)

@@ -76,6 +76,7 @@ func EntryCallback0[T any](to Target[T], method func(*T)) Callback {
 	if err != nil {
 		return Callback{Kind: CallbackEntry, err: err}
 	}
+	installInvoke0(e, method)
 	p := to.proxy()
 	return Callback{Kind: CallbackEntry, Route: p.route, Entry: e.ID, del: p.del}
 }

@@ -109,8 +109,7 @@ type PE struct {
 	locals map[CollID]Part
 	seq    uint32 // collection, section and future sequence numbers
 
-	lastPC    uintptr // the entry cache of Send
-	lastEntry *Entry
+	ents entryCache // the entry methods that sends from here named last
 
 	slabs         map[*Entry]any // *envSlab per entry method sent from here
 	lastSlab      any            // the cache of slabs

@@ -63,6 +63,10 @@ type Entry struct {
 	// delegate, if set, receives every send of this entry method made
 	// through an undelegated proxy (MarkEntry).
 	delegate atomic.Pointer[Delegate]
+	// runs and runsN hold delivered runs of this entry method, of one
+	// message (*runOfOne) and of more (*run1 with its slices), for newRun
+	// to reuse (run.go).
+	runs, runsN sync.Pool
 }
 
 // MarkEntry makes every send of the entry method behind method, through
@@ -381,7 +385,7 @@ func (t *Type) Entry(name string) (*Entry, error) {
 // message) and returns its result, if any. The message's type is checked.
 func (e *Entry) Invoke(obj, msg any) (any, error) {
 	if inv := e.invoke.Load(); inv != nil {
-		if e.Msg == nil || msg != nil && reflect.TypeOf(msg) == e.Msg {
+		if e.Msg == nil && msg == nil || msg != nil && reflect.TypeOf(msg) == e.Msg {
 			return (*inv)(obj, msg), nil
 		}
 	}

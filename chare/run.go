@@ -60,8 +60,11 @@ import (
 // layer posts a destination's buffer at 256 messages). The hint is per
 // entry method: a flood of small sends must not make every later run of
 // another method, one message each (TRAM's batches, say), start at 16 KiB.
+// A method whose runs never grew (a pingpong's ball, a reply) gets a run
+// of one, in one allocation with its slices: a run of 16 allocated and
+// cleared about a kilobyte per message there.
 const (
-	runCap   = 16
+	runCap   = 1
 	runBytes = 16 << 10
 )
 
@@ -84,6 +87,9 @@ type run1[T, M any] struct {
 	cur     any
 	curRaw  rawIndex
 	curColl *Collection
+	// one: the run is the head of a runOfOne, which Release hands back to
+	// its entry's pool once delivered.
+	one bool
 }
 
 // runOfOne is a run of one message decoded from the wire, with the
@@ -130,6 +136,41 @@ type ElementRunner interface {
 
 // Count implements actor.Multi.
 func (r *run1[T, M]) Count() int { return len(r.msgs) }
+
+// Release implements actor.Releaser: a delivered run goes back to its
+// entry method's pool, cleared, for a later send of the method to reuse
+// (a run of one message whole, a longer one with its slices). Nothing
+// holds a delivered run: its messages were called, or copied into
+// envelopes of their own.
+func (r *run1[T, M]) Release() {
+	e := r.h.Entry
+	if e == nil {
+		return
+	}
+	if r.one {
+		one := (*runOfOne[T, M])(unsafe.Pointer(r)) // run is its first field
+		if cap(r.msgs) == 1 {
+			*one = runOfOne[T, M]{}
+			e.runs.Put(one)
+			return
+		}
+		// It grew out of its own slices: those are dropped, and the run
+		// goes on with the new ones.
+		one.msg, one.idx, one.raw = [1]M{}, [1]elemKey{}, [1]rawIndex{}
+	}
+	if c := cap(r.msgs); c < 2 || c > maxPooledRun {
+		return
+	}
+	clear(r.msgs)
+	clear(r.idx)
+	*r = run1[T, M]{msgs: r.msgs[:0], idx: r.idx[:0]}
+	e.runsN.Put(r)
+}
+
+// maxPooledRun is the longest run whose slices a delivery hands back for
+// reuse: a PE posts a destination's buffer at 256 messages, so runs are
+// not longer than twice that.
+const maxPooledRun = 512
 
 // Bytes implements actor.Sized: the bound on messages in flight counts a
 // run by the memory it holds, not by its messages.
@@ -481,12 +522,39 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 	if hint := pe.runHints[e]; hint > n && size > 0 {
 		n = max(n, min(hint, runBytes/size))
 	}
-	run := &run1[T, M]{fn: method, msgs: make([]M, 1, n)}
+	var run *run1[T, M]
+	if n == 1 {
+		// Runs of this method have held one message so far (a request, a
+		// reply): the run and its slices in one allocation, one that a
+		// delivery released if there is one (Release); a second message
+		// reallocates the slices and teaches the hint.
+		one, _ := e.runs.Get().(*runOfOne[T, M])
+		if one == nil {
+			one = &runOfOne[T, M]{}
+		}
+		run = &one.run
+		run.one = true
+		run.msgs = one.msg[:]
+		if elems {
+			run.idx = one.idx[:]
+		}
+	} else {
+		run, _ = e.runsN.Get().(*run1[T, M])
+		switch {
+		case run == nil || cap(run.msgs) < n || elems && cap(run.idx) < n:
+			run = &run1[T, M]{msgs: make([]M, 1, n)}
+			if elems {
+				run.idx = make([]elemKey, 1, n)
+			}
+		case elems:
+			run.msgs, run.idx = run.msgs[:1], run.idx[:1]
+		default:
+			run.msgs, run.idx = run.msgs[:1], nil
+		}
+	}
+	run.fn = method
 	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
 	run.msgs[0] = msg
-	if elems {
-		run.idx = make([]elemKey, 1, n)
-	}
 	return run
 }
 
@@ -535,8 +603,12 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		if it.Tails == 1 {
 			// A lone message (a request, a reply): its run and its slices
 			// in one allocation.
-			one := &runOfOne[T, M]{}
+			one, _ := en.runs.Get().(*runOfOne[T, M])
+			if one == nil {
+				one = &runOfOne[T, M]{}
+			}
 			run = &one.run
+			run.one = true
 			run.msgs = one.msg[:]
 			if elems {
 				run.idx, run.raw = one.idx[:], one.raw[:]

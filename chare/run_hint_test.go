@@ -35,5 +35,6 @@ func TestRunHintIsPerEntryMethod(t *testing.T) {
 	require.GreaterOrEqual(t, flood, 1000, "the flooded method's next run starts at the size its runs reached")
 	require.LessOrEqual(t, flood*8, runBytes, "but at most runBytes")
 	require.Equal(t, runCap, otherCap, "another method's run starts at runCap")
+	require.Equal(t, 1, otherCap, "a run of a method whose runs never grew holds one message")
 	require.Equal(t, flood, floodAgain)
 }

@@ -20,11 +20,11 @@ func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) 
 	if err != nil {
 		return err
 	}
-	var e *Entry
-	if pc := reflect.ValueOf(method).Pointer(); pc == pe.lastPC && pc != 0 {
-		e = pe.lastEntry
-	} else if e, err = pe.entry(method, &env1[T, M]{fn: method}); err != nil {
-		return err
+	e := pe.ents.get(reflect.ValueOf(method).Pointer())
+	if e == nil {
+		if e, err = pe.entry(method, &env1[T, M]{fn: method}); err != nil {
+			return err
+		}
 	}
 	p := to.proxy()
 	if sendRun(pe, &p, e, method, msg) {
@@ -99,14 +99,15 @@ func sendEnv[T any](from Context, p Proxy[T], method any, env Envelope) error {
 	return pe.post(p.route, p.del, from, env)
 }
 
-// entry is lookupEntry with a one-entry cache: sends in a loop name the
-// same method again and again. On a miss it also gives the entry the
-// typed decoder that env's type provides (for messages from other
-// processes), so that the hit path does nothing more.
+// entry is lookupEntry with a small cache: sends in a loop name the same
+// method again and again, and an exchange a few methods in turn. On a
+// miss it also gives the entry the typed decoder that env's type provides
+// (for messages from other processes), so that the hit path does nothing
+// more.
 func (pe *PE) entry(method any, env Envelope) (*Entry, error) {
 	pc := reflect.ValueOf(method).Pointer()
-	if pc == pe.lastPC && pc != 0 {
-		return pe.lastEntry, nil
+	if e := pe.ents.get(pc); e != nil {
+		return e, nil
 	}
 	e, err := lookupEntry(method)
 	if err != nil {
@@ -115,8 +116,31 @@ func (pe *PE) entry(method any, env Envelope) (*Entry, error) {
 	if w, ok := env.(wireInstaller); ok && e.wireEnv.Load() == nil {
 		w.installWire(e)
 	}
-	pe.lastPC, pe.lastEntry = pc, e
+	pe.ents.put(pc, e)
 	return e, nil
+}
+
+// entryCache maps the code pointers of the last few methods named in sends
+// to their entries.
+type entryCache struct {
+	pc   [4]uintptr
+	e    [4]*Entry
+	next int // the slot the next miss replaces
+}
+
+// get returns the entry of the method at pc, or nil.
+func (c *entryCache) get(pc uintptr) *Entry {
+	for i, p := range c.pc {
+		if p == pc && pc != 0 {
+			return c.e[i]
+		}
+	}
+	return nil
+}
+
+func (c *entryCache) put(pc uintptr, e *Entry) {
+	c.pc[c.next], c.e[c.next] = pc, e
+	c.next = (c.next + 1) % len(c.pc)
 }
 
 // Send0 invokes an entry method that takes no message.
@@ -392,6 +416,16 @@ func installInvoke[T, M any](e *Entry, method func(*T, M)) {
 		return
 	}
 	f := func(obj, msg any) any { method(obj.(*T), msg.(M)); return nil }
+	e.invoke.Store(&f)
+}
+
+// installInvoke0 is installInvoke for a method without a message (a
+// barrier's target, called back at every step).
+func installInvoke0[T any](e *Entry, method func(*T)) {
+	if e.invoke.Load() != nil || e.Msg != nil || e.Result != nil {
+		return
+	}
+	f := func(obj, _ any) any { method(obj.(*T)); return nil }
 	e.invoke.Store(&f)
 }
 

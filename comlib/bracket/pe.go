@@ -159,6 +159,7 @@ type iter[T any] struct {
 	variant int
 	stage   int
 	got     int         // packets of the current stage received
+	recvN   int         // packets the current stage receives (the router's RecvFrom)
 	inbox   []Packet[T] // packets not consumed yet
 	have    []Msg[T]    // messages here during the exchange
 }
@@ -188,10 +189,13 @@ func (p *PE[T]) nm(k Key) string {
 
 // PE is one PE's part of a bracketed instance.
 type PE[T any] struct {
-	id        int
-	opt       Options
-	newRouter func(n, variant int) (Router, error)
-	variants  map[int]Router // routers of the current list, by variant
+	id int
+	// sendStage's scratch: counts and positions per hop, hop per message
+	hops, hopAt, hopOf []int
+	queuedHint         int // the messages the last exchange here started with
+	opt                Options
+	newRouter          func(n, variant int) (Router, error)
+	variants           map[int]Router // routers of the current list, by variant
 
 	list    *List
 	known   map[Key]bool // the list's sources here
@@ -247,7 +251,9 @@ func (p *PE[T]) iter(n int) *iter[T] {
 	if it := p.iters[n]; it != nil {
 		return it
 	}
-	it := &iter[T]{n: n, began: map[Key]bool{}}
+	// queued starts at the size the last iteration's reached: an
+	// all-to-all queues as many messages in each.
+	it := &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
 	switch {
 	case p.done[n] || p.inErr && n == p.errIter:
 		it.status = direct
@@ -459,6 +465,7 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 		p.checkVariant(it, pk, fx)
 	}
 	fx.Exchanges = append(fx.Exchanges, it.n)
+	p.queuedHint = min(len(it.queued), maxQueuedHint)
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
 	p.advance(it, fx)
@@ -467,9 +474,17 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 // sendStage delivers what has arrived and sends the current stage's
 // packets.
 func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
-	byPeer := map[int][]Msg[T]{}
-	keep := it.have[:0]
-	for _, m := range it.have {
+	it.recvN = len(it.router.RecvFrom(it.rank, it.stage))
+	// The stage's messages are sorted by their next hop (a counting sort
+	// over the participants) into one array that the packets share in
+	// disjoint, capacity-capped parts: one allocation for the stage, where
+	// a slice per peer and a map of them cost a dozen.
+	const gone, stays = -2, -1 // hopOf of a message delivered or sent out, kept
+	hops := p.scratch(&p.hops, len(it.parts)+1)
+	hopOf := p.scratch(&p.hopOf, len(it.have))
+	routed := 0
+	for i, m := range it.have {
+		hopOf[i] = gone
 		if m.Dest == p.id {
 			p.deliver(m, fx)
 			continue
@@ -480,27 +495,81 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 			continue
 		}
 		hop := it.router.NextHop(it.rank, d, it.stage)
-		if hop == it.rank {
-			keep = append(keep, m)
-			continue
+		switch {
+		case hop == it.rank:
+			hopOf[i] = stays
+		case hop < 0 || hop >= len(it.parts):
+			fx.Errors = append(fx.Errors, fmt.Errorf("router sent a message from participant %d to %d at stage %d, which is not a participant", it.rank, hop, it.stage))
+			p.out(m, fx)
+		default:
+			hopOf[i] = hop
+			hops[hop+1]++
+			routed++
 		}
-		byPeer[hop] = append(byPeer[hop], m)
 	}
+	var buf []Msg[T]
+	at := p.scratch(&p.hopAt, len(hops)) // then the end of hop h's messages not yet in a packet
+	if routed > 0 {
+		buf = make([]Msg[T], routed)
+		for i := 1; i < len(hops); i++ {
+			hops[i] += hops[i-1] // hops[h] is where hop h's messages start
+		}
+		copy(at, hops)
+		for i, m := range it.have {
+			if h := hopOf[i]; h >= 0 {
+				buf[at[h]] = m
+				at[h]++
+			}
+		}
+	}
+	keep := it.have[:0]
+	for i, m := range it.have {
+		if hopOf[i] == stays {
+			keep = append(keep, m)
+		}
+	}
+	clear(it.have[len(keep):]) // what left: no references kept
 	it.have = keep
 	peers := it.router.SendTo(it.rank, it.stage)
 	if o, ok := it.router.(interface{ SendOrder(self, stage int) []int }); ok {
 		peers = o.SendOrder(it.rank, it.stage) // the schedule's contention-free order
 	}
-	for _, peer := range peers {
-		fx.Packets = append(fx.Packets, Packet[T]{From: p.id, To: it.parts[peer], Iter: it.n, Step: it.step, Stage: it.stage, Variant: it.variant, Msgs: byPeer[peer]})
-		delete(byPeer, peer)
+	if fx.Packets == nil {
+		fx.Packets = make([]Packet[T], 0, len(peers))
 	}
-	for hop, ms := range byPeer { // a router that breaks its own contract
+	for _, peer := range peers {
+		var ms []Msg[T]
+		if peer >= 0 && peer < len(it.parts) && hops[peer] < at[peer] {
+			ms = buf[hops[peer]:at[peer]:at[peer]]
+			at[peer] = hops[peer] // taken
+		}
+		fx.Packets = append(fx.Packets, Packet[T]{From: p.id, To: it.parts[peer], Iter: it.n, Step: it.step, Stage: it.stage, Variant: it.variant, Msgs: ms})
+	}
+	for hop := 0; hop < len(it.parts); hop++ { // a router that breaks its own contract
+		if hops[hop] >= at[hop] {
+			continue
+		}
+		ms := buf[hops[hop]:at[hop]]
 		fx.Errors = append(fx.Errors, fmt.Errorf("router sent %d messages from participant %d to %d at stage %d, not one of its stage peers", len(ms), it.rank, hop, it.stage))
 		for _, m := range ms {
 			p.out(m, fx)
 		}
 	}
+}
+
+// maxQueuedHint bounds the room a new iteration is given for its messages
+// from the last one's count.
+const maxQueuedHint = 1 << 12
+
+// scratch returns *s resized to n zeroed ints: the PE's reusable scratch
+// of sendStage.
+func (p *PE[T]) scratch(s *[]int, n int) []int {
+	if cap(*s) < n {
+		*s = make([]int, n)
+	}
+	*s = (*s)[:n]
+	clear(*s)
+	return *s
 }
 
 // advance consumes the packets of the current stage; when all are in, it
@@ -522,13 +591,16 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 			}
 		}
 		it.inbox = rest
-		if it.got < len(it.router.RecvFrom(it.rank, it.stage)) {
+		if it.got < it.recvN {
 			return
 		}
 		it.got = 0
 		it.stage++
 		if it.stage >= it.router.Stages() { // ≥: a router may have no stage for one participant
 			fx.Finished = append(fx.Finished, Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
+			if fx.Deliver == nil {
+				fx.Deliver = make([]Msg[T], 0, len(it.have)) // most are for here
+			}
 			for _, m := range it.have {
 				p.out(m, fx) // every message should be here by now
 			}

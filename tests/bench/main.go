@@ -33,6 +33,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 
 	"github.com/charmgo/charm/chare"
@@ -95,6 +96,8 @@ func main() {
 	reps := flag.Int("reps", 3, "repetitions of each measurement; the best is kept (paired benchmarks: pairs, at least 5)")
 	list := flag.Bool("list", false, "list the benchmarks and exit")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	traceFile := flag.String("trace", "", "write an execution trace (go tool trace) to this file")
+	memprofile := flag.String("memprofile", "", "write an allocation profile (every 4 KiB allocated sampled) to this file at the end")
 	flag.Parse()
 	if p := os.Getenv("CHARM_BENCH_NODE_PROFILE"); p != "" && chare.IsLaunchedNode() {
 		*cpuprofile = p // profile a launched node (node 1) instead
@@ -110,6 +113,31 @@ func main() {
 			os.Exit(2)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *traceFile != "" {
+		f, err := os.Create(*traceFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(2)
+		}
+		defer trace.Stop()
+	}
+	if *memprofile != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			f, err := os.Create(*memprofile)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+			}
+		}()
 	}
 	re, err := regexp.Compile(*pattern)
 	if err != nil {
