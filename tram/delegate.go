@@ -273,6 +273,8 @@ type delegateBranch struct {
 	setup  delegateSetup
 	agg    *Aggregator[chare.WireEnvelope]
 	idle   idleFlusher
+	flush  func()        // flushes every buffer (made once: tick runs per send)
+	keep   func() bool   // whether anything is buffered
 	counts DelegateStats // this PE's
 	next   uint64
 	reqs   map[uint64]*pending // requests made on this PE, waiting for every PE's answer
@@ -460,11 +462,18 @@ func (b *delegateBranch) send(to int, items []Envelope[chare.WireEnvelope]) {
 
 // tick keeps the periodic flush going while the branch holds items (T24).
 func (b *delegateBranch) tick() {
-	b.idle.arm(b.Here().Actor(), func() {
-		for _, f := range b.agg.FlushAll() {
-			b.send(f.To, f.Items)
+	if b.idle.ticking || b.idle.period <= 0 {
+		return
+	}
+	if b.flush == nil {
+		b.flush = func() {
+			for _, f := range b.agg.FlushAll() {
+				b.send(f.To, f.Items)
+			}
 		}
-	}, func() bool { return b.agg.Stats().Buffered > 0 })
+		b.keep = func() bool { return b.agg.Stats().Buffered > 0 }
+	}
+	b.idle.arm(b.Here().Actor(), b.flush, b.keep)
 }
 
 var _ chare.Delegate = (*Delegate)(nil)
