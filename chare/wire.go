@@ -328,7 +328,6 @@ func (pe *PE) hold(coll CollID, what any, fn func()) {
 
 type knownCheck struct{ coll CollID }
 
-func (knownCheck) Describe() string { return "a collection announcement check" }
 func (m knownCheck) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	if len(pe.pending[m.coll]) > 0 {

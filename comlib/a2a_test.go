@@ -2,8 +2,6 @@ package comlib_test
 
 import (
 	"fmt"
-	"os"
-	"regexp"
 	"testing"
 	"time"
 
@@ -14,7 +12,7 @@ import (
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
 	"github.com/charmgo/charm/group"
-	"github.com/charmgo/charm/internal/nodetmp"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 type tmain struct{ chare.Chare[tmain] }
@@ -238,18 +236,7 @@ func runJob(t *testing.T, pes, nodes int, start func(*tmain, []string)) {
 // runJobFlags is runJob with runtime flags (-tunedebug, say).
 func runJobFlags(t *testing.T, pes, nodes int, flags map[string]string, start func(*tmain, []string)) {
 	t.Helper()
-	cfg := chare.Config{PEs: pes, Timeout: 60 * time.Second, Flags: flags}
-	if nodes > 1 {
-		if testing.Short() {
-			t.Skip("launches processes")
-		}
-		cfg.Nodes = nodes
-		cfg.Launch = []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}
-	}
-	code, err := chare.Run(cfg, start)
-	if chare.IsLaunchedNode() {
-		nodetmp.Exit(code)
-	}
+	code, err := jobtest.Run(t, chare.Config{PEs: pes, Nodes: nodes, Timeout: 60 * time.Second, Flags: flags}, start)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 }
@@ -582,7 +569,3 @@ func TestX02_EachToManyRunsEverySchedule(t *testing.T) {
 		}
 	}
 }
-
-// A process launched as a node of a test's job exits inside the test:
-// its temporary directories go with it (nodetmp.Exit).
-func init() { nodetmp.Setup() }

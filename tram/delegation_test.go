@@ -2,8 +2,6 @@ package tram_test
 
 import (
 	"fmt"
-	"os"
-	"regexp"
 	"testing"
 	"time"
 
@@ -12,7 +10,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
-	"github.com/charmgo/charm/internal/nodetmp"
+	"github.com/charmgo/charm/internal/jobtest"
 	"github.com/charmgo/charm/tram"
 )
 
@@ -25,18 +23,7 @@ import (
 // launches copies of itself, running just this test, as the other nodes.
 func inProcesses(t *testing.T, n int, start func(*tmain, []string)) (int, error) {
 	t.Helper()
-	cfg := chare.Config{PEs: 4, Nodes: n, Timeout: 60 * time.Second}
-	if n > 1 {
-		if testing.Short() {
-			t.Skip("launches processes")
-		}
-		cfg.Launch = []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}
-	}
-	code, err := chare.Run(cfg, start)
-	if chare.IsLaunchedNode() {
-		nodetmp.Exit(code)
-	}
-	return code, err
+	return jobtest.Run(t, chare.Config{PEs: 4, Nodes: n, Timeout: 60 * time.Second}, start)
 }
 
 // requireEveryPE checks a delegate's report of a chat of n notes per
@@ -338,13 +325,7 @@ func TestDelegationSurvivesACheckpoint(t *testing.T) {
 			ckptResult.restarting = false
 			run := func(restart string) (int, error) {
 				cfg := chare.Config{PEs: 4, Nodes: nodes, Timeout: 60 * time.Second, Restart: restart}
-				if nodes > 1 {
-					if testing.Short() {
-						t.Skip("launches processes")
-					}
-					cfg.Launch = []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}
-				}
-				code, err := chare.Run(cfg, func(m *ckptMain, _ []string) {
+				code, err := jobtest.Run(t, cfg, func(m *ckptMain, _ []string) {
 					fail := func(err error) { m.Abort(err) }
 					cells, err := array.New[cell](m, array.Dims(64))
 					if err != nil {
@@ -371,10 +352,7 @@ func TestDelegationSurvivesACheckpoint(t *testing.T) {
 				})
 				return code, err
 			}
-			code, err := run("")
-			if chare.IsLaunchedNode() { // each job launches its own nodes
-				nodetmp.Exit(code)
-			}
+			code, err := run("") // each job launches its own nodes
 			require.NoError(t, err)
 			require.Equal(t, 0, code)
 			ckptResult.restarting = true

@@ -3,8 +3,6 @@ package tram_test
 import (
 	"fmt"
 	"math"
-	"os"
-	"regexp"
 	"testing"
 	"time"
 
@@ -12,7 +10,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
-	"github.com/charmgo/charm/internal/nodetmp"
+	"github.com/charmgo/charm/internal/jobtest"
 	"github.com/charmgo/charm/tram"
 )
 
@@ -20,15 +18,7 @@ import (
 // copy of itself, running just this test, as node 1.
 func twoProcesses(t *testing.T, start func(*tmain, []string)) (int, error) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("launches a process")
-	}
-	code, err := chare.Run(chare.Config{PEs: 4, Nodes: 2, Timeout: 60 * time.Second,
-		Launch: []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}}, start)
-	if chare.IsLaunchedNode() {
-		nodetmp.Exit(code)
-	}
-	return code, err
+	return jobtest.Run(t, chare.Config{PEs: 4, Nodes: 2, Timeout: 60 * time.Second}, start)
 }
 
 // TestStreamerAcrossProcesses: a completion step on a 2 × 2 grid whose
@@ -292,7 +282,3 @@ func TestTunedPeriodAcrossProcesses(t *testing.T) {
 	}
 	require.Positive(t, moved, "the period's factor was tried within %d steps", steps)
 }
-
-// A process launched as a node of a test's job exits inside the test:
-// its temporary directories go with it (nodetmp.Exit).
-func init() { nodetmp.Setup() }

@@ -7,8 +7,6 @@ package delegationtest_test
 import (
 	"fmt"
 	"math/rand"
-	"os"
-	"regexp"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,7 +18,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
-	"github.com/charmgo/charm/internal/nodetmp"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // A program's own delegate travels with its proxies when it is portable
@@ -123,18 +121,7 @@ func (p *talkProbe) Count(cb chare.Callback) {
 // launches copies of itself, running just this test, as the other nodes.
 func inProcesses(t *testing.T, n int, start func(*talkMain, []string)) (int, error) {
 	t.Helper()
-	cfg := chare.Config{PEs: 4, Nodes: n, Timeout: 60 * time.Second}
-	if n > 1 {
-		if testing.Short() {
-			t.Skip("launches processes")
-		}
-		cfg.Launch = []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}
-	}
-	code, err := chare.Run(cfg, start)
-	if chare.IsLaunchedNode() {
-		nodetmp.Exit(code)
-	}
-	return code, err
+	return jobtest.Run(t, chare.Config{PEs: 4, Nodes: n, Timeout: 60 * time.Second}, start)
 }
 
 // TestPortableUserDelegateInEveryProcess: elements in every process get

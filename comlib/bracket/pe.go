@@ -110,19 +110,6 @@ type Effects[T any] struct {
 	Ack int
 }
 
-func (e *Effects[T]) merge(o Effects[T]) {
-	e.Packets = append(e.Packets, o.Packets...)
-	e.Direct = append(e.Direct, o.Direct...)
-	e.Deliver = append(e.Deliver, o.Deliver...)
-	e.Notes = append(e.Notes, o.Notes...)
-	e.Reports = append(e.Reports, o.Reports...)
-	e.Errors = append(e.Errors, o.Errors...)
-	e.Exchanges = append(e.Exchanges, o.Exchanges...)
-	e.Finished = append(e.Finished, o.Finished...)
-	e.Wait = append(e.Wait, o.Wait...)
-	e.Ack = max(e.Ack, o.Ack)
-}
-
 // Finished is an exchange that ended on this PE: its iteration, the list
 // step and number of participants it ran with, and its router's variant.
 type Finished struct {

@@ -58,10 +58,6 @@ func (t opType) String() string {
 	return "container"
 }
 
-// creation reports whether the operator's fact is known when a communicator (a delegated proxy)
-// is created, so that Prune can resolve it.
-func (t opType) creation() bool { return t != opMsgSize }
-
 // domain lists the values of an operator with finitely many; nil for the numeric ones, which
 // need a final NAME=any to be complete.
 func (t opType) domain() []string {

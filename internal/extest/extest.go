@@ -7,9 +7,6 @@ package extest
 import (
 	"bytes"
 	"io"
-	"os"
-	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +15,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/internal/exutil"
-	"github.com/charmgo/charm/internal/nodetmp"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // Buffer collects the output of code running on several PEs: a
@@ -76,33 +73,12 @@ func Runner[M any](name string, out *io.Writer, start func(*M, []string), timeou
 // test with -short.
 func RunProcesses[M any](t testing.TB, out *io.Writer, start func(*M, []string), cfg chare.Config) (int, string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("launches a process")
-	}
 	buf := &Buffer{}
 	*out = buf
-	cfg.Launch = []string{os.Args[0], "-test.run=" + runPattern(t.Name()), "-test.count=1"}
-	code, err := chare.Run(cfg, start)
-	if chare.IsLaunchedNode() {
-		nodetmp.Exit(code)
-	}
+	code, err := jobtest.Run(t, cfg, start)
 	require.NoError(t, err, buf.String())
 	return code, buf.String()
 }
-
-// runPattern is the -test.run pattern that selects just the test called
-// name: "^TestX$" for a top-level test, "^TestX$/^sub$" for a subtest.
-func runPattern(name string) string {
-	parts := strings.Split(name, "/")
-	for i, p := range parts {
-		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
-	}
-	return strings.Join(parts, "/")
-}
-
-// A process launched as a node of a test's job exits inside the test:
-// its temporary directories go with it (nodetmp.Exit).
-func init() { nodetmp.Setup() }
 
 // RequireOK checks that the program called name ended with code 0 and
 // the final line "<name>: ok ...", and that each of figures is a positive

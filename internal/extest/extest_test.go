@@ -8,11 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestRunPattern(t *testing.T) {
-	require.Equal(t, "^TestHelloTwoProcesses$", runPattern("TestHelloTwoProcesses"))
-	require.Equal(t, `^TestX$/^pes=4\.n$`, runPattern("TestX/pes=4.n"))
-}
-
 func TestBufferConcurrentWrites(t *testing.T) {
 	var b Buffer
 	var wg sync.WaitGroup

@@ -5,8 +5,9 @@
 // other nodes; such a process joins the job and ends with os.Exit inside
 // the test, so the test's cleanups never run, and every t.TempDir it made
 // on the way stays in the system's temporary directory. Setup, called
-// from an init function of the test package, points TMPDIR of a launched
-// node at a directory of its own; Exit removes it and exits.
+// from an init function (package jobtest's, which every such test
+// imports), points TMPDIR of a launched node at a directory of its own;
+// Exit removes it and exits.
 package nodetmp
 
 import (

@@ -9,6 +9,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // greeter greets its right neighbour from its constructor (issue 14,
@@ -45,7 +46,7 @@ func TestConstructorSendsAcrossThreeProcesses(t *testing.T) {
 	}
 	const n = 30
 	var sum int
-	code, err := chare.Run(chare.Config{PEs: 6, Nodes: 3, Launch: launch(t), Timeout: 60 * time.Second},
+	code, err := chare.Run(chare.Config{PEs: 6, Nodes: 3, Launch: jobtest.Launch(t), Timeout: 60 * time.Second},
 		func(m *sumMain, _ []string) {
 			f := chare.NewFuture[int](m)
 			_, err := array.NewWith(m, array.Dims(n), (*greeter).Init, greetInit{N: n, Done: f.Callback()})
@@ -59,7 +60,7 @@ func TestConstructorSendsAcrossThreeProcesses(t *testing.T) {
 			}
 			m.Exit(0)
 		})
-	asNode(code)
+	jobtest.ExitNode(code)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 	require.Equal(t, n*(n-1)/2, sum, "every element greeted once")

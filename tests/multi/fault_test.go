@@ -5,8 +5,6 @@ package multi
 
 import (
 	"os"
-	"os/exec"
-	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -16,25 +14,8 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
-	"github.com/charmgo/charm/internal/nodetmp"
+	"github.com/charmgo/charm/internal/jobtest"
 )
-
-// launch is the command line that makes a copy of this test binary run
-// exactly the current test, as another node of its job.
-func launch(t *testing.T) []string {
-	return []string{os.Args[0], "-test.run=^" + regexp.QuoteMeta(t.Name()) + "$", "-test.count=1"}
-}
-
-// asNode ends a launched node's process with the job's code: only node 0
-// runs the test's own checks.
-func asNode(code int) {
-	if chare.IsLaunchedNode() {
-		nodetmp.Exit(code)
-	}
-}
-
-// A launched node's temporary directories go with it (nodetmp.Exit).
-func init() { nodetmp.Setup() }
 
 // alone makes the current test run in a process of its own: in the test
 // process it runs a copy of the test binary for just this test, checks
@@ -44,7 +25,7 @@ func alone(t *testing.T) bool {
 	if os.Getenv("CHARM_TEST_ALONE") == t.Name() {
 		return true
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1", "-test.v")
+	cmd := jobtest.Command(nil, t, "-test.v")
 	cmd.Env = append(os.Environ(), "CHARM_TEST_ALONE="+t.Name())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s in its own process:\n%s", t.Name(), out)
@@ -80,7 +61,7 @@ func TestKillOneOfThreeProcesses(t *testing.T) {
 	}
 	var rt *actor.Runtime
 	var killed time.Time
-	code, err := chare.Run(chare.Config{PEs: 6, Nodes: 3, Launch: launch(t), Timeout: 60 * time.Second},
+	code, err := chare.Run(chare.Config{PEs: 6, Nodes: 3, Launch: jobtest.Launch(t), Timeout: 60 * time.Second},
 		func(m *ringMain, _ []string) {
 			rt = chare.PEOf(m).Job().Runtime()
 			g, err := group.New[ringer](m)
@@ -101,7 +82,7 @@ func TestKillOneOfThreeProcesses(t *testing.T) {
 			killed = time.Now()
 			_ = syscall.Kill(pids[1], syscall.SIGKILL)
 		})
-	asNode(code)
+	jobtest.ExitNode(code)
 	require.NotZero(t, code)
 	require.Error(t, err)
 	require.Regexp(t, `lost node 2 \(PEs 4\.\.5`, err.Error())

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
-	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +15,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // A frozen node (SIGSTOP) is alive for the kernel, so its connections stay
@@ -28,7 +27,7 @@ const freezeBound = 5 * time.Second
 // ringJob starts rings of messages across 3 nodes and 6 PEs that never
 // end by themselves, then runs then on node 0's main function.
 func ringJob(t *testing.T, onEnd func(int, error), then func(m *ringMain, rt *actor.Runtime)) (int, error) {
-	return chare.Run(chare.Config{PEs: 6, Nodes: 3, Launch: launch(t), Timeout: 60 * time.Second, OnEnd: onEnd},
+	return chare.Run(chare.Config{PEs: 6, Nodes: 3, Launch: jobtest.Launch(t), Timeout: 60 * time.Second, OnEnd: onEnd},
 		func(m *ringMain, _ []string) {
 			rt := chare.PEOf(m).Job().Runtime()
 			g, err := group.New[ringer](m)
@@ -67,7 +66,7 @@ func TestFreezeOneOfThreeProcesses(t *testing.T) {
 		frozen = time.Now()
 		_ = syscall.Kill(pids[1], syscall.SIGSTOP)
 	})
-	asNode(code)
+	jobtest.ExitNode(code)
 	took := time.Since(frozen)
 	require.NotZero(t, code)
 	require.Error(t, err)
@@ -96,7 +95,7 @@ func TestFreezeNodeZero(t *testing.T) {
 	if testing.Short() {
 		t.Skip("launches processes")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^"+regexp.QuoteMeta(t.Name())+"$", "-test.count=1")
+	cmd := jobtest.Command(nil, t)
 	cmd.Env = append(os.Environ(), env+"=1")
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)

@@ -14,6 +14,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // A message of hundreds of megabytes crosses processes at the default
@@ -162,7 +163,7 @@ func hugeJob(t *testing.T, reflect bool) {
 	size := hugeSize(t)
 	var got int
 	start := time.Now()
-	cfg := chare.Config{PEs: pes, Nodes: 2, Launch: launch(t), Timeout: 5 * time.Minute, FailAfter: hugeFailAfter}
+	cfg := chare.Config{PEs: pes, Nodes: 2, Launch: jobtest.Launch(t), Timeout: 5 * time.Minute, FailAfter: hugeFailAfter}
 	if s := os.Getenv("CHARM_HUGE_FAILAFTER"); s != "" { // to measure a run that would fail
 		d, err := time.ParseDuration(s)
 		require.NoError(t, err)
@@ -187,7 +188,7 @@ func hugeJob(t *testing.T, reflect bool) {
 			m.Exit(0)
 		})
 	nodeErr(t, err)
-	asNode(code)
+	jobtest.ExitNode(code)
 	t.Logf("%d messages of %d bytes across processes in %v", pes/2, size, time.Since(start))
 	require.NoError(t, err)
 	require.Equal(t, 0, code)

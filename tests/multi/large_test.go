@@ -13,6 +13,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // Messages longer than a frame (wire.MaxFrame, 3 MiB) cross processes in
@@ -135,7 +136,7 @@ func TestLargeMessagesAcrossProcesses(t *testing.T) {
 	const pes = 4
 	var got int
 	var rejected int64
-	code, err := chare.Run(chare.Config{PEs: pes, Nodes: 2, Launch: launch(t), Timeout: 90 * time.Second, FailAfter: longSilence},
+	code, err := chare.Run(chare.Config{PEs: pes, Nodes: 2, Launch: jobtest.Launch(t), Timeout: 90 * time.Second, FailAfter: longSilence},
 		func(m *sumMain, _ []string) {
 			g, err := group.New[bigSink](m)
 			if err != nil {
@@ -155,7 +156,7 @@ func TestLargeMessagesAcrossProcesses(t *testing.T) {
 			m.Exit(0)
 		})
 	nodeErr(t, err)
-	asNode(code)
+	jobtest.ExitNode(code)
 	require.NoError(t, err)
 	require.Equal(t, 0, code)
 	require.Equal(t, pes*len(bigPlan), got, "every PE received every message of its peer")
@@ -186,7 +187,7 @@ func init() { chare.Register[bigOne]() }
 // messages between them of limit0 in node 0 and limit1 in node 1, in which
 // PE from sends PE to a 10 MB message; the job must fail.
 func overLimit(t *testing.T, limit0, limit1, from, to int) error {
-	cfg := chare.Config{PEs: 2, Nodes: 2, Launch: launch(t), Timeout: 60 * time.Second, FailAfter: longSilence, MaxRemoteMessage: limit0}
+	cfg := chare.Config{PEs: 2, Nodes: 2, Launch: jobtest.Launch(t), Timeout: 60 * time.Second, FailAfter: longSilence, MaxRemoteMessage: limit0}
 	if chare.IsLaunchedNode() {
 		cfg.MaxRemoteMessage = limit1
 	}
@@ -201,7 +202,7 @@ func overLimit(t *testing.T, limit0, limit1, from, to int) error {
 		}
 	})
 	nodeErr(t, err)
-	asNode(code)
+	jobtest.ExitNode(code)
 	require.Equal(t, 1, code, "the job fails (%v)", err)
 	return err
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // TestAcrossHostsNetns runs one job on two "hosts": two network namespaces
@@ -36,7 +37,7 @@ func TestAcrossHostsNetns(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	start := func(ns string, node int) (*exec.Cmd, *bytes.Buffer) {
-		cmd := exec.CommandContext(ctx, "ip", "netns", "exec", ns, os.Args[0], "-test.run=^TestAcrossHostsNetns$", "-test.count=1", "-test.v")
+		cmd := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", ns}, append(jobtest.Launch(t), "-test.v")...)...)
 		cmd.Env = append(os.Environ(), "CHARM_NETNS_NODE="+strconv.Itoa(node), "CHARM_NETNS_LIST="+list, "CHARMGO_TOKEN="+token)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out

@@ -20,6 +20,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 type sumMain struct{ chare.Chare[sumMain] }
@@ -36,7 +37,7 @@ func init() {
 // sumJob sums the indices of an array spread over the nodes and returns
 // the job's code (0 when the sum is right).
 func sumJob(t *testing.T, cfg chare.Config, n int) (int, error) {
-	cfg.Launch, cfg.Timeout = launch(t), 60*time.Second
+	cfg.Launch, cfg.Timeout = jobtest.Launch(t), 60*time.Second
 	code, err := chare.Run(cfg, func(m *sumMain, _ []string) {
 		sum, err := sumIndices(m, n)
 		if err != nil || sum != n*(n-1)/2 {
@@ -45,7 +46,7 @@ func sumJob(t *testing.T, cfg chare.Config, n int) (int, error) {
 		}
 		m.Exit(0)
 	})
-	asNode(code)
+	jobtest.ExitNode(code)
 	return code, err
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // Checkpoint and restart: a job of ckPEs PEs builds a dense array, a
@@ -526,7 +527,7 @@ func TestCheckpointRestart(t *testing.T) {
 func asTwoProcesses(t *testing.T, pes int) chare.Config {
 	cfg := jobConfig(t, pes)
 	cfg.Nodes = 2
-	cfg.Launch = []string{os.Args[0], "-test.run=" + runPattern(t.Name()), "-test.count=1"}
+	cfg.Launch = jobtest.Launch(t)
 	return cfg
 }
 

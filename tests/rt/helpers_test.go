@@ -5,7 +5,6 @@ import (
 	"maps"
 	"os"
 	"reflect"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +16,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
-	"github.com/charmgo/charm/internal/nodetmp"
+	"github.com/charmgo/charm/internal/jobtest"
 )
 
 // jobDeadline bounds every job a test runs: a job that hangs fails the
@@ -80,7 +79,7 @@ func jobConfig(t *testing.T, pes int) chare.Config {
 			t.Skipf("%d PEs cannot be split between %d processes (%s=%d)", pes, testNodes, envTestNodes, testNodes)
 		}
 		cfg.Nodes = testNodes
-		cfg.Launch = []string{os.Args[0], "-test.run=" + runPattern(t.Name()), "-test.count=1"}
+		cfg.Launch = jobtest.Launch(t)
 	}
 	return cfg
 }
@@ -91,24 +90,8 @@ func jobConfig(t *testing.T, pes int) chare.Config {
 func runConfig[T any](t *testing.T, cfg chare.Config, start func(*T, []string)) (int, error) {
 	t.Helper()
 	code, err := chare.Run(cfg, start)
-	if chare.IsLaunchedNode() {
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "%s (node %s of %s): %v\n", t.Name(), os.Getenv("CHARMGO_NODE"), os.Getenv("CHARMGO_NODES"), err)
-		}
-		nodetmp.Exit(code)
-	}
+	jobtest.EndNode(t, code, err)
 	return code, err
-}
-
-// runPattern is a -test.run pattern that selects exactly the test or
-// subtest of that name: go test splits both at '/', and matches each part
-// of the pattern against the name's part at the same level.
-func runPattern(name string) string {
-	parts := strings.Split(name, "/")
-	for i, p := range parts {
-		parts[i] = "^" + regexp.QuoteMeta(p) + "$"
-	}
-	return strings.Join(parts, "/")
 }
 
 // inProcessOnly skips a test whose jobs must run in one process, for the
@@ -271,7 +254,3 @@ func upTo(n int) []int {
 	}
 	return out
 }
-
-// A process launched as a node of a test's job exits inside the test:
-// its temporary directories go with it (nodetmp.Exit).
-func init() { nodetmp.Setup() }
