@@ -196,9 +196,7 @@ func (pe *PE) post(r Route, d Delegate, from Context, env Envelope) error {
 		pe.countComm(from, r)
 	}
 	if d == nil && h.Entry != nil {
-		if md := h.Entry.delegate.Load(); md != nil {
-			d = *md // an entry method marked for a delegate (TRAM's [aggregate])
-		}
+		d = h.Entry.markFor(pe.job) // an entry method marked for a delegate (TRAM's [aggregate])
 	}
 	if d != nil {
 		if h.Index != nil {

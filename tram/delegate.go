@@ -184,11 +184,11 @@ func (d *Delegate) branch(from chare.Context) *delegateBranch {
 // (its announcement is on its way), the send waits for it.
 func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	pe := chare.PEOf(from)
-	if pe != nil && pe.Job() != d.job {
-		return chare.Forward(from, e) // a mark left by an earlier job in this process
-	}
 	if pe == nil {
 		return chare.ErrNoContext
+	}
+	if err := d.sameJob(pe); err != nil {
+		return err
 	}
 	part, err := pe.PartOrHold(d.g.Route().Coll, e, func() {
 		pe.Actor().Release(1)
@@ -235,13 +235,28 @@ func (d *Delegate) Multicast(from chare.Context, e chare.Envelope) error {
 }
 
 func (d *Delegate) forward(from chare.Context, e chare.Envelope) error {
-	if pe := chare.PEOf(from); pe != nil && pe.Job() == d.job {
-		d.direct.Add(1)
-		if b := d.branch(from); b != nil {
-			b.counts.Direct++
-		}
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	if err := d.sameJob(pe); err != nil {
+		return err
+	}
+	d.direct.Add(1)
+	if b := d.branch(from); b != nil {
+		b.counts.Direct++
 	}
 	return chare.Forward(from, e)
+}
+
+// sameJob says why a delegate cannot carry a send of pe's job: it was
+// created in an earlier job of the process (and kept, in a package
+// variable say), and its group ended with that job.
+func (d *Delegate) sameJob(pe *chare.PE) error {
+	if pe.Job() != d.job {
+		return fmt.Errorf("tram: %v belongs to an earlier job of this process; create a delegate in this job (NewDelegate) and delegate the proxy to it", d)
+	}
+	return nil
 }
 
 // destination finds the PE an element send goes to.
@@ -366,7 +381,7 @@ func (b *delegateBranch) Mark(m markMsg) {
 	if m.On {
 		d = b.d
 	}
-	if err := chare.MarkEntryID(m.Entry, d); err != nil {
+	if err := chare.MarkEntryID(b.d.job, m.Entry, d); err != nil {
 		b.Abort(fmt.Errorf("tram: %v: marking entry %d: %w", b.d, m.Entry, err))
 		return
 	}
@@ -491,6 +506,9 @@ func (d *Delegate) mark(from chare.Context, method any, on bool, done chare.Call
 	if pe == nil {
 		return chare.ErrNoContext
 	}
+	if err := d.sameJob(pe); err != nil {
+		return err
+	}
 	id, err := chare.EntryIDOf(method)
 	if err != nil {
 		return err
@@ -499,7 +517,7 @@ func (d *Delegate) mark(from chare.Context, method any, on bool, done chare.Call
 	if on {
 		md = d
 	}
-	if err := chare.MarkEntryID(id, md); err != nil {
+	if err := chare.MarkEntryID(d.job, id, md); err != nil {
 		return err
 	}
 	b := d.branch(from)
