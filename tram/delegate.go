@@ -85,8 +85,28 @@ func init() {
 		})
 	})
 	chare.RegisterDelegateKind(delegateKind, func(pe *chare.PE, id uint64) (chare.Delegate, error) {
-		return delegateOf(pe.Job(), chare.CollID(id)), nil
+		return resolveDelegate(pe.Job(), chare.CollID(id)), nil
 	})
+}
+
+// resolveDelegate returns the delegate a proxy from another process names
+// (coll came from the wire). Only a collection this process knows gets an
+// object kept until the job ends; for another, whose announcement may be
+// on its way, or that does not exist, it returns an object of its own:
+// a send through it waits for the group, or fails naming it, and then
+// goes on with the kept object.
+func resolveDelegate(job *chare.Job, coll chare.CollID) *Delegate {
+	if d, ok := delegates.Load(delegateKey{job, coll}); ok {
+		return d.(*Delegate)
+	}
+	if _, err := job.Collection(coll); err == nil {
+		return delegateOf(job, coll)
+	}
+	return &Delegate{job: job, g: delegateGroup(coll)}
+}
+
+func delegateGroup(coll chare.CollID) group.Proxy[delegateBranch] {
+	return group.Proxy[delegateBranch]{Proxy: chare.NewProxy[delegateBranch](chare.Route{Kind: chare.KindGroupAll, Coll: coll})}
 }
 
 // delegateOf returns the object of delegate coll in this process.
@@ -95,8 +115,7 @@ func delegateOf(job *chare.Job, coll chare.CollID) *Delegate {
 	if d, ok := delegates.Load(k); ok {
 		return d.(*Delegate)
 	}
-	g := group.Proxy[delegateBranch]{Proxy: chare.NewProxy[delegateBranch](chare.Route{Kind: chare.KindGroupAll, Coll: coll})}
-	d, _ := delegates.LoadOrStore(k, &Delegate{job: job, g: g})
+	d, _ := delegates.LoadOrStore(k, &Delegate{job: job, g: delegateGroup(coll)})
 	return d.(*Delegate)
 }
 
@@ -192,7 +211,8 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	}
 	part, err := pe.PartOrHold(d.g.Route().Coll, e, func() {
 		pe.Actor().Release(1)
-		if err := d.Send(pe.Context(), e); err != nil {
+		// The group is known here now: go on with the object kept for it.
+		if err := delegateOf(d.job, d.g.Route().Coll).Send(pe.Context(), e); err != nil {
 			pe.Fail(fmt.Errorf("tram: %v: a send that waited for the delegate's group: %w", d, err))
 		}
 	})
@@ -207,6 +227,7 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	if b == nil || b.agg == nil {
 		return fmt.Errorf("tram: %v has no branch on PE %d", d, pe.ID())
 	}
+	d = b.d // the object kept for the group, which the figures are on
 	dest, err := destination(from, e)
 	if err != nil {
 		return err
