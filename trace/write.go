@@ -476,7 +476,7 @@ func (w *Writer) flush() error {
 // node 0 merges the files.)
 func (w *Writer) writeFlowEnd(pe int, ts int64, id uint64) {
 	w.mu.Lock()
-	local := w.local[int(id>>16)]
+	local := w.local[flowSrc(id)]
 	w.mu.Unlock()
 	if local && !w.started[id] {
 		w.waiting[id] = append(w.waiting[id], heldEnd{pe, ts})
