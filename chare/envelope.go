@@ -23,7 +23,7 @@ type Header struct {
 	// Flow numbers the message's arrow in a trace (0: none); with Src it
 	// names the arrow job-wide (trace.FlowID), and it travels to other
 	// processes in the envelope's tail.
-	Flow uint16
+	Flow uint32
 }
 
 // Members returns the section members on the destination PE of a

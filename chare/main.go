@@ -190,6 +190,12 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 			return 1, err
 		}
 	}
+	traceClosed := false
+	defer func() { // a job that failed before it ran leaves no trace
+		if !traceClosed {
+			job.abortTrace()
+		}
+	}()
 	var ckpt *ckptFile
 	if cfg.Restart != "" && (nc == nil || nc.Node == 0) {
 		if ckpt, err = readCheckpoint(cfg.Restart); err != nil {
@@ -268,6 +274,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		fn(job)
 	}
 	job.dropFuncs()
+	traceClosed = true
 	if terr := job.closeTrace(); terr != nil && err == nil {
 		return max(code, 1), terr
 	}

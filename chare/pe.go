@@ -385,12 +385,15 @@ func (pe *PE) resolveHeader(h *Header) error {
 	case nil:
 		return nil
 	case rawIndex, *wireIndex, []any:
-		c, err := pe.job.Collection(h.Coll)
+		c, err := pe.collection(h.Coll)
 		if err != nil {
-			return err
+			return err // errPending: the index waits, in wire form
 		}
-		h.Index, err = pe.resolve(c, h.Index)
-		return err
+		i, err := pe.resolve(c, h.Index)
+		if err != nil {
+			return fmt.Errorf("chare: the index %v of a message for %s %v: %w", h.Index, c.Type.Name, c.ID, err)
+		}
+		h.Index = i
 	}
 	return nil
 }

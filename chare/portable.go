@@ -80,7 +80,14 @@ func (r *remoteDelegate) get(from Context) (Delegate, error) {
 	if err != nil {
 		return nil, err
 	}
-	return r.resolve(pe, r.id)
+	d, err := r.resolve(pe, r.id)
+	if err != nil {
+		return nil, err
+	}
+	if d == nil { // a resolver's mistake, not the sender's
+		return nil, fmt.Errorf("chare: the resolver of %q delegates returned no delegate for id %d", r.kind, r.id)
+	}
+	return d, nil
 }
 
 // DelegateRef implements PortableDelegate: a proxy passed on travels on

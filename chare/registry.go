@@ -61,45 +61,65 @@ type Entry struct {
 	// entries that take a message and return nothing.
 	wireRun atomic.Pointer[runDecoder]
 	// delegate, if set, receives every send of this entry method made
-	// through an undelegated proxy (MarkEntry).
-	delegate atomic.Pointer[Delegate]
+	// through an undelegated proxy (MarkEntry), in its job.
+	delegate atomic.Pointer[entryMark]
 	// runs and runsN hold delivered runs of this entry method, of one
 	// message (*runOfOne) and of more (*run1 with its slices), for newRun
 	// to reuse (run.go).
 	runs, runsN sync.Pool
 }
 
+// entryMark is an entry method's delegate and the job whose sends it takes
+// (nil: every job).
+type entryMark struct {
+	d   Delegate
+	job *Job
+}
+
+// markFor returns the delegate e is marked for in job, or nil.
+func (e *Entry) markFor(job *Job) Delegate {
+	m := e.delegate.Load()
+	if m == nil || m.job != nil && m.job != job {
+		return nil // unmarked, or a mark an earlier job left in this process
+	}
+	return m.d
+}
+
 // MarkEntry makes every send of the entry method behind method, through
 // any proxy that is not delegated otherwise, go to d (nil unmarks it): the
 // way a library such as TRAM aggregates an entry method "tagged for
-// aggregation" without touching the code that sends.
+// aggregation" without touching the code that sends. The mark holds for
+// every job the process runs; MarkEntryID can limit it to one.
 func MarkEntry(method any, d Delegate) error {
 	e, err := lookupEntry(method)
 	if err != nil {
 		return err
 	}
-	if d == nil {
-		e.delegate.Store(nil)
-		return nil
-	}
-	e.delegate.Store(&d)
+	e.mark(nil, d)
 	return nil
 }
 
 // MarkEntryID is MarkEntry for the entry method numbered id: a delegate
 // that marks an entry method in every process names it by its number,
-// which is the same in every process of the job.
-func MarkEntryID(id EntryID, d Delegate) error {
+// which is the same in every process of the job. The mark holds for the
+// sends of job only (nil: every job): a delegate that belongs to one job
+// passes its job, so that a later job of the process sends the entry
+// method directly until it marks it again.
+func MarkEntryID(job *Job, id EntryID, d Delegate) error {
 	e, err := EntryByID(id)
 	if err != nil {
 		return err
 	}
+	e.mark(job, d)
+	return nil
+}
+
+func (e *Entry) mark(job *Job, d Delegate) {
 	if d == nil {
 		e.delegate.Store(nil)
-		return nil
+		return
 	}
-	e.delegate.Store(&d)
-	return nil
+	e.delegate.Store(&entryMark{d: d, job: job})
 }
 
 // EntryIDOf returns the number of the entry method behind method, the

@@ -358,7 +358,7 @@ func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 // whether it did; if not, the caller sends an envelope.
 func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
 	r := &p.route
-	if p.del != nil || pe.tr != nil && pe.tr.WouldSample() || e.Threaded || e.NoRuns || e.delegate.Load() != nil {
+	if p.del != nil || pe.tr != nil && pe.tr.WouldSample() || e.Threaded || e.NoRuns || e.markFor(pe.job) != nil {
 		return false
 	}
 	switch r.Kind {

@@ -220,28 +220,46 @@ func (pe *PE) post(r Route, d Delegate, from Context, env Envelope) error {
 		pe.countComm(from, r)
 	}
 	if d == nil && h.Entry != nil {
-		if md := h.Entry.delegate.Load(); md != nil {
-			d = *md // an entry method marked for a delegate (TRAM's [aggregate])
-		}
+		d = h.Entry.markFor(pe.job) // an entry method marked for a delegate (TRAM's [aggregate])
 	}
 	if d != nil {
-		if h.Index != nil {
-			// A route decoded from a message (a callback's) holds its
-			// index in wire form; delegates locate elements by the typed
-			// index. A collection not known here yet keeps it so, for the
-			// direct path to resolve once it is.
-			_ = pe.resolveHeader(h)
-		}
-		switch {
-		case r.Kind == KindSection:
-			return d.Multicast(from, env)
-		case r.Kind.IsBroadcast():
-			return d.Broadcast(from, env)
-		default:
-			return d.Send(from, env)
-		}
+		return pe.delegate(d, from, env)
 	}
 	return pe.send(env)
+}
+
+// delegate hands an envelope to its delegate. A route decoded from a
+// message (a callback's) holds its index in wire form, and delegates
+// locate elements by the typed index: it is decoded first, and if its
+// collection was made in another process and is not announced here yet,
+// the envelope waits for the announcement, as on the direct path.
+func (pe *PE) delegate(d Delegate, from Context, env Envelope) error {
+	h := env.Header()
+	if h.Index != nil {
+		err := pe.resolveHeader(h)
+		if err == nil && pe.held(h.Coll) {
+			err = errPending // keep this sender's order behind what waits
+		}
+		if err == errPending {
+			pe.hold(h.Coll, env, func() {
+				if err := pe.delegate(d, pe.Context(), env); err != nil {
+					pe.fail(fmt.Errorf("chare: %s, which waited for the announcement of %v: %w", Describe(env), h.Coll, err))
+				}
+			})
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+	switch {
+	case h.Kind == KindSection:
+		return d.Multicast(from, env)
+	case h.Kind.IsBroadcast():
+		return d.Broadcast(from, env)
+	default:
+		return d.Send(from, env)
+	}
 }
 
 // Forward sends an envelope on the direct path, as if its proxy were not

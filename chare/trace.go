@@ -151,6 +151,14 @@ func (pe *PE) traceSend(h *Header) {
 }
 
 // closeTrace writes the trace file when the job has ended.
+// abortTrace ends the trace writer of a job that failed before it ran
+// and removes its partial files.
+func (j *Job) abortTrace() {
+	if j.trace != nil {
+		_ = j.trace.w.Abort() // the job's own error is the one to report
+	}
+}
+
 func (j *Job) closeTrace() error {
 	if j.trace == nil {
 		return nil

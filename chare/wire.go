@@ -531,10 +531,10 @@ func decodeEnvTail(h *Header, tail []byte) (reply futureRef, idx, msg []byte, er
 		if err != nil {
 			return reply, nil, nil, err
 		}
-		if f == 0 || f > math.MaxUint16 {
+		if f == 0 || f > math.MaxUint32 {
 			return reply, nil, nil, fmt.Errorf("an envelope's flow number %d is out of range", f)
 		}
-		h.Flow = uint16(f)
+		h.Flow = uint32(f)
 	}
 	switch {
 	case flags&tailIndex != 0:

@@ -78,7 +78,7 @@ func TestEnvelopeRun(t *testing.T) {
 	var envs []actor.WireRunner
 	for i := range 5 {
 		env := &env1[runWorker, runMsg]{fn: (*runWorker).Take, msg: runMsg{A: int32(i - 2), B: [4]byte{byte(i)}}}
-		env.h = Header{Route: route, Entry: e, Src: 3, Root: 1, Epoch: uint32(i * 1000), Hops: uint8(i), Flow: uint16(i * 16000)}
+		env.h = Header{Route: route, Entry: e, Src: 3, Root: 1, Epoch: uint32(i * 1000), Hops: uint8(i), Flow: uint32(i) * 70000}
 		env.h.Index = rawIndex{0x01, byte(i)} // different elements, one run
 		envs = append(envs, env)
 	}
@@ -120,7 +120,7 @@ func TestEnvelopeFlowNumber(t *testing.T) {
 	it := encodeRun(t, env)
 	ms, err := decodeRun(it)
 	require.NoError(t, err)
-	require.Equal(t, uint16(300), ms[0].(Envelope).Header().Flow)
+	require.Equal(t, uint32(300), ms[0].(Envelope).Header().Flow)
 
 	untraced := *env
 	untraced.h.Flow = 0
@@ -136,7 +136,7 @@ func TestEnvelopeFlowNumber(t *testing.T) {
 		want string
 	}{
 		{"zero", []byte{0}, "flow number 0 is out of range"},
-		{"above 65535", []byte{0x80, 0x80, 0x04}, "flow number 65536 is out of range"},
+		{"above 2^32-1", []byte{0x80, 0x80, 0x80, 0x80, 0x10}, "flow number 4294967296 is out of range"},
 		{"truncated", []byte{0x80}, "flow number is truncated"},
 	}
 	for _, tc := range tests {

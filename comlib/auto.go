@@ -1,6 +1,7 @@
 package comlib
 
 import (
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"sort"
@@ -94,12 +95,13 @@ func (a *AutoSpec) facts() selection.CreationFacts {
 }
 
 // parsedTrees holds the trees of AutoSpecs parsed in this process, by
-// their text: every PE of a process prunes the same spec, and a tree of
-// megabytes is parsed once per process rather than once per PE. It keeps
-// the last maxParsedTrees texts.
+// the SHA-256 of their text (not the text, which may be megabytes): every
+// PE of a process prunes the same spec, and a tree of megabytes is parsed
+// once per process rather than once per PE. It keeps at most
+// maxParsedTrees trees.
 var parsedTrees struct {
 	mu sync.Mutex
-	m  map[string]*parsedTree
+	m  map[[sha256.Size]byte]*parsedTree
 }
 
 const maxParsedTrees = 16
@@ -112,15 +114,16 @@ type parsedTree struct {
 
 // treeEntry returns the entry of text in parsedTrees, made if needed.
 func treeEntry(text string) *parsedTree {
+	key := sha256.Sum256([]byte(text))
 	parsedTrees.mu.Lock()
 	defer parsedTrees.mu.Unlock()
-	e := parsedTrees.m[text]
+	e := parsedTrees.m[key]
 	if e == nil {
 		if len(parsedTrees.m) >= maxParsedTrees || parsedTrees.m == nil {
-			parsedTrees.m = map[string]*parsedTree{}
+			parsedTrees.m = map[[sha256.Size]byte]*parsedTree{}
 		}
 		e = &parsedTree{}
-		parsedTrees.m[text] = e
+		parsedTrees.m[key] = e
 	}
 	return e
 }

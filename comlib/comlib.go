@@ -3,6 +3,7 @@ package comlib
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
@@ -356,9 +357,16 @@ func (in *Instance) DelegateRef() (string, uint64) { return delegateKind, uint64
 const delegateKind = "comlib"
 
 func init() {
-	chare.RegisterDelegateKind(delegateKind, func(pe *chare.PE, id uint64) (chare.Delegate, error) {
-		return stateOf(pe).instance(uint32(id)), nil
-	})
+	chare.RegisterDelegateKind(delegateKind, resolveInstance)
+}
+
+// resolveInstance finds the instance a delegated proxy from another
+// process names; its number came from the wire.
+func resolveInstance(pe *chare.PE, id uint64) (chare.Delegate, error) {
+	if id > math.MaxUint32 {
+		return nil, fmt.Errorf("comlib: a proxy came delegated to comlib instance %d; instance numbers are below 2^32", id)
+	}
+	return stateOf(pe).instance(uint32(id)), nil
 }
 
 // New creates a strategy instance. Call it on PE 0 (in the main chare,

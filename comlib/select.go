@@ -3,6 +3,7 @@ package comlib
 import (
 	_ "embed"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,24 +64,35 @@ var defaultTree = sync.OnceValues(func() (*selection.Tree, error) {
 // package.
 func DefaultSelection() (*selection.Tree, error) { return defaultTree() }
 
-// selectFiles holds the -comlibselect files loaded in this process: each
-// is parsed once (the flag's check, then every job, find it here).
+// selectFiles holds the -comlibselect files loaded in this process, by
+// name, with the size and modification time they had: each is parsed once
+// (the flag's check, then every job, find it here) until it changes.
 var (
 	selectFilesMu sync.Mutex
-	selectFiles   = map[string]*selection.Tree{}
+	selectFiles   = map[string]selectFile{}
 )
 
+type selectFile struct {
+	size, mod int64 // the file's size and modification time (ns) when read
+	t         *selection.Tree
+}
+
 func loadSelectFlag(file string) (*selection.Tree, error) {
+	fi, err := os.Stat(file)
+	if err != nil {
+		return nil, fmt.Errorf("comlib: selection file: %w", err)
+	}
+	size, mod := fi.Size(), fi.ModTime().UnixNano()
 	selectFilesMu.Lock()
 	defer selectFilesMu.Unlock()
-	if t, ok := selectFiles[file]; ok {
-		return t, nil
+	if f, ok := selectFiles[file]; ok && f.size == size && f.mod == mod {
+		return f.t, nil
 	}
-	t, err := LoadSelection(file)
+	t, err := LoadSelection(file) // a change from now on shows in the next Stat
 	if err != nil {
 		return nil, err
 	}
-	selectFiles[file] = t
+	selectFiles[file] = selectFile{size: size, mod: mod, t: t}
 	return t, nil
 }
 

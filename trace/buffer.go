@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -99,7 +100,7 @@ type Buffer struct {
 	Dropped int // events not kept because of Limit or the writer's cap
 	start   time.Time
 	sampler Sampler
-	flow    uint16 // the last flow number drawn
+	flow    uint32 // the last flow number drawn
 	open    int64  // the start of the slice running now, or -1
 }
 
@@ -330,34 +331,36 @@ func (b *Buffer) Slice(l *Label, index any, t0, t1 int64) {
 
 // FlowFrom records, if the sampler takes it, the start of a flow for the
 // send happening now, and returns its number (never 0), or 0 for a send
-// without an arrow. The number is unique per PE until it wraps at 65535:
-// the receiver joins it with the sending PE to find the flow (FlowID).
+// without an arrow. The number is unique per PE (it does not wrap: after
+// MaxUint32 arrows, more than a day of a PE's sends at the sampler's
+// rate, sends go without): the receiver joins it with the sending PE to
+// find the flow (FlowID).
 //
 // The flow starts at the start of the slice that sends (Enter), not at
 // the send: Chrome's DevTools joins a flow only to a slice that starts at
 // the flow's own time, and Perfetto and chrome://tracing draw the arrow
 // from the enclosing slice anyway. A send outside any slice starts now.
-func (b *Buffer) FlowFrom() uint16 {
+func (b *Buffer) FlowFrom() uint32 {
 	ts := b.sendTime()
-	if b.stopped || !b.sampler.Take(ts) {
+	if b.stopped || b.flow == math.MaxUint32 || !b.sampler.Take(ts) {
 		return 0
 	}
 	b.flow++
-	if b.flow == 0 {
-		b.flow = 1
-	}
 	b.add(rec{kind: FlowStart, ts: ts, id: FlowID(b.PE, b.flow)})
 	return b.flow
 }
 
 // FlowTo records the end of flow n from PE src at ts, the start of the
 // slice that runs the message.
-func (b *Buffer) FlowTo(src int, n uint16, ts int64) {
+func (b *Buffer) FlowTo(src int, n uint32, ts int64) {
 	b.add(rec{kind: FlowEnd, ts: ts, id: FlowID(src, n)})
 }
 
 // FlowID is the job-wide number of flow n drawn on PE src.
-func FlowID(src int, n uint16) uint64 { return uint64(src)<<16 | uint64(n) }
+func FlowID(src int, n uint32) uint64 { return uint64(src)<<32 | uint64(n) }
+
+// flowSrc is the sending PE of flow id.
+func flowSrc(id uint64) int { return int(id >> 32) }
 
 // Instant records a point event now. args holds key, value pairs.
 func (b *Buffer) Instant(cat, name string, args ...any) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"
@@ -79,14 +80,22 @@ func TestBufferKeepsOrderAcrossChunks(t *testing.T) {
 	}
 }
 
-func TestFlowNumbersSkipZeroWhenTheyWrap(t *testing.T) {
+// TestFlowNumbersDoNotWrap: a PE's flow numbers go past 65535, and after
+// the last one its sends get no arrow rather than a number in use.
+func TestFlowNumbersDoNotWrap(t *testing.T) {
 	b := NewBuffer(1, time.Now(), 0)
 	b.sampler.Per = 1 << 20
 	b.flow = 65534
-	require.Equal(t, uint16(65535), b.FlowFrom())
-	require.Equal(t, uint16(1), b.FlowFrom())
-	require.Equal(t, FlowID(1, 1), b.Recorded()[1].ID)
+	require.Equal(t, uint32(65535), b.FlowFrom())
+	require.Equal(t, uint32(65536), b.FlowFrom())
+	require.Equal(t, FlowID(1, 65536), b.Recorded()[1].ID)
+	require.NotEqual(t, FlowID(1, 1), FlowID(1, 65537), "a flow number is not reused")
 	require.NotEqual(t, FlowID(1, 1), FlowID(2, 1), "flows of different PEs differ")
+	require.Equal(t, 1, flowSrc(FlowID(1, math.MaxUint32)))
+	b.flow = math.MaxUint32 - 1
+	require.Equal(t, uint32(math.MaxUint32), b.FlowFrom())
+	require.Zero(t, b.FlowFrom(), "no arrow once the numbers are used up")
+	require.Len(t, b.Recorded(), 3)
 }
 
 func TestFlowsStartWhereTheSendingSliceStarts(t *testing.T) {

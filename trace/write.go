@@ -476,7 +476,7 @@ func (w *Writer) flush() error {
 // node 0 merges the files.)
 func (w *Writer) writeFlowEnd(pe int, ts int64, id uint64) {
 	w.mu.Lock()
-	local := w.local[int(id>>16)]
+	local := w.local[flowSrc(id)]
 	w.mu.Unlock()
 	if local && !w.started[id] {
 		w.waiting[id] = append(w.waiting[id], heldEnd{pe, ts})
@@ -685,6 +685,34 @@ func (w *Writer) Close() error {
 		return nil
 	}
 	return w.merge()
+}
+
+// Abort stops the writer without writing a trace: it drops what the
+// buffers hold, ends the goroutine that writes, closes the file and
+// removes the partial files OpenWith created. It is for a job that fails
+// before it runs; use Close at the end of one that ran.
+func (w *Writer) Abort() error {
+	for _, b := range w.bufs {
+		b.mu.Lock()
+		b.closed = true
+		b.full, b.cur = nil, nil
+		b.mu.Unlock()
+	}
+	close(w.ch)
+	<-w.done
+	err := w.file.Close()
+	if rerr := os.Remove(w.file.Name()); rerr != nil && err == nil {
+		err = rerr
+	}
+	if w.Node == 0 && w.Nodes > 1 {
+		if rerr := os.Remove(NodePath(w.Path, 0)); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("trace: aborting %s: %w", w.file.Name(), err)
+	}
+	return nil
 }
 
 // merge writes Path from node 0's events and the files of the other nodes

@@ -85,8 +85,28 @@ func init() {
 		})
 	})
 	chare.RegisterDelegateKind(delegateKind, func(pe *chare.PE, id uint64) (chare.Delegate, error) {
-		return delegateOf(pe.Job(), chare.CollID(id)), nil
+		return resolveDelegate(pe.Job(), chare.CollID(id)), nil
 	})
+}
+
+// resolveDelegate returns the delegate a proxy from another process names
+// (coll came from the wire). Only a collection this process knows gets an
+// object kept until the job ends; for another, whose announcement may be
+// on its way, or that does not exist, it returns an object of its own:
+// a send through it waits for the group, or fails naming it, and then
+// goes on with the kept object.
+func resolveDelegate(job *chare.Job, coll chare.CollID) *Delegate {
+	if d, ok := delegates.Load(delegateKey{job, coll}); ok {
+		return d.(*Delegate)
+	}
+	if _, err := job.Collection(coll); err == nil {
+		return delegateOf(job, coll)
+	}
+	return &Delegate{job: job, g: delegateGroup(coll)}
+}
+
+func delegateGroup(coll chare.CollID) group.Proxy[delegateBranch] {
+	return group.Proxy[delegateBranch]{Proxy: chare.NewProxy[delegateBranch](chare.Route{Kind: chare.KindGroupAll, Coll: coll})}
 }
 
 // delegateOf returns the object of delegate coll in this process.
@@ -95,8 +115,7 @@ func delegateOf(job *chare.Job, coll chare.CollID) *Delegate {
 	if d, ok := delegates.Load(k); ok {
 		return d.(*Delegate)
 	}
-	g := group.Proxy[delegateBranch]{Proxy: chare.NewProxy[delegateBranch](chare.Route{Kind: chare.KindGroupAll, Coll: coll})}
-	d, _ := delegates.LoadOrStore(k, &Delegate{job: job, g: g})
+	d, _ := delegates.LoadOrStore(k, &Delegate{job: job, g: delegateGroup(coll)})
 	return d.(*Delegate)
 }
 
@@ -184,15 +203,16 @@ func (d *Delegate) branch(from chare.Context) *delegateBranch {
 // (its announcement is on its way), the send waits for it.
 func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	pe := chare.PEOf(from)
-	if pe != nil && pe.Job() != d.job {
-		return chare.Forward(from, e) // a mark left by an earlier job in this process
-	}
 	if pe == nil {
 		return chare.ErrNoContext
 	}
+	if err := d.sameJob(pe); err != nil {
+		return err
+	}
 	part, err := pe.PartOrHold(d.g.Route().Coll, e, func() {
 		pe.Actor().Release(1)
-		if err := d.Send(pe.Context(), e); err != nil {
+		// The group is known here now: go on with the object kept for it.
+		if err := delegateOf(d.job, d.g.Route().Coll).Send(pe.Context(), e); err != nil {
 			pe.Fail(fmt.Errorf("tram: %v: a send that waited for the delegate's group: %w", d, err))
 		}
 	})
@@ -207,6 +227,7 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	if b == nil || b.agg == nil {
 		return fmt.Errorf("tram: %v has no branch on PE %d", d, pe.ID())
 	}
+	d = b.d // the object kept for the group, which the figures are on
 	dest, err := destination(from, e)
 	if err != nil {
 		return err
@@ -235,13 +256,28 @@ func (d *Delegate) Multicast(from chare.Context, e chare.Envelope) error {
 }
 
 func (d *Delegate) forward(from chare.Context, e chare.Envelope) error {
-	if pe := chare.PEOf(from); pe != nil && pe.Job() == d.job {
-		d.direct.Add(1)
-		if b := d.branch(from); b != nil {
-			b.counts.Direct++
-		}
+	pe := chare.PEOf(from)
+	if pe == nil {
+		return chare.ErrNoContext
+	}
+	if err := d.sameJob(pe); err != nil {
+		return err
+	}
+	d.direct.Add(1)
+	if b := d.branch(from); b != nil {
+		b.counts.Direct++
 	}
 	return chare.Forward(from, e)
+}
+
+// sameJob says why a delegate cannot carry a send of pe's job: it was
+// created in an earlier job of the process (and kept, in a package
+// variable say), and its group ended with that job.
+func (d *Delegate) sameJob(pe *chare.PE) error {
+	if pe.Job() != d.job {
+		return fmt.Errorf("tram: %v belongs to an earlier job of this process; create a delegate in this job (NewDelegate) and delegate the proxy to it", d)
+	}
+	return nil
 }
 
 // destination finds the PE an element send goes to.
@@ -368,7 +404,7 @@ func (b *delegateBranch) Mark(m markMsg) {
 	if m.On {
 		d = b.d
 	}
-	if err := chare.MarkEntryID(m.Entry, d); err != nil {
+	if err := chare.MarkEntryID(b.d.job, m.Entry, d); err != nil {
 		b.Abort(fmt.Errorf("tram: %v: marking entry %d: %w", b.d, m.Entry, err))
 		return
 	}
@@ -500,6 +536,9 @@ func (d *Delegate) mark(from chare.Context, method any, on bool, done chare.Call
 	if pe == nil {
 		return chare.ErrNoContext
 	}
+	if err := d.sameJob(pe); err != nil {
+		return err
+	}
 	id, err := chare.EntryIDOf(method)
 	if err != nil {
 		return err
@@ -508,7 +547,7 @@ func (d *Delegate) mark(from chare.Context, method any, on bool, done chare.Call
 	if on {
 		md = d
 	}
-	if err := chare.MarkEntryID(id, md); err != nil {
+	if err := chare.MarkEntryID(d.job, id, md); err != nil {
 		return err
 	}
 	b := d.branch(from)
