@@ -415,6 +415,7 @@ type Stats struct {
 	auto      *autoStats          // an Auto instance's choices
 
 	messages, packets, direct, held atomic.Int64
+	bytes                           atomic.Int64
 	iterations, optimized           atomic.Int64
 	recoveries, errorNanos          atomic.Int64
 	dests                           atomic.Int64
@@ -424,6 +425,7 @@ type Stats struct {
 // StatsSnapshot is a copy of an instance's counters.
 type StatsSnapshot struct {
 	Messages   int64         // sent through the instance
+	Bytes      int64         // their sizes, as MessageSize measures them
 	Packets    int64         // combined messages between PEs
 	Direct     int64         // messages sent directly (error mode, large, no route)
 	Held       int64         // messages held (start-up, error mode)
@@ -452,11 +454,12 @@ func (in *Instance) Stats() StatsSnapshot {
 		var out StatsSnapshot
 		if b := in.firstBracketed(); b != nil {
 			out = b.Stats()
-			out.Messages, out.Packets, out.Direct, out.Held = 0, 0, 0, 0
+			out.Messages, out.Bytes, out.Packets, out.Direct, out.Held = 0, 0, 0, 0, 0
 		}
 		for _, p := range a.parts {
 			ps := p.Stats()
 			out.Messages += ps.Messages
+			out.Bytes += ps.Bytes
 			out.Packets += ps.Packets
 			out.Direct += ps.Direct
 			out.Held += ps.Held
@@ -464,15 +467,15 @@ func (in *Instance) Stats() StatsSnapshot {
 		out.Held += s.held.Load()
 		return out
 	}
-	return StatsSnapshot{Messages: s.messages.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
+	return StatsSnapshot{Messages: s.messages.Load(), Bytes: s.bytes.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
 		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load(), Reported: s.reported.Load(),
 		ReportMsgs: s.reportMsgs.Load()}
 }
 
 func (s StatsSnapshot) String() string {
-	return fmt.Sprintf("messages=%d packets=%d direct=%d held=%d iterations=%d optimized=%d recoveries=%d errortime=%v",
-		s.Messages, s.Packets, s.Direct, s.Held, s.Iterations, s.Optimized, s.Recoveries, s.ErrorTime.Round(time.Microsecond))
+	return fmt.Sprintf("messages=%d bytes=%d packets=%d direct=%d held=%d iterations=%d optimized=%d recoveries=%d errortime=%v",
+		s.Messages, s.Bytes, s.Packets, s.Direct, s.Held, s.Iterations, s.Optimized, s.Recoveries, s.ErrorTime.Round(time.Microsecond))
 }
 
 // Exchanges returns how many PEs of this process exchanged the given

@@ -157,6 +157,7 @@ func TestDelegatedToInstanceInEveryProcess(t *testing.T) {
 				runJob(t, 4, nodes, dlJob(tc.make, &r))
 				require.Equal(t, dlWant(), r.totals, "messages and the sum of their senders")
 				require.EqualValues(t, dlElems*dlSends*dlRounds, r.report.Job.Messages, "messages through the instance in the job: %+v", r.report)
+				require.EqualValues(t, int64(comlib.MessageSize(0))*dlElems*dlSends*dlRounds, r.report.Job.Bytes, "bytes through the instance in the job: %+v", r.report)
 				require.Len(t, r.report.Process, nodes)
 				for k, p := range r.report.Process {
 					require.EqualValues(t, dlElems*dlSends*dlRounds/nodes, p.Messages, "messages through the instance in process %d", k)

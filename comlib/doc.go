@@ -82,7 +82,7 @@
 // buffers under quiescence detection's count, so DetectQuiescence does not
 // fire while they do.
 //
-// Statistics per instance (messages, packets, direct, held, iterations,
+// Statistics per instance (messages and their bytes, packets, direct, held, iterations,
 // optimized iterations, recoveries, time in error mode) are counted per
 // process, by the PEs of the process together: Instance.Stats returns
 // this process's, Instance.Report gathers every process's and their sums

@@ -353,6 +353,7 @@ func (s *state) run(e *entry, in *Instance, o op) error {
 	// shared counter less per send.
 	if _, isAuto := e.strat.(*autoPE); o.kind <= opMulticast && !isAuto {
 		in.st.messages.Add(1)
+		in.st.bytes.Add(int64(msgSize(o.env)))
 	}
 	switch o.kind {
 	case opSend:

@@ -100,6 +100,7 @@ func newReport(per []StatsSnapshot) Report {
 	for _, p := range per {
 		j := &r.Job
 		j.Messages += p.Messages
+		j.Bytes += p.Bytes
 		j.Packets += p.Packets
 		j.Direct += p.Direct
 		j.Held += p.Held
