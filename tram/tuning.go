@@ -47,11 +47,8 @@ import (
 const maxTunedItems = 1 << 16
 
 // tuneBand: without TuneMin and TuneMax the search stays within a factor
-// of tuneBand of the configured size. Unbounded (1 to 65536), it once
-// settled at 32768 items per peer on the 1-D histogram of tests/bench, a
-// size no step ever fills, and ran at 0.40 of the default's rate; the
-// static sweep (tune/tram/sweep/8B) finds the configured 256 within the
-// noise of every size from 128 to 2048 and 4096 clearly worse.
+// of tuneBand of the configured size, so that an unbounded search cannot
+// settle on a size no step ever fills.
 const tuneBand = 8
 
 const (
