@@ -3,5 +3,5 @@
 package actor
 
 // framePerItem is an experiment knob for benchmarks, off in every normal
-// build: see experiment_frameperitem.go.
+// build; the build tag charmexp_frameperitem turns it on.
 const framePerItem = false

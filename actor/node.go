@@ -416,8 +416,7 @@ const DefaultMaxRemoteMessage = 1 << 30
 // layer sends up to writerBatch queued frames in one gRPC message, and a
 // heartbeat queued behind a long frame's fragments arrives only after
 // them: the other node hears nothing from this one while such a batch is
-// marshalled, sent and unmarshalled (about a second for 48 MiB on a
-// loaded 2-core machine, several under -race). Fragments of 1 MiB keep
+// marshalled, sent and unmarshalled. Fragments of 1 MiB keep
 // a batch of fragments at 16 MiB. Frames up to wire.MaxFrame (3 MiB) are
 // not cut, so a batch of ordinary frames full of small messages can
 // still reach 48 MiB; those come from many sends, each a message of its

@@ -35,7 +35,7 @@ type Describer interface {
 type PE struct {
 	rt *Runtime
 	id int
-	mb *mailbox // see dispatch.go
+	mb *mailbox // see mailbox.run
 
 	created, processed int64 // quiescence counts
 	cur                *Thread

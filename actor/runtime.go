@@ -36,7 +36,7 @@ type Config struct {
 	// MaxRemoteInFlight bounds, in bytes of frames, what the PEs of this
 	// process may have sent to another process and that process has not
 	// yet processed: a sender that finds the bound reached waits until
-	// half of it is processed (see rcredit.go). 0 means
+	// half of it is processed (see remoteCredit). 0 means
 	// DefaultMaxRemoteInFlight; a negative value, no bound. Every node of
 	// a job must be given the same value (chare.Run does): a receiver
 	// acknowledges what it processed in steps of a quarter of its own.

@@ -73,7 +73,7 @@ func (t tokenAuth) checkUnary(ctx context.Context, req any, info *grpc.UnaryServ
 }
 
 // Refusals counts what this process's endpoint refused since it started
-// (the endpoint is shared by the jobs of a process: see shared.go).
+// (the endpoint is shared by the jobs of a process: see sharedEndpoint).
 type Refusals struct {
 	// Calls are gRPC calls without a token of a job running here.
 	Calls int64

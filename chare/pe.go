@@ -128,7 +128,7 @@ type PE struct {
 	lastRed redKey // the cache of redAcc
 	lastAcc *redAcc
 
-	measure    bool        // entry methods are timed (see load.go)
+	measure    bool        // entry methods are timed (see PE.SetMeasure)
 	measureCPU bool        // and charged their CPU time
 	slots      map[any]any // other packages' per-PE state
 	commOn     bool        // messages between elements are counted

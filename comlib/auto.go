@@ -247,12 +247,9 @@ func declared(size int) string {
 // which never change, and one log per PE of this process. Each PE writes
 // only its own log, at every EndIteration (or every autoFlushEvery
 // messages without brackets), so that its lock is not contended there;
-// Explain and Served merge the logs when they are asked. One log for the
-// whole process, under one lock, with a Choice, a map entry and garbage
-// per PE per iteration, cost an Auto that is Direct about 5 % of Direct's
-// time per exchange; per-PE logs, with a fixed tree's counts in a ring,
-// about 3 %, within the noise (comlib/alltoall/auto against a second
-// Direct instance in the same rounds).
+// Explain and Served merge the logs when they are asked. A fixed tree's
+// counts are kept in a ring rather than one Choice per iteration, so that
+// an Auto that is Direct costs about what Direct costs.
 type autoStats struct {
 	fixedTrace string      // the trace of a fixed tree's sends ("" if not fixed)
 	containers []string    // by part

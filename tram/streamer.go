@@ -60,13 +60,13 @@ type Options struct {
 	Yield int
 	// Tune, if set, tunes the buffer size (and the flush period, if one
 	// is set) from step to step, scoring each step by its time per item
-	// (see tuning.go; Streamer.Tuning reports the trajectory). Completion
+	// (see stepTuner; Streamer.Tuning reports the trajectory). Completion
 	// and staged steps are tuned, quiescence steps run at the last size
 	// and period (which may be a try's).
 	Tune bool
 	// TuneMin and TuneMax bound the tuned buffer size (items per peer);
 	// 0 means the configured size divided or multiplied by 8 (within 1 and
-	// 65536; see tuneBand in tuning.go), but never past the other bound:
+	// 65536; see tuneBand), but never past the other bound:
 	// TuneMin alone above 8× the configured size holds the size at TuneMin.
 	// Equal bounds hold the size there, and the flush period at the
 	// configured one scaled to it: every step still runs through the
@@ -630,10 +630,8 @@ func (in *Inserter[C, T]) Insert(item T, dest int) error {
 	// The usual item in one function: a step open for it (quick), another
 	// PE of the grid, a buffer slot from the hop table. What
 	// Aggregator.InsertTo and buffered do, with the loads they share made
-	// once: a copy on purpose. Calling one shared placement (used by
-	// InsertTo and add as well) cost 10 % more CPU per item on the 1-D
-	// histogram and 7 % on the 2-D (tram/histogram/8B/1proc -hist-only,
-	// three alternating runs each, 2026-11-27).
+	// once: a copy on purpose, since one shared placement (used by
+	// InsertTo and add as well) costs a call per item on this path.
 	if b.quick && uint(dest) < uint(len(a.hop)) && dest != b.me {
 		h := a.hop[dest]
 		slot, n := int(h>>1), 0

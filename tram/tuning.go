@@ -28,8 +28,7 @@ import (
 // Quiescence steps have no Finished and are not tuned.
 //
 // A step's time on a shared machine is noisy, and the configured size is
-// usually a good one, so the search is made to earn every move (measured
-// with the histogram of tests/bench, tune/tram/histogram): a value is
+// usually a good one, so the search is made to earn every move: a value is
 // scored by the median of 4 steps (a step slowed by another program does
 // not count), a try must beat its anchor by tuneMargin and by tuneZ
 // standard errors, measured in turn with it, to replace it, and
@@ -47,11 +46,8 @@ import (
 const maxTunedItems = 1 << 16
 
 // tuneBand: without TuneMin and TuneMax the search stays within a factor
-// of tuneBand of the configured size. Unbounded (1 to 65536), it once
-// settled at 32768 items per peer on the 1-D histogram of tests/bench, a
-// size no step ever fills, and ran at 0.40 of the default's rate; the
-// static sweep (tune/tram/sweep/8B) finds the configured 256 within the
-// noise of every size from 128 to 2048 and 4096 clearly worse.
+// of tuneBand of the configured size, so that an unbounded search cannot
+// settle on a size no step ever fills.
 const tuneBand = 8
 
 const (
@@ -59,12 +55,8 @@ const (
 	tuneHold   = 8    // scores (of 4 steps) to hold the best size once settled
 	// tuneZ: and faster by 2 standard errors of the steps' spread
 	// (tune.Options.Z), measured in turn with the anchor's steps
-	// (tune.Options.Paired). On 2 cores shared with other programs (load
-	// 6–8) a step's time per item spreads by 25 % or more and the load
-	// changes from second to second; the 2 % margin alone let one lucky
-	// score of 4 steps move the search, from 256 to 64 or 2048 (sizes the
-	// sweep finds 30–40 % slower, tune/tram/sweep/8B), and the tuned
-	// histogram ran at 0.76–0.85 of the default's rate.
+	// (tune.Options.Paired), so that one lucky score on a shared machine
+	// does not move the search on the margin alone.
 	tuneZ = 2
 )
 

@@ -78,8 +78,8 @@ func (r *sched) peers(tab [][][]int, self, stage int) []int {
 	return tab[stage][self]
 }
 
-// The lists are shared: callers must not modify them (a schedule's are fixed, and a bracketed
-// exchange asks for them every stage).
+// SendTo, RecvFrom and SendOrder return shared lists: callers must not modify them (a
+// schedule's are fixed, and a bracketed exchange asks for them every stage).
 func (r *sched) SendTo(self, stage int) []int    { return r.peers(r.send, self, stage) }
 func (r *sched) RecvFrom(self, stage int) []int  { return r.peers(r.recv, self, stage) }
 func (r *sched) SendOrder(self, stage int) []int { return r.peers(r.order, self, stage) }

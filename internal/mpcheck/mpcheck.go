@@ -15,7 +15,7 @@
 //
 // An element of one byte can still become a large Go value: msgpack/v5
 // decodes nil into a struct or array element as its zero value, so a
-// slice of 4 KiB arrays took 4 KiB per byte that Seq passed. SeqAs, for
+// slice of 4 KiB arrays takes 4 KiB per byte that Seq passed. SeqAs, for
 // bytes that will be decoded into a known Go type by reflection, walks
 // them along the type and also bounds what the decoding allocates
 // (Expansion bytes per byte, plus Slack).

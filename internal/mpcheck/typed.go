@@ -14,7 +14,7 @@ import (
 // most Expansion bytes per byte of msgpack, plus Slack. Seq bounds a
 // header's count by the bytes left, one byte an element, but an element
 // of one byte (nil, or an empty map for a struct) becomes a whole Go
-// value: a slice of 4 KiB arrays took 4 KiB per byte, a slice of
+// value: a slice of 4 KiB arrays takes 4 KiB per byte, a slice of
 // checkpoint objects 200 bytes per byte. Real data stays far below 64:
 // the dearest ordinary values are empty strings and interfaces (16 bytes
 // of Go for 1 of msgpack) and small map entries.

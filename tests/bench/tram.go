@@ -25,7 +25,7 @@ import (
 // baseline is the same items, from the same generators, sent as one
 // entry-method message each (chare.Send to the owner's branch), in the
 // same job, interleaved with the TRAM runs (direct, TRAM on each grid,
-// direct, …; see paired.go). 1proc runs on 4 PEs in one process with 1-,
+// direct, …; see figure.ratios). 1proc runs on 4 PEs in one process with 1-,
 // 2- and 3-D grids ([4], [2,2] and [2,2,1]: with 4 PEs the third dimension
 // can only be 1); 2proc runs on 2 processes × 2 PEs with the default grid,
 // [2,2]; 8B/1proc/64pe runs on 64 PEs in one process, [64] and [8,8], with
