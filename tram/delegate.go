@@ -53,6 +53,18 @@ type Delegate struct {
 	items  atomic.Int64 // items carried
 	frames atomic.Int64 // messages between branches
 	direct atomic.Int64 // broadcasts and multicasts passed on directly
+	// local holds, by PE, this process's branches once a send has found
+	// them, so that a send does not look the group up each time.
+	local []atomic.Pointer[delegateBranch]
+}
+
+// newDelegateObject makes a delegate's object for group coll in job.
+func newDelegateObject(job *chare.Job, coll chare.CollID) *Delegate {
+	d := &Delegate{job: job, g: delegateGroup(coll)}
+	if job != nil && job.Runtime() != nil {
+		d.local = make([]atomic.Pointer[delegateBranch], job.Runtime().NumPEs())
+	}
+	return d
 }
 
 // DelegateStats counts what a delegate carried: Items, the element sends
@@ -102,7 +114,7 @@ func resolveDelegate(job *chare.Job, coll chare.CollID) *Delegate {
 	if _, err := job.Collection(coll); err == nil {
 		return delegateOf(job, coll)
 	}
-	return &Delegate{job: job, g: delegateGroup(coll)}
+	return &Delegate{job: job, g: delegateGroup(coll)} // not kept: no branches to remember
 }
 
 func delegateGroup(coll chare.CollID) group.Proxy[delegateBranch] {
@@ -115,7 +127,7 @@ func delegateOf(job *chare.Job, coll chare.CollID) *Delegate {
 	if d, ok := delegates.Load(k); ok {
 		return d.(*Delegate)
 	}
-	d, _ := delegates.LoadOrStore(k, &Delegate{job: job, g: delegateGroup(coll)})
+	d, _ := delegates.LoadOrStore(k, newDelegateObject(job, coll))
 	return d.(*Delegate)
 }
 
@@ -209,6 +221,11 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	if err := d.sameJob(pe); err != nil {
 		return err
 	}
+	if id := pe.ID(); id < len(d.local) {
+		if b := d.local[id].Load(); b != nil {
+			return b.insert(from, e)
+		}
+	}
 	part, err := pe.PartOrHold(d.g.Route().Coll, e, func() {
 		pe.Actor().Release(1)
 		// The group is known here now: go on with the object kept for it.
@@ -227,7 +244,14 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	if b == nil || b.agg == nil {
 		return fmt.Errorf("tram: %v has no branch on PE %d", d, pe.ID())
 	}
-	d = b.d // the object kept for the group, which the figures are on
+	if id := pe.ID(); id < len(b.d.local) {
+		b.d.local[id].Store(b) // on the object kept for the group
+	}
+	return b.insert(from, e)
+}
+
+// insert takes a send as an item for the PE of its target.
+func (b *delegateBranch) insert(from chare.Context, e chare.Envelope) error {
 	dest, err := destination(from, e)
 	if err != nil {
 		return err
@@ -236,7 +260,7 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 	if err != nil {
 		return err
 	}
-	d.items.Add(1)
+	b.d.items.Add(1) // the object kept for the group, which the figures are on
 	b.counts.Items++
 	b.Here().Actor().Hold(1)
 	b.idle.busy = true
