@@ -285,6 +285,19 @@ func (pe *PE) invoke(obj any, e Envelope) {
 // later): messages stay in order.
 func (pe *PE) held(id CollID) bool { return len(pe.pending) > 0 && len(pe.pending[id]) > 0 }
 
+// holdPending keeps a send (fn, which handles the message what) until
+// its collection is announced here, and reports that it did, if looking
+// the collection up gave errPending, or succeeded while earlier messages
+// for it still wait (this sender's order stays behind them). Otherwise the
+// caller goes on with err.
+func (pe *PE) holdPending(coll CollID, err error, what any, fn func()) bool {
+	if err == errPending || err == nil && pe.held(coll) {
+		pe.hold(coll, what, fn)
+		return true
+	}
+	return false
+}
+
 // route handles an envelope that arrived on this PE.
 func (pe *PE) route(e Envelope) {
 	h := e.Header()

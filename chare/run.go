@@ -528,16 +528,7 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 		// reply): the run and its slices in one allocation, one that a
 		// delivery released if there is one (Release); a second message
 		// reallocates the slices and teaches the hint.
-		one, _ := e.runs.Get().(*runOfOne[T, M])
-		if one == nil {
-			one = &runOfOne[T, M]{}
-		}
-		run = &one.run
-		run.one = true
-		run.msgs = one.msg[:]
-		if elems {
-			run.idx = one.idx[:]
-		}
+		run = oneRun[T, M](e, elems, false)
 	} else {
 		run, _ = e.runsN.Get().(*run1[T, M])
 		switch {
@@ -555,6 +546,27 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 	run.fn = method
 	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
 	run.msgs[0] = msg
+	return run
+}
+
+// oneRun returns a run of one message of e, its slices in the same
+// allocation, one that a delivery released (Release) if there is one; an
+// element run (elems) gets an index column, and one decoded from the wire
+// (raw) a raw index column too.
+func oneRun[T, M any](e *Entry, elems, raw bool) *run1[T, M] {
+	one, _ := e.runs.Get().(*runOfOne[T, M])
+	if one == nil {
+		one = &runOfOne[T, M]{}
+	}
+	run := &one.run
+	run.one = true
+	run.msgs = one.msg[:]
+	if elems {
+		run.idx = one.idx[:]
+		if raw {
+			run.raw = one.raw[:]
+		}
+	}
 	return run
 }
 
@@ -603,16 +615,7 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		if it.Tails == 1 {
 			// A lone message (a request, a reply): its run and its slices
 			// in one allocation.
-			one, _ := en.runs.Get().(*runOfOne[T, M])
-			if one == nil {
-				one = &runOfOne[T, M]{}
-			}
-			run = &one.run
-			run.one = true
-			run.msgs = one.msg[:]
-			if elems {
-				run.idx, run.raw = one.idx[:], one.raw[:]
-			}
+			run = oneRun[T, M](en, elems, true)
 		} else {
 			run = &run1[T, M]{msgs: make([]M, it.Tails)}
 			if elems {

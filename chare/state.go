@@ -312,10 +312,17 @@ func (t *Type) unaccepted() []loss {
 	return out
 }
 
-// stateError returns an error naming the fields of t that would not
-// survive being packed for what (migration, a checkpoint), with what
-// would make each survive; nil if there are none.
-func (t *Type) stateError(what string) error {
+// PackError returns nil if the objects of the type can be packed for what
+// (as "migration" or "a checkpoint") without losing state: every field
+// survives packing, is declared with Transient or tagged `msgpack:"-"`,
+// or the type implements Packer. Otherwise it returns an error naming the
+// type and each field that would not survive, with what would make it
+// survive (export it, give it a concrete type, declare it Transient).
+// Migration and Checkpoint refuse such a type with this error.
+func (t *Type) PackError(what string) error {
+	if t.packable.Load() {
+		return nil
+	}
 	bad := t.unaccepted()
 	if len(bad) == 0 {
 		return nil
@@ -330,20 +337,6 @@ func (t *Type) stateError(what string) error {
 	return fmt.Errorf("chare: %s cannot be packed for %s, as these fields would not survive it: %s. "+
 		"Either make them survive, or accept their loss with chare.Register[%s](chare.Transient(%s)), or implement chare.Packer",
 		t.Name, what, strings.Join(describeLossesByKind(bad), "; "), t.rtype.Name(), strings.Join(names, ", "))
-}
-
-// PackError returns nil if the objects of the type can be packed for what
-// (as "migration" or "a checkpoint") without losing state: every field
-// survives packing, is declared with Transient or tagged `msgpack:"-"`,
-// or the type implements Packer. Otherwise it returns an error naming the
-// type and each field that would not survive, with what would make it
-// survive (export it, give it a concrete type, declare it Transient).
-// Migration and Checkpoint refuse such a type with this error.
-func (t *Type) PackError(what string) error {
-	if !t.packable.Load() {
-		return t.stateError(what)
-	}
-	return nil
 }
 
 // Packs reports whether the objects of the type can be packed without

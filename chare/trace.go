@@ -150,7 +150,6 @@ func (pe *PE) traceSend(h *Header) {
 	}
 }
 
-// closeTrace writes the trace file when the job has ended.
 // abortTrace ends the trace writer of a job that failed before it ran
 // and removes its partial files.
 func (j *Job) abortTrace() {
@@ -159,6 +158,7 @@ func (j *Job) abortTrace() {
 	}
 }
 
+// closeTrace writes the trace file when the job has ended.
 func (j *Job) closeTrace() error {
 	if j.trace == nil {
 		return nil

@@ -1006,19 +1006,24 @@ func decodeRoute(dec *msgpack.Decoder) (Route, Delegate, error) {
 	if err := dec.Decode(&w); err != nil {
 		return Route{}, nil, err
 	}
+	return w.route()
+}
+
+// route returns the route w describes, its index in wire form, and the
+// delegate it names, if any.
+func (w *wireRoute) route() (Route, Delegate, error) {
 	r := Route{Kind: w.Kind, Coll: w.Coll, PE: w.PE}
 	if w.Index != nil {
 		r.Index = rawIndex(w.Index)
 	}
-	var d Delegate
-	if w.DKind != "" {
-		rd, err := newRemoteDelegate(w.DKind, w.DID)
-		if err != nil {
-			return Route{}, nil, err
-		}
-		d = rd
+	if w.DKind == "" {
+		return r, nil, nil
 	}
-	return r, d, nil
+	rd, err := newRemoteDelegate(w.DKind, w.DID)
+	if err != nil {
+		return Route{}, nil, err
+	}
+	return r, rd, nil
 }
 
 // EncodeMsgpack lets a proxy travel in a message, in migrated or
@@ -1070,17 +1075,11 @@ func (cb *Callback) DecodeMsgpack(dec *msgpack.Decoder) error {
 	if err := dec.Decode(&w); err != nil {
 		return err
 	}
-	*cb = Callback{Kind: w.Kind, Route: Route{Kind: w.Route.Kind, Coll: w.Route.Coll, PE: w.Route.PE}, Entry: w.Entry, Future: w.Future, Func: w.Func, PE: w.PE, Code: w.Code}
-	if w.Route.Index != nil {
-		cb.Route.Index = rawIndex(w.Route.Index)
+	r, d, err := w.Route.route()
+	if err != nil {
+		return err
 	}
-	if w.Route.DKind != "" {
-		rd, err := newRemoteDelegate(w.Route.DKind, w.Route.DID)
-		if err != nil {
-			return err
-		}
-		cb.del = rd
-	}
+	*cb = Callback{Kind: w.Kind, Route: r, Entry: w.Entry, Future: w.Future, Func: w.Func, PE: w.PE, Code: w.Code, del: d}
 	return nil
 }
 

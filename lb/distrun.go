@@ -2,7 +2,6 @@ package lb
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -110,15 +109,12 @@ func (st *peState) distCollect(rep *peReport) {
 	objs := make([]DistObj, len(rep.Objs))
 	loads := make([]float64, len(rep.Objs))
 	work := rep.Background
-	var stays []chare.CollID
 	for k, o := range rep.Objs {
 		objs[k] = DistObj{ID: st.pe.ID()<<24 | k, Work: o.Load, Migratable: !o.Fixed}
 		loads[k] = o.Load
 		work += o.Load
-		if o.Stays && !slices.Contains(stays, o.Coll) {
-			stays = append(stays, o.Coll)
-		}
 	}
+	stays := staysIn(rep.Objs, nil)
 	st.distObjs, st.distBG = objs, rep.Background
 	st.dist = &distPE{inbox: map[int][]distPeer{}}
 	st.pe.Actor().Send(0, &distStat{PE: st.pe.ID(), Work: work, Objs: len(objs), ObjLoad: loadStatsOf(loads), Stays: stays})

@@ -3,6 +3,7 @@ package lb
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -367,6 +368,17 @@ type objReport struct {
 	Stays bool // its state would not survive migration
 }
 
+// staysIn adds to stays the arrays of objs whose elements stay (Stays),
+// each once.
+func staysIn(objs []objReport, stays []chare.CollID) []chare.CollID {
+	for _, o := range objs {
+		if o.Stays && !slices.Contains(stays, o.Coll) {
+			stays = append(stays, o.Coll)
+		}
+	}
+	return stays
+}
+
 type edgeReport struct {
 	FromColl, ToColl chare.CollID
 	From, To         string
@@ -453,11 +465,7 @@ func (st *peState) decide() {
 	}
 	var stays []chare.CollID
 	for _, rep := range byPE {
-		for _, o := range rep.Objs {
-			if o.Stays {
-				stays = append(stays, o.Coll)
-			}
-		}
+		stays = staysIn(rep.Objs, stays)
 	}
 	rep.Unmovable = st.unmovable(stays)
 	st.record(rep)
