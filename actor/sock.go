@@ -169,7 +169,7 @@ func sweepSockDirs(tmp string) (removed []string) {
 			if err != nil || !fi.IsDir() {
 				continue
 			}
-			if !ownedBy(fi, uid) {
+			if !procid.OwnedBy(fi, uid) {
 				continue
 			}
 			if procid.Alive(pid, start) == "" {
