@@ -325,7 +325,7 @@ func (rt *Runtime) sockAuth(r io.Reader) (int, error) {
 		return -1, err
 	case f.Kind != wire.KindHello || f.Token != ns.cfg.Token:
 		return -1, fmt.Errorf("actor: the first frame is a %v frame, not a hello with the job's token", f.Kind)
-	case f.From < 0 || f.From >= ns.cfg.Nodes || f.From == ns.cfg.Node:
+	case !ns.otherNode(f.From):
 		return -1, fmt.Errorf("actor: a hello from node %d, which is not another node of the job", f.From)
 	}
 	return f.From, nil
