@@ -32,7 +32,6 @@ type mailbox struct {
 
 	running atomic.Bool   // the goroutine is handling messages, or about to
 	wake    chan struct{} // a token when an idle PE got a message
-	done    chan struct{} // closed when the goroutine has ended
 }
 
 // mailboxYield is how many messages a PE handles before it lets the other
@@ -46,7 +45,7 @@ const mailboxYield = 300
 const maxSpare = 4096
 
 func newMailbox() *mailbox {
-	return &mailbox{wake: make(chan struct{}, 1), done: make(chan struct{})}
+	return &mailbox{wake: make(chan struct{}, 1)}
 }
 
 // post adds m to the mailbox and wakes the goroutine if it was idle; any
@@ -89,7 +88,6 @@ func (mb *mailbox) close() {
 
 // run is the PE's goroutine: handle gets each message in the order posted.
 func (mb *mailbox) run(handle func(m any)) {
-	defer close(mb.done)
 	n := 0
 	for range mb.wake {
 		for {

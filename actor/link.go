@@ -60,12 +60,17 @@ func (rt *Runtime) receiveFrame(b []byte) (*wire.Frame, int) {
 		rt.log.Warn("rejected a frame", "node", ns.cfg.Node, "err", err)
 		return nil, 0
 	}
-	if f.Token != ns.cfg.Token || f.From < 0 || f.From >= ns.cfg.Nodes || f.From == ns.cfg.Node {
+	if f.Token != ns.cfg.Token || !ns.otherNode(f.From) {
 		ns.Rejected.Add(1)
 		rt.log.Warn("rejected a frame from outside the job", "node", ns.cfg.Node, "from", f.From)
 		return nil, 0
 	}
 	return rt.handleFrame(f, len(b))
+}
+
+// otherNode reports whether n is a node of the job other than this one.
+func (ns *nodeState) otherNode(n int) bool {
+	return n >= 0 && n < ns.cfg.Nodes && n != ns.cfg.Node
 }
 
 // handleFrame handles a frame of size bytes from another node of the job:

@@ -463,12 +463,11 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 	sock := ns.sockTo(n, f.Kind)
 	if size <= wire.MaxFrame {
 		if sock != nil {
-			b, err := wire.AppendFrame(make([]byte, wire.StreamHeader, wire.StreamHeader+size), f)
+			b, err := wire.AppendStreamFrame(make([]byte, 0, wire.StreamHeader+size), f)
 			if err != nil {
 				fail(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))
 				return 0
 			}
-			wire.PutStreamHeader(b)
 			rt.writeSock(n, sock, net.Buffers{b})
 			return len(b) - wire.StreamHeader
 		}

@@ -169,7 +169,7 @@ func sweepSockDirs(tmp string) (removed []string) {
 			if err != nil || !fi.IsDir() {
 				continue
 			}
-			if !ownedBy(fi, uid) {
+			if !procid.OwnedBy(fi, uid) {
 				continue
 			}
 			if procid.Alive(pid, start) == "" {
@@ -325,7 +325,7 @@ func (rt *Runtime) sockAuth(r io.Reader) (int, error) {
 		return -1, err
 	case f.Kind != wire.KindHello || f.Token != ns.cfg.Token:
 		return -1, fmt.Errorf("actor: the first frame is a %v frame, not a hello with the job's token", f.Kind)
-	case f.From < 0 || f.From >= ns.cfg.Nodes || f.From == ns.cfg.Node:
+	case !ns.otherNode(f.From):
 		return -1, fmt.Errorf("actor: a hello from node %d, which is not another node of the job", f.From)
 	}
 	return f.From, nil
@@ -370,9 +370,8 @@ func (rt *Runtime) dialSock(path string) (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := wire.AppendFrame(make([]byte, wire.StreamHeader), &wire.Frame{Kind: wire.KindHello, Token: ns.cfg.Token, From: ns.cfg.Node})
+	b, err := wire.AppendStreamFrame(nil, &wire.Frame{Kind: wire.KindHello, Token: ns.cfg.Token, From: ns.cfg.Node})
 	if err == nil {
-		wire.PutStreamHeader(b)
 		_ = c.SetWriteDeadline(time.Now().Add(sockAuthTimeout))
 		_, err = c.Write(b)
 		_ = c.SetWriteDeadline(time.Time{})
@@ -422,11 +421,10 @@ func (rt *Runtime) writeSock(n int, o *sockOut, bufs net.Buffers) {
 // bye tells every node this one writes to that it closes its end, and
 // does not wait for a node that does not read.
 func (s *sockState) bye(ns *nodeState) {
-	b, err := wire.AppendFrame(make([]byte, wire.StreamHeader), &wire.Frame{Kind: wire.KindExit, Token: ns.cfg.Token, From: ns.cfg.Node})
+	b, err := wire.AppendStreamFrame(nil, &wire.Frame{Kind: wire.KindExit, Token: ns.cfg.Token, From: ns.cfg.Node})
 	if err != nil {
 		return
 	}
-	wire.PutStreamHeader(b)
 	// The deadline first: it also ends a write under way (a PE's, to a
 	// node that stopped reading), which holds the lock. A write cut
 	// short leaves err set, and no bye follows a partial frame.

@@ -84,9 +84,8 @@ func dialAs(t *testing.T, path, token string, from int) net.Conn {
 
 func writeStream(t *testing.T, c net.Conn, f *wire.Frame) {
 	t.Helper()
-	b, err := wire.AppendFrame(make([]byte, wire.StreamHeader), f)
+	b, err := wire.AppendStreamFrame(nil, f)
 	require.NoError(t, err)
-	wire.PutStreamHeader(b)
 	_, err = c.Write(b)
 	require.NoError(t, err)
 }

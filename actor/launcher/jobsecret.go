@@ -126,19 +126,13 @@ func privateDir(dir string, create bool) error {
 		return fmt.Errorf("the directory of job secrets %s is not a directory (%v): remove it, or give %s", dir, fi.Mode().Type(), SecretVar)
 	}
 	if err := private(dir, fi); err != nil {
-		if !ownedBy(fi, os.Geteuid()) {
+		if !procid.OwnedBy(fi, os.Geteuid()) {
 			// In a shared /tmp only its owner (or root) can remove it.
 			return fmt.Errorf("the directory of job secrets %s %w: another user made it first; set TMPDIR to a directory of your own (or run in a login session with XDG_RUNTIME_DIR), or give %s", dir, err, SecretVar)
 		}
 		return fmt.Errorf("the directory of job secrets %s %w: remove it, or give %s", dir, err, SecretVar)
 	}
 	return nil
-}
-
-// ownedBy reports whether fi is a file of user uid.
-func ownedBy(fi fs.FileInfo, uid int) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == uid
 }
 
 // private checks that fi is owned by this user and closed to others.
@@ -165,7 +159,7 @@ func writeSecret(dir, path string, j *Job) (string, func(), error) {
 	}
 	secret := hex.EncodeToString(b)
 	pid := os.Getpid()
-	body := fmt.Sprintf("%s\nlauncher=%s\njob=%s\npid=%d\nstart=%s\nsecret=%s\n", secretMagic, oneLine(j.Launcher), oneLine(j.JobID), pid, startTime(pid), secret)
+	body := fmt.Sprintf("%s\nlauncher=%s\njob=%s\npid=%d\nstart=%s\nsecret=%s\n", secretMagic, oneLine(j.Launcher), oneLine(j.JobID), pid, procid.StartTime(pid), secret)
 	sweep(dir, path)
 	f, err := os.CreateTemp(dir, ".new-") // O_EXCL, mode 0600
 	if err != nil {
@@ -216,7 +210,7 @@ func sweep(dir, keep string) {
 			}
 			continue
 		}
-		if alive(m["pid"], m["start"]) != "" {
+		if procid.Alive(m["pid"], m["start"]) != "" {
 			os.Remove(p)
 		}
 	}
@@ -236,7 +230,7 @@ func readSecret(path string, j *Job) (secret, stale string, err error) {
 	if m["launcher"] != oneLine(j.Launcher) || m["job"] != oneLine(j.JobID) {
 		return "", "", fmt.Errorf("job secret %s is for %s job %q, not %s job %q", path, m["launcher"], m["job"], j.Launcher, j.JobID)
 	}
-	if why := alive(m["pid"], m["start"]); why != "" {
+	if why := procid.Alive(m["pid"], m["start"]); why != "" {
 		return "", fmt.Sprintf("%s was left by an earlier job: %s", path, why), nil
 	}
 	if s := m["secret"]; len(s) >= 32 {
@@ -283,13 +277,6 @@ func parseSecretFile(path string) (map[string]string, error) {
 	}
 	return m, sc.Err()
 }
-
-// alive returns "" if process pid runs and started at start (as
-// startTime says), or why not.
-func alive(pid, start string) string { return procid.Alive(pid, start) }
-
-// startTime identifies process pid across pid reuse (procid.StartTime).
-func startTime(pid int) string { return procid.StartTime(pid) }
 
 // oneLine keeps a value on one line of the file.
 func oneLine(s string) string { return strings.NewReplacer("\n", " ", "\r", " ").Replace(s) }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor/internal/procid"
 )
 
 // privDir returns a fresh directory of job secrets (its parent is the
@@ -108,7 +110,7 @@ func TestJobSecretSweep(t *testing.T) {
 	dead := filepath.Join(dir, "job-dead")
 	writeFile(t, dead, "srun (Slurm)", "7.0", cmd.Process.Pid, "1", "0123456789abcdef0123456789abcdef", 0o600)
 	live := filepath.Join(dir, "job-live")
-	writeFile(t, live, "srun (Slurm)", "8.0", os.Getpid(), startTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
+	writeFile(t, live, "srun (Slurm)", "8.0", os.Getpid(), procid.StartTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
 	_, remove, err := JobSecret(dir, jobOf(0), time.Second)
 	require.NoError(t, err)
 	defer remove()
@@ -133,13 +135,13 @@ func TestJobSecretRefused(t *testing.T) {
 	}{
 		{"file others may read", func(t *testing.T) string {
 			dir, p := good(t)
-			writeFile(t, p, "mpirun (Open MPI)", "1737883649", os.Getpid(), startTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o644)
+			writeFile(t, p, "mpirun (Open MPI)", "1737883649", os.Getpid(), procid.StartTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o644)
 			return dir
 		}, []string{"has mode 0644", "job secret", "remove it, or give CHARMGO_SECRET"}},
 		{"symbolic link", func(t *testing.T) string {
 			dir, p := good(t)
 			target := filepath.Join(dir, "elsewhere")
-			writeFile(t, target, "mpirun (Open MPI)", "1737883649", os.Getpid(), startTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
+			writeFile(t, target, "mpirun (Open MPI)", "1737883649", os.Getpid(), procid.StartTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
 			require.NoError(t, os.Symlink(target, p))
 			return dir
 		}, []string{"is a symbolic link"}},
@@ -156,7 +158,7 @@ func TestJobSecretRefused(t *testing.T) {
 		}, []string{"is not a directory"}},
 		{"another job's file under this name", func(t *testing.T) string {
 			dir, p := good(t)
-			writeFile(t, p, "srun (Slurm)", "1.0", os.Getpid(), startTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
+			writeFile(t, p, "srun (Slurm)", "1.0", os.Getpid(), procid.StartTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
 			return dir
 		}, []string{`is for srun (Slurm) job "1.0", not mpirun (Open MPI) job "1737883649"`}},
 		{"garbage", func(t *testing.T) string {
@@ -177,7 +179,7 @@ func TestJobSecretRefused(t *testing.T) {
 			says []string
 		}{"another user's file", func(t *testing.T) string {
 			dir, p := good(t)
-			writeFile(t, p, "mpirun (Open MPI)", "1737883649", os.Getpid(), startTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
+			writeFile(t, p, "mpirun (Open MPI)", "1737883649", os.Getpid(), procid.StartTime(os.Getpid()), "0123456789abcdef0123456789abcdef", 0o600)
 			require.NoError(t, os.Chown(p, 65534, 65534))
 			return dir
 		}, []string{"belongs to user 65534"}})

@@ -15,10 +15,17 @@ import (
 // StreamHeader is the length of the header before each frame on a stream.
 const StreamHeader = 4
 
-// PutStreamHeader writes, into the first StreamHeader bytes of b, the
-// length of the frame that follows them in b.
-func PutStreamHeader(b []byte) {
-	binary.LittleEndian.PutUint32(b, uint32(len(b)-StreamHeader))
+// AppendStreamFrame appends f to b as a stream carries it: its header,
+// then the frame encoded (see [AppendFrame]). On an error b is returned
+// unchanged.
+func AppendStreamFrame(b []byte, f *Frame) ([]byte, error) {
+	start := len(b)
+	b, err := AppendFrame(append(b, make([]byte, StreamHeader)...), f)
+	if err != nil {
+		return b[:start], err
+	}
+	binary.LittleEndian.PutUint32(b[start:], uint32(len(b)-start-StreamHeader))
+	return b, nil
 }
 
 // StreamHeaderOf returns the header for a frame of n bytes.

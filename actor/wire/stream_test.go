@@ -13,10 +13,9 @@ import (
 func streamOf(t testing.TB, frames ...*Frame) []byte {
 	var s []byte
 	for _, f := range frames {
-		b, err := AppendFrame(make([]byte, StreamHeader), f)
+		var err error
+		s, err = AppendStreamFrame(s, f)
 		require.NoError(t, err)
-		PutStreamHeader(b)
-		s = append(s, b...)
 	}
 	return s
 }

@@ -5,6 +5,8 @@
 // run.
 package procid
 
+import "io/fs"
+
 // Gone is what StartTime returns for a process that does not exist or has
 // ended.
 const Gone = "gone"
@@ -14,3 +16,7 @@ func StartTime(pid int) string { return "" }
 
 // Alive returns "": a writer is taken to run.
 func Alive(pid, start string) string { return "" }
+
+// OwnedBy reports false: a file's owner is not known here, so nothing is
+// taken for this user's.
+func OwnedBy(fi fs.FileInfo, uid int) bool { return false }

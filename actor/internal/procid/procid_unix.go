@@ -7,6 +7,7 @@ package procid
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -61,4 +62,10 @@ func Alive(pid, start string) string {
 		return fmt.Sprintf("its writer, process %d, is gone (process %d now is another one)", p, p)
 	}
 	return ""
+}
+
+// OwnedBy reports whether fi is a file of user uid.
+func OwnedBy(fi fs.FileInfo, uid int) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == uid
 }
