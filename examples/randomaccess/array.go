@@ -52,9 +52,7 @@ func init() {
 func (b *Block) Init(s BlockSetup) {
 	size, nb, idx := int64(1)<<s.LogSize, int64(s.Blocks), int64(b.ThisIndex())
 	b.Blocks, b.Mask = uint64(nb), uint64(size-1)
-	for i := idx; i < size; i += nb {
-		b.Words = append(b.Words, uint64(i))
-	}
+	b.Words = hpcc.Words(uint64(idx), uint64(nb), hpcc.Strided(size, nb, idx))
 }
 
 // Update applies one update to a word of this element.
@@ -70,12 +68,7 @@ func (b *Block) Update(ran uint64) {
 // Check counts the words that differ from their initial value, and the
 // misrouted updates, over all elements.
 func (b *Block) Check(cb chare.Callback) {
-	bad := b.Misrouted
-	for s, w := range b.Words {
-		if w != uint64(s)*b.Blocks+uint64(b.ThisIndex()) {
-			bad++
-		}
-	}
+	bad := b.Misrouted + hpcc.Changed(b.Words, uint64(b.ThisIndex()), b.Blocks)
 	if err := b.Contribute(bad, reducer.SumInt64, cb); err != nil {
 		b.Abort(err)
 	}
