@@ -146,9 +146,7 @@ func TestDelegationTravelsWithMigratedState(t *testing.T) {
 					fail(err)
 					return
 				}
-				qd := chare.NewFuture[any](m)
-				m.DetectQuiescence(qd.Callback())
-				if _, err := qd.Get(m); err != nil {
+				if err := quiet(m); err != nil {
 					fail(err)
 					return
 				}
@@ -156,24 +154,7 @@ func TestDelegationTravelsWithMigratedState(t *testing.T) {
 					fail(err)
 					return
 				}
-				qd = chare.NewFuture[any](m)
-				m.DetectQuiescence(qd.Callback())
-				if _, err := qd.Get(m); err != nil {
-					fail(err)
-					return
-				}
-				f := chare.NewFuture[[]int](m)
-				_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-				if got, err = f.Get(m); err != nil {
-					fail(err)
-					return
-				}
-				rf := chare.NewFuture[tram.DelegateReport](m)
-				if err := d.Report(m, rf.Callback()); err != nil {
-					fail(err)
-					return
-				}
-				if rep, err = rf.Get(m); err != nil {
+				if got, rep, err = settle(m, cells, d); err != nil {
 					fail(err)
 					return
 				}
@@ -211,24 +192,7 @@ func TestDelegateZeroOptionsReachesQuiescence(t *testing.T) {
 			return
 		}
 		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells.Delegate(d), N: n})
-		qd := chare.NewFuture[any](m)
-		m.DetectQuiescence(qd.Callback())
-		if _, err := qd.Get(m); err != nil {
-			fail(err)
-			return
-		}
-		f := chare.NewFuture[[]int](m)
-		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-		if got, err = f.Get(m); err != nil {
-			fail(err)
-			return
-		}
-		rf := chare.NewFuture[tram.DelegateReport](m)
-		if err := d.Report(m, rf.Callback()); err != nil {
-			fail(err)
-			return
-		}
-		if rep, err = rf.Get(m); err != nil {
+		if got, rep, err = settle(m, cells, d); err != nil {
 			fail(err)
 			return
 		}
@@ -291,24 +255,7 @@ func (m *ckptMain) Resumed() {
 			return
 		}
 	}
-	qd := chare.NewFuture[any](m)
-	m.DetectQuiescence(qd.Callback())
-	if _, err := qd.Get(m); err != nil {
-		fail(err)
-		return
-	}
-	f := chare.NewFuture[[]int](m)
-	_ = chare.Send(m, m.Cells.Undelegate(), (*cell).Totals, f.Callback())
-	if ckptResult.got, err = f.Get(m); err != nil {
-		fail(err)
-		return
-	}
-	rf := chare.NewFuture[tram.DelegateReport](m)
-	if err := td.Report(m, rf.Callback()); err != nil {
-		fail(err)
-		return
-	}
-	if ckptResult.rep, err = rf.Get(m); err != nil {
+	if ckptResult.got, ckptResult.rep, err = settle(m, m.Cells.Undelegate(), td); err != nil {
 		fail(err)
 		return
 	}
