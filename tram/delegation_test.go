@@ -48,28 +48,22 @@ func requireEveryPE(t *testing.T, r chatResult, n, nodes int) {
 // TestDelegatedProxyInEveryProcess: the cells get the delegated proxy in
 // a broadcast message; in every process their sends go through the
 // delegate.
-func TestDelegatedProxyInEveryProcess(t *testing.T) {
-	for _, nodes := range []int{1, 2, 4} {
-		t.Run(fmt.Sprintf("%dproc", nodes), func(t *testing.T) {
-			const n = 50
-			var r chatResult
-			code, err := inProcesses(t, nodes, chat(nil, n, false, &r))
-			require.NoError(t, err)
-			require.Equal(t, 0, code)
-			requireEveryPE(t, r, n, nodes)
-		})
-	}
-}
+func TestDelegatedProxyInEveryProcess(t *testing.T) { chatInEveryProcess(t, false) }
 
 // TestAggregatedEntryInEveryProcess: Aggregate marks the entry method in
 // every process; the cells' sends through plain proxies go through the
 // delegate everywhere.
-func TestAggregatedEntryInEveryProcess(t *testing.T) {
+func TestAggregatedEntryInEveryProcess(t *testing.T) { chatInEveryProcess(t, true) }
+
+// chatInEveryProcess runs a chat of 50 notes per cell (tag: through
+// plain proxies with Note tagged) as 1, 2 and 4 processes, and checks
+// the delegate's report of each with requireEveryPE.
+func chatInEveryProcess(t *testing.T, tag bool) {
 	for _, nodes := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("%dproc", nodes), func(t *testing.T) {
 			const n = 50
 			var r chatResult
-			code, err := inProcesses(t, nodes, chat(nil, n, true, &r))
+			code, err := inProcesses(t, nodes, chat(nil, n, tag, &r))
 			require.NoError(t, err)
 			require.Equal(t, 0, code)
 			requireEveryPE(t, r, n, nodes)
