@@ -102,8 +102,7 @@ func (m *Main) runArray(gen group.Proxy[Table]) error {
 		return fmt.Errorf("creating the streamer: %w", err)
 	}
 	m.updates = 4 << m.logSize
-	for pass := 0; pass < 2; pass++ {
-		began := time.Now()
+	if m.elapsed, err = hpcc.TwoPasses(func() error {
 		finished, err := exutil.StartStep(m, s.S, tram.Completion, m.NumPEs(), "")
 		if err == nil {
 			err = chare.Send(m, gen, (*Table).GenerateForArray, ArrayGenerateMsg{S: s, LogSize: m.logSize, Blocks: m.blocks})
@@ -111,12 +110,9 @@ func (m *Main) runArray(gen group.Proxy[Table]) error {
 		if err == nil {
 			_, err = finished.Get(m)
 		}
-		if err != nil {
-			return fmt.Errorf("%s pass: %w", [2]string{"update", "verification"}[pass], err)
-		}
-		if pass == 0 {
-			m.elapsed = time.Since(began)
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	bad := chare.NewFuture[int64](m)
 	if err := chare.Send(m, blocks, (*Block).Check, bad.Callback()); err != nil {

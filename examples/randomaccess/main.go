@@ -169,14 +169,8 @@ func (m *Main) run() error {
 		return fmt.Errorf("creating the streamer: %w", err)
 	}
 	m.updates = 4 << m.logSize
-	for pass := 0; pass < 2; pass++ {
-		began := time.Now()
-		if err := m.step(table, s); err != nil {
-			return fmt.Errorf("%s pass: %w", [2]string{"update", "verification"}[pass], err)
-		}
-		if pass == 0 {
-			m.elapsed = time.Since(began)
-		}
+	if m.elapsed, err = hpcc.TwoPasses(func() error { return m.step(table, s) }); err != nil {
+		return err
 	}
 	bad := chare.NewFuture[int64](m)
 	if err := chare.Send(m, table, (*Table).Check, bad.Callback()); err != nil {

@@ -3,6 +3,11 @@
 // counterpart under tests/charm share.
 package hpcc
 
+import (
+	"fmt"
+	"time"
+)
+
 // HPCC's random stream: ran_{k+1} = ran_k · x in GF(2)[x] modulo
 // x^64 + x^2 + x + 1, that is a left shift that XORs in Poly when the top
 // bit falls out. Its period is Period.
@@ -106,4 +111,22 @@ func Changed(words []uint64, first, stride uint64) int64 {
 		}
 	}
 	return bad
+}
+
+// TwoPasses runs pass twice: the update pass, then the verification pass
+// that sends the same stream again and so undoes every update. It
+// returns the time of the update pass, or the error of the first pass
+// that fails, naming that pass.
+func TwoPasses(pass func() error) (time.Duration, error) {
+	var elapsed time.Duration
+	for k, name := range [2]string{"update", "verification"} {
+		began := time.Now()
+		if err := pass(); err != nil {
+			return elapsed, fmt.Errorf("%s pass: %w", name, err)
+		}
+		if k == 0 {
+			elapsed = time.Since(began)
+		}
+	}
+	return elapsed, nil
 }

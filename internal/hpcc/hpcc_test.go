@@ -1,6 +1,7 @@
 package hpcc
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -55,5 +56,26 @@ func TestWordsChangedRoundTrip(t *testing.T) {
 			w[n-1] ^= 1 << 40
 			require.Zero(t, Changed(w, uint64(c.k), uint64(c.stride)), "%+v: applied twice, an update cancels", c)
 		}
+	}
+}
+
+func TestTwoPassesNamesTheFailingPass(t *testing.T) {
+	runs := 0
+	_, err := TwoPasses(func() error { runs++; return nil })
+	require.NoError(t, err)
+	require.Equal(t, 2, runs, "both passes run")
+	boom := errors.New("boom")
+	for k, name := range []string{"update", "verification"} {
+		runs = 0
+		_, err := TwoPasses(func() error {
+			runs++
+			if runs == k+1 {
+				return boom
+			}
+			return nil
+		})
+		require.ErrorIs(t, err, boom)
+		require.ErrorContains(t, err, name+" pass: boom")
+		require.Equal(t, k+1, runs, "no pass after the failing one")
 	}
 }

@@ -173,14 +173,8 @@ func (m *Main) run() error {
 			return fmt.Errorf("creating the streamer: %w", err)
 		}
 	}
-	for pass := range 2 {
-		began := time.Now()
-		if err := m.pass(table, s); err != nil {
-			return fmt.Errorf("%s pass: %w", [2]string{"update", "verification"}[pass], err)
-		}
-		if pass == 0 {
-			m.elapsed = time.Since(began)
-		}
+	if m.elapsed, err = hpcc.TwoPasses(func() error { return m.pass(table, s) }); err != nil {
+		return err
 	}
 	bad := chare.NewFuture[int64](m)
 	if err := chare.Send(m, table, (*Updater).Check, bad.Callback()); err != nil {
