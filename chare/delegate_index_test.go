@@ -30,6 +30,18 @@ func init() {
 	chare.Register[diMain]()
 }
 
+// viaWire returns p encoded and decoded again, as a chare that gets it
+// in a message has it.
+func viaWire[T any](p chare.Proxy[T]) (chare.Proxy[T], error) {
+	var q chare.Proxy[T]
+	b, err := msgpack.Marshal(p)
+	if err != nil {
+		return q, err
+	}
+	err = msgpack.Unmarshal(b, &q)
+	return q, err
+}
+
 // TestDelegatedSendWithABadIndex: a delegated proxy decoded from the wire
 // whose index does not decode (its collection has no index decoder) is
 // refused with an error naming the index; the delegate never gets it.
@@ -39,13 +51,8 @@ func TestDelegatedSendWithABadIndex(t *testing.T) {
 	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *diMain, _ []string) {
 		r := m.ThisProxy().Route()
 		r.Index = 5 // the main chare takes no index
-		b, err := msgpack.Marshal(chare.NewProxy[diMain](r).Delegate(recDelegate{}))
+		p, err := viaWire(chare.NewProxy[diMain](r).Delegate(recDelegate{}))
 		if err != nil {
-			m.Abort(err)
-			return
-		}
-		var p chare.Proxy[diMain]
-		if err := msgpack.Unmarshal(b, &p); err != nil {
 			m.Abort(err)
 			return
 		}

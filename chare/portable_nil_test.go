@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/chare"
 )
@@ -25,13 +24,8 @@ func init() {
 func TestPortableResolverReturningNil(t *testing.T) {
 	var sendErr error
 	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *diMain, _ []string) {
-		b, err := msgpack.Marshal(m.ThisProxy().Delegate(nilKind{}))
+		p, err := viaWire(m.ThisProxy().Delegate(nilKind{}))
 		if err != nil {
-			m.Abort(err)
-			return
-		}
-		var p chare.Proxy[diMain]
-		if err := msgpack.Unmarshal(b, &p); err != nil {
 			m.Abort(err)
 			return
 		}

@@ -23,12 +23,7 @@ func TestDelegateFromAnEarlierJob(t *testing.T) {
 			m.Abort(err)
 			return
 		}
-		marked := chare.NewFuture[any](m)
-		if err := d.Aggregate(m, (*cell).Note, marked.Callback()); err != nil {
-			m.Abort(err)
-			return
-		}
-		if _, err := marked.Get(m); err != nil {
+		if err := tagNote(m, d.Aggregate); err != nil {
 			m.Abort(err)
 			return
 		}
@@ -52,15 +47,11 @@ func TestDelegateFromAnEarlierJob(t *testing.T) {
 			m.Abort(err)
 			return
 		}
-		qd := chare.NewFuture[any](m)
-		m.DetectQuiescence(qd.Callback())
-		if _, err := qd.Get(m); err != nil {
+		if err := quiet(m); err != nil {
 			m.Abort(err)
 			return
 		}
-		f := chare.NewFuture[[]int](m)
-		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-		if totals, err = f.Get(m); err != nil {
+		if totals, err = cellTotals(m, cells); err != nil {
 			m.Abort(err)
 			return
 		}

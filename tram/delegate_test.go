@@ -43,6 +43,59 @@ func (c *cell) Totals(cb chare.Callback) {
 
 func init() { chare.Register[cell](chare.Transient("got", "sum")) } // the cells never move
 
+// quiescer is a main chare that can wait for quiescence.
+type quiescer interface {
+	chare.Context
+	DetectQuiescence(chare.Callback)
+}
+
+// quiet waits until no message is left in the job.
+func quiet(m quiescer) error {
+	qd := chare.NewFuture[any](m)
+	m.DetectQuiescence(qd.Callback())
+	_, err := qd.Get(m)
+	return err
+}
+
+// settle waits until the job is quiet, then collects the totals of cells
+// and the report of d.
+func settle(m quiescer, cells array.Proxy[cell, int], d *tram.Delegate) ([]int, tram.DelegateReport, error) {
+	var rep tram.DelegateReport
+	if err := quiet(m); err != nil {
+		return nil, rep, err
+	}
+	totals, err := cellTotals(m, cells)
+	if err != nil {
+		return nil, rep, err
+	}
+	rf := chare.NewFuture[tram.DelegateReport](m)
+	if err := d.Report(m, rf.Callback()); err != nil {
+		return nil, rep, err
+	}
+	rep, err = rf.Get(m)
+	return totals, rep, err
+}
+
+// cellTotals collects the totals of cells.
+func cellTotals(m chare.Context, cells array.Proxy[cell, int]) ([]int, error) {
+	f := chare.NewFuture[[]int](m)
+	if err := chare.Send(m, cells, (*cell).Totals, f.Callback()); err != nil {
+		return nil, err
+	}
+	return f.Get(m)
+}
+
+// tagNote runs tag (a delegate's Aggregate or Unaggregate) on cell.Note
+// and waits until every PE has done it.
+func tagNote(m chare.Context, tag func(chare.Context, any, chare.Callback) error) error {
+	done := chare.NewFuture[any](m)
+	if err := tag(m, (*cell).Note, done.Callback()); err != nil {
+		return err
+	}
+	_, err := done.Get(m)
+	return err
+}
+
 // chatResult is what a chat job reports.
 type chatResult struct {
 	totals []int // messages received, and the sum of their senders
@@ -67,47 +120,20 @@ func chat(dims []int, n int, tag bool, r *chatResult) func(*tmain, []string) {
 		}
 		peers := cells.Delegate(d)
 		if tag {
-			marked := chare.NewFuture[any](m)
-			if err := d.Aggregate(m, (*cell).Note, marked.Callback()); err != nil {
-				m.Abort(err)
-				return
-			}
-			if _, err := marked.Get(m); err != nil {
+			if err := tagNote(m, d.Aggregate); err != nil {
 				m.Abort(err)
 				return
 			}
 			peers = cells // not delegated
 		}
 		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: peers, N: n})
-		qd := chare.NewFuture[any](m)
-		m.DetectQuiescence(qd.Callback())
-		if _, err := qd.Get(m); err != nil {
-			m.Abort(err)
-			return
-		}
-		f := chare.NewFuture[[]int](m)
-		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-		if r.totals, err = f.Get(m); err != nil {
-			m.Abort(err)
-			return
-		}
-		rep := chare.NewFuture[tram.DelegateReport](m)
-		if err := d.Report(m, rep.Callback()); err != nil {
-			m.Abort(err)
-			return
-		}
-		if r.report, err = rep.Get(m); err != nil {
+		if r.totals, r.report, err = settle(m, cells, d); err != nil {
 			m.Abort(err)
 			return
 		}
 		r.stats = r.report.Job
 		if tag {
-			unmarked := chare.NewFuture[any](m)
-			if err := d.Unaggregate(m, (*cell).Note, unmarked.Callback()); err != nil {
-				m.Abort(err)
-				return
-			}
-			if _, err := unmarked.Get(m); err != nil {
+			if err := tagNote(m, d.Unaggregate); err != nil {
 				m.Abort(err)
 				return
 			}

@@ -48,28 +48,22 @@ func requireEveryPE(t *testing.T, r chatResult, n, nodes int) {
 // TestDelegatedProxyInEveryProcess: the cells get the delegated proxy in
 // a broadcast message; in every process their sends go through the
 // delegate.
-func TestDelegatedProxyInEveryProcess(t *testing.T) {
-	for _, nodes := range []int{1, 2, 4} {
-		t.Run(fmt.Sprintf("%dproc", nodes), func(t *testing.T) {
-			const n = 50
-			var r chatResult
-			code, err := inProcesses(t, nodes, chat(nil, n, false, &r))
-			require.NoError(t, err)
-			require.Equal(t, 0, code)
-			requireEveryPE(t, r, n, nodes)
-		})
-	}
-}
+func TestDelegatedProxyInEveryProcess(t *testing.T) { chatInEveryProcess(t, false) }
 
 // TestAggregatedEntryInEveryProcess: Aggregate marks the entry method in
 // every process; the cells' sends through plain proxies go through the
 // delegate everywhere.
-func TestAggregatedEntryInEveryProcess(t *testing.T) {
+func TestAggregatedEntryInEveryProcess(t *testing.T) { chatInEveryProcess(t, true) }
+
+// chatInEveryProcess runs a chat of 50 notes per cell (tag: through
+// plain proxies with Note tagged) as 1, 2 and 4 processes, and checks
+// the delegate's report of each with requireEveryPE.
+func chatInEveryProcess(t *testing.T, tag bool) {
 	for _, nodes := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("%dproc", nodes), func(t *testing.T) {
 			const n = 50
 			var r chatResult
-			code, err := inProcesses(t, nodes, chat(nil, n, true, &r))
+			code, err := inProcesses(t, nodes, chat(nil, n, tag, &r))
 			require.NoError(t, err)
 			require.Equal(t, 0, code)
 			requireEveryPE(t, r, n, nodes)
@@ -146,9 +140,7 @@ func TestDelegationTravelsWithMigratedState(t *testing.T) {
 					fail(err)
 					return
 				}
-				qd := chare.NewFuture[any](m)
-				m.DetectQuiescence(qd.Callback())
-				if _, err := qd.Get(m); err != nil {
+				if err := quiet(m); err != nil {
 					fail(err)
 					return
 				}
@@ -156,24 +148,7 @@ func TestDelegationTravelsWithMigratedState(t *testing.T) {
 					fail(err)
 					return
 				}
-				qd = chare.NewFuture[any](m)
-				m.DetectQuiescence(qd.Callback())
-				if _, err := qd.Get(m); err != nil {
-					fail(err)
-					return
-				}
-				f := chare.NewFuture[[]int](m)
-				_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-				if got, err = f.Get(m); err != nil {
-					fail(err)
-					return
-				}
-				rf := chare.NewFuture[tram.DelegateReport](m)
-				if err := d.Report(m, rf.Callback()); err != nil {
-					fail(err)
-					return
-				}
-				if rep, err = rf.Get(m); err != nil {
+				if got, rep, err = settle(m, cells, d); err != nil {
 					fail(err)
 					return
 				}
@@ -211,24 +186,7 @@ func TestDelegateZeroOptionsReachesQuiescence(t *testing.T) {
 			return
 		}
 		_ = chare.Send(m, cells, (*cell).Chat, chatter{Peers: cells.Delegate(d), N: n})
-		qd := chare.NewFuture[any](m)
-		m.DetectQuiescence(qd.Callback())
-		if _, err := qd.Get(m); err != nil {
-			fail(err)
-			return
-		}
-		f := chare.NewFuture[[]int](m)
-		_ = chare.Send(m, cells, (*cell).Totals, f.Callback())
-		if got, err = f.Get(m); err != nil {
-			fail(err)
-			return
-		}
-		rf := chare.NewFuture[tram.DelegateReport](m)
-		if err := d.Report(m, rf.Callback()); err != nil {
-			fail(err)
-			return
-		}
-		if rep, err = rf.Get(m); err != nil {
+		if got, rep, err = settle(m, cells, d); err != nil {
 			fail(err)
 			return
 		}
@@ -291,24 +249,7 @@ func (m *ckptMain) Resumed() {
 			return
 		}
 	}
-	qd := chare.NewFuture[any](m)
-	m.DetectQuiescence(qd.Callback())
-	if _, err := qd.Get(m); err != nil {
-		fail(err)
-		return
-	}
-	f := chare.NewFuture[[]int](m)
-	_ = chare.Send(m, m.Cells.Undelegate(), (*cell).Totals, f.Callback())
-	if ckptResult.got, err = f.Get(m); err != nil {
-		fail(err)
-		return
-	}
-	rf := chare.NewFuture[tram.DelegateReport](m)
-	if err := td.Report(m, rf.Callback()); err != nil {
-		fail(err)
-		return
-	}
-	if ckptResult.rep, err = rf.Get(m); err != nil {
+	if ckptResult.got, ckptResult.rep, err = settle(m, m.Cells.Undelegate(), td); err != nil {
 		fail(err)
 		return
 	}

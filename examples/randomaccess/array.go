@@ -52,9 +52,7 @@ func init() {
 func (b *Block) Init(s BlockSetup) {
 	size, nb, idx := int64(1)<<s.LogSize, int64(s.Blocks), int64(b.ThisIndex())
 	b.Blocks, b.Mask = uint64(nb), uint64(size-1)
-	for i := idx; i < size; i += nb {
-		b.Words = append(b.Words, uint64(i))
-	}
+	b.Words = hpcc.Words(uint64(idx), uint64(nb), hpcc.Strided(size, nb, idx))
 }
 
 // Update applies one update to a word of this element.
@@ -70,12 +68,7 @@ func (b *Block) Update(ran uint64) {
 // Check counts the words that differ from their initial value, and the
 // misrouted updates, over all elements.
 func (b *Block) Check(cb chare.Callback) {
-	bad := b.Misrouted
-	for s, w := range b.Words {
-		if w != uint64(s)*b.Blocks+uint64(b.ThisIndex()) {
-			bad++
-		}
-	}
+	bad := b.Misrouted + hpcc.Changed(b.Words, uint64(b.ThisIndex()), b.Blocks)
 	if err := b.Contribute(bad, reducer.SumInt64, cb); err != nil {
 		b.Abort(err)
 	}
@@ -109,8 +102,7 @@ func (m *Main) runArray(gen group.Proxy[Table]) error {
 		return fmt.Errorf("creating the streamer: %w", err)
 	}
 	m.updates = 4 << m.logSize
-	for pass := 0; pass < 2; pass++ {
-		began := time.Now()
+	if m.elapsed, err = hpcc.TwoPasses(func() error {
 		finished, err := exutil.StartStep(m, s.S, tram.Completion, m.NumPEs(), "")
 		if err == nil {
 			err = chare.Send(m, gen, (*Table).GenerateForArray, ArrayGenerateMsg{S: s, LogSize: m.logSize, Blocks: m.blocks})
@@ -118,12 +110,9 @@ func (m *Main) runArray(gen group.Proxy[Table]) error {
 		if err == nil {
 			_, err = finished.Get(m)
 		}
-		if err != nil {
-			return fmt.Errorf("%s pass: %w", [2]string{"update", "verification"}[pass], err)
-		}
-		if pass == 0 {
-			m.elapsed = time.Since(began)
-		}
+		return err
+	}); err != nil {
+		return err
 	}
 	bad := chare.NewFuture[int64](m)
 	if err := chare.Send(m, blocks, (*Block).Check, bad.Callback()); err != nil {

@@ -169,14 +169,8 @@ func (m *Main) run() error {
 		return fmt.Errorf("creating the streamer: %w", err)
 	}
 	m.updates = 4 << m.logSize
-	for pass := 0; pass < 2; pass++ {
-		began := time.Now()
-		if err := m.step(table, s); err != nil {
-			return fmt.Errorf("%s pass: %w", [2]string{"update", "verification"}[pass], err)
-		}
-		if pass == 0 {
-			m.elapsed = time.Since(began)
-		}
+	if m.elapsed, err = hpcc.TwoPasses(func() error { return m.step(table, s) }); err != nil {
+		return err
 	}
 	bad := chare.NewFuture[int64](m)
 	if err := chare.Send(m, table, (*Table).Check, bad.Callback()); err != nil {
@@ -212,10 +206,7 @@ func (t *Table) Init(s Setup) {
 	size := int64(1) << s.LogSize
 	t.mask = uint64(size - 1)
 	p, pe := int64(t.NumPEs()), int64(t.PE())
-	t.words = make([]uint64, 0, (size+p-1)/p)
-	for i := pe; i < size; i += p {
-		t.words = append(t.words, uint64(i))
-	}
+	t.words = hpcc.Words(uint64(pe), uint64(p), hpcc.Strided(size, p, pe))
 }
 
 // Generate inserts this PE's share of the update stream, then ends the
@@ -258,13 +249,7 @@ func (t *Table) Update(ran uint64) {
 // misrouted updates, and sums
 // the counts of all PEs.
 func (t *Table) Check(cb chare.Callback) {
-	bad := t.misrouted
-	p, pe := uint64(t.NumPEs()), uint64(t.PE())
-	for s, w := range t.words {
-		if w != uint64(s)*p+pe {
-			bad++
-		}
-	}
+	bad := t.misrouted + hpcc.Changed(t.words, uint64(t.PE()), uint64(t.NumPEs()))
 	if err := t.Contribute(bad, reducer.SumInt64, cb); err != nil {
 		t.Abort(err)
 	}

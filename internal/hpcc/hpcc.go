@@ -1,6 +1,12 @@
-// Package hpcc holds HPCC RandomAccess's random stream, which the
-// randomaccess example and the Charm++ counterpart under tests/charm share.
+// Package hpcc holds HPCC RandomAccess's random stream and the initial
+// values of its table, which the randomaccess example and the Charm++
+// counterpart under tests/charm share.
 package hpcc
+
+import (
+	"fmt"
+	"time"
+)
 
 // HPCC's random stream: ran_{k+1} = ran_k · x in GF(2)[x] modulo
 // x^64 + x^2 + x + 1, that is a left shift that XORs in Poly when the top
@@ -72,4 +78,55 @@ func Share(total int64, npes, pe int) (first, n int64) {
 		n++
 	}
 	return first, n
+}
+
+// Words returns the initial values of a part of the table that holds the
+// n words first, first+stride, first+2·stride, ...: each word starts as
+// its global index.
+func Words(first, stride uint64, n int) []uint64 {
+	w := make([]uint64, n)
+	for s := range w {
+		w[s] = first + uint64(s)*stride
+	}
+	return w
+}
+
+// Strided returns how many of the indices k, k+stride, k+2·stride, ...
+// fall below size: the words of part k when size words are dealt out in
+// turn to stride parts.
+func Strided(size, stride, k int64) int {
+	if k >= size {
+		return 0
+	}
+	return int((size - k + stride - 1) / stride)
+}
+
+// Changed counts the words of a part made by Words(first, stride, ...)
+// that no longer hold their initial value.
+func Changed(words []uint64, first, stride uint64) int64 {
+	var bad int64
+	for s, w := range words {
+		if w != first+uint64(s)*stride {
+			bad++
+		}
+	}
+	return bad
+}
+
+// TwoPasses runs pass twice: the update pass, then the verification pass
+// that sends the same stream again and so undoes every update. It
+// returns the time of the update pass, or the error of the first pass
+// that fails, naming that pass.
+func TwoPasses(pass func() error) (time.Duration, error) {
+	var elapsed time.Duration
+	for k, name := range [2]string{"update", "verification"} {
+		began := time.Now()
+		if err := pass(); err != nil {
+			return elapsed, fmt.Errorf("%s pass: %w", name, err)
+		}
+		if k == 0 {
+			elapsed = time.Since(began)
+		}
+	}
+	return elapsed, nil
 }

@@ -173,14 +173,8 @@ func (m *Main) run() error {
 			return fmt.Errorf("creating the streamer: %w", err)
 		}
 	}
-	for pass := range 2 {
-		began := time.Now()
-		if err := m.pass(table, s); err != nil {
-			return fmt.Errorf("%s pass: %w", [2]string{"update", "verification"}[pass], err)
-		}
-		if pass == 0 {
-			m.elapsed = time.Since(began)
-		}
+	if m.elapsed, err = hpcc.TwoPasses(func() error { return m.pass(table, s) }); err != nil {
+		return err
 	}
 	bad := chare.NewFuture[int64](m)
 	if err := chare.Send(m, table, (*Updater).Check, bad.Callback()); err != nil {
@@ -230,11 +224,7 @@ func (m *Main) fail(code int, format string, args ...any) {
 // Init fills this PE's words with their global indices.
 func (u *Updater) Init(s Setup) {
 	u.n = s.N
-	start := uint64(u.PE()) << s.N
-	u.table = make([]uint64, 1<<s.N)
-	for i := range u.table {
-		u.table[i] = start + uint64(i)
-	}
+	u.table = hpcc.Words(uint64(u.PE())<<s.N, 1, 1<<s.N)
 }
 
 // Generate sends this PE's share of the updates (Charm++'s
@@ -282,13 +272,7 @@ func (u *Updater) Process(key uint64) { u.table[key&(1<<u.n-1)] ^= key }
 // Check counts the words that differ from their initial value, summed
 // over the PEs.
 func (u *Updater) Check(cb chare.Callback) {
-	var bad int64
-	start := uint64(u.PE()) << u.n
-	for i, w := range u.table {
-		if w != start+uint64(i) {
-			bad++
-		}
-	}
+	bad := hpcc.Changed(u.table, uint64(u.PE())<<u.n, 1)
 	if err := u.Contribute(bad, reducer.SumInt64, cb); err != nil {
 		u.Abort(err)
 	}
