@@ -738,7 +738,7 @@ func (a *autoPE) do(o op) error {
 		a.countFixed()
 		return a.toPart(0, o)
 	}
-	size := msgSize(o.env)
+	size := o.size
 	p, err := a.choose(size)
 	if err != nil {
 		return err

@@ -315,6 +315,10 @@ type op struct {
 	index any
 	isObj bool
 	cost  float64 // opScore
+	// size is the message's msgSize, measured once by the first run of a
+	// message op (an Auto instance's run, then its part's, share it).
+	size  int
+	sized bool
 }
 
 func opFrom(from chare.Context, k opKind, e chare.Envelope, iter int) op {
@@ -351,9 +355,14 @@ func (s *state) do(in *Instance, o op) error {
 func (s *state) run(e *entry, in *Instance, o op) error {
 	// An Auto instance's messages are its parts' (Instance.Stats): one
 	// shared counter less per send.
-	if _, isAuto := e.strat.(*autoPE); o.kind <= opMulticast && !isAuto {
-		in.st.messages.Add(1)
-		in.st.bytes.Add(int64(msgSize(o.env)))
+	if o.kind <= opMulticast {
+		if !o.sized {
+			o.size, o.sized = msgSize(o.env), true
+		}
+		if _, isAuto := e.strat.(*autoPE); !isAuto {
+			in.st.messages.Add(1)
+			in.st.bytes.Add(int64(o.size))
+		}
 	}
 	switch o.kind {
 	case opSend:

@@ -104,7 +104,7 @@ func (t *stream) send(o op) error {
 		t.in.st.direct.Add(1)
 		return chare.Forward(t.s.ctx(), o.env)
 	}
-	size := msgSize(o.env)
+	size := o.size
 	if size >= t.sp.Large {
 		t.in.st.direct.Add(1)
 		return chare.Forward(t.s.ctx(), o.env)

@@ -29,8 +29,8 @@
 // next test.
 //
 // A PE that spins on tests takes a core from the PEs whose data it waits
-// for, so the loop never tests twice in a row without something between: data treated, a push, a computation or
-// a nap. The nap is the loop's own: the Body has no blocking method, and
+// for, so the loop never tests twice in a row without something
+// between: data treated, a push, a computation or a nap. The nap is the loop's own: the Body has no blocking method, and
 // every entry method that treats data or frees room in an outgoing buffer
 // is a message, which ends the nap once it has run. With nothing left to
 // compute, or p = 0 (no computation while the communication lasts), the

@@ -467,16 +467,8 @@ func (b *delegateBranch) Answer(a answer) {
 
 // newReport sums the figures of every PE per process and over the job.
 func newReport(perPE []DelegateStats, nodeOf func(pe int) int) DelegateReport {
-	r := DelegateReport{PE: perPE}
-	for pe, s := range perPE {
-		r.Job = r.Job.add(s)
-		n := nodeOf(pe)
-		for len(r.Process) <= n {
-			r.Process = append(r.Process, DelegateStats{})
-		}
-		r.Process[n] = r.Process[n].add(s)
-	}
-	return r
+	job, proc := sumByProcess(perPE, nodeOf)
+	return DelegateReport{Job: job, PE: perPE, Process: proc}
 }
 
 // Recv routes a message of envelopes from a peer.

@@ -110,16 +110,22 @@ func (r *reports) answer(a statsAnswer, nodeOf func(pe int) int) (bool, Streamer
 
 // sumStats sums the figures of every PE per process and over the job.
 func sumStats(perPE []Stats, nodeOf func(pe int) int) StreamerReport {
-	r := StreamerReport{PE: perPE}
+	job, proc := sumByProcess(perPE, nodeOf)
+	return StreamerReport{Job: job, PE: perPE, Process: proc}
+}
+
+// sumByProcess sums per-PE figures over the job and per process (node).
+func sumByProcess[S interface{ add(S) S }](perPE []S, nodeOf func(pe int) int) (job S, proc []S) {
 	for pe, s := range perPE {
-		r.Job = r.Job.add(s)
+		job = job.add(s)
 		n := nodeOf(pe)
-		for len(r.Process) <= n {
-			r.Process = append(r.Process, Stats{})
+		for len(proc) <= n {
+			var zero S
+			proc = append(proc, zero)
 		}
-		r.Process[n] = r.Process[n].add(s)
+		proc[n] = proc[n].add(s)
 	}
-	return r
+	return job, proc
 }
 
 func (s Stats) add(o Stats) Stats {
