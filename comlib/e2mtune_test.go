@@ -34,7 +34,11 @@ func TestOmegaTunedPerInstance(t *testing.T) {
 			dir := t.TempDir()
 			var r a2aResult
 			moves := map[int]map[int]int{moveAt: {0: c.pes - 1}} // element 0 leaves PE 0 (across processes with 2)
-			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Window: c.window}
+			// Every 1: every segment is reported, also once the search has
+			// settled (with the default, the segments after a settle are
+			// quiet and PE 0's process would not learn the other process's
+			// ω of them; TestOmegaQuietOnceSettled covers that).
+			opt := comlib.EachToManyOptions{Router: "group", Tune: true, Window: c.window, Every: 1}
 			runJobFlags(t, c.pes, c.nodes, map[string]string{tunedebug.Flag: dir}, a2a(n, iters, opt, moves, &r))
 			checkA2A(t, n, iters, r)
 			require.Contains(t, r.recovered, moveAt, "the migration was recovered")
