@@ -557,9 +557,9 @@ func TestX02_EachToManyRunsEverySchedule(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/omega%d/%dproc", c.router, c.omega, nodes), func(t *testing.T) {
 				sp, err := comlib.ParseStrategy("each-to-many:" + c.router)
 				require.NoError(t, err)
-				require.Equal(t, c.router, sp.Router)
+				require.Equal(t, c.router, sp.EachToMany.Router)
 				var r a2aResult
-				runJob(t, pes, nodes, a2a(n, iters, comlib.EachToManyOptions{Router: sp.Router, Omega: c.omega}, nil, &r))
+				runJob(t, pes, nodes, a2a(n, iters, comlib.EachToManyOptions{Router: sp.EachToMany.Router, Omega: c.omega}, nil, &r))
 				checkA2A(t, n, iters, r)
 				for it := 1; it < iters; it++ { // the first teaches where the sources are
 					require.Equal(t, pes/nodes, r.exchanges[it], "iteration %d through the schedule on every PE of this process", it)

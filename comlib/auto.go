@@ -212,11 +212,11 @@ func newAuto(from chare.Context, pe *chare.PE, o AutoOptions) (*Instance, error)
 			if o.Sources == nil {
 				err = errors.New("an each-to-many container needs AutoOptions.Sources: the array or group whose members send")
 			} else {
-				sp.Sources = o.Sources.Route().Coll
+				sp.EachToMany.Sources = o.Sources.Route().Coll
 			}
 		}
 		if err == nil {
-			err = sp.validate(pe.NumPEs())
+			sp, err = sp.resolve(pe.NumPEs())
 		}
 		if err != nil {
 			return nil, fmt.Errorf("comlib: auto: container %s (for comm_size=%d comm_type=%s collective=%s%s): %w",
@@ -570,7 +570,7 @@ func newAutoPE(s *state, in *Instance, sp Spec) (*autoPE, error) {
 			a.bracketed = append(a.bracketed, i)
 		case "streaming":
 			a.streams = append(a.streams, i)
-			if csp.Tune && csp.Scored {
+			if csp.Streaming.Tune && csp.Streaming.Scored {
 				a.scored = append(a.scored, i)
 			}
 		}

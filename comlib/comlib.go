@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/charmgo/charm/chare"
-	"github.com/charmgo/charm/comlib/mcast"
 	"github.com/charmgo/charm/comlib/route"
 )
 
@@ -20,39 +18,6 @@ import (
 // description: New turns it into an Instance that proxies are delegated to.
 type Strategy interface {
 	spec() Spec
-}
-
-// Spec is a strategy's description, as it travels in the strategy table.
-type Spec struct {
-	Kind string // "direct", "streaming", "each-to-many", "multicast"
-
-	// Streaming and MeshStreaming.
-	Period   time.Duration // flush period (0: none)
-	MaxMsgs  int           // messages per destination before a flush
-	MaxBytes int           // bytes per destination before a flush
-	Large    int           // messages of this size or more go directly
-	Idle     bool          // flush when the PE has nothing else to do
-	Mesh     bool          // two hops over a √P mesh of PEs
-	Tune     bool          // tune MaxMsgs (and Period, if set) online; EachToMany: ω
-	Window   int           // messages per tuning evaluation; EachToMany: iterations per segment
-	Every    int           // EachToMany with Tune: once settled, segments per reported one
-	Scored   bool          // Streaming with Tune: the program scores evaluations (Instance.Score)
-
-	// EachToMany.
-	Router    string
-	Degree    int // tree router; multicast tree
-	Omega     int // group router's fan-out (0: ⌈√(P−1)⌉)
-	Sources   chare.CollID
-	CountOnly bool // detect migrations by count alone (the original's C10)
-
-	// Multicast.
-	Multicast string // mcast kind name
-	Rings     int
-	Chunk     int // fragment size for large messages (0: none)
-
-	// Auto: the selection tree, the facts it is pruned with, and the
-	// instances of its containers.
-	Auto *AutoSpec `msgpack:",omitempty"`
 }
 
 // Direct sends every message directly, as an undelegated proxy would: the
@@ -118,21 +83,7 @@ type streamSpec struct {
 }
 
 func (s streamSpec) spec() Spec {
-	o := s.o
-	if o.MaxMsgs == 0 {
-		o.MaxMsgs = 64
-	}
-	if o.MaxBytes == 0 {
-		o.MaxBytes = 32 << 10
-	}
-	if o.Large == 0 {
-		o.Large = 8 << 10
-	}
-	if o.Tune && o.Window == 0 {
-		o.Window = 256
-	}
-	return Spec{Kind: "streaming", Period: o.Period, MaxMsgs: o.MaxMsgs, MaxBytes: o.MaxBytes, Large: o.Large, Idle: !o.NoIdleFlush, Mesh: s.mesh,
-		Tune: o.Tune, Window: o.Window, Scored: o.Scored}
+	return Spec{Kind: "streaming", Streaming: StreamSpec{StreamOptions: s.o, Mesh: s.mesh}}
 }
 
 // EachToManyOptions configure EachToMany.
@@ -195,17 +146,11 @@ func EachToMany(o EachToManyOptions) Strategy { return e2mSpec(o) }
 type e2mSpec EachToManyOptions
 
 func (s e2mSpec) spec() Spec {
-	sp := Spec{Kind: "each-to-many", Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly, Tune: s.Tune, Window: s.Window, Every: s.Every}
-	if sp.Tune && sp.Window == 0 {
-		sp.Window = 8
-	}
-	if sp.Tune && sp.Every == 0 {
-		sp.Every = 16
-	}
+	sp := EachToManySpec{Router: s.Router, Degree: s.Degree, Omega: s.Omega, CountOnly: s.CountOnly, Tune: s.Tune, Window: s.Window, Every: s.Every}
 	if s.Sources != nil {
 		sp.Sources = s.Sources.Route().Coll
 	}
-	return sp
+	return Spec{Kind: "each-to-many", EachToMany: sp}
 }
 
 // MulticastOptions configure Multicast.
@@ -227,114 +172,7 @@ func Multicast(o MulticastOptions) Strategy { return mcastSpec(o) }
 
 type mcastSpec MulticastOptions
 
-func (s mcastSpec) spec() Spec {
-	return Spec{Kind: "multicast", Multicast: s.Kind, Degree: s.Degree, Rings: s.Rings, Chunk: s.Chunk}
-}
-
-var kinds = []string{"auto", "direct", "each-to-many", "multicast", "streaming"}
-
-// validate checks a spec; errors name what is wrong and list the valid
-// choices.
-func (s *Spec) validate(pes int) error {
-	switch s.Kind {
-	case "direct":
-	case "auto":
-		if s.Auto == nil {
-			return errors.New("comlib: auto: make it with New(ctx, Auto(...))")
-		}
-		if _, err := s.Auto.prune(); err != nil {
-			return fmt.Errorf("comlib: %w", err)
-		}
-	case "streaming":
-		if s.MaxMsgs < 1 || s.MaxBytes < 1 || s.Large < 1 || s.Period < 0 {
-			return fmt.Errorf("comlib: streaming needs positive caps (MaxMsgs %d, MaxBytes %d, Large %d) and a period ≥ 0 (%v)", s.MaxMsgs, s.MaxBytes, s.Large, s.Period)
-		}
-		if s.Tune && s.Window < 1 && !s.Scored {
-			return fmt.Errorf("comlib: streaming with Tune needs a tuning window of at least 1 message (Window %d)", s.Window)
-		}
-		if s.Scored && !s.Tune {
-			return errors.New("comlib: streaming: Scored says who scores the tuning's evaluations; it needs Tune")
-		}
-	case "each-to-many":
-		if s.Router == "" {
-			s.Router = "direct"
-		}
-		if s.Omega != 0 && s.Router != "group" {
-			return fmt.Errorf("comlib: each-to-many: Omega=%d is the group router's fan-out; router %q has none", s.Omega, s.Router)
-		}
-		if s.Tune && s.Router != "group" {
-			return fmt.Errorf("comlib: each-to-many: Tune tunes the group router's fan-out ω; router %q has none", s.Router)
-		}
-		if s.Tune && s.Window == 0 { // a Spec made by hand (ParseStrategy)
-			s.Window = 8
-		}
-		if s.Tune && s.Window < 1 {
-			return fmt.Errorf("comlib: each-to-many with Tune needs segments of at least 1 iteration (Window %d)", s.Window)
-		}
-		if s.Every != 0 && !s.Tune {
-			return fmt.Errorf("comlib: each-to-many: Every=%d says how often a tuned ω is re-checked; it needs Tune", s.Every)
-		}
-		if s.Tune && s.Every == 0 { // a Spec made by hand (ParseStrategy)
-			s.Every = 16
-		}
-		if s.Every < 0 {
-			return fmt.Errorf("comlib: each-to-many with Tune: Every=%d, want segments per reported one ≥ 1 (1: report every segment)", s.Every)
-		}
-		if _, err := route.New(s.Router, max(pes, 1), s.routeOptions()); err != nil {
-			return fmt.Errorf("comlib: each-to-many: %w", err)
-		}
-		if s.Sources == 0 {
-			return errors.New("comlib: each-to-many needs Sources: the array or group whose members send")
-		}
-	case "multicast":
-		if s.Multicast == "" {
-			s.Multicast = "tree"
-		}
-		if _, err := mcast.ParseKind(s.Multicast); err != nil {
-			return fmt.Errorf("comlib: multicast: %w", err)
-		}
-		if s.Chunk < 0 {
-			return fmt.Errorf("comlib: multicast chunk size %d: must be > 0 (or 0 for none)", s.Chunk)
-		}
-		if s.Degree != 0 && s.Degree < 2 {
-			return fmt.Errorf("comlib: multicast tree degree %d: must be ≥ 2", s.Degree)
-		}
-		if s.Rings < 0 {
-			return fmt.Errorf("comlib: multicast rings %d: must be ≥ 1", s.Rings)
-		}
-	default:
-		return fmt.Errorf("comlib: unknown strategy %q (valid: %s)", s.Kind, strings.Join(kinds, ", "))
-	}
-	return nil
-}
-
-func (s *Spec) routeOptions() route.Options {
-	return route.Options{Degree: s.Degree, Omega: s.Omega}
-}
-
-// ParseStrategy returns a strategy by name, with default options:
-// "direct", "streaming", "meshstreaming", "multicast:KIND", or
-// "each-to-many:ROUTER" (which still needs its Sources, so it is returned
-// as options to fill in). Command-line flags use it.
-func ParseStrategy(name string) (Spec, error) {
-	kind, arg, _ := strings.Cut(name, ":")
-	var s Spec
-	switch kind {
-	case "direct":
-		s = Direct().spec()
-	case "streaming":
-		s = Streaming(StreamOptions{}).spec()
-	case "meshstreaming":
-		s = MeshStreaming(StreamOptions{}).spec()
-	case "multicast":
-		s = Multicast(MulticastOptions{Kind: arg}).spec()
-	case "each-to-many":
-		s = Spec{Kind: "each-to-many", Router: arg}
-	default:
-		return Spec{}, fmt.Errorf("comlib: unknown strategy %q (valid: direct, streaming, meshstreaming, multicast:KIND, each-to-many:ROUTER)", name)
-	}
-	return s, nil
-}
+func (s mcastSpec) spec() Spec { return Spec{Kind: "multicast", Multicast: MulticastOptions(s)} }
 
 // Instance is a strategy at work: New returns it on PE 0, and proxies are
 // delegated to it (proxy.Delegate(inst)). It travels with the proxies it
@@ -386,21 +224,12 @@ func New(from chare.Context, s Strategy) (*Instance, error) {
 	if a, ok := s.(autoStrategy); ok {
 		return newAuto(from, pe, a.o)
 	}
-	sp := s.spec()
-	if err := sp.validate(pe.NumPEs()); err != nil {
+	sp, err := s.spec().resolve(pe.NumPEs())
+	if err != nil {
 		return nil, err
 	}
 	return stateOf(pe).create(from, sp)
 }
-
-// NewSpec creates an instance from a Spec (as ParseStrategy returns).
-func NewSpec(from chare.Context, sp Spec) (*Instance, error) {
-	return New(from, specStrategy(sp))
-}
-
-type specStrategy Spec
-
-func (s specStrategy) spec() Spec { return Spec(s) }
 
 // Stats counts what an instance did in this process. Every field is
 // updated atomically; read them with Snapshot.

@@ -127,7 +127,7 @@ func TestOmegaTunedPerInstance(t *testing.T) {
 func TestOmegaTuneNeedsGroupRouter(t *testing.T) {
 	sp, err := comlib.ParseStrategy("each-to-many:mesh")
 	require.NoError(t, err)
-	sp.Tune = true
+	sp.EachToMany.Tune = true
 	var got error
 	runJob(t, 2, 1, func(m *tmain, _ []string) {
 		_, got = comlib.NewSpec(m, sp)
@@ -142,7 +142,7 @@ func TestOmegaTuneNeedsGroupRouter(t *testing.T) {
 func TestOmegaTunedFromParsedSpec(t *testing.T) {
 	sp, err := comlib.ParseStrategy("each-to-many:group")
 	require.NoError(t, err)
-	sp.Tune = true
+	sp.EachToMany.Tune = true
 	var okErr error
 	var badErrs []error
 	runJob(t, 4, 1, func(m *tmain, _ []string) {
@@ -151,12 +151,12 @@ func TestOmegaTunedFromParsedSpec(t *testing.T) {
 			m.Abort(err)
 			return
 		}
-		sp.Sources = arr.Route().Coll
+		sp.EachToMany.Sources = arr.Route().Coll
 		_, okErr = comlib.NewSpec(m, sp)
 		for _, bad := range []func(*comlib.Spec){
-			func(s *comlib.Spec) { s.Window = -2 },
-			func(s *comlib.Spec) { s.Every = -1 },
-			func(s *comlib.Spec) { s.Tune, s.Every = false, 4 },
+			func(s *comlib.Spec) { s.EachToMany.Window = -2 },
+			func(s *comlib.Spec) { s.EachToMany.Every = -1 },
+			func(s *comlib.Spec) { s.EachToMany.Tune, s.EachToMany.Every = false, 4 },
 		} {
 			b := sp
 			bad(&b)

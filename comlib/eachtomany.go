@@ -43,7 +43,7 @@ type ctlMsg struct {
 type e2m struct {
 	s     *state
 	in    *Instance
-	sp    Spec
+	sp    EachToManySpec
 	m     *bracket.PE[wenv]
 	root  *bracket.Root // PE 0
 	keys  map[any]bracket.Key
@@ -59,7 +59,7 @@ type e2m struct {
 	starts map[int]time.Time // iteration → when its exchange started here
 }
 
-func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
+func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 	if _, err := route.New(sp.Router, 1, sp.routeOptions()); err != nil {
 		return nil, err
 	}

@@ -488,15 +488,15 @@ func newStrategy(s *state, in *Instance, sp Spec) (peStrategy, error) {
 	case "direct":
 		return &direct{s: s, in: in}, nil
 	case "streaming":
-		st, err := newStream(s, in, sp)
+		st, err := newStream(s, in, sp.Streaming)
 		if err != nil {
 			return nil, err
 		}
 		return st, nil
 	case "each-to-many":
-		return newE2M(s, in, sp)
+		return newE2M(s, in, sp.EachToMany)
 	case "multicast":
-		return newMcast(s, in, sp)
+		return newMcast(s, in, sp.Multicast)
 	case "auto":
 		return newAutoPE(s, in, sp)
 	}

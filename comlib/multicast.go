@@ -32,15 +32,15 @@ const maxReassembly = 256 << 20
 type multicaster struct {
 	s     *state
 	in    *Instance
-	sp    Spec
+	sp    MulticastOptions
 	kind  mcast.Kind
 	opt   mcast.Options
 	seq   uint64
 	reasm *mcast.Reassembler
 }
 
-func newMcast(s *state, in *Instance, sp Spec) (*multicaster, error) {
-	k, err := mcast.ParseKind(sp.Multicast)
+func newMcast(s *state, in *Instance, sp MulticastOptions) (*multicaster, error) {
+	k, err := mcast.ParseKind(sp.Kind)
 	if err != nil {
 		return nil, err
 	}

@@ -140,29 +140,30 @@ func LoadSelection(name string) (*selection.Tree, error) {
 var strategyNames = []string{"direct", "eachtomany", "streaming", "meshstreaming", "multicast"}
 
 // ContainerSpec turns a container of a selection tree into a strategy's
-// Spec. An each-to-many Spec comes without its Sources, which Auto fills
-// in. Errors say which strategy or parameter is wrong and list the valid
-// ones; package selection adds the path in the file.
+// Spec, with the parameters the container gives and the others zero (New
+// applies their defaults). An each-to-many Spec comes without its
+// Sources, which Auto fills in. Errors say which strategy or parameter is
+// wrong and list the valid ones; package selection adds the path in the
+// file.
 func ContainerSpec(c selection.Container) (Spec, error) {
 	var sp Spec
 	var params []string // the parameters this container takes
 	switch c.Key {
 	case "router":
-		sp = Spec{Kind: "each-to-many", Router: c.Value}
+		sp = Spec{Kind: "each-to-many", EachToMany: EachToManySpec{Router: c.Value}}
 		params = e2mParams
 	case "strategy":
 		switch c.Value {
 		case "direct":
-			sp = Direct().spec()
+			sp = Spec{Kind: "direct"}
 		case "eachtomany", "each-to-many":
-			sp = Spec{Kind: "each-to-many", Router: "direct"}
+			sp = Spec{Kind: "each-to-many"}
 			params = append([]string{"router"}, e2mParams...)
 		case "streaming", "meshstreaming":
-			sp = Streaming(StreamOptions{}).spec()
-			sp.Mesh = c.Value == "meshstreaming"
+			sp = Spec{Kind: "streaming", Streaming: StreamSpec{Mesh: c.Value == "meshstreaming"}}
 			params = []string{"maxmsgs", "maxbytes", "large", "period", "idle", "tune", "window", "scored"}
 		case "multicast":
-			sp = Multicast(MulticastOptions{Kind: "tree"}).spec()
+			sp = Spec{Kind: "multicast"}
 			params = []string{"kind", "degree", "rings", "chunk"}
 		default:
 			return Spec{}, fmt.Errorf("unknown strategy %q (valid: %s)", c.Value, strings.Join(strategyNames, ", "))
@@ -177,7 +178,16 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 			}
 			return Spec{}, fmt.Errorf("%s=%s: unknown parameter %q (valid: %s)", c.Key, c.Value, p.Name, strings.Join(params, ", "))
 		}
-		if err := setParam(&sp, p); err != nil {
+		var err error
+		switch sp.Kind {
+		case "each-to-many":
+			err = setE2MParam(&sp.EachToMany, p)
+		case "streaming":
+			err = setStreamParam(&sp.Streaming, p)
+		case "multicast":
+			err = setMcastParam(&sp.Multicast, p)
+		}
+		if err != nil {
 			return Spec{}, fmt.Errorf("%s=%s: parameter %s=%s: %w", c.Key, c.Value, p.Name, p.Value, err)
 		}
 	}
@@ -185,29 +195,33 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 	// the instance; here what a file alone can get wrong.
 	switch sp.Kind {
 	case "each-to-many":
-		if _, err := route.New(sp.Router, 1, route.Options{Degree: sp.Degree}); err != nil {
-			return Spec{}, fmt.Errorf("%s=%s: %w", c.Key, c.Value, err)
+		e := sp.EachToMany
+		if given(c, "router") { // a router named empty is an error, not the default
+			if _, err := route.New(e.Router, 1, route.Options{Degree: e.Degree}); err != nil {
+				return Spec{}, fmt.Errorf("%s=%s: %w", c.Key, c.Value, err)
+			}
 		}
-		if sp.Window != 0 && !sp.Tune {
-			return Spec{}, fmt.Errorf("%s=%s: window=%d is the length of a tuning segment; it needs tune=true", c.Key, c.Value, sp.Window)
+		if e.Window != 0 && !e.Tune {
+			return Spec{}, fmt.Errorf("%s=%s: window=%d is the length of a tuning segment; it needs tune=true", c.Key, c.Value, e.Window)
 		}
 	case "streaming":
 		// maxmsgs and period are where the tuner starts (a period of 0
 		// is not tuned); window counts messages per evaluation unless the
 		// program scores them.
+		st := sp.Streaming
 		switch {
-		case sp.Window != 0 && !sp.Tune:
-			return Spec{}, fmt.Errorf("%s=%s: window=%d is the number of messages per tuning evaluation; it needs tune=true", c.Key, c.Value, sp.Window)
-		case sp.Window != 0 && sp.Scored:
-			return Spec{}, fmt.Errorf("%s=%s: window=%d is not used with scored=true (the program's Instance.Score calls end the evaluations)", c.Key, c.Value, sp.Window)
-		case sp.Scored && !sp.Tune:
+		case st.Window != 0 && !st.Tune:
+			return Spec{}, fmt.Errorf("%s=%s: window=%d is the number of messages per tuning evaluation; it needs tune=true", c.Key, c.Value, st.Window)
+		case st.Window != 0 && st.Scored:
+			return Spec{}, fmt.Errorf("%s=%s: window=%d is not used with scored=true (the program's Instance.Score calls end the evaluations)", c.Key, c.Value, st.Window)
+		case st.Scored && !st.Tune:
 			return Spec{}, fmt.Errorf("%s=%s: scored=true says the program scores the tuning's evaluations; it needs tune=true", c.Key, c.Value)
-		case sp.Tune && !sp.Scored && sp.Window == 0:
-			sp.Window = Streaming(StreamOptions{Tune: true}).spec().Window
 		}
 	case "multicast":
-		if _, err := mcast.ParseKind(sp.Multicast); err != nil {
-			return Spec{}, fmt.Errorf("%s=%s: %w", c.Key, c.Value, err)
+		if given(c, "kind") { // a kind named empty is an error, not the default
+			if _, err := mcast.ParseKind(sp.Multicast.Kind); err != nil {
+				return Spec{}, fmt.Errorf("%s=%s: %w", c.Key, c.Value, err)
+			}
 		}
 	}
 	if err := sp.validateOwn(); err != nil {
@@ -216,21 +230,45 @@ func ContainerSpec(c selection.Container) (Spec, error) {
 	return sp, nil
 }
 
+// given says whether c names the parameter (the router, for a router=NAME
+// container).
+func given(c selection.Container, name string) bool {
+	if name == "router" && c.Key == "router" {
+		return true
+	}
+	return slices.ContainsFunc(c.Params, func(p selection.Param) bool { return p.Name == name })
+}
+
 var e2mParams = []string{"degree", "countonly", "omega", "tune", "window", "every"}
 
-// setParam sets one parameter of a container on sp.
-func setParam(sp *Spec, p selection.Param) error {
+// setE2MParam sets one parameter of an each-to-many container (strategy=
+// eachtomany or router=NAME).
+func setE2MParam(sp *EachToManySpec, p selection.Param) error {
 	switch p.Name {
 	case "router":
 		sp.Router = p.Value
-	case "kind":
-		sp.Multicast = p.Value
 	case "degree":
 		return count(p.Value, 2, &sp.Degree)
-	case "rings":
-		return count(p.Value, 1, &sp.Rings)
-	case "chunk":
-		return count(p.Value, 1, &sp.Chunk)
+	case "countonly":
+		return boolean(p.Value, &sp.CountOnly)
+	case "omega":
+		return count(p.Value, 1, &sp.Omega)
+	case "tune":
+		return boolean(p.Value, &sp.Tune)
+	case "window":
+		return count(p.Value, 1, &sp.Window)
+	case "every":
+		return count(p.Value, 1, &sp.Every)
+	default:
+		return fmt.Errorf("unknown parameter")
+	}
+	return nil
+}
+
+// setStreamParam sets one parameter of a strategy=streaming or
+// strategy=meshstreaming container.
+func setStreamParam(sp *StreamSpec, p selection.Param) error {
+	switch p.Name {
 	case "maxmsgs":
 		return count(p.Value, 1, &sp.MaxMsgs)
 	case "maxbytes":
@@ -244,38 +282,47 @@ func setParam(sp *Spec, p selection.Param) error {
 		}
 		sp.Period = d
 	case "idle":
-		b, err := strconv.ParseBool(p.Value)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", p.Value)
+		var idle bool
+		if err := boolean(p.Value, &idle); err != nil {
+			return err
 		}
-		sp.Idle = b
-	case "scored":
-		b, err := strconv.ParseBool(p.Value)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", p.Value)
-		}
-		sp.Scored = b
-	case "countonly":
-		b, err := strconv.ParseBool(p.Value)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", p.Value)
-		}
-		sp.CountOnly = b
-	case "omega":
-		return count(p.Value, 1, &sp.Omega)
+		sp.NoIdleFlush = !idle
 	case "tune":
-		b, err := strconv.ParseBool(p.Value)
-		if err != nil {
-			return fmt.Errorf("%q is not true or false", p.Value)
-		}
-		sp.Tune = b
+		return boolean(p.Value, &sp.Tune)
 	case "window":
 		return count(p.Value, 1, &sp.Window)
-	case "every":
-		return count(p.Value, 1, &sp.Every)
+	case "scored":
+		return boolean(p.Value, &sp.Scored)
 	default:
 		return fmt.Errorf("unknown parameter")
 	}
+	return nil
+}
+
+// setMcastParam sets one parameter of a strategy=multicast container.
+func setMcastParam(sp *MulticastOptions, p selection.Param) error {
+	switch p.Name {
+	case "kind":
+		sp.Kind = p.Value
+	case "degree":
+		return count(p.Value, 2, &sp.Degree)
+	case "rings":
+		return count(p.Value, 1, &sp.Rings)
+	case "chunk":
+		return count(p.Value, 1, &sp.Chunk)
+	default:
+		return fmt.Errorf("unknown parameter")
+	}
+	return nil
+}
+
+// boolean parses true or false (as strconv.ParseBool) into *dst.
+func boolean(s string, dst *bool) error {
+	b, err := strconv.ParseBool(s)
+	if err != nil {
+		return fmt.Errorf("%q is not true or false", s)
+	}
+	*dst = b
 	return nil
 }
 
@@ -297,12 +344,12 @@ func count(s string, least int, dst *int) error {
 	return nil
 }
 
-// validateOwn checks what validate checks that does not depend on the
-// number of PEs or on Sources.
-func (s *Spec) validateOwn() error {
-	c := *s
-	if c.Kind == "each-to-many" {
-		c.Sources = 1 // filled in by Auto
+// validateOwn checks what New checks that does not depend on the number
+// of PEs or on Sources.
+func (s Spec) validateOwn() error {
+	if s.Kind == "each-to-many" {
+		s.EachToMany.Sources = 1 // filled in by Auto
 	}
-	return c.validate(1)
+	_, err := s.resolve(1)
+	return err
 }

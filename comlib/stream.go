@@ -49,16 +49,16 @@ type streamItem struct {
 type stream struct {
 	s      *state
 	in     *Instance
-	sp     Spec
+	sp     StreamSpec
 	ch     *channel.Channel[streamItem]
 	cols   int           // mesh columns
-	period time.Duration // flush period in force (tuned with Spec.Tune)
+	period time.Duration // flush period in force (tuned with Tune)
 	timer  bool          // a periodic flush is armed
 	idle   bool          // an idle flush is posted
-	tuner  *streamTuner  // with Spec.Tune
+	tuner  *streamTuner  // with Tune
 }
 
-func newStream(s *state, in *Instance, sp Spec) (*stream, error) {
+func newStream(s *state, in *Instance, sp StreamSpec) (*stream, error) {
 	p := s.pe.NumPEs()
 	ch, err := channel.New[streamItem](p, channel.Options{Buffers: 2, MaxItems: sp.MaxMsgs, MaxBytes: sp.MaxBytes})
 	if err != nil {
@@ -132,7 +132,7 @@ func (t *stream) add(dest int, e wenv, size int) {
 // arm schedules the periodic and idle flushes while something waits.
 func (t *stream) arm() {
 	ap := t.s.pe.Actor()
-	if t.sp.Idle && !t.idle {
+	if !t.sp.NoIdleFlush && !t.idle {
 		// A control message at the end of the mailbox: it runs once the
 		// PE has handled what was waiting, the closest a PE has to idle.
 		t.idle = true
