@@ -92,6 +92,15 @@
 // trajectories are per PE, in that PE's process. -comlibdebug logs error
 // modes and recoveries.
 //
+// Descriptions: a Strategy made by Direct, Streaming, EachToMany or
+// Multicast, a name given to ParseStrategy and a container of a selection
+// file given to ContainerSpec all become a Spec: the strategy's Kind and
+// that kind's parameters in the field named after it (Spec.Streaming,
+// Spec.EachToMany, Spec.Multicast), zero where the default applies. New
+// applies the defaults, one function per kind, and checks the result
+// before the Spec enters the strategy table, so the three ways of naming a
+// strategy resolve alike.
+//
 // Instances are portable delegates: a proxy delegated to one, sent to
 // another process in a message, in migrated or checkpointed state or in a
 // callback made from it, sends through the same instance there.
