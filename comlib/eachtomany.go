@@ -303,6 +303,7 @@ deliver:
 			s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
 		}
 	}
+	e.m.Recycle(fx) // the packets were sent by value, Notes and Reports stay ours
 }
 
 func (e *e2m) toRoot(m ctlMsg) {

@@ -2,6 +2,7 @@ package bracket
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -110,6 +111,41 @@ type Effects[T any] struct {
 	Ack int
 }
 
+// effects returns an empty Effects, with the room of one given back by
+// Recycle if there is one.
+func (p *PE[T]) effects() Effects[T] {
+	if n := len(p.spare); n > 0 {
+		fx := p.spare[n-1]
+		p.spare[n-1] = Effects[T]{}
+		p.spare = p.spare[:n-1]
+		return fx
+	}
+	return Effects[T]{}
+}
+
+// maxSpare bounds the Effects that Recycle keeps: one per call into the
+// PE that is under way at once (a delivery may call the PE again).
+const maxSpare = 8
+
+// Recycle gives back the room of fx, whose packets, messages and lists
+// the caller no longer reads: a later event's Effects reuse it, as etcd's
+// raft reuses a Ready once it is advanced. The messages' arrays that the
+// packets carry (Packet.Msgs) are not reused: they belong to their
+// receivers. Notes, Reports and Errors are left to the caller, which may
+// keep them. Calling Recycle is optional; fx must not be read after.
+func (p *PE[T]) Recycle(fx Effects[T]) {
+	if len(p.spare) >= maxSpare || cap(fx.Packets)+cap(fx.Direct)+cap(fx.Deliver)+cap(fx.Exchanges)+cap(fx.Finished)+cap(fx.Wait) == 0 {
+		return
+	}
+	clear(fx.Packets)
+	clear(fx.Direct)
+	clear(fx.Deliver)
+	p.spare = append(p.spare, Effects[T]{
+		Packets: fx.Packets[:0], Direct: fx.Direct[:0], Deliver: fx.Deliver[:0],
+		Exchanges: fx.Exchanges[:0], Finished: fx.Finished[:0], Wait: fx.Wait[:0],
+	})
+}
+
 // Finished is an exchange that ended on this PE: its iteration, the list
 // step and number of participants it ran with, and its router's variant.
 type Finished struct {
@@ -142,7 +178,7 @@ type iter[T any] struct {
 	step    int // the list the exchange runs with
 	rank    int
 	parts   []int
-	router  Router
+	router  *stages
 	variant int
 	stage   int
 	got     int         // packets of the current stage received
@@ -182,13 +218,15 @@ type PE[T any] struct {
 	queuedHint         int // the messages the last exchange here started with
 	opt                Options
 	newRouter          func(n, variant int) (Router, error)
-	variants           map[int]Router // routers of the current list, by variant
+	spare              []Effects[T]    // given back by Recycle
+	spareIter          *iter[T]        // the last iteration whose exchange ended here
+	variants           map[int]*stages // routers of the current list, by variant
 
 	list    *List
 	known   map[Key]bool // the list's sources here
 	parts   []int
 	rank    int // this PE among the participants, or −1
-	router  Router
+	router  *stages
 	errIter int // the iteration under recovery; valid while inErr
 	errStep int
 	inErr   bool
@@ -240,7 +278,23 @@ func (p *PE[T]) iter(n int) *iter[T] {
 	}
 	// queued starts at the size the last iteration's reached: an
 	// all-to-all queues as many messages in each.
-	it := &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
+	var it *iter[T]
+	if old := p.spareIter; old != nil {
+		p.spareIter = nil
+		// Nothing of an ended exchange is left in its arrays: its messages
+		// went out as effects, its packets' messages with them.
+		clear(old.began)
+		have, inbox := old.have[:cap(old.have)], old.inbox[:cap(old.inbox)]
+		clear(have)
+		clear(inbox)
+		if cap(have) < p.queuedHint {
+			have = make([]Msg[T], 0, p.queuedHint)
+		}
+		*old = iter[T]{n: n, began: old.began, queued: have[:0], inbox: inbox[:0]}
+		it = old
+	} else {
+		it = &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
+	}
 	switch {
 	case p.done[n] || p.inErr && n == p.errIter:
 		it.status = direct
@@ -264,7 +318,7 @@ func (p *PE[T]) suspectBelow(n int) bool {
 
 // Begin is a source's BeginIteration(n).
 func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
-	var fx Effects[T]
+	fx := p.effects()
 	if pr, ok := p.elems[k]; ok {
 		if !pr.Ended {
 			return fx, fmt.Errorf("source %s began iteration %d on PE %d while its iteration %d is not ended (call EndIteration first)", p.nm(k), n, p.id, pr.Iter)
@@ -358,7 +412,7 @@ func (p *PE[T]) deliver(m Msg[T], fx *Effects[T]) {
 // Send is a message from source k, in its current iteration, for the PE
 // dest (where the runtime believes its destination is).
 func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error) {
-	var fx Effects[T]
+	fx := p.effects()
 	pr, ok := p.elems[k]
 	if !ok || pr.Ended {
 		return fx, fmt.Errorf("source %s sent on PE %d outside BeginIteration/EndIteration (or it migrated inside its bracket, C08)", p.nm(k), p.id)
@@ -392,7 +446,7 @@ func (p *PE[T]) participant(pe int) bool {
 
 // End is a source's EndIteration.
 func (p *PE[T]) End(k Key) (Effects[T], error) {
-	var fx Effects[T]
+	fx := p.effects()
 	pr, ok := p.elems[k]
 	if !ok || pr.Ended {
 		return fx, fmt.Errorf("source %s ended an iteration on PE %d without beginning it here (did it migrate inside its bracket? C08)", p.nm(k), p.id)
@@ -437,13 +491,14 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 			return
 		}
 		if r = p.variants[v]; r == nil {
-			var err error
-			if r, err = p.newRouter(len(p.parts), v); err != nil {
+			nr, err := p.newRouter(len(p.parts), v)
+			if err != nil {
 				// The list's default router still runs the exchange, but the
 				// PEs disagree now: say so, the job ends.
 				fx.Errors = append(fx.Errors, fmt.Errorf("router variant %d over %d PEs: %w", v, len(p.parts), err))
 				return
 			}
+			r = newStages(nr, p.rank)
 			p.variants[v] = r
 		}
 	}
@@ -461,7 +516,8 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 // sendStage delivers what has arrived and sends the current stage's
 // packets.
 func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
-	it.recvN = len(it.router.RecvFrom(it.rank, it.stage))
+	peers, recvN := it.router.at(it.stage)
+	it.recvN = recvN
 	// The stage's messages are sorted by their next hop (a counting sort
 	// over the participants) into one array that the packets share in
 	// disjoint, capacity-capped parts: one allocation for the stage, where
@@ -517,13 +573,7 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 	}
 	clear(it.have[len(keep):]) // what left: no references kept
 	it.have = keep
-	peers := it.router.SendTo(it.rank, it.stage)
-	if o, ok := it.router.(interface{ SendOrder(self, stage int) []int }); ok {
-		peers = o.SendOrder(it.rank, it.stage) // the schedule's contention-free order
-	}
-	if fx.Packets == nil {
-		fx.Packets = make([]Packet[T], 0, len(peers))
-	}
+	fx.Packets = slices.Grow(fx.Packets, len(peers))
 	for _, peer := range peers {
 		var ms []Msg[T]
 		if peer >= 0 && peer < len(it.parts) && hops[peer] < at[peer] {
@@ -542,6 +592,41 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 			p.out(m, fx)
 		}
 	}
+}
+
+// stages is a router with the lists of one participant (this PE's rank)
+// kept per stage: a router may build them on every call, and an
+// exchange asks for them at every stage of every iteration.
+type stages struct {
+	Router
+	rank int
+	send [][]int // per stage, in the order to send (the router's SendOrder if it has one)
+	recv []int   // per stage, how many packets come; −1 until asked
+}
+
+func newStages(r Router, rank int) *stages {
+	return &stages{Router: r, rank: rank}
+}
+
+// at returns the peers this PE sends to at stage s, in order, and the
+// number of packets it receives then.
+func (r *stages) at(s int) (send []int, recvN int) {
+	if s >= len(r.recv) {
+		n := max(s+1, r.Stages())
+		r.send = append(r.send, make([][]int, n-len(r.send))...)
+		for len(r.recv) < n {
+			r.recv = append(r.recv, -1)
+		}
+	}
+	if r.recv[s] < 0 {
+		if o, ok := r.Router.(interface{ SendOrder(self, stage int) []int }); ok {
+			r.send[s] = o.SendOrder(r.rank, s) // the schedule's contention-free order
+		} else {
+			r.send[s] = r.SendTo(r.rank, s)
+		}
+		r.recv[s] = len(r.RecvFrom(r.rank, s))
+	}
+	return r.send[s], r.recv[s]
 }
 
 // maxQueuedHint bounds the room a new iteration is given for its messages
@@ -585,19 +670,17 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 		it.stage++
 		if it.stage >= it.router.Stages() { // ≥: a router may have no stage for one participant
 			fx.Finished = append(fx.Finished, Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
-			if fx.Deliver == nil {
-				fx.Deliver = make([]Msg[T], 0, len(it.have)) // most are for here
-			}
+			fx.Deliver = slices.Grow(fx.Deliver, len(it.have)) // most are for here
 			for _, m := range it.have {
 				p.out(m, fx) // every message should be here by now
 			}
-			it.have = nil
 			for _, pk := range it.inbox { // from a later list: not ours
 				for _, m := range pk.Msgs {
 					p.out(m, fx)
 				}
 			}
 			delete(p.iters, it.n)
+			p.spareIter = it // its room serves the next iteration
 			return
 		}
 		p.sendStage(it, fx)
@@ -606,7 +689,7 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 
 // Packet is a stage packet from another PE.
 func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
-	var fx Effects[T]
+	fx := p.effects()
 	it := p.iters[pk.Iter]
 	if it == nil {
 		if p.done[pk.Iter] || p.list != nil && pk.Step < p.list.Step {
@@ -644,7 +727,7 @@ func (p *PE[T]) checkVariant(it *iter[T], pk Packet[T], fx *Effects[T]) {
 
 // Enter is PE 0's word that iteration e.Iter is in error everywhere.
 func (p *PE[T]) Enter(e Enter) Effects[T] {
-	var fx Effects[T]
+	fx := p.effects()
 	if p.inErr && e.Step <= p.errStep || p.list != nil && e.Step <= p.list.Step {
 		return fx // stale
 	}
@@ -683,7 +766,7 @@ func (p *PE[T]) Enter(e Enter) Effects[T] {
 // whose sources get their held messages must already have the new list,
 // or it would start the next iteration with the old one.
 func (p *PE[T]) NewList(l *List) (Effects[T], error) {
-	var fx Effects[T]
+	fx := p.effects()
 	if p.list != nil && l.Step <= p.list.Step {
 		return fx, nil // stale
 	}
@@ -694,7 +777,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 		}
 	}
 	p.parts = l.Participants()
-	p.rank, p.router, p.variants = -1, nil, map[int]Router{}
+	p.rank, p.router, p.variants = -1, nil, map[int]*stages{}
 	if i := sort.SearchInts(p.parts, p.id); i < len(p.parts) && p.parts[i] == p.id {
 		p.rank = i
 	}
@@ -703,7 +786,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 		if err != nil {
 			return fx, fmt.Errorf("router over %d PEs: %w", len(p.parts), err)
 		}
-		p.router = r
+		p.router = newStages(r, p.rank)
 	}
 	p.done[l.Iter] = true
 	fx.Ack = l.Step
@@ -714,7 +797,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 // PE leaves error mode, sends what it held directly, and checks the later
 // iterations against the new list.
 func (p *PE[T]) Release(step int) Effects[T] {
-	var fx Effects[T]
+	fx := p.effects()
 	if p.list == nil || step != p.list.Step || !p.inErr || p.errStep != step {
 		return fx // stale
 	}
@@ -764,7 +847,7 @@ func (p *PE[T]) Release(step int) Effects[T] {
 // Resume starts the exchanges that waited for their variant (Effects.Wait),
 // once the Variant function knows more; it does nothing to the others.
 func (p *PE[T]) Resume() Effects[T] {
-	var fx Effects[T]
+	fx := p.effects()
 	ns := make([]int, 0, len(p.iters))
 	for n, it := range p.iters {
 		if it.status == open && !it.started {
