@@ -111,39 +111,49 @@ type Effects[T any] struct {
 	Ack int
 }
 
-// effects returns an empty Effects, with the room of one given back by
-// Recycle if there is one.
-func (p *PE[T]) effects() Effects[T] {
-	if n := len(p.spare); n > 0 {
-		fx := p.spare[n-1]
-		p.spare[n-1] = Effects[T]{}
-		p.spare = p.spare[:n-1]
-		return fx
-	}
-	return Effects[T]{}
-}
-
-// maxSpare bounds the Effects that Recycle keeps: one per call into the
-// PE that is under way at once (a delivery may call the PE again).
+// maxSpare bounds the lists of each kind that Recycle keeps: one per call
+// into the PE under way at once (a delivery may call the PE again).
 const maxSpare = 8
 
-// Recycle gives back the room of fx, whose packets, messages and lists
-// the caller no longer reads: a later event's Effects reuse it, as etcd's
-// raft reuses a Ready once it is advanced. The messages' arrays that the
-// packets carry (Packet.Msgs) are not reused: they belong to their
-// receivers. Notes, Reports and Errors are left to the caller, which may
-// keep them. Calling Recycle is optional; fx must not be read after.
+// spares holds the lists Recycle gave back, by kind.
+type spares[T any] struct {
+	packets   [][]Packet[T]
+	deliver   [][]Msg[T]
+	exchanges [][]int
+	finished  [][]Finished
+}
+
+// Recycle gives back the lists of fx, which the caller no longer reads:
+// later events fill them again, as etcd's raft reuses a Ready once it is
+// advanced. The messages' arrays that the packets carry (Packet.Msgs) are
+// not reused: they belong to their receivers. Direct, Notes, Reports,
+// Errors and Wait are left to the caller, which may keep them. Calling
+// Recycle is optional; fx must not be read after.
 func (p *PE[T]) Recycle(fx Effects[T]) {
-	if len(p.spare) >= maxSpare || cap(fx.Packets)+cap(fx.Direct)+cap(fx.Deliver)+cap(fx.Exchanges)+cap(fx.Finished)+cap(fx.Wait) == 0 {
+	give(&p.spare.packets, fx.Packets)
+	give(&p.spare.deliver, fx.Deliver)
+	give(&p.spare.exchanges, fx.Exchanges)
+	give(&p.spare.finished, fx.Finished)
+}
+
+// give keeps s, emptied, for take.
+func give[E any](spare *[][]E, s []E) {
+	if cap(s) == 0 || len(*spare) >= maxSpare {
 		return
 	}
-	clear(fx.Packets)
-	clear(fx.Direct)
-	clear(fx.Deliver)
-	p.spare = append(p.spare, Effects[T]{
-		Packets: fx.Packets[:0], Direct: fx.Direct[:0], Deliver: fx.Deliver[:0],
-		Exchanges: fx.Exchanges[:0], Finished: fx.Finished[:0], Wait: fx.Wait[:0],
-	})
+	clear(s) // no references kept to what was delivered or sent
+	*spare = append(*spare, s[:0])
+}
+
+// take returns s if it has room, else a list given back, if any.
+func take[E any](spare *[][]E, s []E) []E {
+	n := len(*spare)
+	if cap(s) > 0 || n == 0 {
+		return s
+	}
+	s = (*spare)[n-1]
+	*spare = (*spare)[:n-1] // the slot still points at s: harmless, overwritten by the next give
+	return s
 }
 
 // Finished is an exchange that ended on this PE: its iteration, the list
@@ -185,6 +195,7 @@ type iter[T any] struct {
 	recvN   int         // packets the current stage receives (the router's RecvFrom)
 	inbox   []Packet[T] // packets not consumed yet
 	have    []Msg[T]    // messages here during the exchange
+	cur     [][]Msg[T]  // the messages of the current stage's packets consumed so far
 }
 
 // Options set what a PE checks.
@@ -218,7 +229,7 @@ type PE[T any] struct {
 	queuedHint         int // the messages the last exchange here started with
 	opt                Options
 	newRouter          func(n, variant int) (Router, error)
-	spare              []Effects[T]    // given back by Recycle
+	spare              spares[T]       // lists given back by Recycle
 	spareIter          *iter[T]        // the last iteration whose exchange ended here
 	variants           map[int]*stages // routers of the current list, by variant
 
@@ -233,6 +244,12 @@ type PE[T any] struct {
 	done    map[int]bool // iterations recovered: late packets go directly
 	iters   map[int]*iter[T]
 	elems   map[Key]Progress // sources seen here
+	// The last source looked up in elems, and its entry: a source's
+	// sends, and the deliveries to it, come one after another.
+	lastK  Key
+	lastP  Progress
+	lastOK bool
+	doneHi int // the highest iteration in done
 	// reported holds what this PE told PE 0 in the current recovery.
 	reported map[Key]Progress
 }
@@ -284,25 +301,46 @@ func (p *PE[T]) iter(n int) *iter[T] {
 		// Nothing of an ended exchange is left in its arrays: its messages
 		// went out as effects, its packets' messages with them.
 		clear(old.began)
-		have, inbox := old.have[:cap(old.have)], old.inbox[:cap(old.inbox)]
+		have, inbox, cur := old.have[:cap(old.have)], old.inbox[:cap(old.inbox)], old.cur[:cap(old.cur)]
 		clear(have)
 		clear(inbox)
+		clear(cur)
 		if cap(have) < p.queuedHint {
 			have = make([]Msg[T], 0, p.queuedHint)
 		}
-		*old = iter[T]{n: n, began: old.began, queued: have[:0], inbox: inbox[:0]}
+		*old = iter[T]{n: n, began: old.began, queued: have[:0], inbox: inbox[:0], cur: cur[:0]}
 		it = old
 	} else {
 		it = &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
 	}
 	switch {
-	case p.done[n] || p.inErr && n == p.errIter:
+	case p.isDone(n) || p.inErr && n == p.errIter:
 		it.status = direct
 	case p.inErr && n > p.errIter || p.suspectBelow(n):
 		it.status = pending
 	}
 	p.iters[n] = it
 	return it
+}
+
+// isDone reports whether iteration n was recovered here.
+func (p *PE[T]) isDone(n int) bool { return len(p.done) > 0 && n <= p.doneHi && p.done[n] }
+
+// elem returns source k's progress, and whether it was seen here.
+func (p *PE[T]) elem(k Key) (Progress, bool) {
+	if p.lastOK && k == p.lastK {
+		return p.lastP, true
+	}
+	pr, ok := p.elems[k]
+	if ok {
+		p.lastK, p.lastP, p.lastOK = k, pr, true
+	}
+	return pr, ok
+}
+
+func (p *PE[T]) setElem(k Key, pr Progress) {
+	p.elems[k] = pr
+	p.lastK, p.lastP, p.lastOK = k, pr, true
 }
 
 // suspectBelow reports whether an iteration before n is in error on this
@@ -318,8 +356,8 @@ func (p *PE[T]) suspectBelow(n int) bool {
 
 // Begin is a source's BeginIteration(n).
 func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
-	fx := p.effects()
-	if pr, ok := p.elems[k]; ok {
+	var fx Effects[T]
+	if pr, ok := p.elem(k); ok {
 		if !pr.Ended {
 			return fx, fmt.Errorf("source %s began iteration %d on PE %d while its iteration %d is not ended (call EndIteration first)", p.nm(k), n, p.id, pr.Iter)
 		}
@@ -327,8 +365,8 @@ func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
 			return fx, fmt.Errorf("source %s began iteration %d on PE %d after iteration %d: iterations must grow", p.nm(k), n, p.id, pr.Iter)
 		}
 	}
-	p.elems[k] = Progress{Iter: n}
-	if p.done[n] {
+	p.setElem(k, Progress{Iter: n})
+	if p.isDone(n) {
 		return fx, fmt.Errorf("source %s began iteration %d on PE %d after that iteration was recovered without it: every source must take part in every iteration", p.nm(k), n, p.id)
 	}
 	it := p.iter(n)
@@ -384,12 +422,17 @@ func (p *PE[T]) flush(it *iter[T], fx *Effects[T]) {
 	for _, m := range it.have {
 		p.out(m, fx)
 	}
+	for _, ms := range it.cur {
+		for _, m := range ms {
+			p.out(m, fx)
+		}
+	}
 	for _, pk := range it.inbox {
 		for _, m := range pk.Msgs {
 			p.out(m, fx)
 		}
 	}
-	it.queued, it.have, it.inbox = nil, nil, nil
+	it.queued, it.have, it.cur, it.inbox = nil, nil, nil, nil
 }
 
 func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
@@ -402,18 +445,18 @@ func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
 
 func (p *PE[T]) deliver(m Msg[T], fx *Effects[T]) {
 	if m.DestKey != "" {
-		if pr, ok := p.elems[m.DestKey]; ok && pr.Iter > m.Iter {
+		if pr, ok := p.elem(m.DestKey); ok && pr.Iter > m.Iter {
 			fx.Errors = append(fx.Errors, fmt.Errorf("source %s began iteration %d before a message of iteration %d from %s reached it: a source must receive every message of an iteration before beginning the next (C07)", p.nm(m.DestKey), pr.Iter, m.Iter, p.nm(m.Src)))
 		}
 	}
-	fx.Deliver = append(fx.Deliver, m)
+	fx.Deliver = append(take(&p.spare.deliver, fx.Deliver), m)
 }
 
 // Send is a message from source k, in its current iteration, for the PE
 // dest (where the runtime believes its destination is).
 func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error) {
-	fx := p.effects()
-	pr, ok := p.elems[k]
+	var fx Effects[T]
+	pr, ok := p.elem(k)
 	if !ok || pr.Ended {
 		return fx, fmt.Errorf("source %s sent on PE %d outside BeginIteration/EndIteration (or it migrated inside its bracket, C08)", p.nm(k), p.id)
 	}
@@ -446,12 +489,12 @@ func (p *PE[T]) participant(pe int) bool {
 
 // End is a source's EndIteration.
 func (p *PE[T]) End(k Key) (Effects[T], error) {
-	fx := p.effects()
-	pr, ok := p.elems[k]
+	var fx Effects[T]
+	pr, ok := p.elem(k)
 	if !ok || pr.Ended {
 		return fx, fmt.Errorf("source %s ended an iteration on PE %d without beginning it here (did it migrate inside its bracket? C08)", p.nm(k), p.id)
 	}
-	p.elems[k] = Progress{Iter: pr.Iter, Ended: true}
+	p.setElem(k, Progress{Iter: pr.Iter, Ended: true})
 	it := p.iters[pr.Iter]
 	it.ended++
 	if p.inErr && pr.Iter >= p.errIter {
@@ -463,7 +506,7 @@ func (p *PE[T]) End(k Key) (Effects[T], error) {
 
 // report tells PE 0 of source k, if the recovery does not know it yet.
 func (p *PE[T]) report(fx *Effects[T], k Key) {
-	pr := p.elems[k]
+	pr, _ := p.elem(k)
 	if pr.Iter < p.errIter || pr.Iter == p.errIter && !pr.Ended {
 		return // not ended the iteration under recovery yet
 	}
@@ -506,7 +549,7 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 	for _, pk := range it.inbox { // packets that came before the start
 		p.checkVariant(it, pk, fx)
 	}
-	fx.Exchanges = append(fx.Exchanges, it.n)
+	fx.Exchanges = append(take(&p.spare.exchanges, fx.Exchanges), it.n)
 	p.queuedHint = min(len(it.queued), maxQueuedHint)
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
@@ -573,7 +616,7 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 	}
 	clear(it.have[len(keep):]) // what left: no references kept
 	it.have = keep
-	fx.Packets = slices.Grow(fx.Packets, len(peers))
+	fx.Packets = slices.Grow(take(&p.spare.packets, fx.Packets), len(peers))
 	for _, peer := range peers {
 		var ms []Msg[T]
 		if peer >= 0 && peer < len(it.parts) && hops[peer] < at[peer] {
@@ -657,7 +700,9 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 				}
 			case pk.Step == it.step && pk.Stage == it.stage:
 				it.got++
-				it.have = append(it.have, pk.Msgs...)
+				if len(pk.Msgs) > 0 {
+					it.cur = append(it.cur, pk.Msgs)
+				}
 			default:
 				rest = append(rest, pk)
 			}
@@ -669,10 +714,15 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 		it.got = 0
 		it.stage++
 		if it.stage >= it.router.Stages() { // ≥: a router may have no stage for one participant
-			fx.Finished = append(fx.Finished, Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
-			fx.Deliver = slices.Grow(fx.Deliver, len(it.have)) // most are for here
+			fx.Finished = append(take(&p.spare.finished, fx.Finished), Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
+			fx.Deliver = slices.Grow(take(&p.spare.deliver, fx.Deliver), len(it.have)) // most are for here
 			for _, m := range it.have {
 				p.out(m, fx) // every message should be here by now
+			}
+			for _, ms := range it.cur { // straight from the last stage's packets
+				for _, m := range ms {
+					p.out(m, fx)
+				}
 			}
 			for _, pk := range it.inbox { // from a later list: not ours
 				for _, m := range pk.Msgs {
@@ -683,16 +733,21 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 			p.spareIter = it // its room serves the next iteration
 			return
 		}
+		for _, ms := range it.cur {
+			it.have = append(it.have, ms...)
+		}
+		clear(it.cur)
+		it.cur = it.cur[:0]
 		p.sendStage(it, fx)
 	}
 }
 
 // Packet is a stage packet from another PE.
 func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
-	fx := p.effects()
+	var fx Effects[T]
 	it := p.iters[pk.Iter]
 	if it == nil {
-		if p.done[pk.Iter] || p.list != nil && pk.Step < p.list.Step {
+		if p.isDone(pk.Iter) || p.list != nil && pk.Step < p.list.Step {
 			for _, m := range pk.Msgs {
 				p.out(m, &fx)
 			}
@@ -727,7 +782,7 @@ func (p *PE[T]) checkVariant(it *iter[T], pk Packet[T], fx *Effects[T]) {
 
 // Enter is PE 0's word that iteration e.Iter is in error everywhere.
 func (p *PE[T]) Enter(e Enter) Effects[T] {
-	fx := p.effects()
+	var fx Effects[T]
 	if p.inErr && e.Step <= p.errStep || p.list != nil && e.Step <= p.list.Step {
 		return fx // stale
 	}
@@ -766,7 +821,7 @@ func (p *PE[T]) Enter(e Enter) Effects[T] {
 // whose sources get their held messages must already have the new list,
 // or it would start the next iteration with the old one.
 func (p *PE[T]) NewList(l *List) (Effects[T], error) {
-	fx := p.effects()
+	var fx Effects[T]
 	if p.list != nil && l.Step <= p.list.Step {
 		return fx, nil // stale
 	}
@@ -788,6 +843,9 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 		}
 		p.router = newStages(r, p.rank)
 	}
+	if len(p.done) == 0 || l.Iter > p.doneHi {
+		p.doneHi = l.Iter
+	}
 	p.done[l.Iter] = true
 	fx.Ack = l.Step
 	return fx, nil
@@ -797,7 +855,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 // PE leaves error mode, sends what it held directly, and checks the later
 // iterations against the new list.
 func (p *PE[T]) Release(step int) Effects[T] {
-	fx := p.effects()
+	var fx Effects[T]
 	if p.list == nil || step != p.list.Step || !p.inErr || p.errStep != step {
 		return fx // stale
 	}
@@ -806,6 +864,9 @@ func (p *PE[T]) Release(step int) Effects[T] {
 	for k, pr := range p.elems { // forget sources that left, keep newcomers
 		if !p.known[k] && pr.Iter <= l.Iter && pr.Ended {
 			delete(p.elems, k)
+			if k == p.lastK {
+				p.lastOK = false
+			}
 		}
 	}
 	ns := make([]int, 0, len(p.iters))
@@ -847,7 +908,7 @@ func (p *PE[T]) Release(step int) Effects[T] {
 // Resume starts the exchanges that waited for their variant (Effects.Wait),
 // once the Variant function knows more; it does nothing to the others.
 func (p *PE[T]) Resume() Effects[T] {
-	fx := p.effects()
+	var fx Effects[T]
 	ns := make([]int, 0, len(p.iters))
 	for n, it := range p.iters {
 		if it.status == open && !it.started {
