@@ -237,6 +237,10 @@ func (e *e2m) multicast(o op) error {
 
 // apply carries out a machine's effects.
 func (e *e2m) apply(fx bracket.Effects[wenv]) {
+	if fx.Ack == 0 && len(fx.Packets)+len(fx.Direct)+len(fx.Deliver)+len(fx.Notes)+len(fx.Reports)+len(fx.Errors)+
+		len(fx.Exchanges)+len(fx.Finished)+len(fx.Wait) == 0 && e.errAt.IsZero() && !e.ctl {
+		return // most sends: queued until the exchange
+	}
 	s, ctx, st := e.s, e.s.ctx(), e.in.st
 	if e.fol != nil {
 		e.tuneStarts(fx)
