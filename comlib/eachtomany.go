@@ -47,9 +47,11 @@ type e2m struct {
 	m     *bracket.PE[wenv]
 	root  *bracket.Root // PE 0
 	keys  map[any]bracket.Key
+	ikeys []bracket.Key // the keys of int indices below maxIntKeys, by index ("" until made)
 	errAt time.Time // when this PE entered error mode
 	debug bool
-	dests map[int]bool
+	dests []bool // by PE: a packet went there
+	ndest int    // how many are true
 	ctl   bool // applying the effects of a control message
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
@@ -63,7 +65,7 @@ func newE2M(s *state, in *Instance, sp Spec) (*e2m, error) {
 	if _, err := route.New(sp.Router, 1, sp.routeOptions()); err != nil {
 		return nil, err
 	}
-	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: map[int]bool{}}
+	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: make([]bool, s.pe.NumPEs())}
 	opt := bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}
 	if sp.Tune {
 		if err := e.startTuning(); err != nil {
@@ -95,8 +97,26 @@ func (e *e2m) keyName(k bracket.Key) string {
 	return fmt.Sprintf("%q", string(k))
 }
 
+// maxIntKeys bounds the int indices whose keys e2m keeps in a slice (a
+// lookup without hashing an interface); larger ones use the map.
+const maxIntKeys = 1 << 16
+
 // key returns a member index as a bracket key.
 func (e *e2m) key(i any) (bracket.Key, error) {
+	if n, ok := i.(int); ok && n >= 0 && n < maxIntKeys {
+		if n < len(e.ikeys) && e.ikeys[n] != "" {
+			return e.ikeys[n], nil
+		}
+		k, err := chare.IndexKey(i)
+		if err != nil || k == "" {
+			return bracket.Key(k), err
+		}
+		if n >= len(e.ikeys) {
+			e.ikeys = append(e.ikeys, make([]bracket.Key, n+1-len(e.ikeys))...)
+		}
+		e.ikeys[n] = bracket.Key(k)
+		return bracket.Key(k), nil
+	}
 	switch i.(type) {
 	case int, int32, int64, uint32, [2]int, [3]int, string:
 		if k, ok := e.keys[i]; ok {
@@ -249,7 +269,10 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 		pk := fx.Packets[i]
 		s.pe.Actor().Release(len(pk.Msgs))
 		st.packets.Add(1)
-		e.dests[pk.To] = true
+		if pk.To >= 0 && pk.To < len(e.dests) && !e.dests[pk.To] {
+			e.dests[pk.To] = true
+			e.ndest++
+		}
 		if err := chare.Send(ctx, s.g.At(pk.To), (*branch).E2M, e2mPacket{Inst: e.in.id, P: pk}); err != nil {
 			s.pe.Fail(fmt.Errorf("comlib: %v: a packet to PE %d: %w", e.in, pk.To, err))
 		}
@@ -276,7 +299,7 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 	for _, n := range fx.Exchanges {
 		st.optimized.Add(1)
 		st.exchanged(n, s.pe.ID())
-		st.dests.Store(int64(len(e.dests)))
+		st.dests.Store(int64(e.ndest))
 	}
 	if e.fol != nil {
 		e.tuneEffects(fx)
