@@ -180,9 +180,12 @@ type iter[T any] struct {
 	n      int
 	status status
 	began  map[Key]bool
-	ended  int
-	queued []Msg[T] // routed once the exchange starts
-	held   []Msg[T] // sent directly once the list is back
+	// checked is the step of the list every source in began passed check
+	// against (0: none yet).
+	checked int
+	ended   int
+	queued  []Msg[T] // routed once the exchange starts
+	held    []Msg[T] // sent directly once the list is back
 
 	started bool
 	step    int // the list the exchange runs with
@@ -375,7 +378,7 @@ func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
 		p.report(&fx, k) // it ended the iteration under recovery somewhere
 	}
 	if it.status == open {
-		p.check(it, &fx)
+		p.checkBegan(it, k, &fx)
 	}
 	return fx, nil
 }
@@ -395,6 +398,30 @@ func (p *PE[T]) check(it *iter[T], fx *Effects[T]) {
 				break
 			}
 		}
+	}
+	if reason != "" {
+		p.suspect(it, reason, fx)
+		return
+	}
+	if p.list != nil {
+		it.checked = p.list.Step
+	}
+}
+
+// checkBegan is check after source k began an open iteration: if the
+// others passed against the current list, only k is new to test (check
+// would test them all again at every Begin, quadratic in the sources here).
+func (p *PE[T]) checkBegan(it *iter[T], k Key, fx *Effects[T]) {
+	if p.list == nil || it.checked != p.list.Step {
+		p.check(it, fx)
+		return
+	}
+	reason := ""
+	switch {
+	case len(it.began) > len(p.known):
+		reason = fmt.Sprintf("%d sources began iteration %d here, the list has %d (C10)", len(it.began), it.n, len(p.known))
+	case !p.opt.CountOnly && !p.known[k]:
+		reason = fmt.Sprintf("source %s began iteration %d here, the list puts it elsewhere (C13)", p.nm(k), it.n)
 	}
 	if reason != "" {
 		p.suspect(it, reason, fx)
