@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib/agree"
 	"github.com/charmgo/charm/comlib/bracket"
@@ -48,11 +49,11 @@ type e2m struct {
 	root  *bracket.Root // PE 0
 	keys  map[any]bracket.Key
 	ikeys []bracket.Key // the keys of int indices below maxIntKeys, by index ("" until made)
-	errAt time.Time // when this PE entered error mode
+	errAt time.Time     // when this PE entered error mode
 	debug bool
 	dests []bool // by PE: a packet went there
 	ndest int    // how many are true
-	ctl   bool // applying the effects of a control message
+	ctl   bool   // applying the effects of a control message
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
 	fol    *agree.Follower
@@ -273,6 +274,10 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 			e.dests[pk.To] = true
 			e.ndest++
 		}
+		if pk.To != s.pe.ID() && s.pe.Actor().Runtime().IsLocal(pk.To) {
+			s.pe.Actor().Send(pk.To, &localPacket{inst: e.in.id, pk: pk})
+			continue
+		}
 		if err := chare.Send(ctx, s.g.At(pk.To), (*branch).E2M, e2mPacket{Inst: e.in.id, P: pk}); err != nil {
 			s.pe.Fail(fmt.Errorf("comlib: %v: a packet to PE %d: %w", e.in, pk.To, err))
 		}
@@ -429,6 +434,35 @@ func (e *e2m) sourceCount() (int, error) {
 		return 0, fmt.Errorf("the number of sources in %v is not known on PE 0", e.sp.Sources)
 	}
 	return n, nil
+}
+
+// localPacket is a stage packet to a PE of this process, posted to its
+// mailbox as it is: no envelope and no entry method, as Charm++'s comlib
+// sends its packets as Converse messages below the entry methods. Packets
+// to other processes are E2M messages.
+type localPacket struct {
+	inst uint32
+	pk   bracket.Packet[wenv]
+}
+
+// Deliver implements actor.Message on the receiving PE.
+func (m *localPacket) Deliver(ap *actor.PE) {
+	pe, ok := ap.Ext.(*chare.PE)
+	if !ok {
+		ap.Runtime().Abort(fmt.Errorf("comlib: %s reached PE %d, which runs no chares", m.Describe(), ap.ID()))
+		return
+	}
+	s := stateOf(pe)
+	if s.b == nil {
+		pe.Fail(fmt.Errorf("comlib: %s reached PE %d before its manager branch", m.Describe(), ap.ID()))
+		return
+	}
+	s.b.E2M(e2mPacket{Inst: m.inst, P: m.pk})
+}
+
+// Describe names the packet in an error report.
+func (m *localPacket) Describe() string {
+	return fmt.Sprintf("a stage packet of comlib instance %d from PE %d (iteration %d, stage %d)", m.inst, m.pk.From, m.pk.Iter, m.pk.Stage)
 }
 
 // E2M receives a stage packet.
