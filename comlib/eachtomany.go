@@ -3,6 +3,7 @@ package comlib
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/charmgo/charm/actor"
@@ -275,7 +276,12 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 			e.ndest++
 		}
 		if pk.To != s.pe.ID() && s.pe.Actor().Runtime().IsLocal(pk.To) {
-			s.pe.Actor().Send(pk.To, &localPacket{inst: e.in.id, pk: pk})
+			lp, _ := localPackets.Get().(*localPacket)
+			if lp == nil {
+				lp = new(localPacket)
+			}
+			lp.inst, lp.pk = e.in.id, pk
+			s.pe.Actor().Send(pk.To, lp)
 			continue
 		}
 		if err := chare.Send(ctx, s.g.At(pk.To), (*branch).E2M, e2mPacket{Inst: e.in.id, P: pk}); err != nil {
@@ -443,6 +449,20 @@ func (e *e2m) sourceCount() (int, error) {
 type localPacket struct {
 	inst uint32
 	pk   bracket.Packet[wenv]
+}
+
+// localPackets holds delivered local packets for the senders to reuse
+// (actor.Releaser).
+var localPackets sync.Pool
+
+// Count implements actor.Multi: a packet is one message.
+func (m *localPacket) Count() int { return 1 }
+
+// Release implements actor.Releaser: the receiver has handled the packet
+// (its messages were copied out or sent on) and holds it no longer.
+func (m *localPacket) Release() {
+	*m = localPacket{}
+	localPackets.Put(m)
 }
 
 // Deliver implements actor.Message on the receiving PE.
