@@ -3,8 +3,10 @@ package comlib
 import (
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib/agree"
 	"github.com/charmgo/charm/comlib/bracket"
@@ -47,10 +49,12 @@ type e2m struct {
 	m     *bracket.PE[wenv]
 	root  *bracket.Root // PE 0
 	keys  map[any]bracket.Key
-	errAt time.Time // when this PE entered error mode
+	ikeys []bracket.Key // the keys of int indices below maxIntKeys, by index ("" until made)
+	errAt time.Time     // when this PE entered error mode
 	debug bool
-	dests map[int]bool
-	ctl   bool // applying the effects of a control message
+	dests []bool // by PE: a packet went there
+	ndest int    // how many are true
+	ctl   bool   // applying the effects of a control message
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
 	fol    *agree.Follower
@@ -63,7 +67,7 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 	if _, err := route.New(sp.Router, 1, sp.routeOptions()); err != nil {
 		return nil, err
 	}
-	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: map[int]bool{}}
+	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: make([]bool, s.pe.NumPEs())}
 	opt := bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}
 	if sp.Tune {
 		if err := e.startTuning(); err != nil {
@@ -95,8 +99,26 @@ func (e *e2m) keyName(k bracket.Key) string {
 	return fmt.Sprintf("%q", string(k))
 }
 
+// maxIntKeys bounds the int indices whose keys e2m keeps in a slice (a
+// lookup without hashing an interface); larger ones use the map.
+const maxIntKeys = 1 << 16
+
 // key returns a member index as a bracket key.
 func (e *e2m) key(i any) (bracket.Key, error) {
+	if n, ok := i.(int); ok && n >= 0 && n < maxIntKeys {
+		if n < len(e.ikeys) && e.ikeys[n] != "" {
+			return e.ikeys[n], nil
+		}
+		k, err := chare.IndexKey(i)
+		if err != nil || k == "" {
+			return bracket.Key(k), err
+		}
+		if n >= len(e.ikeys) {
+			e.ikeys = append(e.ikeys, make([]bracket.Key, n+1-len(e.ikeys))...)
+		}
+		e.ikeys[n] = bracket.Key(k)
+		return bracket.Key(k), nil
+	}
 	switch i.(type) {
 	case int, int32, int64, uint32, [2]int, [3]int, string:
 		if k, ok := e.keys[i]; ok {
@@ -237,6 +259,10 @@ func (e *e2m) multicast(o op) error {
 
 // apply carries out a machine's effects.
 func (e *e2m) apply(fx bracket.Effects[wenv]) {
+	if fx.Ack == 0 && len(fx.Packets)+len(fx.Direct)+len(fx.Deliver)+len(fx.Notes)+len(fx.Reports)+len(fx.Errors)+
+		len(fx.Exchanges)+len(fx.Finished)+len(fx.Wait) == 0 && e.errAt.IsZero() && !e.ctl {
+		return // most sends: queued until the exchange
+	}
 	s, ctx, st := e.s, e.s.ctx(), e.in.st
 	if e.fol != nil {
 		e.tuneStarts(fx)
@@ -245,7 +271,19 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 		pk := fx.Packets[i]
 		s.pe.Actor().Release(len(pk.Msgs))
 		st.packets.Add(1)
-		e.dests[pk.To] = true
+		if pk.To >= 0 && pk.To < len(e.dests) && !e.dests[pk.To] {
+			e.dests[pk.To] = true
+			e.ndest++
+		}
+		if pk.To != s.pe.ID() && s.pe.Actor().Runtime().IsLocal(pk.To) {
+			lp, _ := localPackets.Get().(*localPacket)
+			if lp == nil {
+				lp = new(localPacket)
+			}
+			lp.inst, lp.pk = e.in.id, pk
+			s.pe.Actor().Send(pk.To, lp)
+			continue
+		}
 		if err := chare.Send(ctx, s.g.At(pk.To), (*branch).E2M, e2mPacket{Inst: e.in.id, P: pk}); err != nil {
 			s.pe.Fail(fmt.Errorf("comlib: %v: a packet to PE %d: %w", e.in, pk.To, err))
 		}
@@ -272,7 +310,7 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 	for _, n := range fx.Exchanges {
 		st.optimized.Add(1)
 		st.exchanged(n, s.pe.ID())
-		st.dests.Store(int64(len(e.dests)))
+		st.dests.Store(int64(e.ndest))
 	}
 	if e.fol != nil {
 		e.tuneEffects(fx)
@@ -303,6 +341,7 @@ deliver:
 			s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
 		}
 	}
+	e.m.Recycle(fx) // the packets were sent by value, Notes and Reports stay ours
 }
 
 func (e *e2m) toRoot(m ctlMsg) {
@@ -401,6 +440,49 @@ func (e *e2m) sourceCount() (int, error) {
 		return 0, fmt.Errorf("the number of sources in %v is not known on PE 0", e.sp.Sources)
 	}
 	return n, nil
+}
+
+// localPacket is a stage packet to a PE of this process, posted to its
+// mailbox as it is: no envelope and no entry method, as Charm++'s comlib
+// sends its packets as Converse messages below the entry methods. Packets
+// to other processes are E2M messages.
+type localPacket struct {
+	inst uint32
+	pk   bracket.Packet[wenv]
+}
+
+// localPackets holds delivered local packets for the senders to reuse
+// (actor.Releaser).
+var localPackets sync.Pool
+
+// Count implements actor.Multi: a packet is one message.
+func (m *localPacket) Count() int { return 1 }
+
+// Release implements actor.Releaser: the receiver has handled the packet
+// (its messages were copied out or sent on) and holds it no longer.
+func (m *localPacket) Release() {
+	*m = localPacket{}
+	localPackets.Put(m)
+}
+
+// Deliver implements actor.Message on the receiving PE.
+func (m *localPacket) Deliver(ap *actor.PE) {
+	pe, ok := ap.Ext.(*chare.PE)
+	if !ok {
+		ap.Runtime().Abort(fmt.Errorf("comlib: %s reached PE %d, which runs no chares", m.Describe(), ap.ID()))
+		return
+	}
+	s := stateOf(pe)
+	if s.b == nil {
+		pe.Fail(fmt.Errorf("comlib: %s reached PE %d before its manager branch", m.Describe(), ap.ID()))
+		return
+	}
+	s.b.E2M(e2mPacket{Inst: m.inst, P: m.pk})
+}
+
+// Describe names the packet in an error report.
+func (m *localPacket) Describe() string {
+	return fmt.Sprintf("a stage packet of comlib instance %d from PE %d (iteration %d, stage %d)", m.inst, m.pk.From, m.pk.Iter, m.pk.Stage)
 }
 
 // E2M receives a stage packet.

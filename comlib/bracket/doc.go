@@ -38,6 +38,10 @@
 // The first iteration finds no list: it runs in error mode and teaches the
 // strategy where the sources are, by the same recovery.
 //
+// A caller that has carried out an event's Effects may give their lists
+// back with PE.Recycle, as etcd's raft advances past a Ready: the next
+// events fill them again instead of allocating.
+//
 // Every message exists in one place at a time — queued on a PE, in a
 // packet, held, or sent directly — so none is lost or duplicated whatever
 // the interleaving; the seeded simulation in the tests checks that

@@ -2,6 +2,7 @@ package bracket
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -110,6 +111,51 @@ type Effects[T any] struct {
 	Ack int
 }
 
+// maxSpare bounds the lists of each kind that Recycle keeps: one per call
+// into the PE under way at once (a delivery may call the PE again).
+const maxSpare = 8
+
+// spares holds the lists Recycle gave back, by kind.
+type spares[T any] struct {
+	packets   [][]Packet[T]
+	deliver   [][]Msg[T]
+	exchanges [][]int
+	finished  [][]Finished
+}
+
+// Recycle gives back the lists of fx, which the caller no longer reads:
+// later events fill them again, as etcd's raft reuses a Ready once it is
+// advanced. The messages' arrays that the packets carry (Packet.Msgs) are
+// not reused: they belong to their receivers. Direct, Notes, Reports,
+// Errors and Wait are left to the caller, which may keep them. Calling
+// Recycle is optional; fx must not be read after.
+func (p *PE[T]) Recycle(fx Effects[T]) {
+	give(&p.spare.packets, fx.Packets)
+	give(&p.spare.deliver, fx.Deliver)
+	give(&p.spare.exchanges, fx.Exchanges)
+	give(&p.spare.finished, fx.Finished)
+}
+
+// give keeps s, emptied, for take.
+func give[E any](spare *[][]E, s []E) {
+	if cap(s) == 0 || len(*spare) >= maxSpare {
+		return
+	}
+	clear(s) // no references kept to what was delivered or sent
+	*spare = append(*spare, s[:0])
+}
+
+// take returns s if it has room, else a list given back, if any.
+func take[E any](spare *[][]E, s []E) []E {
+	n := len(*spare)
+	if cap(s) > 0 || n == 0 {
+		return s
+	}
+	s = (*spare)[n-1]
+	*spare = (*spare)[:n-1] // the slot still points at s: harmless, overwritten by the next give
+	return s
+}
+
 // Finished is an exchange that ended on this PE: its iteration, the list
 // step and number of participants it ran with, and its router's variant.
 type Finished struct {
@@ -134,21 +180,25 @@ type iter[T any] struct {
 	n      int
 	status status
 	began  map[Key]bool
-	ended  int
-	queued []Msg[T] // routed once the exchange starts
-	held   []Msg[T] // sent directly once the list is back
+	// checked is the step of the list every source in began passed check
+	// against (0: none yet).
+	checked int
+	ended   int
+	queued  []Msg[T] // routed once the exchange starts
+	held    []Msg[T] // sent directly once the list is back
 
 	started bool
 	step    int // the list the exchange runs with
 	rank    int
 	parts   []int
-	router  Router
+	router  *stages
 	variant int
 	stage   int
 	got     int         // packets of the current stage received
 	recvN   int         // packets the current stage receives (the router's RecvFrom)
 	inbox   []Packet[T] // packets not consumed yet
 	have    []Msg[T]    // messages here during the exchange
+	cur     [][]Msg[T]  // the messages of the current stage's packets consumed so far
 }
 
 // Options set what a PE checks.
@@ -182,19 +232,27 @@ type PE[T any] struct {
 	queuedHint         int // the messages the last exchange here started with
 	opt                Options
 	newRouter          func(n, variant int) (Router, error)
-	variants           map[int]Router // routers of the current list, by variant
+	spare              spares[T]       // lists given back by Recycle
+	spareIter          *iter[T]        // the last iteration whose exchange ended here
+	variants           map[int]*stages // routers of the current list, by variant
 
 	list    *List
 	known   map[Key]bool // the list's sources here
 	parts   []int
 	rank    int // this PE among the participants, or −1
-	router  Router
+	router  *stages
 	errIter int // the iteration under recovery; valid while inErr
 	errStep int
 	inErr   bool
 	done    map[int]bool // iterations recovered: late packets go directly
 	iters   map[int]*iter[T]
 	elems   map[Key]Progress // sources seen here
+	// The last source looked up in elems, and its entry: a source's
+	// sends, and the deliveries to it, come one after another.
+	lastK  Key
+	lastP  Progress
+	lastOK bool
+	doneHi int // the highest iteration in done
 	// reported holds what this PE told PE 0 in the current recovery.
 	reported map[Key]Progress
 }
@@ -240,15 +298,52 @@ func (p *PE[T]) iter(n int) *iter[T] {
 	}
 	// queued starts at the size the last iteration's reached: an
 	// all-to-all queues as many messages in each.
-	it := &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
+	var it *iter[T]
+	if old := p.spareIter; old != nil {
+		p.spareIter = nil
+		// Nothing of an ended exchange is left in its arrays: its messages
+		// went out as effects, its packets' messages with them.
+		clear(old.began)
+		have, inbox, cur := old.have[:cap(old.have)], old.inbox[:cap(old.inbox)], old.cur[:cap(old.cur)]
+		clear(have)
+		clear(inbox)
+		clear(cur)
+		if cap(have) < p.queuedHint {
+			have = make([]Msg[T], 0, p.queuedHint)
+		}
+		*old = iter[T]{n: n, began: old.began, queued: have[:0], inbox: inbox[:0], cur: cur[:0]}
+		it = old
+	} else {
+		it = &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
+	}
 	switch {
-	case p.done[n] || p.inErr && n == p.errIter:
+	case p.isDone(n) || p.inErr && n == p.errIter:
 		it.status = direct
 	case p.inErr && n > p.errIter || p.suspectBelow(n):
 		it.status = pending
 	}
 	p.iters[n] = it
 	return it
+}
+
+// isDone reports whether iteration n was recovered here.
+func (p *PE[T]) isDone(n int) bool { return len(p.done) > 0 && n <= p.doneHi && p.done[n] }
+
+// elem returns source k's progress, and whether it was seen here.
+func (p *PE[T]) elem(k Key) (Progress, bool) {
+	if p.lastOK && k == p.lastK {
+		return p.lastP, true
+	}
+	pr, ok := p.elems[k]
+	if ok {
+		p.lastK, p.lastP, p.lastOK = k, pr, true
+	}
+	return pr, ok
+}
+
+func (p *PE[T]) setElem(k Key, pr Progress) {
+	p.elems[k] = pr
+	p.lastK, p.lastP, p.lastOK = k, pr, true
 }
 
 // suspectBelow reports whether an iteration before n is in error on this
@@ -265,7 +360,7 @@ func (p *PE[T]) suspectBelow(n int) bool {
 // Begin is a source's BeginIteration(n).
 func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
 	var fx Effects[T]
-	if pr, ok := p.elems[k]; ok {
+	if pr, ok := p.elem(k); ok {
 		if !pr.Ended {
 			return fx, fmt.Errorf("source %s began iteration %d on PE %d while its iteration %d is not ended (call EndIteration first)", p.nm(k), n, p.id, pr.Iter)
 		}
@@ -273,8 +368,8 @@ func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
 			return fx, fmt.Errorf("source %s began iteration %d on PE %d after iteration %d: iterations must grow", p.nm(k), n, p.id, pr.Iter)
 		}
 	}
-	p.elems[k] = Progress{Iter: n}
-	if p.done[n] {
+	p.setElem(k, Progress{Iter: n})
+	if p.isDone(n) {
 		return fx, fmt.Errorf("source %s began iteration %d on PE %d after that iteration was recovered without it: every source must take part in every iteration", p.nm(k), n, p.id)
 	}
 	it := p.iter(n)
@@ -283,7 +378,7 @@ func (p *PE[T]) Begin(k Key, n int) (Effects[T], error) {
 		p.report(&fx, k) // it ended the iteration under recovery somewhere
 	}
 	if it.status == open {
-		p.check(it, &fx)
+		p.checkBegan(it, k, &fx)
 	}
 	return fx, nil
 }
@@ -303,6 +398,30 @@ func (p *PE[T]) check(it *iter[T], fx *Effects[T]) {
 				break
 			}
 		}
+	}
+	if reason != "" {
+		p.suspect(it, reason, fx)
+		return
+	}
+	if p.list != nil {
+		it.checked = p.list.Step
+	}
+}
+
+// checkBegan is check after source k began an open iteration: if the
+// others passed against the current list, only k is new to test (check
+// would test them all again at every Begin, quadratic in the sources here).
+func (p *PE[T]) checkBegan(it *iter[T], k Key, fx *Effects[T]) {
+	if p.list == nil || it.checked != p.list.Step {
+		p.check(it, fx)
+		return
+	}
+	reason := ""
+	switch {
+	case len(it.began) > len(p.known):
+		reason = fmt.Sprintf("%d sources began iteration %d here, the list has %d (C10)", len(it.began), it.n, len(p.known))
+	case !p.opt.CountOnly && !p.known[k]:
+		reason = fmt.Sprintf("source %s began iteration %d here, the list puts it elsewhere (C13)", p.nm(k), it.n)
 	}
 	if reason != "" {
 		p.suspect(it, reason, fx)
@@ -330,12 +449,17 @@ func (p *PE[T]) flush(it *iter[T], fx *Effects[T]) {
 	for _, m := range it.have {
 		p.out(m, fx)
 	}
+	for _, ms := range it.cur {
+		for _, m := range ms {
+			p.out(m, fx)
+		}
+	}
 	for _, pk := range it.inbox {
 		for _, m := range pk.Msgs {
 			p.out(m, fx)
 		}
 	}
-	it.queued, it.have, it.inbox = nil, nil, nil
+	it.queued, it.have, it.cur, it.inbox = nil, nil, nil, nil
 }
 
 func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
@@ -348,18 +472,18 @@ func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
 
 func (p *PE[T]) deliver(m Msg[T], fx *Effects[T]) {
 	if m.DestKey != "" {
-		if pr, ok := p.elems[m.DestKey]; ok && pr.Iter > m.Iter {
+		if pr, ok := p.elem(m.DestKey); ok && pr.Iter > m.Iter {
 			fx.Errors = append(fx.Errors, fmt.Errorf("source %s began iteration %d before a message of iteration %d from %s reached it: a source must receive every message of an iteration before beginning the next (C07)", p.nm(m.DestKey), pr.Iter, m.Iter, p.nm(m.Src)))
 		}
 	}
-	fx.Deliver = append(fx.Deliver, m)
+	fx.Deliver = append(take(&p.spare.deliver, fx.Deliver), m)
 }
 
 // Send is a message from source k, in its current iteration, for the PE
 // dest (where the runtime believes its destination is).
 func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error) {
 	var fx Effects[T]
-	pr, ok := p.elems[k]
+	pr, ok := p.elem(k)
 	if !ok || pr.Ended {
 		return fx, fmt.Errorf("source %s sent on PE %d outside BeginIteration/EndIteration (or it migrated inside its bracket, C08)", p.nm(k), p.id)
 	}
@@ -393,11 +517,11 @@ func (p *PE[T]) participant(pe int) bool {
 // End is a source's EndIteration.
 func (p *PE[T]) End(k Key) (Effects[T], error) {
 	var fx Effects[T]
-	pr, ok := p.elems[k]
+	pr, ok := p.elem(k)
 	if !ok || pr.Ended {
 		return fx, fmt.Errorf("source %s ended an iteration on PE %d without beginning it here (did it migrate inside its bracket? C08)", p.nm(k), p.id)
 	}
-	p.elems[k] = Progress{Iter: pr.Iter, Ended: true}
+	p.setElem(k, Progress{Iter: pr.Iter, Ended: true})
 	it := p.iters[pr.Iter]
 	it.ended++
 	if p.inErr && pr.Iter >= p.errIter {
@@ -409,7 +533,7 @@ func (p *PE[T]) End(k Key) (Effects[T], error) {
 
 // report tells PE 0 of source k, if the recovery does not know it yet.
 func (p *PE[T]) report(fx *Effects[T], k Key) {
-	pr := p.elems[k]
+	pr, _ := p.elem(k)
 	if pr.Iter < p.errIter || pr.Iter == p.errIter && !pr.Ended {
 		return // not ended the iteration under recovery yet
 	}
@@ -437,13 +561,14 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 			return
 		}
 		if r = p.variants[v]; r == nil {
-			var err error
-			if r, err = p.newRouter(len(p.parts), v); err != nil {
+			nr, err := p.newRouter(len(p.parts), v)
+			if err != nil {
 				// The list's default router still runs the exchange, but the
 				// PEs disagree now: say so, the job ends.
 				fx.Errors = append(fx.Errors, fmt.Errorf("router variant %d over %d PEs: %w", v, len(p.parts), err))
 				return
 			}
+			r = newStages(nr, p.rank)
 			p.variants[v] = r
 		}
 	}
@@ -451,7 +576,7 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 	for _, pk := range it.inbox { // packets that came before the start
 		p.checkVariant(it, pk, fx)
 	}
-	fx.Exchanges = append(fx.Exchanges, it.n)
+	fx.Exchanges = append(take(&p.spare.exchanges, fx.Exchanges), it.n)
 	p.queuedHint = min(len(it.queued), maxQueuedHint)
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
@@ -461,7 +586,8 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 // sendStage delivers what has arrived and sends the current stage's
 // packets.
 func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
-	it.recvN = len(it.router.RecvFrom(it.rank, it.stage))
+	peers, recvN := it.router.at(it.stage)
+	it.recvN = recvN
 	// The stage's messages are sorted by their next hop (a counting sort
 	// over the participants) into one array that the packets share in
 	// disjoint, capacity-capped parts: one allocation for the stage, where
@@ -517,13 +643,7 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 	}
 	clear(it.have[len(keep):]) // what left: no references kept
 	it.have = keep
-	peers := it.router.SendTo(it.rank, it.stage)
-	if o, ok := it.router.(interface{ SendOrder(self, stage int) []int }); ok {
-		peers = o.SendOrder(it.rank, it.stage) // the schedule's contention-free order
-	}
-	if fx.Packets == nil {
-		fx.Packets = make([]Packet[T], 0, len(peers))
-	}
+	fx.Packets = slices.Grow(take(&p.spare.packets, fx.Packets), len(peers))
 	for _, peer := range peers {
 		var ms []Msg[T]
 		if peer >= 0 && peer < len(it.parts) && hops[peer] < at[peer] {
@@ -542,6 +662,41 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 			p.out(m, fx)
 		}
 	}
+}
+
+// stages is a router with the lists of one participant (this PE's rank)
+// kept per stage: a router may build them on every call, and an
+// exchange asks for them at every stage of every iteration.
+type stages struct {
+	Router
+	rank int
+	send [][]int // per stage, in the order to send (the router's SendOrder if it has one)
+	recv []int   // per stage, how many packets come; −1 until asked
+}
+
+func newStages(r Router, rank int) *stages {
+	return &stages{Router: r, rank: rank}
+}
+
+// at returns the peers this PE sends to at stage s, in order, and the
+// number of packets it receives then.
+func (r *stages) at(s int) (send []int, recvN int) {
+	if s >= len(r.recv) {
+		n := max(s+1, r.Stages())
+		r.send = append(r.send, make([][]int, n-len(r.send))...)
+		for len(r.recv) < n {
+			r.recv = append(r.recv, -1)
+		}
+	}
+	if r.recv[s] < 0 {
+		if o, ok := r.Router.(interface{ SendOrder(self, stage int) []int }); ok {
+			r.send[s] = o.SendOrder(r.rank, s) // the schedule's contention-free order
+		} else {
+			r.send[s] = r.SendTo(r.rank, s)
+		}
+		r.recv[s] = len(r.RecvFrom(r.rank, s))
+	}
+	return r.send[s], r.recv[s]
 }
 
 // maxQueuedHint bounds the room a new iteration is given for its messages
@@ -572,7 +727,9 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 				}
 			case pk.Step == it.step && pk.Stage == it.stage:
 				it.got++
-				it.have = append(it.have, pk.Msgs...)
+				if len(pk.Msgs) > 0 {
+					it.cur = append(it.cur, pk.Msgs)
+				}
 			default:
 				rest = append(rest, pk)
 			}
@@ -584,22 +741,30 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 		it.got = 0
 		it.stage++
 		if it.stage >= it.router.Stages() { // ≥: a router may have no stage for one participant
-			fx.Finished = append(fx.Finished, Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
-			if fx.Deliver == nil {
-				fx.Deliver = make([]Msg[T], 0, len(it.have)) // most are for here
-			}
+			fx.Finished = append(take(&p.spare.finished, fx.Finished), Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
+			fx.Deliver = slices.Grow(take(&p.spare.deliver, fx.Deliver), len(it.have)) // most are for here
 			for _, m := range it.have {
 				p.out(m, fx) // every message should be here by now
 			}
-			it.have = nil
+			for _, ms := range it.cur { // straight from the last stage's packets
+				for _, m := range ms {
+					p.out(m, fx)
+				}
+			}
 			for _, pk := range it.inbox { // from a later list: not ours
 				for _, m := range pk.Msgs {
 					p.out(m, fx)
 				}
 			}
 			delete(p.iters, it.n)
+			p.spareIter = it // its room serves the next iteration
 			return
 		}
+		for _, ms := range it.cur {
+			it.have = append(it.have, ms...)
+		}
+		clear(it.cur)
+		it.cur = it.cur[:0]
 		p.sendStage(it, fx)
 	}
 }
@@ -609,7 +774,7 @@ func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
 	var fx Effects[T]
 	it := p.iters[pk.Iter]
 	if it == nil {
-		if p.done[pk.Iter] || p.list != nil && pk.Step < p.list.Step {
+		if p.isDone(pk.Iter) || p.list != nil && pk.Step < p.list.Step {
 			for _, m := range pk.Msgs {
 				p.out(m, &fx)
 			}
@@ -694,7 +859,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 		}
 	}
 	p.parts = l.Participants()
-	p.rank, p.router, p.variants = -1, nil, map[int]Router{}
+	p.rank, p.router, p.variants = -1, nil, map[int]*stages{}
 	if i := sort.SearchInts(p.parts, p.id); i < len(p.parts) && p.parts[i] == p.id {
 		p.rank = i
 	}
@@ -703,7 +868,10 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 		if err != nil {
 			return fx, fmt.Errorf("router over %d PEs: %w", len(p.parts), err)
 		}
-		p.router = r
+		p.router = newStages(r, p.rank)
+	}
+	if len(p.done) == 0 || l.Iter > p.doneHi {
+		p.doneHi = l.Iter
 	}
 	p.done[l.Iter] = true
 	fx.Ack = l.Step
@@ -723,6 +891,9 @@ func (p *PE[T]) Release(step int) Effects[T] {
 	for k, pr := range p.elems { // forget sources that left, keep newcomers
 		if !p.known[k] && pr.Iter <= l.Iter && pr.Ended {
 			delete(p.elems, k)
+			if k == p.lastK {
+				p.lastOK = false
+			}
 		}
 	}
 	ns := make([]int, 0, len(p.iters))

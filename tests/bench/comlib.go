@@ -206,6 +206,19 @@ func (x *clExchange) add(s comlib.Strategy) (int, error) {
 // run runs iters iterations through the instance of slot and returns the
 // time per iteration in microseconds.
 func (x *clExchange) run(slot, iters int) (float64, error) {
+	us, _, err := x.runCPU(slot, iters)
+	return us, err
+}
+
+// runCPU is run that also returns the process's CPU time per iteration,
+// in microseconds (every PE's, and the garbage collector's).
+func (x *clExchange) runCPU(slot, iters int) (float64, float64, error) {
+	c0 := cpuTime()
+	us, err := x.runWall(slot, iters)
+	return us, (cpuTime() - c0).Seconds() * 1e6 / float64(iters), err
+}
+
+func (x *clExchange) runWall(slot, iters int) (float64, error) {
 	f := chare.NewFuture[any](x.m)
 	r := clRun{P: x.arr.Delegate(x.insts[slot]), Slot: slot, First: x.next[slot], Iters: iters, N: x.n, Bytes: x.bytes, Done: f.Callback()}
 	x.next[slot] += iters
@@ -221,6 +234,7 @@ func (x *clExchange) run(slot, iters int) (float64, error) {
 
 func benchAllToAll(cfg config, name string, size int, rt string, nodes int) ([]figure, error) {
 	fig := figure{name: name, unit: "us"}
+	cpu := figure{name: name + "/cpu", unit: "us"}
 	iters := clIters(cfg, size, nodes)
 	err := runNodes(clPEs, nodes, name, func(m *benchMain) error {
 		x, err := newExchange(m, clElems, size)
@@ -243,15 +257,16 @@ func benchAllToAll(cfg config, name string, size int, rt string, nodes int) ([]f
 			}
 		}
 		for i := 0; i < pairsOf(cfg); i++ {
-			a, err := x.run(e2m, iters)
+			a, ca, err := x.runCPU(e2m, iters)
 			if err != nil {
 				return err
 			}
-			b, err := x.run(dir, iters)
+			b, cb, err := x.runCPU(dir, iters)
 			if err != nil {
 				return err
 			}
 			fig.value, fig.baseline = append(fig.value, a), append(fig.baseline, b)
+			cpu.value, cpu.baseline = append(cpu.value, ca), append(cpu.baseline, cb)
 		}
 		// Every timed iteration took the router: nothing was recovered
 		// after the first iteration.
@@ -267,5 +282,8 @@ func benchAllToAll(cfg config, name string, size int, rt string, nodes int) ([]f
 	if err != nil {
 		return nil, err
 	}
-	return []figure{fig}, nil
+	if nodes > 1 { // the rusage of this process only: not the job's
+		return []figure{fig}, nil
+	}
+	return []figure{fig, cpu}, nil
 }
