@@ -333,9 +333,11 @@ type delegateBranch struct {
 	setup  delegateSetup
 	agg    *Aggregator[chare.WireEnvelope]
 	idle   idleFlusher
-	flush  func()        // flushes every buffer (made once: tick runs per send)
-	keep   func() bool   // whether anything is buffered
-	counts DelegateStats // this PE's
+	runs   *chare.RunBuffer // the sends taken as messages in runs (RunBuffer), for peers
+	peers  []int            // this PE's peers
+	flush  func()           // flushes every buffer (made once: tick runs per send)
+	keep   func() bool      // whether anything is buffered
+	counts DelegateStats    // this PE's
 	next   uint64
 	reqs   map[uint64]*pending // requests made on this PE, waiting for every PE's answer
 }
@@ -387,7 +389,72 @@ func (b *delegateBranch) build(s delegateSetup) error {
 	}
 	b.setup = s
 	b.d, b.idle.period = delegateOf(b.Here().Job(), b.Collection().ID), s.Period
+	if b.runs, err = chare.NewRunBuffer(b, b.buffered, b.called); err != nil {
+		return err
+	}
+	// Runs go to peers, the last hop of whatever is sent to them; items
+	// for other PEs are envelopes routed over the grid.
+	b.peers = b.agg.Peers().Peers()
+	for _, p := range b.peers {
+		b.runs.Take(p, true)
+	}
+	if id := b.PE(); id < len(b.d.local) {
+		b.d.local[id].Store(b)
+	}
 	return nil
+}
+
+// RunBuffer implements chare.RunDelegate: sends made on pe through the
+// delegate are appended to runs for their peer, or called at once on pe,
+// once its branch is there.
+func (d *Delegate) RunBuffer(pe *chare.PE) *chare.RunBuffer {
+	if pe.Job() != d.job {
+		return nil
+	}
+	if id := pe.ID(); id < len(d.local) {
+		if b := d.local[id].Load(); b != nil {
+			return b.runs
+		}
+	}
+	return nil
+}
+
+// buffered counts a send appended to the runs for peer dest, and posts
+// them when they are full (T06), or the fullest runs when the PE's items
+// reach its total capacity (T07).
+func (b *delegateBranch) buffered(dest int) {
+	b.d.items.Add(1)
+	b.counts.Items++
+	b.idle.busy = true
+	sz := b.agg.Sizing()
+	switch {
+	case b.runs.Len(dest) >= sz.BufferItems:
+		b.post(dest)
+	case b.runs.Buffered()+b.agg.Stats().Buffered >= sz.TotalCapacity:
+		best, most := dest, 0
+		for _, p := range b.peers {
+			if n := b.runs.Len(p); n > most {
+				best, most = p, n
+			}
+		}
+		b.post(best)
+	}
+	b.tick()
+}
+
+// called counts a send that ran at once on this PE.
+func (b *delegateBranch) called() {
+	b.d.items.Add(1)
+	b.counts.Items++
+	b.agg.InsertLocal()
+}
+
+// post sends the runs buffered for peer dest, as one message.
+func (b *delegateBranch) post(dest int) {
+	if b.runs.Post(dest) > 0 {
+		b.d.frames.Add(1)
+		b.counts.Messages++
+	}
 }
 
 // Pack implements chare.Packer: a checkpoint keeps the branch's set-up
@@ -522,13 +589,16 @@ func (b *delegateBranch) tick() {
 			for _, f := range b.agg.FlushAll() {
 				b.send(f.To, f.Items)
 			}
+			for _, p := range b.peers {
+				b.post(p)
+			}
 		}
-		b.keep = func() bool { return b.agg.Stats().Buffered > 0 }
+		b.keep = func() bool { return b.agg.Stats().Buffered > 0 || b.runs.Buffered() > 0 }
 	}
 	b.idle.arm(b.Here().Actor(), b.flush, b.keep)
 }
 
-var _ chare.Delegate = (*Delegate)(nil)
+var _ chare.RunDelegate = (*Delegate)(nil)
 
 // Aggregate tags an entry method for aggregation (the second interface of
 // T28): every send of it, through any proxy that is not delegated
