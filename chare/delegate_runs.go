@@ -13,11 +13,11 @@ import "github.com/charmgo/charm/actor"
 // Send and Bound.Send give it a send of an entry method that is not
 // threaded nor NoRuns, to a group branch or an array element, from a PE
 // that is not traced and does not record the communication graph: a send
-// whose target lives on the sending PE is called at once there (when the
-// PE does not measure load); one for a PE that the buffer takes
-// (RunBuffer.Take) is appended to the buffer's run for that PE. Any other
-// send, or any send while RunBuffer returns nil, comes to the delegate's
-// Send in an envelope.
+// whose target is placed on the sending PE goes there as an undelegated
+// send would (in a run of the PE's own mailbox); one for a PE that the
+// buffer takes (RunBuffer.Take) is appended to the buffer's run for that
+// PE. Any other send, or any send while RunBuffer returns nil, comes to
+// the delegate's Send in an envelope.
 type RunDelegate interface {
 	Delegate
 	// RunBuffer returns the buffer of pe for sends through the delegate,
@@ -36,14 +36,14 @@ type RunBuffer struct {
 	n    []int             // by destination PE: the messages in them
 	all  int               // the messages buffered for every PE
 	// buffered is called after a send for PE dest was appended; called
-	// after a send for this PE was called at once.
+	// after a send for this PE.
 	buffered func(dest int)
 	called   func()
 }
 
 // NewRunBuffer returns an empty run buffer of from's PE that takes sends
 // for no PE yet. buffered is called after each send appended for a PE
-// (dest), called after each send run at once on this PE; either may post.
+// (dest), called after each send to this PE; either may post.
 func NewRunBuffer(from Context, buffered func(dest int), called func()) (*RunBuffer, error) {
 	pe, err := peFrom(from)
 	if err != nil {
@@ -124,22 +124,16 @@ func sendToRuns[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg
 		}
 		dest := r.PE
 		if dest == me {
-			if pe.measure {
-				return false
+			if open, ok := pe.ap.Open(dest).(*run1[T, M]); ok && open.h.Entry == e && open.h.Coll == r.Coll && open.h.PE == dest && open.h.Kind == KindBranch {
+				open.grow(pe)
+				open.msgs = append(open.msgs, msg)
+				pe.ap.Grow(dest)
+			} else {
+				if _, err := pe.collection(r.Coll); err != nil {
+					return false
+				}
+				pe.ap.Send(dest, newRun(pe, *r, e, method, dest, msg, false))
 			}
-			l, err := pe.Part(r.Coll)
-			if err != nil {
-				return false
-			}
-			o, ok := l.(objectPart)
-			if !ok {
-				return false
-			}
-			obj, ok := o.Object(me).(*T)
-			if !ok || obj == nil {
-				return false
-			}
-			method(obj, msg)
 			b.called()
 			return true
 		}
@@ -177,29 +171,15 @@ func sendToRuns[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg
 		if err != nil || dest < 0 || dest >= len(b.take) {
 			return false
 		}
+		k := elemKey{r.Index, epoch}
 		if dest == me {
-			if pe.measure {
-				return false
-			}
-			var o any
-			if isRaw {
-				o, _ = er.ResidentRaw(raw)
-			} else {
-				o = er.Resident(r.Index)
-			}
-			obj, ok := o.(*T)
-			if !ok || obj == nil {
-				return false // moved, on its way, or not there: the envelope's path
-			}
-			er.Delivered()
-			method(obj, msg)
+			appendElem(pe, r.Coll, e, method, msg, dest, k)
 			b.called()
 			return true
 		}
 		if !b.take[dest] {
 			return false
 		}
-		k := elemKey{r.Index, epoch}
 		if !appendRun(b, r, e, method, msg, dest, k, true) {
 			run := newRun(pe, Route{Kind: KindElement, Coll: r.Coll}, e, method, dest, msg, true)
 			run.idx[0] = k

@@ -50,11 +50,10 @@ const DefaultDelegateFlush = time.Millisecond
 type Delegate struct {
 	job    *chare.Job // marks outlive jobs: sends of another job go directly
 	g      group.Proxy[delegateBranch]
-	items  atomic.Int64 // items carried
-	frames atomic.Int64 // messages between branches
 	direct atomic.Int64 // broadcasts and multicasts passed on directly
-	// local holds, by PE, this process's branches once a send has found
-	// them, so that a send does not look the group up each time.
+	// local holds, by PE, this process's branches once built, so that a
+	// send does not look the group up each time; their counters are the
+	// process's items and messages.
 	local []atomic.Pointer[delegateBranch]
 }
 
@@ -177,7 +176,14 @@ func (d *Delegate) String() string { return fmt.Sprintf("TRAM delegate %v", d.g.
 // sends made on this process's PEs, and the messages its branches here
 // sent. Report gathers the figures of every PE of the job.
 func (d *Delegate) Stats() DelegateStats {
-	return DelegateStats{Items: d.items.Load(), Messages: d.frames.Load(), Direct: d.direct.Load()}
+	s := DelegateStats{Direct: d.direct.Load()}
+	for i := range d.local {
+		if b := d.local[i].Load(); b != nil {
+			s.Items += b.shared.items.Load()
+			s.Messages += b.shared.frames.Load()
+		}
+	}
+	return s
 }
 
 // DelegateReport is what Report gathers: the delegate's figures over the
@@ -260,8 +266,7 @@ func (b *delegateBranch) insert(from chare.Context, e chare.Envelope) error {
 	if err != nil {
 		return err
 	}
-	b.d.items.Add(1) // the object kept for the group, which the figures are on
-	b.counts.Items++
+	b.count()
 	b.Here().Actor().Hold(1)
 	b.idle.busy = true
 	b.handle(out)
@@ -338,8 +343,29 @@ type delegateBranch struct {
 	flush  func()           // flushes every buffer (made once: tick runs per send)
 	keep   func() bool      // whether anything is buffered
 	counts DelegateStats    // this PE's
+	shared branchCounts     // this PE's items and messages, for Stats on any goroutine
 	next   uint64
 	reqs   map[uint64]*pending // requests made on this PE, waiting for every PE's answer
+}
+
+// branchCounts are a branch's counters that Delegate.Stats reads from
+// any goroutine: each branch has its own, so that the PEs of a process do
+// not write one cache line per send.
+type branchCounts struct {
+	items, frames atomic.Int64
+	_             [48]byte // a cache line of its own
+}
+
+// count counts an item the branch took.
+func (b *delegateBranch) count() {
+	b.counts.Items++
+	b.shared.items.Add(1)
+}
+
+// counted counts a message the branch sent.
+func (b *delegateBranch) counted() {
+	b.counts.Messages++
+	b.shared.frames.Add(1)
 }
 
 // pending is a request (Report, Aggregate) waiting for every branch.
@@ -423,8 +449,7 @@ func (d *Delegate) RunBuffer(pe *chare.PE) *chare.RunBuffer {
 // them when they are full (T06), or the fullest runs when the PE's items
 // reach its total capacity (T07).
 func (b *delegateBranch) buffered(dest int) {
-	b.d.items.Add(1)
-	b.counts.Items++
+	b.count()
 	b.idle.busy = true
 	sz := b.agg.Sizing()
 	switch {
@@ -444,16 +469,14 @@ func (b *delegateBranch) buffered(dest int) {
 
 // called counts a send that ran at once on this PE.
 func (b *delegateBranch) called() {
-	b.d.items.Add(1)
-	b.counts.Items++
+	b.count()
 	b.agg.InsertLocal()
 }
 
 // post sends the runs buffered for peer dest, as one message.
 func (b *delegateBranch) post(dest int) {
 	if b.runs.Post(dest) > 0 {
-		b.d.frames.Add(1)
-		b.counts.Messages++
+		b.counted()
 	}
 }
 
@@ -572,8 +595,7 @@ func (b *delegateBranch) handle(out Output[chare.WireEnvelope]) {
 }
 
 func (b *delegateBranch) send(to int, items []Envelope[chare.WireEnvelope]) {
-	b.d.frames.Add(1)
-	b.counts.Messages++
+	b.counted()
 	if err := chare.Send(b, b.ThisProxy().At(to), (*delegateBranch).Recv, items); err != nil {
 		b.Abort(err)
 	}
