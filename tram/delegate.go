@@ -451,11 +451,10 @@ func (d *Delegate) RunBuffer(pe *chare.PE) *chare.RunBuffer {
 func (b *delegateBranch) buffered(dest int) {
 	b.count()
 	b.idle.busy = true
-	sz := b.agg.Sizing()
-	switch {
+	switch sz := &b.agg.sizing; {
 	case b.runs.Len(dest) >= sz.BufferItems:
 		b.post(dest)
-	case b.runs.Buffered()+b.agg.Stats().Buffered >= sz.TotalCapacity:
+	case b.runs.Buffered()+b.agg.buffered >= sz.TotalCapacity:
 		best, most := dest, 0
 		for _, p := range b.peers {
 			if n := b.runs.Len(p); n > most {
@@ -464,7 +463,9 @@ func (b *delegateBranch) buffered(dest int) {
 		}
 		b.post(best)
 	}
-	b.tick()
+	if !b.idle.ticking {
+		b.tick()
+	}
 }
 
 // called counts a send that ran at once on this PE.
