@@ -1,6 +1,10 @@
 package chare
 
-import "github.com/charmgo/charm/actor"
+import (
+	"unsafe"
+
+	"github.com/charmgo/charm/actor"
+)
 
 // Runs for delegates: a delegate that aggregates (TRAM's) can take the
 // element sends of Send and Bound.Send as messages appended to runs it
@@ -144,7 +148,7 @@ func sendToRuns[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg
 			if _, err := pe.collection(r.Coll); err != nil {
 				return false
 			}
-			b.start(newRun(pe, *r, e, method, dest, msg, false), dest)
+			b.start(bufferedRun(pe, *r, e, method, dest, msg, false), dest)
 		}
 		b.buffered(dest)
 		return true
@@ -181,7 +185,7 @@ func sendToRuns[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg
 			return false
 		}
 		if !appendRun(b, r, e, method, msg, dest, k, true) {
-			run := newRun(pe, Route{Kind: KindElement, Coll: r.Coll}, e, method, dest, msg, true)
+			run := bufferedRun(pe, Route{Kind: KindElement, Coll: r.Coll}, e, method, dest, msg, true)
 			run.idx[0] = k
 			b.start(run, dest)
 		}
@@ -199,16 +203,43 @@ func appendRun[T, M any](b *RunBuffer, r *Route, e *Entry, method func(*T, M), m
 		return false
 	}
 	open, ok := rs[len(rs)-1].(*run1[T, M])
-	if !ok || open.h.Entry != e || open.h.Coll != r.Coll || open.h.Kind != r.Kind {
+	if !ok || open.h.Entry != e || open.h.Coll != r.Coll || open.h.Kind != r.Kind || len(open.msgs) == cap(open.msgs) {
 		return false
 	}
-	open.grow(b.pe)
 	open.msgs = append(open.msgs, msg)
 	if elems {
 		open.idx = append(open.idx, k)
 	}
 	b.count(dest)
 	return true
+}
+
+// bufferedRun returns a run of one message, msg, for PE dest, with room
+// for maxPooledRun messages: the run's slices come from its entry's pool
+// and go back there once it is delivered. A buffer's runs do not grow
+// (a full one is followed by another), nor teach the PE's hint (runHints)
+// to make longer runs than a pool keeps.
+func bufferedRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, msg M, elems bool) *run1[T, M] {
+	n := maxPooledRun
+	if size := int(unsafe.Sizeof(msg)); size > 0 {
+		n = max(1, min(n, runBytes/size))
+	}
+	run, _ := e.runsN.Get().(*run1[T, M])
+	switch {
+	case run == nil || cap(run.msgs) < n || elems && cap(run.idx) < n:
+		run = &run1[T, M]{msgs: make([]M, 1, n)}
+		if elems {
+			run.idx = make([]elemKey, 1, n)
+		}
+	case elems:
+		run.msgs, run.idx = run.msgs[:1], run.idx[:1]
+	default:
+		run.msgs, run.idx = run.msgs[:1], nil
+	}
+	run.fn = method
+	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
+	run.msgs[0] = msg
+	return run
 }
 
 // start buffers a new run of one message for dest.
