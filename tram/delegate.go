@@ -23,9 +23,21 @@ import (
 // Element sends (to chares, group branches and array elements) are
 // routed over the grid; broadcasts and multicasts go directly. Items wait
 // in buffers until they fill or a periodic flush sends them, and count as
-// work for quiescence detection meanwhile. Envelopes are handed over
-// inside one process and msgpack-encoded (chare.WireEnvelope) between
-// processes.
+// work for quiescence detection meanwhile. A delegate is a
+// chare.RunDelegate: a Send of an entry method that can travel in runs
+// (not threaded, not NoRuns, no result), to a group branch or an array
+// element, from a PE that is not traced, is taken as a message appended
+// to the run buffered for its PE if that PE is a peer on the grid (the
+// last hop), and a full buffer is posted to the peer's mailbox as it is;
+// a send whose target is placed on the sending PE joins the run of that
+// PE's own mailbox, as an undelegated send does. Other element sends (to
+// PEs that are not peers, of other entry methods, through a proxy decoded
+// from another process) are envelopes, routed over the grid through the
+// delegate's branches: handed over inside one process, msgpack-encoded
+// (chare.WireEnvelope) between processes. The run and the envelope of a
+// send to one PE are buffered apart, so a program that mixes both kinds
+// of sends to one target may see them in another order than it sent
+// them.
 //
 // A delegate is job-wide, like the group of branches behind it: it is a
 // chare.PortableDelegate named by its group, so a delegated proxy sent to
@@ -67,8 +79,9 @@ func newDelegateObject(job *chare.Job, coll chare.CollID) *Delegate {
 }
 
 // DelegateStats counts what a delegate carried: Items, the element sends
-// it took; Messages, the messages its branches sent one another; Direct,
-// the broadcasts and multicasts it passed on unaggregated.
+// it took; Messages, the messages its branches sent (batches of envelopes
+// to one another, and the runs buffered for a peer, each posting one);
+// Direct, the broadcasts and multicasts it passed on unaggregated.
 type DelegateStats struct {
 	Items, Messages, Direct int64
 }
