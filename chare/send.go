@@ -27,7 +27,7 @@ func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) 
 		}
 	}
 	p := to.proxy()
-	if sendRun(pe, &p, e, method, msg) {
+	if sendRun(pe, &p, e, method, msg) || sendToRuns(pe, &p, e, method, msg) {
 		return nil
 	}
 	env := nextEnv1[T, M](pe, e)
@@ -478,7 +478,7 @@ func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error {
 		return errors.New("chare: Send through an unbound method")
 	}
 	p := to.proxy()
-	if sendRun(pe, &p, b.e, b.fn, msg) {
+	if sendRun(pe, &p, b.e, b.fn, msg) || sendToRuns(pe, &p, b.e, b.fn, msg) {
 		return nil
 	}
 	env := nextEnv1[T, M](pe, b.e)

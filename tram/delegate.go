@@ -23,9 +23,21 @@ import (
 // Element sends (to chares, group branches and array elements) are
 // routed over the grid; broadcasts and multicasts go directly. Items wait
 // in buffers until they fill or a periodic flush sends them, and count as
-// work for quiescence detection meanwhile. Envelopes are handed over
-// inside one process and msgpack-encoded (chare.WireEnvelope) between
-// processes.
+// work for quiescence detection meanwhile. A delegate is a
+// chare.RunDelegate: a Send of an entry method that can travel in runs
+// (not threaded, not NoRuns, no result), to a group branch or an array
+// element, from a PE that is not traced, is taken as a message appended
+// to the run buffered for its PE if that PE is a peer on the grid (the
+// last hop), and a full buffer is posted to the peer's mailbox as it is;
+// a send whose target is placed on the sending PE joins the run of that
+// PE's own mailbox, as an undelegated send does. Other element sends (to
+// PEs that are not peers, of other entry methods, through a proxy decoded
+// from another process) are envelopes, routed over the grid through the
+// delegate's branches: handed over inside one process, msgpack-encoded
+// (chare.WireEnvelope) between processes. The run and the envelope of a
+// send to one PE are buffered apart, so a program that mixes both kinds
+// of sends to one target may see them in another order than it sent
+// them.
 //
 // A delegate is job-wide, like the group of branches behind it: it is a
 // chare.PortableDelegate named by its group, so a delegated proxy sent to
@@ -50,11 +62,10 @@ const DefaultDelegateFlush = time.Millisecond
 type Delegate struct {
 	job    *chare.Job // marks outlive jobs: sends of another job go directly
 	g      group.Proxy[delegateBranch]
-	items  atomic.Int64 // items carried
-	frames atomic.Int64 // messages between branches
 	direct atomic.Int64 // broadcasts and multicasts passed on directly
-	// local holds, by PE, this process's branches once a send has found
-	// them, so that a send does not look the group up each time.
+	// local holds, by PE, this process's branches once built, so that a
+	// send does not look the group up each time; their counters are the
+	// process's items and messages.
 	local []atomic.Pointer[delegateBranch]
 }
 
@@ -68,8 +79,9 @@ func newDelegateObject(job *chare.Job, coll chare.CollID) *Delegate {
 }
 
 // DelegateStats counts what a delegate carried: Items, the element sends
-// it took; Messages, the messages its branches sent one another; Direct,
-// the broadcasts and multicasts it passed on unaggregated.
+// it took; Messages, the messages its branches sent (batches of envelopes
+// to one another, and the runs buffered for a peer, each posting one);
+// Direct, the broadcasts and multicasts it passed on unaggregated.
 type DelegateStats struct {
 	Items, Messages, Direct int64
 }
@@ -177,7 +189,14 @@ func (d *Delegate) String() string { return fmt.Sprintf("TRAM delegate %v", d.g.
 // sends made on this process's PEs, and the messages its branches here
 // sent. Report gathers the figures of every PE of the job.
 func (d *Delegate) Stats() DelegateStats {
-	return DelegateStats{Items: d.items.Load(), Messages: d.frames.Load(), Direct: d.direct.Load()}
+	s := DelegateStats{Direct: d.direct.Load()}
+	for i := range d.local {
+		if b := d.local[i].Load(); b != nil {
+			s.Items += b.shared.items.Load()
+			s.Messages += b.shared.frames.Load()
+		}
+	}
+	return s
 }
 
 // DelegateReport is what Report gathers: the delegate's figures over the
@@ -260,8 +279,7 @@ func (b *delegateBranch) insert(from chare.Context, e chare.Envelope) error {
 	if err != nil {
 		return err
 	}
-	b.d.items.Add(1) // the object kept for the group, which the figures are on
-	b.counts.Items++
+	b.count()
 	b.Here().Actor().Hold(1)
 	b.idle.busy = true
 	b.handle(out)
@@ -333,11 +351,34 @@ type delegateBranch struct {
 	setup  delegateSetup
 	agg    *Aggregator[chare.WireEnvelope]
 	idle   idleFlusher
-	flush  func()        // flushes every buffer (made once: tick runs per send)
-	keep   func() bool   // whether anything is buffered
-	counts DelegateStats // this PE's
+	runs   *chare.RunBuffer // the sends taken as messages in runs (RunBuffer), for peers
+	peers  []int            // this PE's peers
+	flush  func()           // flushes every buffer (made once: tick runs per send)
+	keep   func() bool      // whether anything is buffered
+	counts DelegateStats    // this PE's
+	shared branchCounts     // this PE's items and messages, for Stats on any goroutine
 	next   uint64
 	reqs   map[uint64]*pending // requests made on this PE, waiting for every PE's answer
+}
+
+// branchCounts are a branch's counters that Delegate.Stats reads from
+// any goroutine: each branch has its own, so that the PEs of a process do
+// not write one cache line per send.
+type branchCounts struct {
+	items, frames atomic.Int64
+	_             [48]byte // a cache line of its own
+}
+
+// count counts an item the branch took.
+func (b *delegateBranch) count() {
+	b.counts.Items++
+	b.shared.items.Add(1)
+}
+
+// counted counts a message the branch sent.
+func (b *delegateBranch) counted() {
+	b.counts.Messages++
+	b.shared.frames.Add(1)
 }
 
 // pending is a request (Report, Aggregate) waiting for every branch.
@@ -387,7 +428,70 @@ func (b *delegateBranch) build(s delegateSetup) error {
 	}
 	b.setup = s
 	b.d, b.idle.period = delegateOf(b.Here().Job(), b.Collection().ID), s.Period
+	if b.runs, err = chare.NewRunBuffer(b, b.buffered, b.called); err != nil {
+		return err
+	}
+	// Runs go to peers, the last hop of whatever is sent to them; items
+	// for other PEs are envelopes routed over the grid.
+	b.peers = b.agg.Peers().Peers()
+	for _, p := range b.peers {
+		b.runs.Take(p, true)
+	}
+	if id := b.PE(); id < len(b.d.local) {
+		b.d.local[id].Store(b)
+	}
 	return nil
+}
+
+// RunBuffer implements chare.RunDelegate: sends made on pe through the
+// delegate are appended to runs for their peer, or called at once on pe,
+// once its branch is there.
+func (d *Delegate) RunBuffer(pe *chare.PE) *chare.RunBuffer {
+	if pe.Job() != d.job {
+		return nil
+	}
+	if id := pe.ID(); id < len(d.local) {
+		if b := d.local[id].Load(); b != nil {
+			return b.runs
+		}
+	}
+	return nil
+}
+
+// buffered counts a send appended to the runs for peer dest, and posts
+// them when they are full (T06), or the fullest runs when the PE's items
+// reach its total capacity (T07).
+func (b *delegateBranch) buffered(dest int) {
+	b.count()
+	b.idle.busy = true
+	switch sz := &b.agg.sizing; {
+	case b.runs.Len(dest) >= sz.BufferItems:
+		b.post(dest)
+	case b.runs.Buffered()+b.agg.buffered >= sz.TotalCapacity:
+		best, most := dest, 0
+		for _, p := range b.peers {
+			if n := b.runs.Len(p); n > most {
+				best, most = p, n
+			}
+		}
+		b.post(best)
+	}
+	if !b.idle.ticking {
+		b.tick()
+	}
+}
+
+// called counts a send that ran at once on this PE.
+func (b *delegateBranch) called() {
+	b.count()
+	b.agg.InsertLocal()
+}
+
+// post sends the runs buffered for peer dest, as one message.
+func (b *delegateBranch) post(dest int) {
+	if b.runs.Post(dest) > 0 {
+		b.counted()
+	}
 }
 
 // Pack implements chare.Packer: a checkpoint keeps the branch's set-up
@@ -505,8 +609,7 @@ func (b *delegateBranch) handle(out Output[chare.WireEnvelope]) {
 }
 
 func (b *delegateBranch) send(to int, items []Envelope[chare.WireEnvelope]) {
-	b.d.frames.Add(1)
-	b.counts.Messages++
+	b.counted()
 	if err := chare.Send(b, b.ThisProxy().At(to), (*delegateBranch).Recv, items); err != nil {
 		b.Abort(err)
 	}
@@ -522,13 +625,16 @@ func (b *delegateBranch) tick() {
 			for _, f := range b.agg.FlushAll() {
 				b.send(f.To, f.Items)
 			}
+			for _, p := range b.peers {
+				b.post(p)
+			}
 		}
-		b.keep = func() bool { return b.agg.Stats().Buffered > 0 }
+		b.keep = func() bool { return b.agg.Stats().Buffered > 0 || b.runs.Buffered() > 0 }
 	}
 	b.idle.arm(b.Here().Actor(), b.flush, b.keep)
 }
 
-var _ chare.Delegate = (*Delegate)(nil)
+var _ chare.RunDelegate = (*Delegate)(nil)
 
 // Aggregate tags an entry method for aggregation (the second interface of
 // T28): every send of it, through any proxy that is not delegated

@@ -661,6 +661,9 @@ func (in *Inserter[C, T]) Insert(item T, dest int) error {
 			a.full(slot, &b.out)
 			b.sendOut()
 		}
+		if b.setup.Yield > 0 {
+			return b.yield()
+		}
 		return nil
 	}
 	if b.quick && dest == b.me && b.give.one != nil {
@@ -670,6 +673,9 @@ func (in *Inserter[C, T]) Insert(item T, dest int) error {
 		b.delivering++
 		b.give.one(item)
 		b.delivering--
+		if b.setup.Yield > 0 {
+			return b.yield()
+		}
 		return nil
 	}
 	if !b.active || b.done {
@@ -680,11 +686,11 @@ func (in *Inserter[C, T]) Insert(item T, dest int) error {
 
 // setQuick decides whether Inserter.Insert may take its fast path: in a
 // step open for items, with the aggregator's fast path (a hop table, one
-// size, no cutoff), no yielding, and no strand to watch for (a completion
-// step without a flush period, whose deliveries' insertions must be
-// noticed). Run it wherever one of those changes.
+// size, no cutoff), and no strand to watch for (a completion step without
+// a flush period, whose deliveries' insertions must be noticed). Run it
+// wherever one of those changes.
 func (b *branch[C, T]) setQuick() {
-	b.quick = b.active && !b.done && b.agg != nil && b.agg.fast && b.setup.Yield == 0 &&
+	b.quick = b.active && !b.done && b.agg != nil && b.agg.fast &&
 		!(b.mode == Completion && b.setup.Period <= 0)
 }
 
@@ -700,11 +706,18 @@ func (b *branch[C, T]) insertItem(item T, dest int) error {
 	} else if err := b.insert(item, dest); err != nil {
 		return err
 	}
-	if y := b.setup.Yield; y > 0 {
-		if b.inserts++; b.inserts%y == 0 {
-			if err := chare.Yield(b); err != nil && err != chare.ErrNotThreaded {
-				return err
-			}
+	if b.setup.Yield > 0 {
+		return b.yield()
+	}
+	return nil
+}
+
+// yield counts an insertion and lets the PE run other messages every
+// Options.Yield of them (in a threaded entry method).
+func (b *branch[C, T]) yield() error {
+	if b.inserts++; b.inserts%b.setup.Yield == 0 {
+		if err := chare.Yield(b); err != nil && err != chare.ErrNotThreaded {
+			return err
 		}
 	}
 	return nil

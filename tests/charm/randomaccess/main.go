@@ -23,6 +23,9 @@
 //   - direct (aggregateRandomAccessGroup without [aggregate]): one
 //     message per update, and the pass ends at quiescence.
 //
+// The passes begin once the groups exist on every PE (the main chare
+// waits for quiescence after making them), as Charm++ creates the groups
+// of its main chare's constructor on every PE before any other message.
 // The time runs from the start of the update pass (for staged, the start
 // of the streamer's step, as Charm++ times its init) to its end; GUP/s is
 // the updates of all PEs, 4·P·2^N, over it, over 1e9. A second pass
@@ -172,6 +175,13 @@ func (m *Main) run() error {
 		if err != nil {
 			return fmt.Errorf("creating the streamer: %w", err)
 		}
+	}
+	// Charm++ creates the groups of its main chare's constructor on every
+	// PE before any other message: the passes start once ours exist.
+	created := chare.NewFuture[any](m)
+	m.DetectQuiescence(created.Callback())
+	if _, err := created.Get(m); err != nil {
+		return fmt.Errorf("waiting for the groups: %w", err)
 	}
 	if m.elapsed, err = hpcc.TwoPasses(func() error { return m.pass(table, s) }); err != nil {
 		return err

@@ -1,0 +1,169 @@
+package delegationtest_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/group"
+)
+
+// runDel is a chare.RunDelegate that keeps every send in its PEs' run
+// buffers until told to post them, and counts what it was given.
+type runDel struct {
+	mu        sync.Mutex
+	bufs      map[int]*chare.RunBuffer // by PE
+	buffered  map[int]int              // sends appended, by destination PE
+	called    int                      // sends to the sending PE
+	envelopes int                      // sends that came to Send
+}
+
+func (d *runDel) RunBuffer(pe *chare.PE) *chare.RunBuffer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bufs[pe.ID()]
+}
+
+func (d *runDel) Send(from chare.Context, e chare.Envelope) error {
+	d.mu.Lock()
+	d.envelopes++
+	d.mu.Unlock()
+	return chare.Forward(from, e)
+}
+func (d *runDel) Broadcast(from chare.Context, e chare.Envelope) error { return chare.Forward(from, e) }
+func (d *runDel) Multicast(from chare.Context, e chare.Envelope) error { return chare.Forward(from, e) }
+
+// rbBranch records the notes it gets, in order.
+type rbBranch struct {
+	group.Branch[rbBranch]
+	got []int
+}
+
+func (b *rbBranch) Note(n int) { b.got = append(b.got, n) }
+
+// Attach makes this PE's run buffer of the delegate, taking the sends
+// for every other PE.
+func (b *rbBranch) Attach(d *runDel) {
+	rb, err := chare.NewRunBuffer(b, func(dest int) {
+		d.mu.Lock()
+		d.buffered[dest]++
+		d.mu.Unlock()
+	}, func() {
+		d.mu.Lock()
+		d.called++
+		d.mu.Unlock()
+	})
+	if err != nil {
+		b.Abort(err)
+		return
+	}
+	for pe := range b.NumPEs() {
+		rb.Take(pe, true)
+	}
+	d.mu.Lock()
+	d.bufs[b.PE()] = rb
+	d.mu.Unlock()
+}
+
+// Got returns the notes this branch got.
+func (b *rbBranch) Got(struct{}) []int { return b.got }
+
+type rbMain struct{ chare.Chare[rbMain] }
+
+func init() {
+	chare.Register[rbBranch]()
+	chare.Register[rbMain]()
+}
+
+// TestRunDelegateBuffersUntilPosted: sends through a proxy delegated to a
+// chare.RunDelegate are appended to the sending PE's run buffer for their
+// destination (none comes to the delegate's Send), a send to the sending
+// PE's own branch is delivered there as an undelegated send is, and the
+// buffered sends count as work: quiescence waits until the delegate posts
+// them (20 ms later, from a timer), and then each is delivered once, in
+// the order sent.
+func TestRunDelegateBuffersUntilPosted(t *testing.T) {
+	const n = 700 // more than one run holds (a buffer's runs hold 512 messages)
+	d := &runDel{bufs: map[int]*chare.RunBuffer{}, buffered: map[int]int{}}
+	var got1, got0 []int
+	var postedAtQuiet bool
+	var lenBefore, lenAfter, posted int
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *rbMain, _ []string) {
+		g, err := group.New[rbBranch](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		attached := chare.NewFuture[any](m)
+		if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.DetectQuiescence(attached.Callback())
+		if _, err := attached.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		p := g.Delegate(d)
+		for i := range n {
+			if err := chare.Send(m, p.At(1), (*rbBranch).Note, i); err != nil {
+				m.Abort(err)
+				return
+			}
+		}
+		if err := chare.Send(m, p.At(0), (*rbBranch).Note, -1); err != nil {
+			m.Abort(err)
+			return
+		}
+		rb := d.RunBuffer(chare.PEOf(m))
+		lenBefore = rb.Len(1)
+		var mu sync.Mutex
+		chare.PEOf(m).Actor().After(20*time.Millisecond, func(*actor.PE) {
+			mu.Lock()
+			defer mu.Unlock()
+			posted = rb.Post(1)
+			lenAfter = rb.Len(1)
+		})
+		quiet := chare.NewFuture[any](m)
+		m.DetectQuiescence(quiet.Callback())
+		if _, err := quiet.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		mu.Lock()
+		postedAtQuiet = posted > 0
+		mu.Unlock()
+		for pe, dst := range []*[]int{&got0, &got1} {
+			f, err := chare.Call(m, g.At(pe), (*rbBranch).Got, struct{}{})
+			if err != nil {
+				m.Abort(err)
+				return
+			}
+			if *dst, err = f.Get(m); err != nil {
+				m.Abort(fmt.Errorf("notes of PE %d: %w", pe, err))
+				return
+			}
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, n, lenBefore, "the sends to PE 1 wait in the run buffer")
+	require.True(t, postedAtQuiet, "quiescence came before the buffered sends were posted")
+	require.Equal(t, n, posted)
+	require.Zero(t, lenAfter)
+	want := make([]int, n)
+	for i := range want {
+		want[i] = i
+	}
+	require.Equal(t, want, got1, "PE 1 gets every note once, in order")
+	require.Equal(t, []int{-1}, got0, "the note to the sending PE's branch")
+	require.Equal(t, map[int]int{1: n}, d.buffered)
+	require.Equal(t, 1, d.called)
+	require.Zero(t, d.envelopes, "no send came to the delegate's Send in an envelope")
+}
