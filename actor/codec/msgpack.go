@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/msgp"
 )
 
 // Writing: the shortest forms, as msgpack/v5 chooses them.

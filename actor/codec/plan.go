@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"unsafe"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/msgp"
 	"github.com/charmgo/charm/internal/bigbuf"
 )
 

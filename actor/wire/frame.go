@@ -5,7 +5,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/msgp"
 	"github.com/charmgo/charm/internal/bigbuf"
 )
 

@@ -1,57 +1,9 @@
-// Package msgp is the strict msgpack reader that the wire's frame decoder
-// and the generated codecs share: every read checks the bytes left, every
-// value must have the msgpack type asked for and fit the range asked for,
-// and nothing panics or allocates on bad input.
-//
-// Errors are *Error: a message and the byte where the value starts. Each
-// caller adds its own context (the frame field and item for the wire, the
-// struct field path for a codec).
 package msgp
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
-)
-
-// msgpack type codes: the values of msgpack/v5's msgpcode variables, as
-// constants so that decoders can switch on them (a test checks them).
-const (
-	PosFixMax = 0x7f
-	FixMapLo  = 0x80
-	FixMapHi  = 0x8f
-	FixArrLo  = 0x90
-	FixArrHi  = 0x9f
-	FixStrLo  = 0xa0
-	FixStrHi  = 0xbf
-	Nil       = 0xc0
-	False     = 0xc2
-	True      = 0xc3
-	Bin8      = 0xc4
-	Bin16     = 0xc5
-	Bin32     = 0xc6
-	Ext8      = 0xc7
-	Ext32     = 0xc9
-	Float     = 0xca
-	Double    = 0xcb
-	Uint8     = 0xcc
-	Uint16    = 0xcd
-	Uint32    = 0xce
-	Uint64    = 0xcf
-	Int8      = 0xd0
-	Int16     = 0xd1
-	Int32     = 0xd2
-	Int64     = 0xd3
-	FixExt1   = 0xd4
-	FixExt16  = 0xd8
-	Str8      = 0xd9
-	Str16     = 0xda
-	Str32     = 0xdb
-	Arr16     = 0xdc
-	Arr32     = 0xdd
-	Map16     = 0xde
-	Map32     = 0xdf
-	NegFixLow = 0xe0
 )
 
 // Error is a decoding error at byte Off of the input.
@@ -368,37 +320,4 @@ func (r *Reader) ArrayLen() (n int, isNil bool, err error) {
 		return 0, false, r.Fail("want an array, found %s", Describe(c))
 	}
 	return n, false, err
-}
-
-// Describe names the msgpack type that code c starts.
-func Describe(c byte) string {
-	switch {
-	case c <= PosFixMax, c >= NegFixLow, c >= Uint8 && c <= Int64:
-		return "an integer"
-	case c >= FixMapLo && c <= FixMapHi, c == Map16, c == Map32:
-		return "a map"
-	case c >= FixArrLo && c <= FixArrHi, c == Arr16, c == Arr32:
-		return "an array"
-	case c >= FixStrLo && c <= FixStrHi, c >= Str8 && c <= Str32:
-		return "a string"
-	case c == Nil:
-		return "nil"
-	case c == False, c == True:
-		return "a bool"
-	case c >= Bin8 && c <= Bin32:
-		return "binary"
-	case c == Float, c == Double:
-		return "a float"
-	case c >= Ext8 && c <= Ext32, c >= FixExt1 && c <= FixExt16:
-		return "an extension"
-	}
-	return fmt.Sprintf("the unused code %#x", c)
-}
-
-// Found says what stood where a length was wanted: nil, or the length.
-func Found(isNil bool, n int) string {
-	if isNil {
-		return "nil"
-	}
-	return fmt.Sprintf("%d", n)
 }
