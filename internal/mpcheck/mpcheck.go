@@ -24,6 +24,8 @@
 // own EncodeMsgpack may write several values (msgpack's EncodeMulti), which
 // leaves the enclosing map or array with more values than its header
 // says, and the bytes then parse as one value followed by others.
+//
+// The type codes are package msgp's, the runtime's one table of them.
 package mpcheck
 
 import (
