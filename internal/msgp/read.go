@@ -130,13 +130,10 @@ func (r *Reader) Int(lo, hi int64) (int64, error) {
 }
 
 func (r *Reader) intSlow(lo, hi int64) (int64, error) {
-	c, err := r.Code()
-	if err != nil {
-		return 0, err
-	}
-	u, neg, err := r.Integer(c)
-	if err != nil {
-		return 0, err
+	r.Start = r.Off
+	u, neg, ok := r.integer()
+	if !ok {
+		return 0, r.integerError()
 	}
 	if !neg && u > uint64(hi) {
 		return 0, r.Fail("%d exceeds %d", u, hi)
@@ -151,6 +148,91 @@ func (r *Reader) intSlow(lo, hi int64) (int64, error) {
 	return v, nil
 }
 
+// integer reads an integer of any form at Off, as Integer does with its
+// code, in one step; ok is false, and Off unmoved, if there is none.
+func (r *Reader) integer() (u uint64, neg, ok bool) {
+	if r.Off < 0 || r.Off >= len(r.B) {
+		return 0, false, false
+	}
+	p := r.B[r.Off:]
+	c := p[0]
+	switch {
+	case c <= PosFixMax:
+		r.Off++
+		return uint64(c), false, true
+	case c >= NegFixLow:
+		r.Off++
+		return uint64(int64(int8(c))), true, true
+	}
+	var s int64
+	switch c {
+	case Uint8:
+		if len(p) < 2 {
+			return 0, false, false
+		}
+		r.Off += 2
+		return uint64(p[1]), false, true
+	case Uint16:
+		if len(p) < 3 {
+			return 0, false, false
+		}
+		r.Off += 3
+		return uint64(binary.BigEndian.Uint16(p[1:])), false, true
+	case Uint32:
+		if len(p) < 5 {
+			return 0, false, false
+		}
+		r.Off += 5
+		return uint64(binary.BigEndian.Uint32(p[1:])), false, true
+	case Uint64:
+		if len(p) < 9 {
+			return 0, false, false
+		}
+		r.Off += 9
+		return binary.BigEndian.Uint64(p[1:]), false, true
+	case Int8:
+		if len(p) < 2 {
+			return 0, false, false
+		}
+		r.Off += 2
+		s = int64(int8(p[1]))
+	case Int16:
+		if len(p) < 3 {
+			return 0, false, false
+		}
+		r.Off += 3
+		s = int64(int16(binary.BigEndian.Uint16(p[1:])))
+	case Int32:
+		if len(p) < 5 {
+			return 0, false, false
+		}
+		r.Off += 5
+		s = int64(int32(binary.BigEndian.Uint32(p[1:])))
+	case Int64:
+		if len(p) < 9 {
+			return 0, false, false
+		}
+		r.Off += 9
+		s = int64(binary.BigEndian.Uint64(p[1:]))
+	default:
+		return 0, false, false
+	}
+	return uint64(s), s < 0, true
+}
+
+// integerError is the error of an integer that integer could not read:
+// Code and Integer say what was wrong.
+func (r *Reader) integerError() error {
+	c, err := r.Code()
+	if err == nil {
+		_, _, err = r.Integer(c)
+	}
+	if err == nil { // cannot happen: integer and Integer agree
+		err = r.Fail("want an integer")
+	}
+	return err
+}
+
 // Uint reads an integer that must lie in [0, hi].
 func (r *Reader) Uint(hi uint64) (uint64, error) {
 	if r.Off < len(r.B) {
@@ -163,13 +245,10 @@ func (r *Reader) Uint(hi uint64) (uint64, error) {
 }
 
 func (r *Reader) uintSlow(hi uint64) (uint64, error) {
-	c, err := r.Code()
-	if err != nil {
-		return 0, err
-	}
-	u, neg, err := r.Integer(c)
-	if err != nil {
-		return 0, err
+	r.Start = r.Off
+	u, neg, ok := r.integer()
+	if !ok {
+		return 0, r.integerError()
 	}
 	if neg {
 		return 0, r.Fail("%d is negative", int64(u))

@@ -218,3 +218,51 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzIntegerForms: Int and Uint, which read an integer in one step, agree
+// with Code and Integer on every input: the same value, the same length,
+// an error where they find one.
+func FuzzIntegerForms(f *testing.F) {
+	for _, n := range intEdges {
+		f.Add(AppendInt(nil, n))
+	}
+	f.Add([]byte{Int64, 0, 0, 0, 0, 0, 0, 0, 5})
+	f.Add([]byte{Uint32, 1, 2})
+	f.Add([]byte{Nil})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ref := Reader{B: b}
+		c, err := ref.Code()
+		var u uint64
+		var neg bool
+		if err == nil {
+			u, neg, err = ref.Integer(c)
+		}
+		r := Reader{B: b}
+		v, ierr := r.Int(math.MinInt64, math.MaxInt64)
+		w := Reader{B: b}
+		uv, uerr := w.Uint(math.MaxUint64)
+		if err != nil {
+			require.Error(t, ierr)
+			require.Equal(t, err.Error(), ierr.Error())
+			require.Error(t, uerr)
+			require.Equal(t, err.Error(), uerr.Error())
+			return
+		}
+		require.Equal(t, ref.Off, r.Off)
+		if neg {
+			require.NoError(t, ierr)
+			require.Equal(t, int64(u), v)
+			require.ErrorContains(t, uerr, "is negative")
+			return
+		}
+		require.NoError(t, uerr)
+		require.Equal(t, u, uv)
+		require.Equal(t, ref.Off, w.Off)
+		if u > math.MaxInt64 {
+			require.ErrorContains(t, ierr, "exceeds")
+		} else {
+			require.NoError(t, ierr)
+			require.Equal(t, int64(u), v)
+		}
+	})
+}

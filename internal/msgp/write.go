@@ -35,7 +35,7 @@ func appendUintLong(b []byte, n uint64) []byte {
 // AppendInt appends n in msgpack's shortest integer form: a non-negative
 // n as AppendUint writes it.
 func AppendInt(b []byte, n int64) []byte {
-	if n >= -32 && n <= PosFixMax {
+	if uint64(n+32) <= PosFixMax+32 { // -32..127: one byte
 		return append(b, byte(n))
 	}
 	return appendIntLong(b, n)
@@ -43,8 +43,14 @@ func AppendInt(b []byte, n int64) []byte {
 
 func appendIntLong(b []byte, n int64) []byte {
 	switch {
+	case n >= 0 && n <= math.MaxUint8:
+		return append(b, Uint8, byte(n))
+	case n >= 0 && n <= math.MaxUint16:
+		return append(b, Uint16, byte(n>>8), byte(n))
+	case n >= 0 && n <= math.MaxUint32:
+		return append(b, Uint32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 	case n >= 0:
-		return appendUintLong(b, uint64(n))
+		return append(b, Uint64, byte(n>>56), byte(n>>48), byte(n>>40), byte(n>>32), byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 	case n >= math.MinInt8:
 		return append(b, Int8, byte(n))
 	case n >= math.MinInt16:
