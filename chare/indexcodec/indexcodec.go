@@ -146,14 +146,21 @@ func decodeInts(b []byte, dst []int, array bool) error {
 		r.Off = 1
 	}
 	for k := range dst {
-		v, err := r.Int(math.MinInt, math.MaxInt)
-		if err != nil {
+		// The pure step in the loop; the reader only for the error.
+		u, neg, n := msgp.ReadInteger(b[r.Off:])
+		v := int64(u)
+		if n == 0 || !neg && u > math.MaxInt || neg && v < math.MinInt {
+			_, err := r.Int(math.MinInt, math.MaxInt)
+			if err == nil { // cannot happen: ReadInteger and Int agree
+				err = fmt.Errorf("integer %d at byte %d: unreadable", k, r.Off)
+			}
 			if e, ok := err.(*msgp.Error); ok && array {
 				return fmt.Errorf("integer %d at byte %d: %s", k, e.Off, e.Msg)
 			}
 			return err
 		}
 		dst[k] = int(v)
+		r.Off += n
 	}
 	if r.Off != len(b) {
 		return fmt.Errorf("%d bytes left over after it", len(b)-r.Off)

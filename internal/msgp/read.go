@@ -148,76 +148,79 @@ func (r *Reader) intSlow(lo, hi int64) (int64, error) {
 	return v, nil
 }
 
-// integer reads an integer of any form at Off, as Integer does with its
-// code, in one step; ok is false, and Off unmoved, if there is none.
+// integer reads an integer of any form at Off, as Code and Integer do,
+// in one step; ok is false, and Off unmoved, if none starts there.
 func (r *Reader) integer() (u uint64, neg, ok bool) {
-	if r.Off < 0 || r.Off >= len(r.B) {
+	if r.Off < 0 || r.Off > len(r.B) {
 		return 0, false, false
 	}
-	p := r.B[r.Off:]
+	u, neg, n := ReadInteger(r.B[r.Off:])
+	r.Off += n
+	return u, neg, n > 0
+}
+
+// ReadInteger reads the integer, in any of msgpack's forms, at the start
+// of p: a negative value comes back as its two's complement with neg set,
+// and n is its length, 0 if p does not start with a whole integer. It is
+// the pure step under Reader.Int and Reader.Uint, for a caller that reads
+// integers back to back and asks a Reader for the error only when n is 0.
+func ReadInteger(p []byte) (u uint64, neg bool, n int) {
+	if len(p) == 0 {
+		return 0, false, 0
+	}
 	c := p[0]
 	switch {
 	case c <= PosFixMax:
-		r.Off++
-		return uint64(c), false, true
+		return uint64(c), false, 1
 	case c >= NegFixLow:
-		r.Off++
-		return uint64(int64(int8(c))), true, true
+		return uint64(int64(int8(c))), true, 1
 	}
 	var s int64
 	switch c {
 	case Uint8:
 		if len(p) < 2 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 2
-		return uint64(p[1]), false, true
+		return uint64(p[1]), false, 2
 	case Uint16:
 		if len(p) < 3 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 3
-		return uint64(binary.BigEndian.Uint16(p[1:])), false, true
+		return uint64(binary.BigEndian.Uint16(p[1:])), false, 3
 	case Uint32:
 		if len(p) < 5 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 5
-		return uint64(binary.BigEndian.Uint32(p[1:])), false, true
+		return uint64(binary.BigEndian.Uint32(p[1:])), false, 5
 	case Uint64:
 		if len(p) < 9 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 9
-		return binary.BigEndian.Uint64(p[1:]), false, true
+		return binary.BigEndian.Uint64(p[1:]), false, 9
 	case Int8:
 		if len(p) < 2 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 2
-		s = int64(int8(p[1]))
+		s, n = int64(int8(p[1])), 2
 	case Int16:
 		if len(p) < 3 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 3
-		s = int64(int16(binary.BigEndian.Uint16(p[1:])))
+		s, n = int64(int16(binary.BigEndian.Uint16(p[1:]))), 3
 	case Int32:
 		if len(p) < 5 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 5
-		s = int64(int32(binary.BigEndian.Uint32(p[1:])))
+		s, n = int64(int32(binary.BigEndian.Uint32(p[1:]))), 5
 	case Int64:
 		if len(p) < 9 {
-			return 0, false, false
+			return 0, false, 0
 		}
-		r.Off += 9
-		s = int64(binary.BigEndian.Uint64(p[1:]))
+		s, n = int64(binary.BigEndian.Uint64(p[1:])), 9
 	default:
-		return 0, false, false
+		return 0, false, 0
 	}
-	return uint64(s), s < 0, true
+	return uint64(s), s < 0, n
 }
 
 // integerError is the error of an integer that integer could not read:
