@@ -131,10 +131,11 @@ func (r *Reader) Int(lo, hi int64) (int64, error) {
 
 func (r *Reader) intSlow(lo, hi int64) (int64, error) {
 	r.Start = r.Off
-	u, neg, ok := r.integer()
-	if !ok {
+	u, neg, n := ReadInteger(r.B[min(r.Off, len(r.B)):])
+	if n == 0 {
 		return 0, r.integerError()
 	}
+	r.Off += n
 	if !neg && u > uint64(hi) {
 		return 0, r.Fail("%d exceeds %d", u, hi)
 	}
@@ -146,17 +147,6 @@ func (r *Reader) intSlow(lo, hi int64) (int64, error) {
 		return 0, r.Fail("%d is below %d", v, lo)
 	}
 	return v, nil
-}
-
-// integer reads an integer of any form at Off, as Code and Integer do,
-// in one step; ok is false, and Off unmoved, if none starts there.
-func (r *Reader) integer() (u uint64, neg, ok bool) {
-	if r.Off < 0 || r.Off > len(r.B) {
-		return 0, false, false
-	}
-	u, neg, n := ReadInteger(r.B[r.Off:])
-	r.Off += n
-	return u, neg, n > 0
 }
 
 // ReadInteger reads the integer, in any of msgpack's forms, at the start
@@ -223,7 +213,7 @@ func ReadInteger(p []byte) (u uint64, neg bool, n int) {
 	return uint64(s), s < 0, n
 }
 
-// integerError is the error of an integer that integer could not read:
+// integerError is the error of an integer that ReadInteger could not read:
 // Code and Integer say what was wrong.
 func (r *Reader) integerError() error {
 	c, err := r.Code()
@@ -249,10 +239,11 @@ func (r *Reader) Uint(hi uint64) (uint64, error) {
 
 func (r *Reader) uintSlow(hi uint64) (uint64, error) {
 	r.Start = r.Off
-	u, neg, ok := r.integer()
-	if !ok {
+	u, neg, n := ReadInteger(r.B[min(r.Off, len(r.B)):])
+	if n == 0 {
 		return 0, r.integerError()
 	}
+	r.Off += n
 	if neg {
 		return 0, r.Fail("%d is negative", int64(u))
 	}
