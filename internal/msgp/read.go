@@ -220,7 +220,7 @@ func (r *Reader) integerError() error {
 	if err == nil {
 		_, _, err = r.Integer(c)
 	}
-	if err == nil { // cannot happen: integer and Integer agree
+	if err == nil { // cannot happen: ReadInteger and Integer agree
 		err = r.Fail("want an integer")
 	}
 	return err
