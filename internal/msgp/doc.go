@@ -1,8 +1,9 @@
 // Package msgp is the one msgpack writer and reader of the runtime's own
 // encoders: the frames between processes (actor/wire), the generated
-// message codecs (actor/codec) and the element indices (chare/indexcodec)
-// write and read msgpack through it, and the pre-decoding check of bytes
-// for msgpack/v5 (internal/mpcheck) uses its type codes. What these
+// message codecs (actor/codec), the element indices (chare/indexcodec)
+// and the headers of TRAM's block batches (tram) write and read msgpack
+// through it, and the pre-decoding check of bytes for msgpack/v5
+// (internal/mpcheck) uses its type codes. What these
 // packages promise about msgpack is kept here, once.
 //
 // # Writing
