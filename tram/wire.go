@@ -3,6 +3,7 @@ package tram
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"unsafe"
@@ -10,6 +11,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/internal/mpcheck"
+	"github.com/charmgo/charm/internal/msgp"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -295,14 +297,16 @@ func (m *batch[T]) MarshalMsg(b []byte) ([]byte, error) {
 	if uint64(n) > 1<<32-1 || uint64(nf) > 1<<32-1 {
 		return b, fmt.Errorf("tram: a batch of %d + %d bytes is too large for one message", n, nf)
 	}
-	b = append(b, 0x90|batchFields, wireBlock) // a fixarray; the format, a fixint
+	b = append(b, msgp.FixArrLo|batchFields, wireBlock) // a fixarray; the format, a fixint
+	// The header's integers and lengths are written in their longest
+	// forms, which msgpack allows for any value.
 	d, from := uint64(m.Det.ID), uint64(int64(m.From))
-	b = append(b, 0xcf, byte(d>>56), byte(d>>48), byte(d>>40), byte(d>>32), byte(d>>24), byte(d>>16), byte(d>>8), byte(d))
-	b = append(b, 0xd3, byte(from>>56), byte(from>>48), byte(from>>40), byte(from>>32), byte(from>>24), byte(from>>16), byte(from>>8), byte(from))
+	b = append(b, msgp.Uint64, byte(d>>56), byte(d>>48), byte(d>>40), byte(d>>32), byte(d>>24), byte(d>>16), byte(d>>8), byte(d))
+	b = append(b, msgp.Int64, byte(from>>56), byte(from>>48), byte(from>>40), byte(from>>32), byte(from>>24), byte(from>>16), byte(from>>8), byte(from))
 	b = slices.Grow(b, n+nf+10)
-	b = append(b, 0xc6, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	b = append(b, msgp.Bin32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 	b = appendEnvelopes(b, m.Items, size)
-	b = append(b, 0xc6, byte(nf>>24), byte(nf>>16), byte(nf>>8), byte(nf))
+	b = append(b, msgp.Bin32, byte(nf>>24), byte(nf>>16), byte(nf>>8), byte(nf))
 	return appendBare(b, m.Final, size), nil
 }
 
@@ -311,24 +315,33 @@ func (m *batch[T]) MarshalMsg(b []byte) ([]byte, error) {
 // DecodeMsgpack.
 func (m *batch[T]) UnmarshalMsg(b []byte) ([]byte, error) {
 	size := blockItem[T]()
-	if size == 0 || len(b) < 2 || b[0] != 0x90|batchFields || b[1] != wireBlock {
+	if size == 0 || len(b) < 2 || b[0] != msgp.FixArrLo|batchFields || b[1] != wireBlock {
 		return m.unmarshalSlow(b)
 	}
-	r := wireReader{b: b[2:]}
-	det, from := r.uint(), r.int()
-	block := r.bin()
-	if r.err != nil {
-		return nil, fmt.Errorf("tram: a batch of %v items: %w", reflect.TypeFor[T](), r.err)
+	// The header in any form msgpack allows (EncodeMsgpack writes the
+	// shortest), read strictly.
+	r := msgp.Reader{B: b, Off: 2}
+	det, err := r.Uint(math.MaxUint64)
+	if err != nil {
+		return nil, fmt.Errorf("tram: a batch of %v items: the detector: %w", reflect.TypeFor[T](), err)
 	}
-	final := r.bin()
-	if r.err != nil {
-		return nil, fmt.Errorf("tram: a batch of %v items: the last-hop block: %w", reflect.TypeFor[T](), r.err)
+	from, err := r.Int(math.MinInt, math.MaxInt)
+	if err != nil {
+		return nil, fmt.Errorf("tram: a batch of %v items: the source PE: %w", reflect.TypeFor[T](), err)
+	}
+	block, err := r.Bin()
+	if err != nil {
+		return nil, fmt.Errorf("tram: a batch of %v items: the block: %w", reflect.TypeFor[T](), err)
+	}
+	final, err := r.Bin()
+	if err != nil {
+		return nil, fmt.Errorf("tram: a batch of %v items: the last-hop block: %w", reflect.TypeFor[T](), err)
 	}
 	if err := m.readBlocks(block, final, size); err != nil {
 		return nil, err
 	}
 	m.Det, m.From = chare.Detector{ID: actor.DetectorID(det)}, int(from)
-	return r.b, nil
+	return b[r.Off:], nil
 }
 
 // appender is an io.Writer that appends to a byte slice.
@@ -367,94 +380,4 @@ func (m *batch[T]) unmarshalSlow(b []byte) ([]byte, error) {
 		return nil, err
 	}
 	return b[len(b)-r.Len():], nil
-}
-
-// wireReader reads the msgpack integers and binary string of a block
-// batch header; the first error sticks.
-type wireReader struct {
-	b   []byte
-	err error
-}
-
-func (r *wireReader) take(n int) []byte {
-	if r.err != nil {
-		return nil
-	}
-	if len(r.b) < n {
-		r.err = fmt.Errorf("a header cut short (%d bytes left, %d needed)", len(r.b), n)
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
-}
-
-func (r *wireReader) be(n int) uint64 {
-	var v uint64
-	for _, c := range r.take(n) {
-		v = v<<8 | uint64(c)
-	}
-	return v
-}
-
-// uint reads an unsigned (or non-negative) msgpack integer.
-func (r *wireReader) uint() uint64 {
-	v := r.int()
-	if r.err == nil && v < 0 {
-		r.err = fmt.Errorf("a negative detector ID %d", v)
-	}
-	return uint64(v)
-}
-
-// int reads a msgpack integer of any width as an int64.
-func (r *wireReader) int() int64 {
-	t := r.take(1)
-	if t == nil {
-		return 0
-	}
-	switch c := t[0]; {
-	case c <= 0x7f:
-		return int64(c)
-	case c >= 0xe0:
-		return int64(int8(c))
-	case c == 0xcc, c == 0xcd, c == 0xce:
-		return int64(r.be(1 << (c - 0xcc)))
-	case c == 0xcf:
-		return int64(r.be(8))
-	case c == 0xd0, c == 0xd1, c == 0xd2, c == 0xd3:
-		n := 1 << (c - 0xd0)
-		v := r.be(n)
-		shift := 64 - 8*n
-		return int64(v<<shift) >> shift
-	default:
-		r.err = fmt.Errorf("a byte %#x where an integer belongs", c)
-		return 0
-	}
-}
-
-// bin reads a msgpack binary string.
-func (r *wireReader) bin() []byte {
-	t := r.take(1)
-	if t == nil {
-		return nil
-	}
-	var n uint64
-	switch t[0] {
-	case 0xc0: // nil, as msgpack writes an empty slice of some encoders
-		return nil
-	case 0xc4:
-		n = r.be(1)
-	case 0xc5:
-		n = r.be(2)
-	case 0xc6:
-		n = r.be(4)
-	default:
-		r.err = fmt.Errorf("a byte %#x where the block belongs", t[0])
-		return nil
-	}
-	if r.err == nil && n > uint64(len(r.b)) {
-		r.err = fmt.Errorf("a block of %d bytes in %d", n, len(r.b))
-		return nil
-	}
-	return r.take(int(n))
 }

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
 	"github.com/charmgo/charm/internal/bigbuf"
 	"github.com/charmgo/charm/internal/mpcheck"
+	"github.com/charmgo/charm/internal/msgp"
 	"github.com/vmihailenco/msgpack/v5"
 )
 

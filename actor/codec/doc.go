@@ -16,6 +16,8 @@
 //     fields through their offsets. The bytes are msgpack, as msgpack/v5
 //     writes them with array-encoded structs and compact integers, so
 //     either side can be decoded by the other (the tests check both ways).
+//     They are written and read by the runtime's one msgpack writer and
+//     strict reader (package internal/msgp), as frames are.
 //   - [Reflection]: everything else goes through msgpack/v5 (pooled
 //     encoders, structs as arrays).
 //

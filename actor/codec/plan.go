@@ -1,15 +1,14 @@
 package codec
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"reflect"
 	"strconv"
 	"unsafe"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/msgp"
 )
 
 // A generated codec is a tree of these, one per field, built once per
@@ -90,7 +89,7 @@ func structCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool
 	}
 	n := len(fs)
 	enc := func(b []byte, p unsafe.Pointer) []byte {
-		b = appendArrayLen(b, n)
+		b = msgp.AppendArrayHeader(b, n)
 		for i := range fs {
 			b = fs[i].enc(b, unsafe.Add(p, fs[i].off))
 		}
@@ -121,7 +120,7 @@ func arrayCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 	}
 	n, size := t.Len(), t.Elem().Size()
 	enc := func(b []byte, p unsafe.Pointer) []byte {
-		b = appendArrayLen(b, n)
+		b = msgp.AppendArrayHeader(b, n)
 		for i := range n {
 			b = ee(b, unsafe.Add(p, uintptr(i)*size))
 		}
@@ -157,7 +156,7 @@ func sliceCodec(t reflect.Type, busy map[reflect.Type]bool) (encFn, decFn, bool)
 		if s.data == nil {
 			return append(b, msgp.Nil)
 		}
-		b = appendArrayLen(b, s.len)
+		b = msgp.AppendArrayHeader(b, s.len)
 		for i := range s.len {
 			// A buffer of megabytes grows in pieces here, not by
 			// append inside ee, which copies it in one call.
@@ -230,7 +229,7 @@ type sliceHeader struct {
 
 func byteArrayCodec(n int) (encFn, decFn, bool) {
 	enc := func(b []byte, p unsafe.Pointer) []byte {
-		b = appendBinLen(b, n)
+		b = msgp.AppendBinHeader(b, n)
 		return append(b, unsafe.Slice((*byte)(p), n)...)
 	}
 	dec := func(r *msgp.Reader, p unsafe.Pointer) error {
@@ -247,12 +246,7 @@ func byteArrayCodec(n int) (encFn, decFn, bool) {
 	return enc, dec, true
 }
 
-func encBool(b []byte, p unsafe.Pointer) []byte {
-	if *(*bool)(p) {
-		return append(b, msgp.True)
-	}
-	return append(b, msgp.False)
-}
+func encBool(b []byte, p unsafe.Pointer) []byte { return msgp.AppendBool(b, *(*bool)(p)) }
 
 func decBool(r *msgp.Reader, p unsafe.Pointer) error {
 	c, err := r.Code()
@@ -286,7 +280,7 @@ func intCodec(k reflect.Kind) (encFn, decFn, bool) {
 
 // signed codes an integer of type T, whose range is [lo, hi].
 func signed[T int8 | int16 | int32 | int | int64](lo, hi int64) (encFn, decFn, bool) {
-	return func(b []byte, p unsafe.Pointer) []byte { return appendInt(b, int64(*(*T)(p))) },
+	return func(b []byte, p unsafe.Pointer) []byte { return msgp.AppendInt(b, int64(*(*T)(p))) },
 		func(r *msgp.Reader, p unsafe.Pointer) error {
 			v, err := r.Int(lo, hi)
 			*(*T)(p) = T(v)
@@ -310,7 +304,7 @@ func uintCodec(k reflect.Kind) (encFn, decFn, bool) {
 
 // unsigned codes an unsigned integer of type T, at most hi.
 func unsigned[T uint8 | uint16 | uint32 | uint | uint64](hi uint64) (encFn, decFn, bool) {
-	return func(b []byte, p unsafe.Pointer) []byte { return appendUint(b, uint64(*(*T)(p))) },
+	return func(b []byte, p unsafe.Pointer) []byte { return msgp.AppendUint(b, uint64(*(*T)(p))) },
 		func(r *msgp.Reader, p unsafe.Pointer) error {
 			v, err := r.Uint(hi)
 			*(*T)(p) = T(v)
@@ -318,13 +312,9 @@ func unsigned[T uint8 | uint16 | uint32 | uint | uint64](hi uint64) (encFn, decF
 		}, true
 }
 
-func encFloat32(b []byte, p unsafe.Pointer) []byte {
-	return binary.BigEndian.AppendUint32(append(b, msgp.Float), math.Float32bits(*(*float32)(p)))
-}
+func encFloat32(b []byte, p unsafe.Pointer) []byte { return msgp.AppendFloat32(b, *(*float32)(p)) }
 
-func encFloat64(b []byte, p unsafe.Pointer) []byte {
-	return binary.BigEndian.AppendUint64(append(b, msgp.Double), math.Float64bits(*(*float64)(p)))
-}
+func encFloat64(b []byte, p unsafe.Pointer) []byte { return msgp.AppendFloat64(b, *(*float64)(p)) }
 
 func decFloat32(r *msgp.Reader, p unsafe.Pointer) error {
 	v, err := r.Float()
@@ -340,7 +330,7 @@ func decFloat64(r *msgp.Reader, p unsafe.Pointer) error {
 
 func encString(b []byte, p unsafe.Pointer) []byte {
 	s := *(*string)(p)
-	return bigbuf.AppendString(appendStrLen(b, len(s)), s) // a long one in pieces
+	return bigbuf.AppendString(msgp.AppendStrHeader(b, len(s)), s) // a long one in pieces
 }
 
 func decString(r *msgp.Reader, p unsafe.Pointer) error {
@@ -360,7 +350,7 @@ func encBytes(b []byte, p unsafe.Pointer) []byte {
 	if s == nil {
 		return append(b, msgp.Nil)
 	}
-	return bigbuf.Append(appendBinLen(b, len(s)), s) // a long one in pieces
+	return bigbuf.Append(msgp.AppendBinHeader(b, len(s)), s) // a long one in pieces
 }
 
 func decBytes(r *msgp.Reader, p unsafe.Pointer) error {

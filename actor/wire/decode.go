@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
+	"github.com/charmgo/charm/internal/msgp"
 )
 
 const (

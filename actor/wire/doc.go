@@ -83,8 +83,10 @@
 // [AppendFrame] writes msgpack itself, into a buffer sized once for the
 // frame ([Size]), byte for byte what msgpack/v5's encoder writes field by
 // field (a test compares the two). [DecodeFrame] is a strict reader of
-// the same msgpack, written against the type codes rather than
-// msgpack/v5's lenient Decoder, because frames come from the network.
+// the same msgpack, rather than msgpack/v5's lenient Decoder, because
+// frames come from the network. Both go through the runtime's one
+// msgpack writer and strict reader (package internal/msgp, shared with
+// the generated codecs of package codec and the element indices).
 // DecodeFrame checks each field's type and range, checks every length
 // before allocating, rejects trailing bytes, never panics, and
 // returns errors that wrap [ErrCorrupt] and say what is wrong and where.

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/msgp"
 )
 
 // Version is the frame format this program speaks. It is the first field of
@@ -102,7 +102,7 @@ func (e *corruptError) Unwrap() error { return ErrCorrupt }
 
 // AppendTail appends tail to a run's Body as one msgpack binary.
 func AppendTail(body, tail []byte) []byte {
-	return bigbuf.Append(appendBinHeader(body, len(tail)), tail)
+	return bigbuf.Append(msgp.AppendBinHeader(body, len(tail)), tail)
 }
 
 // BeginTail starts a tail that the caller appends to body in place; pass
@@ -120,7 +120,7 @@ func EndTail(body []byte, mark int) []byte {
 		body[mark+1] = byte(n)
 		return body
 	}
-	hdr := appendBinHeader(nil, n)
+	hdr := msgp.AppendBinHeader(nil, n)
 	extra := len(hdr) - 2
 	body = bigbuf.Grow(body, extra)[:len(body)+extra]
 	bigbuf.Move(body, mark+len(hdr), mark+2, n) // a long tail in pieces
@@ -138,14 +138,4 @@ func NextTail(body []byte) (tail, rest []byte, ok bool) {
 		return nil, body, false
 	}
 	return t, body[d.Off:], true
-}
-
-func appendBinHeader(b []byte, n int) []byte {
-	switch {
-	case n <= math.MaxUint8:
-		return append(b, msgp.Bin8, byte(n))
-	case n <= math.MaxUint16:
-		return append(b, msgp.Bin16, byte(n>>8), byte(n))
-	}
-	return append(b, msgp.Bin32, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }

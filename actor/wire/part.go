@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/charmgo/charm/actor/internal/msgp"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/msgp"
 )
 
 // A frame longer than the transport takes travels as fragments: frames of
@@ -126,7 +126,7 @@ func fragments(head []byte, cuts []cut, token string, from int, id uint64, max i
 		h = binary.AppendUvarint(h, uint64(off))
 		f := make([]byte, 0, len(prefix)+5+len(h)+n+1)
 		f = append(f, prefix...)
-		f = appendBinHeader(f, len(h)+n)
+		f = msgp.AppendBinHeader(f, len(h)+n)
 		f = append(f, h...)
 		for k := n; k > 0; {
 			advance()

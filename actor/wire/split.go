@@ -1,5 +1,7 @@
 package wire
 
+import "github.com/charmgo/charm/internal/msgp"
+
 // Split cuts items into consecutive chunks, in order, each as long as it can
 // be while the encoding of its Items field (the array header plus
 // [Item.Size] of each item) stays at most budget bytes.
@@ -23,7 +25,7 @@ func Split(items []Item, budget int) [][]Item {
 	start, size := 0, 0 // size: the items of the current chunk, without header
 	for i := range items {
 		s := items[i].Size()
-		if i > start && arrayHeaderSize(i-start+1)+size+s > budget {
+		if i > start && msgp.ArrayHeaderSize(i-start+1)+size+s > budget {
 			chunks = append(chunks, items[start:i:i])
 			start, size = i, 0
 		}

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/charmgo/charm/internal/msgp"
 	"github.com/stretchr/testify/require"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -103,15 +104,15 @@ func TestDecodeRejects(t *testing.T) {
 	}{
 		{"empty int", nil, dec[int], "bad int index (0 bytes): truncated"},
 		{"empty array", nil, dec[[2]int], "bad [2]int index (0 bytes): no bytes"},
-		{"truncated int", []byte{int32c, 0, 1}, dec[int], "truncated: an integer of 4 bytes, 2 left"},
+		{"truncated int", []byte{msgp.Int32, 0, 1}, dec[int], "bad int index (3 bytes): truncated: needs 4 bytes, 2 left (at byte 0)"},
 		{"trailing", []byte{5, 6}, dec[int], "bad int index (2 bytes): 1 bytes left over after it"},
-		{"not an integer", []byte{0xc0}, dec[int], "code 0xc0 is not an integer"},
-		{"a string", []byte{0xa1, 'x'}, dec[int], "code 0xa1 is not an integer"},
-		{"uint64 overflow", append([]byte{uint64c}, 0xff, 0, 0, 0, 0, 0, 0, 0), dec[int], "overflows int"},
-		{"wrong length", []byte{fixArray | 3, 1, 2, 3}, dec[[2]int], "bad [2]int index (4 bytes): it starts with 0x93, not an array of 2 integers"},
-		{"short array", []byte{fixArray | 3, 1, 2}, dec[[3]int], "integer 2 at byte 3: truncated"},
-		{"array trailing", []byte{fixArray | 2, 1, 2, 3}, dec[[2]int], "1 bytes left over"},
-		{"float member", []byte{fixArray | 2, 1, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0}, dec[[2]int], "integer 1 at byte 2: code 0xcb is not an integer"},
+		{"not an integer", []byte{0xc0}, dec[int], "bad int index (1 bytes): want an integer, found nil (at byte 0)"},
+		{"a string", []byte{0xa1, 'x'}, dec[int], "want an integer, found a string"},
+		{"uint64 overflow", append([]byte{msgp.Uint64}, 0xff, 0, 0, 0, 0, 0, 0, 0), dec[int], "18374686479671623680 exceeds"},
+		{"wrong length", []byte{msgp.FixArrLo | 3, 1, 2, 3}, dec[[2]int], "bad [2]int index (4 bytes): it starts with 0x93, not an array of 2 integers"},
+		{"short array", []byte{msgp.FixArrLo | 3, 1, 2}, dec[[3]int], "integer 2 at byte 3: truncated"},
+		{"array trailing", []byte{msgp.FixArrLo | 2, 1, 2, 3}, dec[[2]int], "1 bytes left over"},
+		{"float member", []byte{msgp.FixArrLo | 2, 1, 0xcb, 0, 0, 0, 0, 0, 0, 0, 0}, dec[[2]int], "integer 1 at byte 2: want an integer, found a float"},
 		{"user type cut after", append(must(msgpack.Marshal(cell{"a", 1, 2})), 0xcd), dec[cell], "bad indexcodec.cell index (15 bytes): msgpack: truncated"},
 		{"user type huge slice", []byte{0xdd, 0x7f, 0xff, 0xff, 0xff, 0x00}, dec[[]cell], "claims 2147483647 values"},
 	} {

@@ -24,12 +24,16 @@
 // own EncodeMsgpack may write several values (msgpack's EncodeMulti), which
 // leaves the enclosing map or array with more values than its header
 // says, and the bytes then parse as one value followed by others.
+//
+// The type codes are package msgp's, the runtime's one table of them.
 package mpcheck
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"github.com/charmgo/charm/internal/msgp"
 )
 
 // MaxDepth bounds the nesting of arrays and maps: deep enough for any
@@ -79,60 +83,60 @@ func value(b []byte, at, depth int) (int, error) {
 	var n int // elements of an array (or twice the entries of a map), or bytes of data
 	container := false
 	switch {
-	case c <= 0x7f || c >= 0xe0 || c == 0xc0 || c == 0xc2 || c == 0xc3:
+	case c <= msgp.PosFixMax || c >= msgp.NegFixLow || c == msgp.Nil || c == msgp.False || c == msgp.True:
 		return at, nil
-	case c <= 0x8f:
-		n, container = 2*int(c&0x0f), true
-	case c <= 0x9f:
-		n, container = int(c&0x0f), true
-	case c <= 0xbf:
-		n = int(c & 0x1f)
-	case c == 0xc1:
-		return 0, fmt.Errorf("msgpack: byte 0xc1 at offset %d is never used", at-1)
-	case c == 0xc4 || c == 0xd9: // bin8, str8
+	case c <= msgp.FixMapHi:
+		n, container = 2*int(c-msgp.FixMapLo), true
+	case c <= msgp.FixArrHi:
+		n, container = int(c-msgp.FixArrLo), true
+	case c <= msgp.FixStrHi:
+		n = int(c - msgp.FixStrLo)
+	case c == msgp.Unused:
+		return 0, fmt.Errorf("msgpack: byte %#x at offset %d is never used", c, at-1)
+	case c == msgp.Bin8 || c == msgp.Str8:
 		l, err := length(b, at, 1)
 		if err != nil {
 			return 0, err
 		}
 		at, n = at+1, l
-	case c == 0xc5 || c == 0xda: // bin16, str16
+	case c == msgp.Bin16 || c == msgp.Str16:
 		l, err := length(b, at, 2)
 		if err != nil {
 			return 0, err
 		}
 		at, n = at+2, l
-	case c == 0xc6 || c == 0xdb: // bin32, str32
+	case c == msgp.Bin32 || c == msgp.Str32:
 		l, err := length(b, at, 4)
 		if err != nil {
 			return 0, err
 		}
 		at, n = at+4, l
-	case c == 0xc7 || c == 0xc8 || c == 0xc9: // ext8, ext16, ext32: length, type, data
-		w := 1 << (c - 0xc7)
+	case c >= msgp.Ext8 && c <= msgp.Ext32: // length, type, data
+		w := 1 << (c - msgp.Ext8)
 		l, err := length(b, at, w)
 		if err != nil {
 			return 0, err
 		}
 		at, n = at+w, l+1
-	case c == 0xca:
+	case c == msgp.Float:
 		n = 4
-	case c == 0xcb:
+	case c == msgp.Double:
 		n = 8
-	case c >= 0xcc && c <= 0xcf:
-		n = 1 << (c - 0xcc)
-	case c >= 0xd0 && c <= 0xd3:
-		n = 1 << (c - 0xd0)
-	case c >= 0xd4 && c <= 0xd8: // fixext: type and 1..16 bytes
-		n = 1 + 1<<(c-0xd4)
-	case c == 0xdc || c == 0xdd: // array16, array32
-		w := 2 << (c - 0xdc)
+	case c >= msgp.Uint8 && c <= msgp.Uint64:
+		n = 1 << (c - msgp.Uint8)
+	case c >= msgp.Int8 && c <= msgp.Int64:
+		n = 1 << (c - msgp.Int8)
+	case c >= msgp.FixExt1 && c <= msgp.FixExt16: // type and 1..16 bytes
+		n = 1 + 1<<(c-msgp.FixExt1)
+	case c == msgp.Arr16 || c == msgp.Arr32:
+		w := 2 << (c - msgp.Arr16)
 		l, err := length(b, at, w)
 		if err != nil {
 			return 0, err
 		}
 		at, n, container = at+w, l, true
-	case c == 0xde || c == 0xdf: // map16, map32
-		w := 2 << (c - 0xde)
+	case c == msgp.Map16 || c == msgp.Map32:
+		w := 2 << (c - msgp.Map16)
 		l, err := length(b, at, w)
 		if err != nil {
 			return 0, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/charmgo/charm/internal/msgp"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -184,7 +185,7 @@ const mapCost = 48
 func walk(b []byte, at int, nd *node) (int, int64) {
 	var n int64
 	for nd != nil && nd.kind == reflect.Pointer {
-		if b[at] == 0xc0 { // nil: a nil pointer
+		if b[at] == msgp.Nil { // a nil pointer
 			return at + 1, n
 		}
 		n += nd.elem.size
@@ -199,7 +200,7 @@ func walk(b []byte, at int, nd *node) (int, int64) {
 	switch {
 	case h == 0: // not an array or a map
 		end, _ := value(b, at, 0)
-		if nd != nil && (c >= 0xa0 && c <= 0xbf || c >= 0xc4 && c <= 0xc6 || c >= 0xd9 && c <= 0xdb) {
+		if nd != nil && (msgp.IsStr(c) || msgp.IsBin(c)) {
 			n += int64(end - at) // a string's or bytes' contents
 		}
 		return end, n
@@ -275,16 +276,16 @@ func walk(b []byte, at int, nd *node) (int, int64) {
 func header(b []byte, at int) (int, int, bool) {
 	c := b[at]
 	switch {
-	case c >= 0x80 && c <= 0x8f:
-		return 1, int(c & 0x0f), true
-	case c >= 0x90 && c <= 0x9f:
-		return 1, int(c & 0x0f), false
-	case c == 0xdc || c == 0xde:
+	case c >= msgp.FixMapLo && c <= msgp.FixMapHi:
+		return 1, int(c - msgp.FixMapLo), true
+	case c >= msgp.FixArrLo && c <= msgp.FixArrHi:
+		return 1, int(c - msgp.FixArrLo), false
+	case c == msgp.Arr16 || c == msgp.Map16:
 		l, _ := length(b, at+1, 2)
-		return 3, l, c == 0xde
-	case c == 0xdd || c == 0xdf:
+		return 3, l, c == msgp.Map16
+	case c == msgp.Arr32 || c == msgp.Map32:
 		l, _ := length(b, at+1, 4)
-		return 5, l, c == 0xdf
+		return 5, l, c == msgp.Map32
 	}
 	return 0, 0, false
 }
@@ -293,13 +294,13 @@ func header(b []byte, at int) (int, int, bool) {
 // one).
 func key(b []byte, at, end int) []byte {
 	switch c := b[at]; {
-	case c >= 0xa0 && c <= 0xbf:
+	case c >= msgp.FixStrLo && c <= msgp.FixStrHi:
 		return b[at+1 : end]
-	case c == 0xd9:
+	case c == msgp.Str8:
 		return b[at+2 : end]
-	case c == 0xda:
+	case c == msgp.Str16:
 		return b[at+3 : end]
-	case c == 0xdb:
+	case c == msgp.Str32:
 		return b[at+5 : end]
 	}
 	return nil

@@ -73,7 +73,7 @@ func TestBadInput(t *testing.T) {
 			// array of one where an int should be.
 			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: chare.IndexFromKey("\x91\x01")})
 			return chare.Send0(m, forged, (*shapeElem[int]).Hit)
-		}, []string{"bad int index (2 bytes)", "0x91 is not an integer"}},
+		}, []string{"bad int index (2 bytes)", "want an integer, found an array"}},
 		{"truncated 2-D index from another process", func(m *tmain) error {
 			a, err := array.New[shapeElem[[2]int]](m, array.Dims2(3, 4))
 			inJob.NoError(err)

@@ -1,57 +1,9 @@
-// Package msgp is the strict msgpack reader that the wire's frame decoder
-// and the generated codecs share: every read checks the bytes left, every
-// value must have the msgpack type asked for and fit the range asked for,
-// and nothing panics or allocates on bad input.
-//
-// Errors are *Error: a message and the byte where the value starts. Each
-// caller adds its own context (the frame field and item for the wire, the
-// struct field path for a codec).
 package msgp
 
 import (
 	"encoding/binary"
 	"fmt"
 	"math"
-)
-
-// msgpack type codes: the values of msgpack/v5's msgpcode variables, as
-// constants so that decoders can switch on them (a test checks them).
-const (
-	PosFixMax = 0x7f
-	FixMapLo  = 0x80
-	FixMapHi  = 0x8f
-	FixArrLo  = 0x90
-	FixArrHi  = 0x9f
-	FixStrLo  = 0xa0
-	FixStrHi  = 0xbf
-	Nil       = 0xc0
-	False     = 0xc2
-	True      = 0xc3
-	Bin8      = 0xc4
-	Bin16     = 0xc5
-	Bin32     = 0xc6
-	Ext8      = 0xc7
-	Ext32     = 0xc9
-	Float     = 0xca
-	Double    = 0xcb
-	Uint8     = 0xcc
-	Uint16    = 0xcd
-	Uint32    = 0xce
-	Uint64    = 0xcf
-	Int8      = 0xd0
-	Int16     = 0xd1
-	Int32     = 0xd2
-	Int64     = 0xd3
-	FixExt1   = 0xd4
-	FixExt16  = 0xd8
-	Str8      = 0xd9
-	Str16     = 0xda
-	Str32     = 0xdb
-	Arr16     = 0xdc
-	Arr32     = 0xdd
-	Map16     = 0xde
-	Map32     = 0xdf
-	NegFixLow = 0xe0
 )
 
 // Error is a decoding error at byte Off of the input.
@@ -178,14 +130,12 @@ func (r *Reader) Int(lo, hi int64) (int64, error) {
 }
 
 func (r *Reader) intSlow(lo, hi int64) (int64, error) {
-	c, err := r.Code()
-	if err != nil {
-		return 0, err
+	r.Start = r.Off
+	u, neg, n := ReadInteger(r.B[min(r.Off, len(r.B)):])
+	if n == 0 {
+		return 0, r.integerError()
 	}
-	u, neg, err := r.Integer(c)
-	if err != nil {
-		return 0, err
-	}
+	r.Off += n
 	if !neg && u > uint64(hi) {
 		return 0, r.Fail("%d exceeds %d", u, hi)
 	}
@@ -197,6 +147,83 @@ func (r *Reader) intSlow(lo, hi int64) (int64, error) {
 		return 0, r.Fail("%d is below %d", v, lo)
 	}
 	return v, nil
+}
+
+// ReadInteger reads the integer, in any of msgpack's forms, at the start
+// of p: a negative value comes back as its two's complement with neg set,
+// and n is its length, 0 if p does not start with a whole integer. It is
+// the pure step under Reader.Int and Reader.Uint, for a caller that reads
+// integers back to back and asks a Reader for the error only when n is 0.
+func ReadInteger(p []byte) (u uint64, neg bool, n int) {
+	if len(p) == 0 {
+		return 0, false, 0
+	}
+	c := p[0]
+	switch {
+	case c <= PosFixMax:
+		return uint64(c), false, 1
+	case c >= NegFixLow:
+		return uint64(int64(int8(c))), true, 1
+	}
+	var s int64
+	switch c {
+	case Uint8:
+		if len(p) < 2 {
+			return 0, false, 0
+		}
+		return uint64(p[1]), false, 2
+	case Uint16:
+		if len(p) < 3 {
+			return 0, false, 0
+		}
+		return uint64(binary.BigEndian.Uint16(p[1:])), false, 3
+	case Uint32:
+		if len(p) < 5 {
+			return 0, false, 0
+		}
+		return uint64(binary.BigEndian.Uint32(p[1:])), false, 5
+	case Uint64:
+		if len(p) < 9 {
+			return 0, false, 0
+		}
+		return binary.BigEndian.Uint64(p[1:]), false, 9
+	case Int8:
+		if len(p) < 2 {
+			return 0, false, 0
+		}
+		s, n = int64(int8(p[1])), 2
+	case Int16:
+		if len(p) < 3 {
+			return 0, false, 0
+		}
+		s, n = int64(int16(binary.BigEndian.Uint16(p[1:]))), 3
+	case Int32:
+		if len(p) < 5 {
+			return 0, false, 0
+		}
+		s, n = int64(int32(binary.BigEndian.Uint32(p[1:]))), 5
+	case Int64:
+		if len(p) < 9 {
+			return 0, false, 0
+		}
+		s, n = int64(binary.BigEndian.Uint64(p[1:])), 9
+	default:
+		return 0, false, 0
+	}
+	return uint64(s), s < 0, n
+}
+
+// integerError is the error of an integer that ReadInteger could not read:
+// Code and Integer say what was wrong.
+func (r *Reader) integerError() error {
+	c, err := r.Code()
+	if err == nil {
+		_, _, err = r.Integer(c)
+	}
+	if err == nil { // cannot happen: ReadInteger and Integer agree
+		err = r.Fail("want an integer")
+	}
+	return err
 }
 
 // Uint reads an integer that must lie in [0, hi].
@@ -211,14 +238,12 @@ func (r *Reader) Uint(hi uint64) (uint64, error) {
 }
 
 func (r *Reader) uintSlow(hi uint64) (uint64, error) {
-	c, err := r.Code()
-	if err != nil {
-		return 0, err
+	r.Start = r.Off
+	u, neg, n := ReadInteger(r.B[min(r.Off, len(r.B)):])
+	if n == 0 {
+		return 0, r.integerError()
 	}
-	u, neg, err := r.Integer(c)
-	if err != nil {
-		return 0, err
-	}
+	r.Off += n
 	if neg {
 		return 0, r.Fail("%d is negative", int64(u))
 	}
@@ -368,37 +393,4 @@ func (r *Reader) ArrayLen() (n int, isNil bool, err error) {
 		return 0, false, r.Fail("want an array, found %s", Describe(c))
 	}
 	return n, false, err
-}
-
-// Describe names the msgpack type that code c starts.
-func Describe(c byte) string {
-	switch {
-	case c <= PosFixMax, c >= NegFixLow, c >= Uint8 && c <= Int64:
-		return "an integer"
-	case c >= FixMapLo && c <= FixMapHi, c == Map16, c == Map32:
-		return "a map"
-	case c >= FixArrLo && c <= FixArrHi, c == Arr16, c == Arr32:
-		return "an array"
-	case c >= FixStrLo && c <= FixStrHi, c >= Str8 && c <= Str32:
-		return "a string"
-	case c == Nil:
-		return "nil"
-	case c == False, c == True:
-		return "a bool"
-	case c >= Bin8 && c <= Bin32:
-		return "binary"
-	case c == Float, c == Double:
-		return "a float"
-	case c >= Ext8 && c <= Ext32, c >= FixExt1 && c <= FixExt16:
-		return "an extension"
-	}
-	return fmt.Sprintf("the unused code %#x", c)
-}
-
-// Found says what stood where a length was wanted: nil, or the length.
-func Found(isNil bool, n int) string {
-	if isNil {
-		return "nil"
-	}
-	return fmt.Sprintf("%d", n)
 }
