@@ -285,17 +285,14 @@ func (pe *PE) invoke(obj any, e Envelope) {
 // later): messages stay in order.
 func (pe *PE) held(id CollID) bool { return len(pe.pending) > 0 && len(pe.pending[id]) > 0 }
 
-// holdPending keeps a send (fn, which handles the message what) until
-// its collection is announced here, and reports that it did, if looking
-// the collection up gave errPending, or succeeded while earlier messages
-// for it still wait (this sender's order stays behind them). Otherwise the
-// caller goes on with err.
-func (pe *PE) holdPending(coll CollID, err error, what any, fn func()) bool {
-	if err == errPending || err == nil && pe.held(coll) {
-		pe.hold(coll, what, fn)
-		return true
-	}
-	return false
+// mustHold reports whether a send must wait (pe.hold) until its
+// collection is announced here: looking the collection up gave errPending,
+// or succeeded while earlier messages for it still wait (this sender's
+// order stays behind them). Otherwise the caller goes on with err. The
+// caller makes the closure that hold keeps only when it holds (a closure
+// made for every send was an allocation per message).
+func (pe *PE) mustHold(coll CollID, err error) bool {
+	return err == errPending || err == nil && pe.held(coll)
 }
 
 // route handles an envelope that arrived on this PE.
