@@ -379,7 +379,8 @@ func Describe(e Envelope) string {
 // PE where it started.
 func (pe *PE) forwardBroadcast(e Envelope) {
 	t := actor.PETree{Root: e.Header().Root, N: pe.NumPEs(), Arity: pe.job.rt.Tree().Arity}
-	children := t.Children(pe.ID())
+	var buf [2 * actor.DefaultArity]int
+	children := t.AppendChildren(buf[:0], pe.ID())
 	for _, c := range children {
 		pe.ap.Send(c, e)
 	}
