@@ -125,8 +125,11 @@ type PE struct {
 	lastColl CollID // the cache of Part
 	lastPart Part
 
-	lastRed redKey // the cache of redAcc
-	lastAcc *redAcc
+	lastRed  redKey // the cache of redAcc
+	lastAcc  *redAcc
+	spareAcc *redAcc   // a finished redAcc, for the next reduction (newAcc)
+	owed     owedCount // redOwed's count, and its add method made once
+	owedAdd  func(any)
 
 	measure    bool        // entry methods are timed (see PE.SetMeasure)
 	measureCPU bool        // and charged their CPU time
