@@ -26,7 +26,12 @@ func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) 
 			return err
 		}
 	}
-	p := to.proxy()
+	var p Proxy[T]
+	if pp, ok := any(&to).(*Proxy[T]); ok {
+		p = *pp // the usual target, copied without a call through the generic dictionary
+	} else {
+		p = to.proxy()
+	}
 	if sendRun(pe, &p, e, method, msg) {
 		return nil
 	}
