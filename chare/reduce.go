@@ -204,7 +204,10 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 			}
 		}
 		acc = pe.newAcc(r, cb, coll, sec, owed)
-		pe.reds[k] = acc
+		if owed > 0 || pe.ID() == ReductionRoot {
+			pe.reds[k] = acc
+		} // else it completes here at once (redCheck): nothing looks it up
+
 	} else {
 		// A mixed reduction cannot complete for anyone: the job ends even
 		// if the caller drops the error, rather than hang.
@@ -296,7 +299,9 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 	} else if acc.owed > 0 {
 		return
 	}
-	delete(pe.reds, k)
+	if len(pe.reds) > 0 {
+		delete(pe.reds, k)
+	}
 	if pe.lastAcc == acc {
 		pe.lastAcc = nil
 	}
