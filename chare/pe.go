@@ -116,6 +116,8 @@ type PE struct {
 	lastSlabEntry *Entry
 	runHints      map[*Entry]int // the capacity that runs of sends reached, per entry method (run.go)
 	secWhere      []memberAt     // sendSectionRun's scratch: its members' places
+	dynFree       []envDyn       // callback envelopes not handed out yet (newEnvDyn)
+	dynN          int            // the length of the next such array
 
 	futures  map[uint64]*futureSlot
 	pending  map[CollID][]heldWork // work waiting for a collection's announcement
