@@ -68,6 +68,12 @@ func (mb *mailbox) post(m any) {
 func (mb *mailbox) take() ([]any, bool) {
 	mb.mu.Lock()
 	q, closed := mb.q, mb.closed
+	if len(q) == 0 {
+		// Nothing posted: the queue keeps its array, and the spare its
+		// own (swapping would drop one, and the next post allocate).
+		mb.mu.Unlock()
+		return nil, closed
+	}
 	mb.q = mb.spare
 	mb.spare = nil
 	mb.mu.Unlock()

@@ -42,10 +42,15 @@ func (t PETree) Parent(pe int) int {
 }
 
 // Children returns the child PEs of pe.
-func (t PETree) Children(pe int) []int {
-	ch := TreeChildren(nil, t.pos(pe), t.N, t.arity())
-	for i, c := range ch {
-		ch[i] = t.pe(c)
+func (t PETree) Children(pe int) []int { return t.AppendChildren(nil, pe) }
+
+// AppendChildren appends the child PEs of pe to dst and returns the
+// extended slice.
+func (t PETree) AppendChildren(dst []int, pe int) []int {
+	n := len(dst)
+	dst = TreeChildren(dst, t.pos(pe), t.N, t.arity())
+	for i := n; i < len(dst); i++ {
+		dst[i] = t.pe(dst[i])
 	}
-	return ch
+	return dst
 }

@@ -76,3 +76,15 @@ func TestPETreeSpans(t *testing.T) {
 		}
 	}
 }
+
+// TestPETreeAppendChildren checks that AppendChildren keeps what dst held
+// and appends what Children returns.
+func TestPETreeAppendChildren(t *testing.T) {
+	tr := actor.PETree{Root: 3, N: 10, Arity: 2}
+	for pe := range 10 {
+		got := tr.AppendChildren([]int{-7}, pe)
+		require.Equal(t, -7, got[0])
+		require.Equal(t, append([]int{}, tr.Children(pe)...), append([]int{}, got[1:]...), "PE %d", pe)
+	}
+	require.Equal(t, []int{4, 5}, tr.AppendChildren(nil, 3), "the root's children")
+}

@@ -103,6 +103,28 @@ type info[I comparable] struct {
 	sparse  bool // no fixed index set: elements are inserted
 	demand  bool // create an element on its first message
 	maxHops int  // forwards along caches before going via the home
+	// homes is the home PE of each position of a dense array of at most
+	// homeCacheMax elements, computed once at build (cacheHomes): a send
+	// that finds no newer location asks the map otherwise, per message.
+	homes []int32
+}
+
+// homeCacheMax is the most elements of an array whose homes are kept in
+// a table (4 bytes each, per process).
+const homeCacheMax = 1 << 18
+
+// cacheHomes fills in homes, for a dense array that is small enough. It
+// runs before the info is shared by the PEs, which only read it.
+func (a *info[I]) cacheHomes() {
+	n := a.shape.Len()
+	if a.sparse || n > homeCacheMax {
+		return
+	}
+	homes := make([]int32, n)
+	for p := range n {
+		homes[p] = int32(a.homeAt(a.shape.At(p), p))
+	}
+	a.homes = homes
 }
 
 // check verifies an index: its type, and that it lies in the shape.
@@ -141,8 +163,18 @@ func (a *info[I]) decode(b []byte) (I, error) {
 func (a *info[I]) home(i I) int {
 	pos := -1
 	if !a.sparse {
-		pos, _ = a.shape.Pos(i)
+		var ok bool
+		pos, ok = a.shape.Pos(i)
+		if ok && pos >= 0 && pos < len(a.homes) {
+			return int(a.homes[pos])
+		}
 	}
+	return a.homeAt(i, pos)
+}
+
+// homeAt asks the map for the home of index i at position pos (-1 in a
+// sparse array).
+func (a *info[I]) homeAt(i I, pos int) int {
 	p, err := place(a.m, i, pos, a.shape.Len(), a.npes)
 	if err != nil {
 		return 0 // checked for every index at creation, or by WithMap for sparse arrays

@@ -73,6 +73,7 @@ type Stats struct {
 // build gives an array's collection its NewLocal, index decoder and
 // reduction count, here or in another process.
 func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
+	a.cacheHomes()
 	c.Ext = a
 	c.DecodeIndex = func(b []byte) (any, error) {
 		i, err := a.decode(b)

@@ -163,7 +163,7 @@ func (cb Callback) Send(from Context, v any) error {
 		if e.Msg == nil {
 			v = nil
 		}
-		return pe.post(cb.Route, cb.del, from, NewEnvelope(cb.Route, e, v))
+		return pe.post(cb.Route, cb.del, from, pe.newEnvDyn(cb.Route, e, v))
 	}
 	return fmt.Errorf("chare: callback of unknown kind %d", cb.Kind)
 }

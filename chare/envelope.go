@@ -165,6 +165,22 @@ func NewEnvelope(r Route, e *Entry, msg any) Envelope {
 	return &envDyn{envHead: envHead{h: Header{Route: r, Entry: e}}, msg: msg}
 }
 
+// newEnvDyn is NewEnvelope for a send from this PE: the envelope comes
+// from an array of them (as nextEnv1's do, see envSlab), one allocation
+// for several callbacks sent from here. Nothing is reused.
+func (pe *PE) newEnvDyn(r Route, e *Entry, msg any) *envDyn {
+	if len(pe.dynFree) == 0 {
+		n := max(pe.dynN, 4)
+		pe.dynFree = make([]envDyn, n)
+		pe.dynN = min(2*n, slabMax)
+	}
+	env := &pe.dynFree[0]
+	pe.dynFree = pe.dynFree[1:]
+	env.h = Header{Route: r, Entry: e}
+	env.msg = msg
+	return env
+}
+
 // ElementCopy returns a copy of a multicast envelope addressed to one
 // member alone: a section member that is no longer where the multicast
 // expected it is reached as a single element.

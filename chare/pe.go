@@ -116,6 +116,8 @@ type PE struct {
 	lastSlabEntry *Entry
 	runHints      map[*Entry]int // the capacity that runs of sends reached, per entry method (run.go)
 	secWhere      []memberAt     // sendSectionRun's scratch: its members' places
+	dynFree       []envDyn       // callback envelopes not handed out yet (newEnvDyn)
+	dynN          int            // the length of the next such array
 
 	futures  map[uint64]*futureSlot
 	pending  map[CollID][]heldWork // work waiting for a collection's announcement
@@ -125,8 +127,11 @@ type PE struct {
 	lastColl CollID // the cache of Part
 	lastPart Part
 
-	lastRed redKey // the cache of redAcc
-	lastAcc *redAcc
+	lastRed  redKey // the cache of redAcc
+	lastAcc  *redAcc
+	spareAcc *redAcc   // a finished redAcc, for the next reduction (newAcc)
+	owed     owedCount // redOwed's count, and its add method made once
+	owedAdd  func(any)
 
 	measure    bool        // entry methods are timed (see PE.SetMeasure)
 	measureCPU bool        // and charged their CPU time
@@ -285,17 +290,14 @@ func (pe *PE) invoke(obj any, e Envelope) {
 // later): messages stay in order.
 func (pe *PE) held(id CollID) bool { return len(pe.pending) > 0 && len(pe.pending[id]) > 0 }
 
-// holdPending keeps a send (fn, which handles the message what) until
-// its collection is announced here, and reports that it did, if looking
-// the collection up gave errPending, or succeeded while earlier messages
-// for it still wait (this sender's order stays behind them). Otherwise the
-// caller goes on with err.
-func (pe *PE) holdPending(coll CollID, err error, what any, fn func()) bool {
-	if err == errPending || err == nil && pe.held(coll) {
-		pe.hold(coll, what, fn)
-		return true
-	}
-	return false
+// mustHold reports whether a send must wait (pe.hold) until its
+// collection is announced here: looking the collection up gave errPending,
+// or succeeded while earlier messages for it still wait (this sender's
+// order stays behind them). Otherwise the caller goes on with err. The
+// caller makes the closure that hold keeps only when it holds (a closure
+// made for every send was an allocation per message).
+func (pe *PE) mustHold(coll CollID, err error) bool {
+	return err == errPending || err == nil && pe.held(coll)
 }
 
 // route handles an envelope that arrived on this PE.
@@ -382,7 +384,8 @@ func Describe(e Envelope) string {
 // PE where it started.
 func (pe *PE) forwardBroadcast(e Envelope) {
 	t := actor.PETree{Root: e.Header().Root, N: pe.NumPEs(), Arity: pe.job.rt.Tree().Arity}
-	children := t.Children(pe.ID())
+	var buf [2 * actor.DefaultArity]int
+	children := t.AppendChildren(buf[:0], pe.ID())
 	for _, c := range children {
 		pe.ap.Send(c, e)
 	}

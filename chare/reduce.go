@@ -125,18 +125,50 @@ func (pe *PE) redOwed(coll CollID, sec *Section, no int) (int, error) {
 			return 0, err
 		}
 	}
-	n := 0
-	each.Each(func(obj any) {
-		b := obj.(Context).base()
-		if sec != nil && !members[b.index] {
-			return
-		}
-		if b.nextNo(sec) <= no {
-			n++
-		}
-	})
+	if pe.owedAdd == nil {
+		pe.owedAdd = pe.owed.add
+	}
+	pe.owed = owedCount{sec: sec, members: members, no: no}
+	each.Each(pe.owedAdd)
+	n := pe.owed.n
+	pe.owed = owedCount{}
 	return n, nil
 }
+
+// owedCount is redOwed's count of the members that owe reduction no; the
+// PE keeps one, with its add method as a func made once, so that counting
+// makes no closure per reduction.
+type owedCount struct {
+	sec     *Section
+	members map[any]bool // sec's members on this PE
+	no, n   int
+}
+
+func (c *owedCount) add(obj any) {
+	b := obj.(Context).base()
+	if c.sec != nil && !c.members[b.index] {
+		return
+	}
+	if b.nextNo(c.sec) <= c.no {
+		c.n++
+	}
+}
+
+// newAcc returns an open reduction's accumulator: the one the PE's last
+// finished reduction left (with its parts slice), or a new one.
+func (pe *PE) newAcc(r reducer.Reducer, cb Callback, coll CollID, sec *Section, owed int) *redAcc {
+	acc := pe.spareAcc
+	if acc == nil {
+		return &redAcc{r: r, cb: cb, coll: coll, sec: sec, owed: owed, total: -1}
+	}
+	pe.spareAcc = nil
+	*acc = redAcc{parts: acc.parts[:0], r: r, cb: cb, coll: coll, sec: sec, owed: owed, total: -1}
+	return acc
+}
+
+// maxSpareParts is the longest parts slice a finished accumulator keeps
+// for the next reduction.
+const maxSpareParts = 1024
 
 func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reducer.Reducer, cb Callback) error {
 	if r == nil {
@@ -171,8 +203,11 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 				return err
 			}
 		}
-		acc = &redAcc{r: r, cb: cb, coll: coll, sec: sec, owed: owed, total: -1}
-		pe.reds[k] = acc
+		acc = pe.newAcc(r, cb, coll, sec, owed)
+		if owed > 0 || pe.ID() == ReductionRoot {
+			pe.reds[k] = acc
+		} // else it completes here at once (redCheck): nothing looks it up
+
 	} else {
 		// A mixed reduction cannot complete for anyone: the job ends even
 		// if the caller drops the error, rather than hang.
@@ -197,8 +232,10 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 
 // combine folds the partial results pairwise, as a balanced tree, so that
 // reducers that copy (gather, set) do O(n log n) work rather than O(n²).
+// It leaves parts empty, its array cleared for reuse.
 func (a *redAcc) combine() (any, bool, error) {
 	ps := a.parts
+	defer func() { clear(a.parts); a.parts = a.parts[:0] }()
 	for len(ps) > 1 {
 		n := 0
 		for i := 0; i < len(ps); i += 2 {
@@ -215,7 +252,6 @@ func (a *redAcc) combine() (any, bool, error) {
 		}
 		ps = ps[:n]
 	}
-	a.parts = nil
 	if len(ps) == 1 {
 		return ps[0], true, nil
 	}
@@ -263,7 +299,9 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 	} else if acc.owed > 0 {
 		return
 	}
-	delete(pe.reds, k)
+	if len(pe.reds) > 0 {
+		delete(pe.reds, k)
+	}
 	if pe.lastAcc == acc {
 		pe.lastAcc = nil
 	}
@@ -272,9 +310,16 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 		pe.fail(fmt.Errorf("chare: reduction %d of %v: %w", k.no, k.coll, err))
 		return
 	}
-	up := &redUp{key: k, partial: partial, has: has, count: acc.count, r: acc.r, cb: acc.cb, coll: acc.coll, sec: acc.sec}
+	up := redUp{key: k, partial: partial, has: has, count: acc.count, r: acc.r, cb: acc.cb, coll: acc.coll, sec: acc.sec}
+	// Nothing refers to acc any more (it left pe.reds and the cache): the
+	// next reduction opened here takes it.
+	if cap(acc.parts) <= maxSpareParts {
+		pe.spareAcc = acc
+	}
 	if pe.ID() != ReductionRoot {
-		pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), up)
+		m := new(redUp)
+		*m = up
+		pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), m)
 		return
 	}
 	pe.redDeliver(k, up)
@@ -334,30 +379,41 @@ func (pe *PE) MemberArrived(obj any) { pe.memberMoved(obj.(Context).base(), +1) 
 
 // redDeliver sends the result of reduction k to its callback, keeping
 // reduction order per collection or section.
-func (pe *PE) redDeliver(k redKey, res *redUp) {
+func (pe *PE) redDeliver(k redKey, res redUp) {
 	o := pe.redNext[k.redStream]
 	if o == nil {
 		o = &redOrder{done: map[int]func(){}}
 		pe.redNext[k.redStream] = o
 	}
 	o.top = max(o.top, k.no+1)
-	o.done[k.no] = func() {
-		var v any
-		var err error
-		if res.has {
-			v, err = res.r.Result(res.partial)
-		}
-		if err == nil {
-			err = res.cb.Send(pe.Context(), v)
-		}
-		if err != nil {
-			pe.fail(fmt.Errorf("chare: delivering reduction %d of %v: %w", k.no, k.coll, err))
-		}
+	if k.no == o.next {
+		// The next one in order (the common case): delivered at once,
+		// without a closure kept in done.
+		o.next++
+		pe.redResult(k, &res)
+	} else {
+		later := res
+		o.done[k.no] = func() { pe.redResult(k, &later) }
 	}
 	for f := o.done[o.next]; f != nil; f = o.done[o.next] {
 		delete(o.done, o.next)
 		o.next++
 		f()
+	}
+}
+
+// redResult delivers the result of reduction k to its callback.
+func (pe *PE) redResult(k redKey, res *redUp) {
+	var v any
+	var err error
+	if res.has {
+		v, err = res.r.Result(res.partial)
+	}
+	if err == nil {
+		err = res.cb.Send(pe.Context(), v)
+	}
+	if err != nil {
+		pe.fail(fmt.Errorf("chare: delivering reduction %d of %v: %w", k.no, k.coll, err))
 	}
 }
 
@@ -391,7 +447,7 @@ func (m *redUp) Deliver(ap *actor.PE) {
 			pe.hold(m.coll, m, func() { m.Deliver(ap) })
 			return
 		}
-		acc = &redAcc{r: m.r, cb: m.cb, coll: m.coll, sec: m.sec, total: -1}
+		acc = pe.newAcc(m.r, m.cb, m.coll, m.sec, 0)
 		pe.reds[m.key] = acc
 	} else if acc.r.Name() != m.r.Name() {
 		pe.fail(fmt.Errorf("chare: reduction %d of %v mixes reducers %s and %s", m.key.no, m.key.coll, acc.r.Name(), m.r.Name()))

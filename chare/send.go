@@ -26,7 +26,12 @@ func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) 
 			return err
 		}
 	}
-	p := to.proxy()
+	var p Proxy[T]
+	if pp, ok := any(&to).(*Proxy[T]); ok {
+		p = *pp // the usual target, copied without a call through the generic dictionary
+	} else {
+		p = to.proxy()
+	}
 	if sendRun(pe, &p, e, method, msg) || sendToRuns(pe, &p, e, method, msg) {
 		return nil
 	}
@@ -237,11 +242,12 @@ func (pe *PE) delegate(d Delegate, from Context, env Envelope) error {
 	h := env.Header()
 	if h.Index != nil {
 		err := pe.resolveHeader(h)
-		if pe.holdPending(h.Coll, err, env, func() {
-			if err := pe.delegate(d, pe.Context(), env); err != nil {
-				pe.fail(fmt.Errorf("chare: %s, which waited for the announcement of %v: %w", Describe(env), h.Coll, err))
-			}
-		}) {
+		if pe.mustHold(h.Coll, err) {
+			pe.hold(h.Coll, env, func() {
+				if err := pe.delegate(d, pe.Context(), env); err != nil {
+					pe.fail(fmt.Errorf("chare: %s, which waited for the announcement of %v: %w", Describe(env), h.Coll, err))
+				}
+			})
 			return nil
 		}
 		if err != nil {
@@ -294,11 +300,12 @@ func (pe *PE) send(env Envelope) error {
 		// aborting the job when the message reaches its PE; a collection
 		// made in another process may not be announced here yet.
 		c, err := pe.collection(h.Coll)
-		if pe.holdPending(h.Coll, err, env, func() {
-			if err := pe.send(env); err != nil {
-				pe.fail(err)
-			}
-		}) {
+		if pe.mustHold(h.Coll, err) {
+			pe.hold(h.Coll, env, func() {
+				if err := pe.send(env); err != nil {
+					pe.fail(err)
+				}
+			})
 			return nil
 		}
 		if err != nil {
