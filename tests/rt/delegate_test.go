@@ -184,11 +184,11 @@ func TestDelegateCountsEveryKindOfSend(t *testing.T) {
 // delElem sends through a delegated proxy from an element.
 type delElem struct {
 	array.Element[delElem, int]
+	seen *delSeen // what its delegate saw (the element never migrates)
 }
 
 type delGo struct {
 	Target array.Proxy[shapeElem[int], int]
-	Seen   chare.Callback // gets []int{calls, wrong calls}, summed over the elements
 }
 
 // delSeen records the calls a delegate got, and those made on a PE other
@@ -211,13 +211,23 @@ func (d peCheckingDelegate) Send(from chare.Context, e chare.Envelope) error {
 	return d.countingDelegate.Send(from, e)
 }
 
-// Go sends through a delegate of its own, which lives on its PE, and
-// reports what the delegate saw.
+// Go sends through a delegate of its own, which lives on its PE. The send
+// may wait on the PE for the target's announcement (which travels apart
+// from Go across processes), so the delegate may see it after Go returns.
 func (e *delElem) Go(m delGo) {
-	seen := &delSeen{}
-	d := peCheckingDelegate{countingDelegate{&counter{}}, seen}
+	e.seen = &delSeen{}
+	d := peCheckingDelegate{countingDelegate{&counter{}}, e.seen}
 	inJob.NoError(chare.Send0(e, m.Target.Delegate(d).At(e.ThisIndex()), (*shapeElem[int]).Hit))
-	inJob.NoError(e.Contribute([]int{int(seen.calls.Load()), int(seen.wrong.Load())}, reducer.SumInt, m.Seen))
+}
+
+// Seen reports what the element's delegate saw: calls and wrong calls,
+// summed over the elements.
+func (e *delElem) Seen(cb chare.Callback) {
+	var calls, wrong int
+	if e.seen != nil {
+		calls, wrong = int(e.seen.calls.Load()), int(e.seen.wrong.Load())
+	}
+	inJob.NoError(e.Contribute([]int{calls, wrong}, reducer.SumInt, cb))
 }
 
 func init() { chare.Register[delElem]() }
@@ -232,12 +242,13 @@ func TestDelegateFromElements(t *testing.T) {
 		inJob.NoError(err)
 		senders, err := array.New[delElem](m, array.Dims(n))
 		inJob.NoError(err)
+		inJob.NoError(chare.Send(m, senders, (*delElem).Go, delGo{Target: target}))
+		quiesce(m)
 		seen := chare.NewFuture[[]int](m)
-		inJob.NoError(chare.Send(m, senders, (*delElem).Go, delGo{Target: target, Seen: seen.Callback()}))
+		inJob.NoError(chare.Send(m, senders, (*delElem).Seen, seen.Callback()))
 		calls := get(m, seen)
 		inJob.Equal(n, calls[0], "delegate calls")
 		inJob.Zero(calls[1], "the header's Src is the sending PE")
-		quiesce(m)
 		got := shapeReport(m, target, ops1)
 		for i := 0; i < n; i++ {
 			inJob.Equal(1, got[i].Hits)
