@@ -10,6 +10,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/internal/mpcheck"
+	"github.com/charmgo/charm/internal/wirekind"
 )
 
 // An array created in one process is rebuilt in the others from its spec:
@@ -116,22 +117,14 @@ func encodeSpec[I comparable](s Shape[I], a *info[I]) ([]byte, error) {
 	return msgpack.Marshal(&sp)
 }
 
-// Wire kinds of the location manager's messages.
-const (
-	kindLoc uint16 = 120 + iota
-	kindMove
-	kindArrive
-	kindInsert
-	kindDelete
-	kindSync
-)
-
-func (m *locMsg) WireKind() uint16    { return kindLoc }
-func (m *moveMsg) WireKind() uint16   { return kindMove }
-func (m *arriveMsg) WireKind() uint16 { return kindArrive }
-func (m *insertMsg) WireKind() uint16 { return kindInsert }
-func (m *deleteMsg) WireKind() uint16 { return kindDelete }
-func (m *syncMsg) WireKind() uint16   { return kindSync }
+// The location manager's messages; their kinds are in package
+// internal/wirekind.
+func (m *locMsg) WireKind() uint16    { return wirekind.ArrayLoc }
+func (m *moveMsg) WireKind() uint16   { return wirekind.ArrayMove }
+func (m *arriveMsg) WireKind() uint16 { return wirekind.ArrayArrive }
+func (m *insertMsg) WireKind() uint16 { return wirekind.ArrayInsert }
+func (m *deleteMsg) WireKind() uint16 { return wirekind.ArrayDelete }
+func (m *syncMsg) WireKind() uint16   { return wirekind.ArraySync }
 
 func (m *locMsg) EncodeWire(enc *msgpack.Encoder) error    { return encodeMsg(enc, &m.target, m) }
 func (m *moveMsg) EncodeWire(enc *msgpack.Encoder) error   { return encodeMsg(enc, &m.target, m) }
@@ -153,12 +146,12 @@ func encodeMsg(enc *msgpack.Encoder, t *target, m any) error {
 }
 
 func init() {
-	actor.RegisterStruct[locMsg](kindLoc, "array location update")
-	actor.RegisterStruct[moveMsg](kindMove, "array migration request")
-	actor.RegisterStruct[arriveMsg](kindArrive, "array element migration")
-	actor.RegisterStruct[insertMsg](kindInsert, "array insertion")
-	actor.RegisterStruct[deleteMsg](kindDelete, "array deletion")
-	actor.RegisterStruct[syncMsg](kindSync, "array AtSync")
+	actor.RegisterStruct[locMsg](wirekind.ArrayLoc, "array location update")
+	actor.RegisterStruct[moveMsg](wirekind.ArrayMove, "array migration request")
+	actor.RegisterStruct[arriveMsg](wirekind.ArrayArrive, "array element migration")
+	actor.RegisterStruct[insertMsg](wirekind.ArrayInsert, "array insertion")
+	actor.RegisterStruct[deleteMsg](wirekind.ArrayDelete, "array deletion")
+	actor.RegisterStruct[syncMsg](wirekind.ArraySync, "array AtSync")
 	RegisterIndex[int]()
 	RegisterIndex[[2]int]()
 	RegisterIndex[[3]int]()

@@ -21,6 +21,7 @@ import (
 	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/wirekind"
 )
 
 // Messages between processes. Inside one process envelopes are handed
@@ -36,19 +37,8 @@ import (
 // waits there (pending) until its announcement arrives; the announcement
 // always arrives, because the creator sends it before anything else.
 
-const (
-	kindEnvelope uint16 = 100 + iota
-	kindCreate
-	kindAnnounce
-	kindFuture
-	kindReduction
-	kindCkptStart
-	kindCkptCollect
-	kindCkptPart
-	kindRestore
-	kindRestoreFence
-	kindRestoreAck
-)
+// The kinds of chare's messages between processes are in package
+// internal/wirekind.
 
 // rawIndex is an index still in its wire form (package indexcodec).
 type rawIndex []byte
@@ -248,7 +238,7 @@ func (pe *PE) announce(c *Collection) {
 type announceMsg struct{ spec Spec }
 
 func (m *announceMsg) Describe() string { return fmt.Sprintf("the announcement of %v", m.spec.ID) }
-func (m *announceMsg) WireKind() uint16 { return kindAnnounce }
+func (m *announceMsg) WireKind() uint16 { return wirekind.Announce }
 func (m *announceMsg) EncodeWire(enc *msgpack.Encoder) error {
 	return enc.Encode(&m.spec)
 }
@@ -704,7 +694,7 @@ func readBytes(dec *msgpack.Decoder, n int) ([]byte, error) {
 
 func (e *envHead) AppendWireHead(b []byte) []byte { return appendEnvHead(b, &e.h) }
 
-func (e *env1[T, M]) WireKind() uint16                      { return kindEnvelope }
+func (e *env1[T, M]) WireKind() uint16                      { return wirekind.Envelope }
 func (e *env1[T, M]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
 func (e *env1[T, M]) AppendWireTail(b []byte) ([]byte, error) {
 	b, err := appendEnvTail(b, &e.h, futureRef{})
@@ -713,12 +703,12 @@ func (e *env1[T, M]) AppendWireTail(b []byte) ([]byte, error) {
 	}
 	return appendMsg(b, e.h.Entry, &e.msg)
 }
-func (e *env0[T]) WireKind() uint16                      { return kindEnvelope }
+func (e *env0[T]) WireKind() uint16                      { return wirekind.Envelope }
 func (e *env0[T]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
 func (e *env0[T]) AppendWireTail(b []byte) ([]byte, error) {
 	return appendEnvTail(b, &e.h, futureRef{})
 }
-func (e *envCall[T, M, R]) WireKind() uint16                      { return kindEnvelope }
+func (e *envCall[T, M, R]) WireKind() uint16                      { return wirekind.Envelope }
 func (e *envCall[T, M, R]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
 func (e *envCall[T, M, R]) AppendWireTail(b []byte) ([]byte, error) {
 	b, err := appendEnvTail(b, &e.h, e.reply)
@@ -727,12 +717,12 @@ func (e *envCall[T, M, R]) AppendWireTail(b []byte) ([]byte, error) {
 	}
 	return appendMsg(b, e.h.Entry, &e.msg)
 }
-func (e *envCall0[T, R]) WireKind() uint16                      { return kindEnvelope }
+func (e *envCall0[T, R]) WireKind() uint16                      { return wirekind.Envelope }
 func (e *envCall0[T, R]) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
 func (e *envCall0[T, R]) AppendWireTail(b []byte) ([]byte, error) {
 	return appendEnvTail(b, &e.h, e.reply)
 }
-func (e *envDyn) WireKind() uint16                      { return kindEnvelope }
+func (e *envDyn) WireKind() uint16                      { return wirekind.Envelope }
 func (e *envDyn) EncodeWire(enc *msgpack.Encoder) error { return encodeWhole(enc, e) }
 func (e *envDyn) AppendWireTail(b []byte) ([]byte, error) {
 	b, err := appendEnvTail(b, &e.h, e.reply)
@@ -786,10 +776,10 @@ func (pe *PE) resolve(c *Collection, i any) (any, error) {
 
 // ---- creation, futures, reductions ----
 
-func (m createMsg) WireKind() uint16                      { return kindCreate }
+func (m createMsg) WireKind() uint16                      { return wirekind.Create }
 func (m createMsg) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m.coll) }
 
-func (m *futureMsg) WireKind() uint16 { return kindFuture }
+func (m *futureMsg) WireKind() uint16 { return wirekind.Future }
 func (m *futureMsg) EncodeWire(enc *msgpack.Encoder) error {
 	v, err := msgpack.Marshal(m.val)
 	if err != nil {
@@ -859,7 +849,7 @@ func (s *Section) DecodeMsgpack(dec *msgpack.Decoder) error {
 	return nil
 }
 
-func (m *redUp) WireKind() uint16 { return kindReduction }
+func (m *redUp) WireKind() uint16 { return wirekind.Reduction }
 func (m *redUp) EncodeWire(enc *msgpack.Encoder) error {
 	w := wireReduction{Coll: m.coll, Stream: m.key.coll, No: m.key.no, Has: m.has, Count: m.count, Reducer: m.r.Name(), Callback: m.cb}
 	if m.has {
@@ -904,35 +894,35 @@ func decodeReduction(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 }
 
 func init() {
-	actor.RegisterWire(kindEnvelope, "chare envelope", decodeEnvelope)
-	actor.RegisterWireRun(kindEnvelope, "chare envelope", decodeEnvHead)
-	actor.RegisterWireRunAll(kindEnvelope, "chare envelope", decodeEnvRun)
-	actor.RegisterWireChecked(kindCreate, "collection creation", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWire(wirekind.Envelope, "chare envelope", decodeEnvelope)
+	actor.RegisterWireRun(wirekind.Envelope, "chare envelope", decodeEnvHead)
+	actor.RegisterWireRunAll(wirekind.Envelope, "chare envelope", decodeEnvRun)
+	actor.RegisterWireChecked(wirekind.Create, "collection creation", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		var c CollID
 		err := dec.Decode(&c)
 		return createMsg{c}, err
 	})
-	actor.RegisterWireChecked(kindAnnounce, "collection announcement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWireChecked(wirekind.Announce, "collection announcement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		m := &announceMsg{}
 		err := dec.Decode(&m.spec)
 		return m, err
 	})
-	actor.RegisterWireChecked(kindFuture, "future value", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWireChecked(wirekind.Future, "future value", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		var w wireFuture
 		if err := dec.Decode(&w); err != nil {
 			return nil, err
 		}
 		return &futureMsg{ref: futureRef{w.PE, w.ID}, val: rawValue(w.Val)}, nil
 	})
-	actor.RegisterWireChecked(kindReduction, "reduction", decodeReduction)
-	actor.RegisterStruct[ckptStart](kindCkptStart, "checkpoint start")
-	actor.RegisterStruct[ckptCollect](kindCkptCollect, "checkpoint collection")
-	actor.RegisterStruct[ckptPart](kindCkptPart, "checkpoint part")
-	actor.RegisterStruct[restoreMsg](kindRestore, "restart objects")
-	actor.RegisterWire(kindRestoreFence, "restart fence", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWireChecked(wirekind.Reduction, "reduction", decodeReduction)
+	actor.RegisterStruct[ckptStart](wirekind.CkptStart, "checkpoint start")
+	actor.RegisterStruct[ckptCollect](wirekind.CkptCollect, "checkpoint collection")
+	actor.RegisterStruct[ckptPart](wirekind.CkptPart, "checkpoint part")
+	actor.RegisterStruct[restoreMsg](wirekind.Restore, "restart objects")
+	actor.RegisterWire(wirekind.RestoreFence, "restart fence", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		return restoreFence{}, decodeEmpty(dec)
 	})
-	actor.RegisterWire(kindRestoreAck, "restart acknowledgement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
+	actor.RegisterWire(wirekind.RestoreAck, "restart acknowledgement", func(_ *actor.PE, dec *msgpack.Decoder) (actor.Message, error) {
 		return restoreAck{}, decodeEmpty(dec)
 	})
 }
@@ -1230,15 +1220,7 @@ func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error {
 	return nil
 }
 
-func (m *ckptStart) WireKind() uint16                        { return kindCkptStart }
-func (m *ckptStart) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
-func (m *ckptCollect) WireKind() uint16                      { return kindCkptCollect }
-func (m *ckptCollect) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
-func (m *ckptPart) WireKind() uint16                         { return kindCkptPart }
-func (m *ckptPart) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
-func (m *restoreMsg) WireKind() uint16                       { return kindRestore }
-func (m *restoreMsg) EncodeWire(enc *msgpack.Encoder) error  { return enc.Encode(m) }
-func (restoreFence) WireKind() uint16                        { return kindRestoreFence }
-func (restoreFence) EncodeWire(enc *msgpack.Encoder) error   { return enc.EncodeNil() }
-func (restoreAck) WireKind() uint16                          { return kindRestoreAck }
-func (restoreAck) EncodeWire(enc *msgpack.Encoder) error     { return enc.EncodeNil() }
+func (restoreFence) WireKind() uint16                      { return wirekind.RestoreFence }
+func (restoreFence) EncodeWire(enc *msgpack.Encoder) error { return enc.EncodeNil() }
+func (restoreAck) WireKind() uint16                        { return wirekind.RestoreAck }
+func (restoreAck) EncodeWire(enc *msgpack.Encoder) error   { return enc.EncodeNil() }

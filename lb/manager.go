@@ -8,11 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/wirekind"
 )
 
 // The load-balancing manager: one per PE, set up when the PE starts.
@@ -72,17 +71,17 @@ func init() {
 	chare.OnPEStart(setup)
 	chare.OnBoot(boot)
 	array.SetSyncHook(onSync)
-	actor.RegisterStruct[syncReady](kindSyncReady, "lb AtSync ready")
-	actor.RegisterStruct[stepCollect](kindCollect, "lb collect")
-	actor.RegisterStruct[peReport](kindReport, "lb PE report")
-	actor.RegisterStruct[stepOrders](kindOrders, "lb orders")
-	actor.RegisterStruct[stepDone](kindDone, "lb step done")
-	actor.RegisterStruct[stepRequest](kindRequest, "lb step request")
-	actor.RegisterStruct[notifyMsg](kindNotify, "lb report subscription")
-	actor.RegisterStruct[distStat](kindDistStat, "lb distributed reduction")
-	actor.RegisterStruct[distPeer](kindDistPeer, "lb distributed gossip")
-	actor.RegisterStruct[distRound](kindDistRound, "lb distributed round")
-	actor.RegisterStruct[distAck](kindDistAck, "lb distributed round end")
+	actor.RegisterStruct[syncReady](wirekind.LBSyncReady, "lb AtSync ready")
+	actor.RegisterStruct[stepCollect](wirekind.LBCollect, "lb collect")
+	actor.RegisterStruct[peReport](wirekind.LBReport, "lb PE report")
+	actor.RegisterStruct[stepOrders](wirekind.LBOrders, "lb orders")
+	actor.RegisterStruct[stepDone](wirekind.LBDone, "lb step done")
+	actor.RegisterStruct[stepRequest](wirekind.LBRequest, "lb step request")
+	actor.RegisterStruct[notifyMsg](wirekind.LBNotify, "lb report subscription")
+	actor.RegisterStruct[distStat](wirekind.LBDistStat, "lb distributed reduction")
+	actor.RegisterStruct[distPeer](wirekind.LBDistPeer, "lb distributed gossip")
+	actor.RegisterStruct[distRound](wirekind.LBDistRound, "lb distributed round")
+	actor.RegisterStruct[distAck](wirekind.LBDistAck, "lb distributed round end")
 }
 
 type slotKey struct{}
@@ -644,32 +643,5 @@ func stateOf(ap *actor.PE) *peState { return state(ap.Ext.(*chare.PE)) }
 
 // ---- wire ----
 
-const (
-	kindSyncReady uint16 = 140 + iota
-	kindCollect
-	kindReport
-	kindOrders
-	kindDone
-	kindRequest
-	kindNotify
-	kindDistStat
-	kindDistPeer
-	kindDistRound
-	kindDistAck
-)
-
-func (m *syncReady) WireKind() uint16   { return kindSyncReady }
-func (m *stepCollect) WireKind() uint16 { return kindCollect }
-func (m *peReport) WireKind() uint16    { return kindReport }
-func (m *stepOrders) WireKind() uint16  { return kindOrders }
-func (m *stepDone) WireKind() uint16    { return kindDone }
-func (m *stepRequest) WireKind() uint16 { return kindRequest }
-
-func (m *syncReady) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
-func (m *stepCollect) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
-func (m *peReport) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
-func (m *stepOrders) EncodeWire(enc *msgpack.Encoder) error  { return enc.Encode(m) }
-func (m *stepDone) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
-func (m *stepRequest) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
-func (m *notifyMsg) WireKind() uint16                        { return kindNotify }
-func (m *notifyMsg) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
+// The messages above travel as msgpack structs (actor.RegisterStruct);
+// their kinds are in package internal/wirekind.
