@@ -19,7 +19,7 @@ type ResumeFromSync interface{ ResumeFromSync() }
 // AtSync tells the runtime the element is ready for load balancing
 // (Charm++'s AtSync). Elements whose type has a ResumeFromSync method take
 // part in these steps (Charm++'s usesAtSync). Once every such element of
-// the array on this PE has called it, the hook set by SetSyncHook runs (the load balancer), and
+// the array on this PE has called it, the PE's hook (SetSyncHook: the load balancer) runs, and
 // afterwards each element's ResumeFromSync, wherever the element then is.
 // Without a hook, the elements resume at once.
 func (e *Element[T, I]) AtSync() {
@@ -70,11 +70,13 @@ func (s *Sync) Resume() {
 // them too.
 type SyncHook func(s *Sync)
 
-var syncHook SyncHook
+// syncHooks holds each PE's hook.
+var syncHooks chare.Slot[SyncHook]
 
-// SetSyncHook sets the process's load-balancing hook (package lb does);
-// set it before the job starts.
-func SetSyncHook(h SyncHook) { syncHook = h }
+// SetSyncHook sets the load-balancing hook of PE pe, for the job pe
+// belongs to (package lb sets it on every PE as the PE starts; see
+// chare.OnPEStart). Without a hook, the elements resume at once.
+func SetSyncHook(pe *chare.PE, h SyncHook) { syncHooks.Set(pe, h) }
 
 func (l *part[I]) onSync(m *syncMsg) {
 	i, err := l.index(&m.target)
@@ -100,8 +102,8 @@ func (l *part[I]) onSync(m *syncMsg) {
 // it late: it came from a PE where it resumed, after this PE had started
 // the step.
 func (l *part[I]) lateJoin(el *elem) {
-	if l.syncing && l.cur != nil && !l.cur.done && syncHook != nil && l.waits(el) {
-		syncHook(l.cur)
+	if h := syncHooks.Get(l.pe); l.syncing && l.cur != nil && !l.cur.done && h != nil && l.waits(el) {
+		h(l.cur)
 	}
 }
 
@@ -127,11 +129,12 @@ func (l *part[I]) checkSync() {
 	l.syncing = true
 	s := &Sync{PE: l.pe, Coll: l.coll.ID, p: l}
 	l.cur = s
-	if syncHook == nil {
+	h := syncHooks.Get(l.pe)
+	if h == nil {
 		s.Resume()
 		return
 	}
-	syncHook(s)
+	h(s)
 }
 
 // waits reports whether el waits in AtSync for this PE's next step (and

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Insertion and deletion of elements while the program runs. An insertion
@@ -79,7 +80,7 @@ func insert[T any, I comparable](from chare.Context, p Proxy[T, I], idx I, onPE 
 	}
 	// Through the root first: it numbers the new element's first reduction
 	// and broadcast, in order with the broadcasts this PE sends after.
-	l.pe.Actor().Send(chare.ReductionRoot, &insertMsg{target: target{Coll: l.coll.ID, idx: idx}, Stage: 1, PE: onPE,
+	l.pe.Actor().Send(core.ReductionRoot, &insertMsg{target: target{Coll: l.coll.ID, idx: idx}, Stage: 1, PE: onPE,
 		Origin: l.pe.ID(), Reserved: reserved, ctor: ctor})
 	return nil
 }
@@ -98,7 +99,7 @@ func (l *part[I]) reserve(i I) {
 // message.
 func (l *part[I]) demandCreate(i I) {
 	l.reserve(i)
-	l.pe.Actor().Send(chare.ReductionRoot, &insertMsg{target: target{Coll: l.coll.ID, idx: i}, Stage: 1, PE: l.pe.ID(),
+	l.pe.Actor().Send(core.ReductionRoot, &insertMsg{target: target{Coll: l.coll.ID, idx: i}, Stage: 1, PE: l.pe.ID(),
 		Origin: l.pe.ID(), Reserved: true})
 }
 
@@ -192,7 +193,7 @@ func (l *part[I]) onDelete(m *deleteMsg) {
 	if home := l.home(i); home != l.pe.ID() {
 		l.pe.Actor().Send(home, &locMsg{target: target{Coll: l.coll.ID, idx: i}, Gone: true, Epoch: epoch})
 	}
-	l.pe.Actor().Send(chare.ReductionRoot, &deleteMsg{target: target{Coll: l.coll.ID}, Stage: 1, RedNo: el.base.MemberState().RedNo})
+	l.pe.Actor().Send(core.ReductionRoot, &deleteMsg{target: target{Coll: l.coll.ID}, Stage: 1, RedNo: el.base.MemberState().RedNo})
 	l.release(i)
 	l.checkSync()
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // What a PE holds of an array, for the program (LocalStats) and for the
@@ -113,8 +114,8 @@ func MigrateLocal(pe *chare.PE, coll chare.CollID, index any, to int) error {
 // NumElements returns, on PE 0 (the root of the array's reductions), how
 // many elements array coll has now.
 func NumElements(pe *chare.PE, coll chare.CollID) (int, error) {
-	if pe.ID() != chare.ReductionRoot {
-		return 0, fmt.Errorf("array: NumElements runs on PE %d, not %d", chare.ReductionRoot, pe.ID())
+	if pe.ID() != core.ReductionRoot {
+		return 0, fmt.Errorf("array: NumElements runs on PE %d, not %d", core.ReductionRoot, pe.ID())
 	}
 	p, err := pe.Part(coll)
 	if err != nil {

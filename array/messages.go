@@ -58,7 +58,7 @@ type arrayPart interface {
 // withPart runs fn on the part of the array on PE ap, once the array is
 // known in this process.
 func withPart(ap *actor.PE, coll chare.CollID, what any, fn func(arrayPart)) {
-	pe := ap.Ext.(*chare.PE)
+	pe := chare.PEFor(ap)
 	var run func()
 	run = func() {
 		l, err := pe.PartOrHold(coll, what, run)

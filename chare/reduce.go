@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Reductions. Every contributor (group branch, array element, section
@@ -56,8 +57,8 @@ type redOrder struct {
 	done map[int]func()
 }
 
-// ReductionRoot is the PE where reductions complete.
-const ReductionRoot = 0
+// reductionRoot is the PE where reductions complete (core.ReductionRoot).
+const reductionRoot = core.ReductionRoot
 
 // Contribute adds the object's value to the next reduction over its
 // collection (a group or an array), combined with r and delivered to cb
@@ -165,7 +166,7 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 	}
 	if acc == nil {
 		owed := 0
-		if pe.ID() != ReductionRoot {
+		if pe.ID() != reductionRoot {
 			// The contributor has moved on to its next number already.
 			if owed, err = pe.redOwed(coll, sec, no); err != nil {
 				return err
@@ -241,7 +242,7 @@ func (pe *PE) redTotal(coll CollID, sec *Section, no int) (int, bool, error) {
 
 // redCheck passes a reduction on once this PE has everything it waits for.
 func (pe *PE) redCheck(k redKey, acc *redAcc) {
-	if pe.ID() == ReductionRoot {
+	if pe.ID() == reductionRoot {
 		if acc.total < 0 {
 			n, known, err := pe.redTotal(acc.coll, acc.sec, k.no)
 			if err != nil {
@@ -273,7 +274,7 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 		return
 	}
 	up := &redUp{key: k, partial: partial, has: has, count: acc.count, r: acc.r, cb: acc.cb, coll: acc.coll, sec: acc.sec}
-	if pe.ID() != ReductionRoot {
+	if pe.ID() != reductionRoot {
 		pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), up)
 		return
 	}
@@ -306,7 +307,7 @@ func (pe *PE) RecheckReductions(coll CollID) {
 // (d = -1) or arrives (d = +1): a member owes every reduction from its
 // next number on to the PE that hosts it.
 func (pe *PE) memberMoved(b *Base, d int) {
-	if pe.ID() == ReductionRoot || len(pe.reds) == 0 {
+	if pe.ID() == reductionRoot || len(pe.reds) == 0 {
 		return
 	}
 	for k, acc := range pe.reds {
@@ -382,7 +383,7 @@ func (m *redUp) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	acc := pe.reds[m.key]
 	if acc == nil {
-		if pe.ID() != ReductionRoot {
+		if pe.ID() != reductionRoot {
 			// Nothing open here to fold it into: pass it on.
 			pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), m)
 			return

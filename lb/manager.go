@@ -11,6 +11,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/wirekind"
 )
 
@@ -61,16 +62,15 @@ func parsePeriod(v string) (time.Duration, error) {
 }
 
 func init() {
-	chare.RegisterFlag(FlagBalancer, true, func(v string) error { _, err := ParseBalancer(v); return err })
-	chare.RegisterFlag(FlagPeriod, true, func(v string) error { _, err := parsePeriod(v); return err })
-	chare.RegisterFlag(FlagDebug, false, nil)
-	chare.RegisterFlag(FlagCSV, true, nil)
-	chare.RegisterFlag(FlagSVG, true, nil)
-	chare.RegisterFlag(FlagComm, false, nil)
-	chare.RegisterFlag(FlagObjOnly, false, nil)
+	core.RegisterFlag(FlagBalancer, true, func(v string) error { _, err := ParseBalancer(v); return err })
+	core.RegisterFlag(FlagPeriod, true, func(v string) error { _, err := parsePeriod(v); return err })
+	core.RegisterFlag(FlagDebug, false, nil)
+	core.RegisterFlag(FlagCSV, true, nil)
+	core.RegisterFlag(FlagSVG, true, nil)
+	core.RegisterFlag(FlagComm, false, nil)
+	core.RegisterFlag(FlagObjOnly, false, nil)
 	chare.OnPEStart(setup)
 	chare.OnBoot(boot)
-	array.SetSyncHook(onSync)
 	actor.RegisterStruct[syncReady](wirekind.LBSyncReady, "lb AtSync ready")
 	actor.RegisterStruct[stepCollect](wirekind.LBCollect, "lb collect")
 	actor.RegisterStruct[peReport](wirekind.LBReport, "lb PE report")
@@ -84,7 +84,8 @@ func init() {
 	actor.RegisterStruct[distAck](wirekind.LBDistAck, "lb distributed round end")
 }
 
-type slotKey struct{}
+// peStates holds the manager's state on every PE.
+var peStates chare.Slot[*peState]
 
 // peState is the manager on one PE.
 type peState struct {
@@ -124,8 +125,7 @@ type rootState struct {
 }
 
 func state(pe *chare.PE) *peState {
-	st, _ := pe.Slot(slotKey{}).(*peState)
-	return st
+	return peStates.Get(pe)
 }
 
 func setup(pe *chare.PE) {
@@ -144,7 +144,8 @@ func setup(pe *chare.PE) {
 	if pe.ID() == 0 {
 		st.root = &rootState{ready: map[chare.CollID]int{}, steps: map[chare.CollID]int{}, warned: map[string]bool{}}
 	}
-	pe.SetSlot(slotKey{}, st)
+	peStates.Set(pe, st)
+	array.SetSyncHook(pe, onSync)
 	if len(st.strategies) > 0 {
 		pe.SetMeasure(true)
 		if _, ok := job.Flag(FlagComm); ok {
@@ -639,7 +640,7 @@ func (st *peState) stepDone() {
 	}
 }
 
-func stateOf(ap *actor.PE) *peState { return state(ap.Ext.(*chare.PE)) }
+func stateOf(ap *actor.PE) *peState { return state(chare.PEFor(ap)) }
 
 // ---- wire ----
 
