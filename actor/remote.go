@@ -258,6 +258,11 @@ func (ie *itemEncoder) addStruct(items []wire.Item, dest int, m Message, flag ui
 	if _, sys := m.(control); sys {
 		flag = controlBit
 	}
+	if p, ok := m.(wirePreparer); ok {
+		if err := p.PrepareWire(); err != nil {
+			return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+		}
+	}
 	start := len(ie.b)
 	if err := ie.enc.Encode(m); err != nil {
 		ie.b = ie.b[:start]
@@ -265,6 +270,10 @@ func (ie *itemEncoder) addStruct(items []wire.Item, dest int, m Message, flag ui
 	}
 	return append(items, wire.Item{PE: int32(dest), Kind: kind | flag, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
 }
+
+// wirePreparer is a message registered with RegisterStruct that fills
+// fields of its wire form before it is encoded (see RegisterStruct).
+type wirePreparer interface{ PrepareWire() error }
 
 // WireKindName returns the name kind was registered under, or "" for a
 // kind not registered.

@@ -43,7 +43,9 @@ func init() {
 // struct: a pointer to T is the message (packages above use it for their
 // protocol messages). Its bodies are checked as RegisterWireChecked says.
 // A *T that is not a WireMessage is encoded as the struct it is, under
-// kind; one that is encodes itself (WireMessage).
+// kind, after its PrepareWire() error method if it has one (which fills
+// the fields that carry its wire form); one that is a WireMessage encodes
+// itself.
 func RegisterStruct[T any, P interface {
 	*T
 	Message

@@ -117,32 +117,25 @@ func encodeSpec[I comparable](s Shape[I], a *info[I]) ([]byte, error) {
 	return msgpack.Marshal(&sp)
 }
 
-// The location manager's messages; their kinds are in package
-// internal/wirekind.
-func (m *locMsg) WireKind() uint16    { return wirekind.ArrayLoc }
-func (m *moveMsg) WireKind() uint16   { return wirekind.ArrayMove }
-func (m *arriveMsg) WireKind() uint16 { return wirekind.ArrayArrive }
-func (m *insertMsg) WireKind() uint16 { return wirekind.ArrayInsert }
-func (m *deleteMsg) WireKind() uint16 { return wirekind.ArrayDelete }
-func (m *syncMsg) WireKind() uint16   { return wirekind.ArraySync }
+// The location manager's messages travel as msgpack structs
+// (actor.RegisterStruct), their kinds in package internal/wirekind; each
+// writes its index's wire form first (PrepareWire).
 
-func (m *locMsg) EncodeWire(enc *msgpack.Encoder) error    { return encodeMsg(enc, &m.target, m) }
-func (m *moveMsg) EncodeWire(enc *msgpack.Encoder) error   { return encodeMsg(enc, &m.target, m) }
-func (m *arriveMsg) EncodeWire(enc *msgpack.Encoder) error { return encodeMsg(enc, &m.target, m) }
-func (m *deleteMsg) EncodeWire(enc *msgpack.Encoder) error { return encodeMsg(enc, &m.target, m) }
-func (m *syncMsg) EncodeWire(enc *msgpack.Encoder) error   { return encodeMsg(enc, &m.target, m) }
-func (m *insertMsg) EncodeWire(enc *msgpack.Encoder) error {
+// PrepareWire fills the target's Raw from its index; actor calls it
+// (through the messages that embed target) before encoding a message.
+func (t *target) PrepareWire() error {
+	if err := t.encode(); err != nil {
+		return fmt.Errorf("array: encoding the index %v: %w", t.idx, err)
+	}
+	return nil
+}
+
+// PrepareWire also carries the constructor's envelope, if any.
+func (m *insertMsg) PrepareWire() error {
 	if m.ctor != nil && m.Ctor == nil {
 		m.Ctor = &chare.WireEnvelope{E: m.ctor}
 	}
-	return encodeMsg(enc, &m.target, m)
-}
-
-func encodeMsg(enc *msgpack.Encoder, t *target, m any) error {
-	if err := t.encode(); err != nil {
-		return fmt.Errorf("array: encoding the index %v of %T: %w", t.idx, m, err)
-	}
-	return enc.Encode(m)
+	return m.target.PrepareWire()
 }
 
 func init() {
