@@ -12,6 +12,7 @@ import (
 	"github.com/charmgo/charm/actor/wire"
 	"github.com/charmgo/charm/internal/bigbuf"
 	"github.com/charmgo/charm/internal/mpcheck"
+	"github.com/charmgo/charm/internal/wirekind"
 )
 
 // Messages between processes. A message that may reach a PE of another
@@ -22,7 +23,9 @@ import (
 // carries many messages. The receiving node's link actor hands the items
 // to their PEs, which decode them, so decoding runs in parallel.
 
-// WireMessage is a message that can cross processes.
+// WireMessage is a message that can cross processes and encodes itself.
+// A message that is a plain msgpack struct need not be one: registering
+// its type with RegisterStruct is enough (see structKinds).
 type WireMessage interface {
 	Message
 	// WireKind is the kind the message was registered under.
@@ -84,13 +87,18 @@ var (
 	// from another node: kinds are registered in init functions, before
 	// any job runs.
 	wireKinds [controlBit]wireKind
+	// structKinds maps the Go type of a message registered with
+	// RegisterStruct to its kind; it is written in init functions only,
+	// and read without a lock when such a message leaves for another node.
+	structKinds = map[reflect.Type]uint16{}
 )
 
 // controlBit marks an item that carries a control (uncounted) message.
 const controlBit = 0x8000
 
 // RegisterWire registers the decoder of a message kind (1..0x7fff). The
-// runtime uses kinds below 100; package chare 100 to 199. Register in init
+// module's own kinds are listed in one table, package internal/wirekind,
+// and must be registered under the name it gives them. Register in init
 // functions only: lookups take no lock.
 func RegisterWire(kind uint16, name string, decode WireDecoder) {
 	registerKind(kind, name, func(k *wireKind) { k.decode = decode })
@@ -144,6 +152,9 @@ func RegisterWireRunAll(kind uint16, name string, decode RunAllDecoder) {
 func registerKind(kind uint16, name string, set func(*wireKind)) {
 	if kind == 0 || kind >= controlBit {
 		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
+	}
+	if tn := wirekind.Name(kind); tn != "" && tn != name {
+		panic(fmt.Sprintf("actor: wire kind %d registered for %s, but package wirekind lists it as %s", kind, name, tn))
 	}
 	wireMu.Lock()
 	defer wireMu.Unlock()
@@ -220,7 +231,7 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	}
 	wm, ok := m.(WireMessage)
 	if !ok {
-		return items, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
+		return ie.addStruct(items, dest, m, flag)
 	}
 	if _, sys := m.(control); sys {
 		flag = controlBit
@@ -235,6 +246,42 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 		return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
 	}
 	return append(items, wire.Item{PE: int32(dest), Kind: kind, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
+}
+
+// addStruct encodes a message whose type was registered with
+// RegisterStruct, as a msgpack struct.
+func (ie *itemEncoder) addStruct(items []wire.Item, dest int, m Message, flag uint16) ([]wire.Item, error) {
+	kind, ok := structKinds[reflect.TypeOf(m)]
+	if !ok {
+		return items, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
+	}
+	if _, sys := m.(control); sys {
+		flag = controlBit
+	}
+	if p, ok := m.(wirePreparer); ok {
+		if err := p.PrepareWire(); err != nil {
+			return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+		}
+	}
+	start := len(ie.b)
+	if err := ie.enc.Encode(m); err != nil {
+		ie.b = ie.b[:start]
+		return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+	}
+	return append(items, wire.Item{PE: int32(dest), Kind: kind | flag, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
+}
+
+// wirePreparer is a message registered with RegisterStruct that fills
+// fields of its wire form before it is encoded (see RegisterStruct).
+type wirePreparer interface{ PrepareWire() error }
+
+// WireKindName returns the name kind was registered under, or "" for a
+// kind not registered.
+func WireKindName(kind uint16) string {
+	if kind >= controlBit {
+		return ""
+	}
+	return wireKinds[kind].name
 }
 
 // addToRun appends a message that travels in runs: r's head, and the tail

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/indexcodec"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Element is embedded in array element types.
@@ -21,7 +22,7 @@ type elementType interface{ isElement() }
 
 func init() {
 	et := reflect.TypeFor[elementType]()
-	chare.RegisterMigrating(func(t reflect.Type) bool { return reflect.PointerTo(t).Implements(et) })
+	core.RegisterMigrating(func(t reflect.Type) bool { return reflect.PointerTo(t).Implements(et) })
 }
 
 // ThisIndex returns the element's index (thisIndex).

@@ -6,6 +6,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/indexcodec"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/location"
 )
 
@@ -108,7 +109,7 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 		if c.Spec.Restored {
 			return l, nil // the restart brings the elements
 		}
-		if here.ID() == chare.ReductionRoot {
+		if here.ID() == core.ReductionRoot {
 			l.base = s.Len()
 		}
 		for p := 0; p < s.Len(); p++ {
@@ -294,7 +295,7 @@ func (l *part[I]) Delivered() {
 }
 
 // BroadcastRoot implements chare.Sequencer.
-func (l *part[I]) BroadcastRoot() int { return chare.ReductionRoot }
+func (l *part[I]) BroadcastRoot() int { return core.ReductionRoot }
 
 // Sequence implements chare.Sequencer.
 func (l *part[I]) Sequence(_ *chare.PE, e chare.Envelope) {

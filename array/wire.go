@@ -10,6 +10,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/internal/mpcheck"
+	"github.com/charmgo/charm/internal/wirekind"
 )
 
 // An array created in one process is rebuilt in the others from its spec:
@@ -116,49 +117,34 @@ func encodeSpec[I comparable](s Shape[I], a *info[I]) ([]byte, error) {
 	return msgpack.Marshal(&sp)
 }
 
-// Wire kinds of the location manager's messages.
-const (
-	kindLoc uint16 = 120 + iota
-	kindMove
-	kindArrive
-	kindInsert
-	kindDelete
-	kindSync
-)
+// The location manager's messages travel as msgpack structs
+// (actor.RegisterStruct), their kinds in package internal/wirekind; each
+// writes its index's wire form first (PrepareWire).
 
-func (m *locMsg) WireKind() uint16    { return kindLoc }
-func (m *moveMsg) WireKind() uint16   { return kindMove }
-func (m *arriveMsg) WireKind() uint16 { return kindArrive }
-func (m *insertMsg) WireKind() uint16 { return kindInsert }
-func (m *deleteMsg) WireKind() uint16 { return kindDelete }
-func (m *syncMsg) WireKind() uint16   { return kindSync }
+// PrepareWire fills the target's Raw from its index; actor calls it
+// (through the messages that embed target) before encoding a message.
+func (t *target) PrepareWire() error {
+	if err := t.encode(); err != nil {
+		return fmt.Errorf("array: encoding the index %v: %w", t.idx, err)
+	}
+	return nil
+}
 
-func (m *locMsg) EncodeWire(enc *msgpack.Encoder) error    { return encodeMsg(enc, &m.target, m) }
-func (m *moveMsg) EncodeWire(enc *msgpack.Encoder) error   { return encodeMsg(enc, &m.target, m) }
-func (m *arriveMsg) EncodeWire(enc *msgpack.Encoder) error { return encodeMsg(enc, &m.target, m) }
-func (m *deleteMsg) EncodeWire(enc *msgpack.Encoder) error { return encodeMsg(enc, &m.target, m) }
-func (m *syncMsg) EncodeWire(enc *msgpack.Encoder) error   { return encodeMsg(enc, &m.target, m) }
-func (m *insertMsg) EncodeWire(enc *msgpack.Encoder) error {
+// PrepareWire also carries the constructor's envelope, if any.
+func (m *insertMsg) PrepareWire() error {
 	if m.ctor != nil && m.Ctor == nil {
 		m.Ctor = &chare.WireEnvelope{E: m.ctor}
 	}
-	return encodeMsg(enc, &m.target, m)
-}
-
-func encodeMsg(enc *msgpack.Encoder, t *target, m any) error {
-	if err := t.encode(); err != nil {
-		return fmt.Errorf("array: encoding the index %v of %T: %w", t.idx, m, err)
-	}
-	return enc.Encode(m)
+	return m.target.PrepareWire()
 }
 
 func init() {
-	actor.RegisterStruct[locMsg](kindLoc, "array location update")
-	actor.RegisterStruct[moveMsg](kindMove, "array migration request")
-	actor.RegisterStruct[arriveMsg](kindArrive, "array element migration")
-	actor.RegisterStruct[insertMsg](kindInsert, "array insertion")
-	actor.RegisterStruct[deleteMsg](kindDelete, "array deletion")
-	actor.RegisterStruct[syncMsg](kindSync, "array AtSync")
+	actor.RegisterStruct[locMsg](wirekind.ArrayLoc, "array location update")
+	actor.RegisterStruct[moveMsg](wirekind.ArrayMove, "array migration request")
+	actor.RegisterStruct[arriveMsg](wirekind.ArrayArrive, "array element migration")
+	actor.RegisterStruct[insertMsg](wirekind.ArrayInsert, "array insertion")
+	actor.RegisterStruct[deleteMsg](wirekind.ArrayDelete, "array deletion")
+	actor.RegisterStruct[syncMsg](wirekind.ArraySync, "array AtSync")
 	RegisterIndex[int]()
 	RegisterIndex[[2]int]()
 	RegisterIndex[[3]int]()

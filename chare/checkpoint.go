@@ -614,7 +614,7 @@ func (pe *PE) restartBoot(f *ckptFile) error {
 		pe.ap.Send(k.pe, &restoreMsg{Coll: k.coll, Objs: out[k], File: f.path})
 	}
 	for _, id := range totals {
-		pe.ap.Send(ReductionRoot, &restoreMsg{Coll: id, Total: len(out[batch{id, -1}]), SetTotal: true})
+		pe.ap.Send(reductionRoot, &restoreMsg{Coll: id, Total: len(out[batch{id, -1}]), SetTotal: true})
 	}
 	for _, r := range f.Reds {
 		pe.redNext[redStream{r.Stream}] = &redOrder{next: r.Next, top: r.Next, done: map[int]func(){}}

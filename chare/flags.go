@@ -3,6 +3,7 @@ package chare
 import (
 	"flag"
 	"fmt"
+	"github.com/charmgo/charm/internal/core"
 	"sort"
 	"strings"
 	"sync"
@@ -19,22 +20,6 @@ import (
 
 // runtimeFlags are the flags ParseArgs itself takes.
 var runtimeFlags = []string{"p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "v", "jobport", "nodehost", "failafter"}
-
-// packageFlags are the flags that packages of this module register when
-// they are imported, by the package's import path.
-var packageFlags = map[string]string{
-	"balancer":  "github.com/charmgo/charm/lb",
-	"lbperiod":  "github.com/charmgo/charm/lb",
-	"lbdebug":   "github.com/charmgo/charm/lb",
-	"lbcsv":     "github.com/charmgo/charm/lb",
-	"lbsvg":     "github.com/charmgo/charm/lb",
-	"lbcomm":    "github.com/charmgo/charm/lb",
-	"tunedebug": "github.com/charmgo/charm/tune/tunedebug",
-}
-
-// FlagPackage returns the import path of the package of this module that
-// registers the runtime flag name (without its dash), or "" if none does.
-func FlagPackage(name string) string { return packageFlags[name] }
 
 var (
 	progFlagsMu sync.Mutex
@@ -78,13 +63,13 @@ func checkProgramFlag(arg, name string) error {
 	if programTakes(name) {
 		return nil
 	}
-	if pkg := packageFlags[name]; pkg != "" {
+	if pkg := core.FlagPackage(name); pkg != "" {
 		return fmt.Errorf("flag -%s belongs to package %s, which this program does not import: add import _ %q (%s)", name, pkg, pkg, ownFlagHint(name))
 	}
 	if near := nearFlag(name); near != "" {
 		hint := ""
-		if _, registered := extraFlags[near]; !registered && packageFlags[near] != "" {
-			pkg := packageFlags[near]
+		if _, registered := core.Flag(near); !registered && core.FlagPackage(near) != "" {
+			pkg := core.FlagPackage(near)
 			hint = fmt.Sprintf(", which needs import _ %q", pkg)
 		}
 		return fmt.Errorf("flag -%s is not a runtime flag: did you mean -%s%s? (%s)", name, near, hint, ownFlagHint(name))
@@ -107,12 +92,8 @@ func nearFlag(name string) string {
 	}
 	var cands []string
 	cands = append(cands, runtimeFlags...)
-	for n := range extraFlags {
-		cands = append(cands, n)
-	}
-	for n := range packageFlags {
-		cands = append(cands, n)
-	}
+	cands = append(cands, core.FlagNames()...)
+	cands = append(cands, core.PackageFlagNames()...)
 	sort.Strings(cands)
 	best, bestD := "", 3
 	for _, c := range cands {

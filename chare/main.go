@@ -13,6 +13,7 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/actor/launcher"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Config describes a job.
@@ -90,22 +91,6 @@ type Config struct {
 	// made its own secret, removes the secret's file once the job has
 	// assembled (every rank has read it).
 	dropSecret func()
-}
-
-// flagDef is a runtime flag that another package registered.
-type flagDef struct {
-	value bool // takes a value
-	check func(string) error
-}
-
-var extraFlags = map[string]flagDef{}
-
-// RegisterFlag adds a runtime flag that ParseArgs takes out of the command
-// line into Config.Flags (packages such as lb register theirs in an init
-// function). check, if set, validates the value: its error is ParseArgs's.
-// A flag without a value gets "true".
-func RegisterFlag(name string, takesValue bool, check func(string) error) {
-	extraFlags[name] = flagDef{takesValue, check}
 }
 
 // peSetups run on every PE of every job when it starts.
@@ -416,18 +401,18 @@ func ParseArgs(args []string) (Config, error) {
 		if !strings.HasPrefix(a, "-") {
 			name = ""
 		}
-		if def, ok := extraFlags[name]; ok {
-			if def.value && !hasVal {
+		if def, ok := core.Flag(name); ok {
+			if def.Value && !hasVal {
 				if i+1 >= len(args) {
 					return cfg, fmt.Errorf("flag -%s needs a value", name)
 				}
 				i++
 				val = args[i]
-			} else if !def.value && !hasVal {
+			} else if !def.Value && !hasVal {
 				val = "true"
 			}
-			if def.check != nil {
-				if err := def.check(val); err != nil {
+			if def.Check != nil {
+				if err := def.Check(val); err != nil {
 					return cfg, fmt.Errorf("flag -%s: %w", name, err)
 				}
 			}

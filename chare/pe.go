@@ -135,7 +135,7 @@ type PE struct {
 
 	measure    bool        // entry methods are timed (see PE.SetMeasure)
 	measureCPU bool        // and charged their CPU time
-	slots      map[any]any // other packages' per-PE state
+	slots      map[any]any // other packages' per-PE state, by *Slot
 	commOn     bool        // messages between elements are counted
 	comm       map[commKey]int
 
@@ -437,14 +437,26 @@ func (pe *PE) EachPart(fn func(id CollID, p Part)) {
 	}
 }
 
-// Slot returns the value another package keeps on this PE under key.
-func (pe *PE) Slot(key any) any { return pe.slots[key] }
+// Slot is a place for a value of type T on every PE, for packages that
+// keep state per PE (lb, comlib, array's AtSync hook). Declare one as a
+// package-level variable and use it only through its address; its value
+// on a PE belongs to that PE's goroutine, as everything on the PE does.
+type Slot[T any] struct{ _ byte } // not zero-sized: each Slot has its own address
 
-// SetSlot keeps a value on this PE under key (packages such as lb keep
-// their per-PE state there).
-func (pe *PE) SetSlot(key, v any) {
+// Get returns the value s holds on pe, or T's zero value.
+func (s *Slot[T]) Get(pe *PE) T {
+	v, _ := pe.slots[s].(T)
+	return v
+}
+
+// Set makes v the value s holds on pe.
+func (s *Slot[T]) Set(pe *PE, v T) {
 	if pe.slots == nil {
 		pe.slots = map[any]any{}
 	}
-	pe.slots[key] = v
+	pe.slots[s] = v
 }
+
+// PEFor returns the chare PE that runs on actor PE ap: what a message of
+// another package, delivered with the actor's PE, acts on.
+func PEFor(ap *actor.PE) *PE { return peOf(ap) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare/reducer"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Reductions. Every contributor (group branch, array element, section
@@ -56,8 +57,8 @@ type redOrder struct {
 	done map[int]func()
 }
 
-// ReductionRoot is the PE where reductions complete.
-const ReductionRoot = 0
+// reductionRoot is the PE where reductions complete (core.ReductionRoot).
+const reductionRoot = core.ReductionRoot
 
 // Contribute adds the object's value to the next reduction over its
 // collection (a group or an array), combined with r and delivered to cb
@@ -197,14 +198,14 @@ func (b *Base) contribute(stream, coll CollID, sec *Section, value any, r reduce
 	}
 	if acc == nil {
 		owed := 0
-		if pe.ID() != ReductionRoot {
+		if pe.ID() != reductionRoot {
 			// The contributor has moved on to its next number already.
 			if owed, err = pe.redOwed(coll, sec, no); err != nil {
 				return err
 			}
 		}
 		acc = pe.newAcc(r, cb, coll, sec, owed)
-		if owed > 0 || pe.ID() == ReductionRoot {
+		if owed > 0 || pe.ID() == reductionRoot {
 			pe.reds[k] = acc
 		} // else it completes here at once (redCheck): nothing looks it up
 
@@ -277,7 +278,7 @@ func (pe *PE) redTotal(coll CollID, sec *Section, no int) (int, bool, error) {
 
 // redCheck passes a reduction on once this PE has everything it waits for.
 func (pe *PE) redCheck(k redKey, acc *redAcc) {
-	if pe.ID() == ReductionRoot {
+	if pe.ID() == reductionRoot {
 		if acc.total < 0 {
 			n, known, err := pe.redTotal(acc.coll, acc.sec, k.no)
 			if err != nil {
@@ -316,7 +317,7 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 	if cap(acc.parts) <= maxSpareParts {
 		pe.spareAcc = acc
 	}
-	if pe.ID() != ReductionRoot {
+	if pe.ID() != reductionRoot {
 		m := new(redUp)
 		*m = up
 		pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), m)
@@ -351,7 +352,7 @@ func (pe *PE) RecheckReductions(coll CollID) {
 // (d = -1) or arrives (d = +1): a member owes every reduction from its
 // next number on to the PE that hosts it.
 func (pe *PE) memberMoved(b *Base, d int) {
-	if pe.ID() == ReductionRoot || len(pe.reds) == 0 {
+	if pe.ID() == reductionRoot || len(pe.reds) == 0 {
 		return
 	}
 	for k, acc := range pe.reds {
@@ -438,7 +439,7 @@ func (m *redUp) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
 	acc := pe.reds[m.key]
 	if acc == nil {
-		if pe.ID() != ReductionRoot {
+		if pe.ID() != reductionRoot {
 			// Nothing open here to fold it into: pass it on.
 			pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), m)
 			return

@@ -11,6 +11,7 @@ import (
 	"github.com/charmgo/charm/actor/codec"
 	"github.com/charmgo/charm/actor/wire"
 	"github.com/charmgo/charm/internal/bigbuf"
+	"github.com/charmgo/charm/internal/wirekind"
 )
 
 // Runs: many small sends of one entry method to one PE.
@@ -335,7 +336,7 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 
 // WireKind, AppendWireTailAt: a run crosses processes as a wire run of
 // envelopes (actor.WireMulti); AppendWireHead comes with envHead.
-func (r *run1[T, M]) WireKind() uint16 { return kindEnvelope }
+func (r *run1[T, M]) WireKind() uint16 { return wirekind.Envelope }
 
 func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 	h := &r.h

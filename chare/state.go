@@ -6,11 +6,11 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/mpcheck"
 )
 
@@ -62,34 +62,9 @@ func Transient(fields ...string) Option {
 	return func(r *registration) { r.transient = append(r.transient, fields...) }
 }
 
-// migrating lists the tests, given by collection packages, that say
-// whether a chare type's objects migrate (array's is: it embeds
-// array.Element).
-var migrating struct {
-	sync.Mutex
-	is []func(reflect.Type) bool
-}
-
-// RegisterMigrating tells Register how to recognise chare types whose
-// objects migrate (Type.Migrates). Package array calls it for its
-// Element; call it before registering the types it recognises (in an init
-// function of the package that defines their base).
-func RegisterMigrating(is func(t reflect.Type) bool) {
-	migrating.Lock()
-	defer migrating.Unlock()
-	migrating.is = append(migrating.is, is)
-}
-
-func migrates(rt reflect.Type) bool {
-	migrating.Lock()
-	defer migrating.Unlock()
-	for _, is := range migrating.is {
-		if is(rt) {
-			return true
-		}
-	}
-	return false
-}
+// migrates reports whether rt's objects migrate: a collection package
+// (array) said so with core.RegisterMigrating.
+func migrates(rt reflect.Type) bool { return core.Migrates(rt) }
 
 // lossKind is why a field does not survive packing; each has its remedy.
 type lossKind int

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/trace"
 )
 
@@ -15,13 +16,13 @@ import (
 // in Invoke and one in send.
 
 func init() {
-	RegisterFlag("trace", true, func(v string) error {
+	core.RegisterFlag("trace", true, func(v string) error {
 		if v == "" {
 			return fmt.Errorf("needs a file name")
 		}
 		return nil
 	})
-	RegisterFlag("tracemax", true, func(v string) error {
+	core.RegisterFlag("tracemax", true, func(v string) error {
 		_, err := parseTraceMax(v)
 		return err
 	})

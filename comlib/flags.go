@@ -1,6 +1,6 @@
 package comlib
 
-import "github.com/charmgo/charm/chare"
+import "github.com/charmgo/charm/internal/core"
 
 // Flags.
 const (
@@ -10,5 +10,5 @@ const (
 )
 
 func init() {
-	chare.RegisterFlag(FlagDebug, false, nil)
+	core.RegisterFlag(FlagDebug, false, nil)
 }

@@ -34,7 +34,8 @@ const (
 	stReady
 )
 
-type slotKey struct{}
+// peState holds Comlib's state on every PE.
+var peState chare.Slot[*state]
 
 // jobStats keeps the per-process counters of a job's instances, until
 // the job ends (its instances keep their own; an entry kept after the
@@ -103,11 +104,11 @@ type rootState struct {
 }
 
 func stateOf(pe *chare.PE) *state {
-	if s, ok := pe.Slot(slotKey{}).(*state); ok {
+	if s := peState.Get(pe); s != nil {
 		return s
 	}
 	s := &state{pe: pe, insts: map[uint32]*Instance{}, table: map[uint32]*entry{}, held: map[uint32][]op{}}
-	pe.SetSlot(slotKey{}, s)
+	peState.Set(pe, s)
 	return s
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/charmgo/charm/comlib/mcast"
 	"github.com/charmgo/charm/comlib/route"
 	"github.com/charmgo/charm/comlib/selection"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Selection trees for Auto. Package selection knows the operators only
@@ -39,7 +40,7 @@ import (
 const FlagSelect = "comlibselect"
 
 func init() {
-	chare.RegisterFlag(FlagSelect, true, func(file string) error {
+	core.RegisterFlag(FlagSelect, true, func(file string) error {
 		_, err := loadSelectFlag(file)
 		return err
 	})

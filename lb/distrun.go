@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 )
@@ -360,12 +358,3 @@ func (st *peState) distReport() {
 	st.record(rep)
 	st.stepDone()
 }
-
-func (m *distStat) WireKind() uint16                       { return kindDistStat }
-func (m *distStat) EncodeWire(enc *msgpack.Encoder) error  { return enc.Encode(m) }
-func (m *distPeer) WireKind() uint16                       { return kindDistPeer }
-func (m *distPeer) EncodeWire(enc *msgpack.Encoder) error  { return enc.Encode(m) }
-func (m *distRound) WireKind() uint16                      { return kindDistRound }
-func (m *distRound) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
-func (m *distAck) WireKind() uint16                        { return kindDistAck }
-func (m *distAck) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }

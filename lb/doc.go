@@ -4,7 +4,7 @@
 //
 // Importing it (a blank import is enough) adds the runtime flags
 // -balancer, -lbperiod, -lbdebug, -lbcsv, -lbsvg, -lbcomm and -lbobjonly
-// (chare.RegisterFlag) and turns measurement on in jobs that name a
+// (chare.ParseArgs takes them) and turns measurement on in jobs that name a
 // balancer:
 //
 //	import _ "github.com/charmgo/charm/lb"

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/vmihailenco/msgpack/v5"
-
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
+	"github.com/charmgo/charm/internal/wirekind"
 )
 
 // The load-balancing manager: one per PE, set up when the PE starts.
@@ -62,30 +62,30 @@ func parsePeriod(v string) (time.Duration, error) {
 }
 
 func init() {
-	chare.RegisterFlag(FlagBalancer, true, func(v string) error { _, err := ParseBalancer(v); return err })
-	chare.RegisterFlag(FlagPeriod, true, func(v string) error { _, err := parsePeriod(v); return err })
-	chare.RegisterFlag(FlagDebug, false, nil)
-	chare.RegisterFlag(FlagCSV, true, nil)
-	chare.RegisterFlag(FlagSVG, true, nil)
-	chare.RegisterFlag(FlagComm, false, nil)
-	chare.RegisterFlag(FlagObjOnly, false, nil)
+	core.RegisterFlag(FlagBalancer, true, func(v string) error { _, err := ParseBalancer(v); return err })
+	core.RegisterFlag(FlagPeriod, true, func(v string) error { _, err := parsePeriod(v); return err })
+	core.RegisterFlag(FlagDebug, false, nil)
+	core.RegisterFlag(FlagCSV, true, nil)
+	core.RegisterFlag(FlagSVG, true, nil)
+	core.RegisterFlag(FlagComm, false, nil)
+	core.RegisterFlag(FlagObjOnly, false, nil)
 	chare.OnPEStart(setup)
 	chare.OnBoot(boot)
-	array.SetSyncHook(onSync)
-	actor.RegisterStruct[syncReady](kindSyncReady, "lb AtSync ready")
-	actor.RegisterStruct[stepCollect](kindCollect, "lb collect")
-	actor.RegisterStruct[peReport](kindReport, "lb PE report")
-	actor.RegisterStruct[stepOrders](kindOrders, "lb orders")
-	actor.RegisterStruct[stepDone](kindDone, "lb step done")
-	actor.RegisterStruct[stepRequest](kindRequest, "lb step request")
-	actor.RegisterStruct[notifyMsg](kindNotify, "lb report subscription")
-	actor.RegisterStruct[distStat](kindDistStat, "lb distributed reduction")
-	actor.RegisterStruct[distPeer](kindDistPeer, "lb distributed gossip")
-	actor.RegisterStruct[distRound](kindDistRound, "lb distributed round")
-	actor.RegisterStruct[distAck](kindDistAck, "lb distributed round end")
+	actor.RegisterStruct[syncReady](wirekind.LBSyncReady, "lb AtSync ready")
+	actor.RegisterStruct[stepCollect](wirekind.LBCollect, "lb collect")
+	actor.RegisterStruct[peReport](wirekind.LBReport, "lb PE report")
+	actor.RegisterStruct[stepOrders](wirekind.LBOrders, "lb orders")
+	actor.RegisterStruct[stepDone](wirekind.LBDone, "lb step done")
+	actor.RegisterStruct[stepRequest](wirekind.LBRequest, "lb step request")
+	actor.RegisterStruct[notifyMsg](wirekind.LBNotify, "lb report subscription")
+	actor.RegisterStruct[distStat](wirekind.LBDistStat, "lb distributed reduction")
+	actor.RegisterStruct[distPeer](wirekind.LBDistPeer, "lb distributed gossip")
+	actor.RegisterStruct[distRound](wirekind.LBDistRound, "lb distributed round")
+	actor.RegisterStruct[distAck](wirekind.LBDistAck, "lb distributed round end")
 }
 
-type slotKey struct{}
+// peStates holds the manager's state on every PE.
+var peStates chare.Slot[*peState]
 
 // peState is the manager on one PE.
 type peState struct {
@@ -125,8 +125,7 @@ type rootState struct {
 }
 
 func state(pe *chare.PE) *peState {
-	st, _ := pe.Slot(slotKey{}).(*peState)
-	return st
+	return peStates.Get(pe)
 }
 
 func setup(pe *chare.PE) {
@@ -145,7 +144,8 @@ func setup(pe *chare.PE) {
 	if pe.ID() == 0 {
 		st.root = &rootState{ready: map[chare.CollID]int{}, steps: map[chare.CollID]int{}, warned: map[string]bool{}}
 	}
-	pe.SetSlot(slotKey{}, st)
+	peStates.Set(pe, st)
+	array.SetSyncHook(pe, onSync)
 	if len(st.strategies) > 0 {
 		pe.SetMeasure(true)
 		if _, ok := job.Flag(FlagComm); ok {
@@ -640,36 +640,9 @@ func (st *peState) stepDone() {
 	}
 }
 
-func stateOf(ap *actor.PE) *peState { return state(ap.Ext.(*chare.PE)) }
+func stateOf(ap *actor.PE) *peState { return state(chare.PEFor(ap)) }
 
 // ---- wire ----
 
-const (
-	kindSyncReady uint16 = 140 + iota
-	kindCollect
-	kindReport
-	kindOrders
-	kindDone
-	kindRequest
-	kindNotify
-	kindDistStat
-	kindDistPeer
-	kindDistRound
-	kindDistAck
-)
-
-func (m *syncReady) WireKind() uint16   { return kindSyncReady }
-func (m *stepCollect) WireKind() uint16 { return kindCollect }
-func (m *peReport) WireKind() uint16    { return kindReport }
-func (m *stepOrders) WireKind() uint16  { return kindOrders }
-func (m *stepDone) WireKind() uint16    { return kindDone }
-func (m *stepRequest) WireKind() uint16 { return kindRequest }
-
-func (m *syncReady) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
-func (m *stepCollect) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
-func (m *peReport) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
-func (m *stepOrders) EncodeWire(enc *msgpack.Encoder) error  { return enc.Encode(m) }
-func (m *stepDone) EncodeWire(enc *msgpack.Encoder) error    { return enc.Encode(m) }
-func (m *stepRequest) EncodeWire(enc *msgpack.Encoder) error { return enc.Encode(m) }
-func (m *notifyMsg) WireKind() uint16                        { return kindNotify }
-func (m *notifyMsg) EncodeWire(enc *msgpack.Encoder) error   { return enc.Encode(m) }
+// The messages above travel as msgpack structs (actor.RegisterStruct);
+// their kinds are in package internal/wirekind.

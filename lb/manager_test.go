@@ -12,6 +12,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/lb"
 )
 
@@ -209,11 +210,11 @@ func TestBadFlags(t *testing.T) {
 }
 
 // TestFlagsKnownToChare: every flag lb registers is one that chare
-// names lb's when lb is not imported (chare.FlagPackage), and with lb
+// names lb's when lb is not imported (core.FlagPackage), and with lb
 // imported a misspelt one is refused without the import hint.
 func TestFlagsKnownToChare(t *testing.T) {
 	for _, f := range []string{lb.FlagBalancer, lb.FlagPeriod, lb.FlagDebug, lb.FlagCSV, lb.FlagSVG, lb.FlagComm} {
-		require.Equal(t, "github.com/charmgo/charm/lb", chare.FlagPackage(f), "flag -%s", f)
+		require.Equal(t, "github.com/charmgo/charm/lb", core.FlagPackage(f), "flag -%s", f)
 	}
 	_, err := chare.ParseArgs([]string{"-balncer", "greedy"})
 	require.ErrorContains(t, err, "did you mean -balancer?")

@@ -485,17 +485,29 @@ func init() {
 	registerReducers(gather[int, syncOut]{})
 }
 
+// testSyncHook, if set, replaces lb's AtSync hook on every PE of the jobs
+// started meanwhile (array.SetSyncHook is per PE).
+var testSyncHook array.SyncHook
+
+func init() {
+	chare.OnPEStart(func(pe *chare.PE) {
+		if testSyncHook != nil {
+			array.SetSyncHook(pe, testSyncHook)
+		}
+	})
+}
+
 func TestAtSyncHookMigrates(t *testing.T) {
 	const n, pes = 12, 3
-	array.SetSyncHook(func(s *array.Sync) {
+	testSyncHook = func(s *array.Sync) {
 		for _, i := range s.Indices() {
 			if err := s.Migrate(i, (s.PE.ID()+1)%pes); err != nil {
 				panic(err)
 			}
 		}
 		s.Resume()
-	})
-	defer array.SetSyncHook(nil)
+	}
+	defer func() { testSyncHook = nil }()
 	runMain(t, pes, func(m *tmain) {
 		a, err := array.New[syncer](m, array.Dims(n))
 		inJob.NoError(err)

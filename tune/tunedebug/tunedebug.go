@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/tune"
 )
 
@@ -27,7 +28,7 @@ import (
 const Flag = "tunedebug"
 
 func init() {
-	chare.RegisterFlag(Flag, true, func(v string) error {
+	core.RegisterFlag(Flag, true, func(v string) error {
 		if v == "" {
 			return errors.New("want a directory")
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/tune"
 	"github.com/charmgo/charm/tune/tunedebug"
 )
@@ -104,7 +105,7 @@ func TestReportFuncReadsAtJobEnd(t *testing.T) {
 // needs, and with it imported the flag is taken and an empty directory is
 // refused.
 func TestFlagKnownToChare(t *testing.T) {
-	require.Equal(t, "github.com/charmgo/charm/tune/tunedebug", chare.FlagPackage(tunedebug.Flag))
+	require.Equal(t, "github.com/charmgo/charm/tune/tunedebug", core.FlagPackage(tunedebug.Flag))
 	cfg, err := chare.ParseArgs([]string{"-tunedebug", "out", "x"})
 	require.NoError(t, err)
 	require.Equal(t, map[string]string{tunedebug.Flag: "out"}, cfg.Flags)

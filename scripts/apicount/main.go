@@ -1,0 +1,135 @@
+// Command apicount counts the exported names of Go packages: top-level
+// functions, types, variables and constants, and the exported methods of
+// exported types (test files are left out). It measures how much API a
+// package offers, so that the figures in docs/design/packages.md can be
+// measured again:
+//
+//	go run ./scripts/apicount chare array group lb tram comlib location actor
+//
+// Each argument is a package directory; the output has a line per
+// package: its top-level names, its methods and their sum.
+package main
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: apicount dir...")
+		os.Exit(2)
+	}
+	failed := false
+	for _, dir := range os.Args[1:] {
+		counts, err := countDir(dir)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "apicount: %s: %v\n", dir, err)
+			failed = true
+			continue
+		}
+		for _, c := range counts {
+			fmt.Printf("%-28s top=%-4d methods=%-4d total=%d\n", c.name, c.top, c.methods, c.top+c.methods)
+		}
+	}
+	if failed {
+		os.Exit(1)
+	}
+}
+
+// count is one package's exported names.
+type count struct {
+	name         string // the directory, and the package if it holds several
+	top, methods int
+}
+
+// countDir counts the exported names of the packages in dir.
+func countDir(dir string) ([]count, error) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	if len(pkgs) == 0 {
+		return nil, fmt.Errorf("no Go package")
+	}
+	names := make([]string, 0, len(pkgs))
+	for n := range pkgs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var out []count
+	for _, n := range names {
+		c := count{name: filepath.Clean(dir)}
+		if len(pkgs) > 1 {
+			c.name += " (" + n + ")"
+		}
+		for _, f := range pkgs[n].Files {
+			for _, d := range f.Decls {
+				top, meth := exported(d)
+				c.top += top
+				c.methods += meth
+			}
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// exported counts the exported top-level names and methods that one
+// declaration declares.
+func exported(d ast.Decl) (top, methods int) {
+	switch d := d.(type) {
+	case *ast.FuncDecl:
+		if !d.Name.IsExported() {
+			return 0, 0
+		}
+		if d.Recv == nil {
+			return 1, 0
+		}
+		if id, ok := receiverType(d.Recv.List[0].Type).(*ast.Ident); ok && id.IsExported() {
+			return 0, 1
+		}
+	case *ast.GenDecl:
+		for _, s := range d.Specs {
+			switch s := s.(type) {
+			case *ast.TypeSpec:
+				if s.Name.IsExported() {
+					top++
+				}
+			case *ast.ValueSpec:
+				for _, n := range s.Names {
+					if n.IsExported() {
+						top++
+					}
+				}
+			}
+		}
+	}
+	return top, 0
+}
+
+// receiverType strips a method receiver's pointer and type parameters.
+func receiverType(t ast.Expr) ast.Expr {
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		default:
+			return t
+		}
+	}
+}
