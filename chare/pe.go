@@ -458,5 +458,9 @@ func (s *Slot[T]) Set(pe *PE, v T) {
 }
 
 // PEFor returns the chare PE that runs on actor PE ap: what a message of
-// another package, delivered with the actor's PE, acts on.
-func PEFor(ap *actor.PE) *PE { return peOf(ap) }
+// another package, delivered with the actor's PE, acts on; nil if ap runs
+// no chares.
+func PEFor(ap *actor.PE) *PE {
+	pe, _ := ap.Ext.(*PE)
+	return pe
+}

@@ -467,8 +467,8 @@ func (m *localPacket) Release() {
 
 // Deliver implements actor.Message on the receiving PE.
 func (m *localPacket) Deliver(ap *actor.PE) {
-	pe, ok := ap.Ext.(*chare.PE)
-	if !ok {
+	pe := chare.PEFor(ap)
+	if pe == nil {
 		ap.Runtime().Abort(fmt.Errorf("comlib: %s reached PE %d, which runs no chares", m.Describe(), ap.ID()))
 		return
 	}
