@@ -101,7 +101,7 @@ const controlBit = 0x8000
 // and must be registered under the name it gives them. Register in init
 // functions only: lookups take no lock.
 func RegisterWire(kind uint16, name string, decode WireDecoder) {
-	registerKind(kind, name, func(k *wireKind) { k.decode = decode })
+	registerKind(kind, name, "decoder", func(k *wireKind) bool { dup := k.decode != nil; k.decode = decode; return dup })
 }
 
 // RegisterWireChecked is RegisterWire for a kind whose decoder decodes
@@ -138,18 +138,21 @@ func registerChecked(kind uint16, name string, t reflect.Type, decode WireDecode
 // WireRunners (see RegisterWire for the rules). A kind may have both
 // decoders: runs use this one.
 func RegisterWireRun(kind uint16, name string, decode RunDecoder) {
-	registerKind(kind, name, func(k *wireKind) { k.run = decode })
+	registerKind(kind, name, "run decoder", func(k *wireKind) bool { dup := k.run != nil; k.run = decode; return dup })
 }
 
 // RegisterWireRunAll registers the decoder of whole runs of a kind that has
 // a RunDecoder (see RegisterWire for the rules).
 func RegisterWireRunAll(kind uint16, name string, decode RunAllDecoder) {
-	registerKind(kind, name, func(k *wireKind) { k.all = decode })
+	registerKind(kind, name, "whole-run decoder", func(k *wireKind) bool { dup := k.all != nil; k.all = decode; return dup })
 }
 
-// registerKind gives kind another decoder (set), checking the kind's range
-// and that it is not registered under another name.
-func registerKind(kind uint16, name string, set func(*wireKind)) {
+// registerKind gives kind another decoder (set, which reports whether the
+// kind had that decoder already), checking the kind's range, that it is not
+// registered under another name, and that no decoder is given twice (two
+// types registered as one kind: the second would decode the first's
+// messages).
+func registerKind(kind uint16, name, what string, set func(*wireKind) bool) {
 	if kind == 0 || kind >= controlBit {
 		panic(fmt.Sprintf("actor: wire kind %d of %s out of range", kind, name))
 	}
@@ -162,7 +165,9 @@ func registerKind(kind uint16, name string, set func(*wireKind)) {
 		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
 	}
 	wireKinds[kind].name = name
-	set(&wireKinds[kind])
+	if set(&wireKinds[kind]) {
+		panic(fmt.Sprintf("actor: wire kind %d (%s) given a %s twice", kind, name, what))
+	}
 }
 
 // itemEncoder writes the messages for one node into one buffer; the items

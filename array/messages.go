@@ -59,6 +59,10 @@ type arrayPart interface {
 // known in this process.
 func withPart(ap *actor.PE, coll chare.CollID, what any, fn func(arrayPart)) {
 	pe := chare.PEFor(ap)
+	if pe == nil {
+		ap.Runtime().Abort(fmt.Errorf("array: %v reached PE %d, which runs no chares", what, ap.ID()))
+		return
+	}
 	var run func()
 	run = func() {
 		l, err := pe.PartOrHold(coll, what, run)

@@ -86,10 +86,20 @@ func (b *RunBuffer) Post(dest int) int {
 	ap := b.pe.ap
 	rs := b.runs[dest]
 	for i, m := range rs {
-		// Send counts a message as one: its messages were counted as they
-		// were appended (Hold), so the one is given back.
+		// Send counts a run as one message and Grow each of the others, as
+		// the direct path counts a run it appends to, so that the bound on
+		// a batch and on messages in flight see all of them. Its messages
+		// were counted as they were appended (Hold): those counts are
+		// given back.
+		k := 1
+		if r, ok := m.(actor.Multi); ok {
+			k = r.Count()
+		}
 		ap.Send(dest, m)
-		ap.Release(1)
+		for range k - 1 {
+			ap.Grow(dest)
+		}
+		ap.Release(k)
 		rs[i] = nil
 	}
 	n := b.n[dest]

@@ -100,12 +100,15 @@ func (e *e2m) keyName(k bracket.Key) string {
 }
 
 // maxIntKeys bounds the int indices whose keys e2m keeps in a slice (a
-// lookup without hashing an interface); larger ones use the map.
+// lookup without hashing an interface); larger ones use the map. The slice
+// grows at most to twice its length (plus 64) at a time, so that one large
+// index does not make room for every smaller one: such an index uses the
+// map too.
 const maxIntKeys = 1 << 16
 
 // key returns a member index as a bracket key.
 func (e *e2m) key(i any) (bracket.Key, error) {
-	if n, ok := i.(int); ok && n >= 0 && n < maxIntKeys {
+	if n, ok := i.(int); ok && n >= 0 && n < maxIntKeys && n < 2*len(e.ikeys)+64 {
 		if n < len(e.ikeys) && e.ikeys[n] != "" {
 			return e.ikeys[n], nil
 		}
