@@ -41,7 +41,11 @@ func (waveUp) system()   {}
 
 func (w waveDown) Deliver(pe *PE) {
 	children := pe.rt.tree.Children(pe.id)
-	acc := &waveAcc{seq: w.Seq, need: len(children), sums: pe.waveCounters(w.Kind, w.ID)}
+	id := w.ID
+	if w.Kind == waveQD {
+		id = w.Seq // a QD wave has no detector: its PE remembers the wave
+	}
+	acc := &waveAcc{seq: w.Seq, need: len(children), sums: pe.waveCounters(w.Kind, id)}
 	pe.qd.acc[waveKey{w.Kind, w.ID}] = acc
 	for _, c := range children {
 		pe.sendSys(c, w)
@@ -86,6 +90,7 @@ func (pe *PE) waveMaybeUp(kind waveKind, id uint64, acc *waveAcc) {
 
 func (pe *PE) waveCounters(kind waveKind, id uint64) [3]int64 {
 	if kind == waveQD {
+		pe.qd.armed, pe.qd.armedSeq, pe.qd.snap = true, id, [2]int64{pe.created, pe.processed}
 		return [3]int64{pe.created, pe.processed}
 	}
 	c := pe.cd(id)
@@ -102,6 +107,18 @@ func backoff(n int) time.Duration {
 	}
 	d := 50 * time.Microsecond << min(n-2, 6)
 	return min(d, 2*time.Millisecond)
+}
+
+// pokeGap is the shortest time between the end of a quiescence wave and
+// the next one that a PE's poke asks for (see qdPoke).
+const pokeGap = 200 * time.Microsecond
+
+// pokedDelay is when the next wave starts, counted from now, when the
+// previous one ended ago and the back-off asked for due (from now): a
+// poke brings it forward to pokeGap after the end of the previous wave,
+// never later than due and never before now.
+func pokedDelay(ago, due time.Duration) time.Duration {
+	return max(0, min(due, pokeGap-ago))
 }
 
 // After runs fn on pe, as a control message, once d has passed (at once
@@ -133,6 +150,12 @@ type qdState struct {
 	waiting map[uint64]func(pe *PE) // requests made on this PE
 	nextReq uint64
 
+	// every PE: the last wave seen, the counts given to it, and whether
+	// this PE may still poke the root about it (see qdPoke).
+	armed    bool
+	armedSeq uint64
+	snap     [2]int64
+
 	// root only
 	active    bool
 	requests  []qdReq
@@ -140,6 +163,11 @@ type qdState struct {
 	prev      [2]int64
 	prevValid bool
 	failures  int
+	inWave    bool        // wave seq is out
+	poked     bool        // a poke came while wave seq was out
+	ended     time.Time   // when the last wave came back
+	due       time.Time   // when the next wave is to start
+	timer     *time.Timer // the back-off's timer, if one
 }
 
 type qdReq struct {
@@ -151,7 +179,7 @@ func (qdReq) system() {}
 func (r qdReq) Deliver(root *PE) {
 	root.qd.requests = append(root.qd.requests, r)
 	if !root.qd.active {
-		root.qd.active, root.qd.prevValid, root.qd.failures = true, false, 0
+		root.qd.active, root.qd.prevValid, root.qd.failures, root.qd.poked = true, false, 0, false
 		root.qdWave()
 	}
 }
@@ -180,26 +208,95 @@ func (pe *PE) DetectQuiescence(fn func(pe *PE)) {
 
 func (pe *PE) qdWave() {
 	pe.qd.seq++
+	pe.qd.inWave = true
 	waveDown{Kind: waveQD, Seq: pe.qd.seq}.Deliver(pe)
 }
 
+// qdWaveAfter starts the next wave once d has passed, unless another
+// started it meanwhile (a poke brings a wave forward by scheduling it
+// again).
+func (pe *PE) qdWaveAfter(d time.Duration) {
+	q := &pe.qd
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
+	seq := q.seq
+	fn := func(pe *PE) {
+		if pe.qd.active && !pe.qd.inWave && pe.qd.seq == seq {
+			pe.qd.timer = nil
+			pe.qdWave()
+		}
+	}
+	q.due = time.Now().Add(d)
+	if d <= 0 {
+		pe.After(0, fn)
+		return
+	}
+	q.timer = pe.AfterTimer(d, fn)
+}
+
 func (pe *PE) qdWaveDone(sums [3]int64) {
+	q := &pe.qd
+	q.inWave = false
 	cur := [2]int64{sums[0], sums[1]}
-	if cur[0] == cur[1] && pe.qd.prevValid && cur == pe.qd.prev {
-		reqs := pe.qd.requests
-		pe.qd.requests, pe.qd.active = nil, false
+	if cur[0] == cur[1] && q.prevValid && cur == q.prev {
+		reqs := q.requests
+		q.requests, q.active = nil, false
 		for _, r := range reqs {
 			pe.sendSys(r.PE, qdFire{ID: r.ID})
 		}
 		return
 	}
-	if cur[0] == cur[1] && (!pe.qd.prevValid || cur != pe.qd.prev) {
-		pe.qd.failures = 0 // looks idle: confirm at once
+	if cur[0] == cur[1] && (!q.prevValid || cur != q.prev) {
+		q.failures = 0 // looks idle: confirm at once
 	} else {
-		pe.qd.failures++
+		q.failures++
 	}
-	pe.qd.prev, pe.qd.prevValid = cur, true
-	pe.After(backoff(pe.qd.failures), (*PE).qdWave)
+	q.prev, q.prevValid = cur, true
+	q.ended = time.Now()
+	d := backoff(q.failures)
+	if q.poked {
+		q.poked = false
+		d = pokedDelay(0, d)
+	}
+	pe.qdWaveAfter(d)
+}
+
+// qdPoke tells the root that a PE went idle after handling counted
+// messages since wave Seq reached it: the state wave Seq saw may be
+// over, so the next wave need not wait for the whole back-off.
+type qdPoke struct{ Seq uint64 }
+
+func (qdPoke) system() {}
+func (p qdPoke) Deliver(root *PE) {
+	q := &root.qd
+	if !q.active || p.Seq != q.seq {
+		return // stale: a later wave has seen this PE since
+	}
+	if q.inWave {
+		q.poked = true // wave Seq may have missed that work
+		return
+	}
+	now := time.Now()
+	due := q.due.Sub(now)
+	if d := pokedDelay(now.Sub(q.ended), due); d < due {
+		root.qdWaveAfter(d)
+	}
+}
+
+// idle runs on pe's goroutine when its mailbox is found empty. A PE that
+// has handled counted messages since the last quiescence wave reached it
+// pokes the root, once a wave; one that did nothing (an idle job, or one
+// whose only messages are the waves) stays quiet.
+func (pe *PE) idle() {
+	q := &pe.qd
+	if !q.armed || (pe.created == q.snap[0] && pe.processed == q.snap[1]) || pe.rt.stopped.Load() {
+		return
+	}
+	q.armed = false
+	pe.sendSys(pe.rt.tree.Root, qdPoke{Seq: q.armedSeq})
+	pe.flush()
 }
 
 // Hold counts n units of work that are not messages (items waiting in a
