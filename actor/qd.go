@@ -109,16 +109,24 @@ func backoff(n int) time.Duration {
 	return min(d, 2*time.Millisecond)
 }
 
-// pokeGap is the shortest time between the end of a quiescence wave and
-// the next one that a PE's poke asks for (see qdPoke).
-const pokeGap = 200 * time.Microsecond
+// Pokes start waves at once, from a budget: a token every pokeEvery, at
+// most pokeBurst kept. A job whose PEs go idle often while quiescence is
+// awaited runs at most one poked wave per pokeEvery in the long run; the
+// end of a burst of work, after a quiet stretch, finds tokens left.
+const (
+	pokeEvery = 200 * time.Microsecond
+	pokeBurst = 4
+)
 
-// pokedDelay is when the next wave starts, counted from now, when the
-// previous one ended ago and the back-off asked for due (from now): a
-// poke brings it forward to pokeGap after the end of the previous wave,
-// never later than due and never before now.
-func pokedDelay(ago, due time.Duration) time.Duration {
-	return max(0, min(due, pokeGap-ago))
+// pokeBudget returns the tokens held after elapsed more has passed since
+// the count was tokens, and how long from now until one is held (0 when
+// one is).
+func pokeBudget(tokens float64, elapsed time.Duration) (float64, time.Duration) {
+	tokens = min(pokeBurst, tokens+float64(elapsed)/float64(pokeEvery))
+	if tokens >= 1 {
+		return tokens, 0
+	}
+	return tokens, time.Duration((1 - tokens) * float64(pokeEvery))
 }
 
 // After runs fn on pe, as a control message, once d has passed (at once
@@ -163,9 +171,10 @@ type qdState struct {
 	prev      [2]int64
 	prevValid bool
 	failures  int
-	inWave    bool        // wave seq is out
-	poked     bool        // a poke came while wave seq was out
-	ended     time.Time   // when the last wave came back
+	inWave    bool    // wave seq is out
+	poked     bool    // a poke came while wave seq was out
+	tokens    float64 // the poke budget (pokeBudget), as of tokensAt
+	tokensAt  time.Time
 	due       time.Time   // when the next wave is to start
 	timer     *time.Timer // the back-off's timer, if one
 }
@@ -254,13 +263,28 @@ func (pe *PE) qdWaveDone(sums [3]int64) {
 		q.failures++
 	}
 	q.prev, q.prevValid = cur, true
-	q.ended = time.Now()
 	d := backoff(q.failures)
-	if q.poked {
-		q.poked = false
-		d = pokedDelay(0, d)
+	if q.poked && d > 0 {
+		d = min(d, pe.qdTakeToken(time.Now()))
 	}
+	q.poked = false
 	pe.qdWaveAfter(d)
+}
+
+// qdTakeToken spends a token of the poke budget and returns 0, or returns
+// how long until there is one.
+func (pe *PE) qdTakeToken(now time.Time) time.Duration {
+	q := &pe.qd
+	if q.tokensAt.IsZero() {
+		q.tokens, q.tokensAt = pokeBurst, now
+	}
+	var wait time.Duration
+	q.tokens, wait = pokeBudget(q.tokens, now.Sub(q.tokensAt))
+	q.tokensAt = now
+	if wait == 0 {
+		q.tokens--
+	}
+	return wait
 }
 
 // qdPoke tells the root that a PE went idle after handling counted
@@ -280,9 +304,19 @@ func (p qdPoke) Deliver(root *PE) {
 	}
 	now := time.Now()
 	due := q.due.Sub(now)
-	if d := pokedDelay(now.Sub(q.ended), due); d < due {
+	if due <= 0 {
+		return // the wave is already on its way
+	}
+	if d := root.qdTakeToken(now); d < due {
 		root.qdWaveAfter(d)
 	}
+}
+
+// shouldPoke says whether a PE going idle pokes the root: it may still
+// poke about the last wave it saw (armed), and its counts moved since
+// the snapshot it gave that wave.
+func shouldPoke(armed bool, snap [2]int64, created, processed int64) bool {
+	return armed && (created != snap[0] || processed != snap[1])
 }
 
 // idle runs on pe's goroutine when its mailbox is found empty. A PE that
@@ -291,7 +325,7 @@ func (p qdPoke) Deliver(root *PE) {
 // whose only messages are the waves) stays quiet.
 func (pe *PE) idle() {
 	q := &pe.qd
-	if !q.armed || (pe.created == q.snap[0] && pe.processed == q.snap[1]) || pe.rt.stopped.Load() {
+	if !shouldPoke(q.armed, q.snap, pe.created, pe.processed) || pe.rt.stopped.Load() {
 		return
 	}
 	q.armed = false
