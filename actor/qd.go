@@ -98,6 +98,31 @@ func (pe *PE) waveCounters(kind waveKind, id uint64) [3]int64 {
 	return [3]int64{c.produced, c.consumed, c.done}
 }
 
+// When waves run (the contract of quiescence detection's timing).
+//
+// Quiescence is declared only when two consecutive waves both find
+// created == processed summed over the PEs, with the same sums: a message
+// in flight or held (Hold) between them keeps the sums apart or moves
+// them. What follows changes when waves start, never that rule.
+//
+//   - A request starts a wave at once if none is running.
+//   - After a wave that saw work, the root waits backoff(n) before the
+//     next (n waves in a row that saw work): PEs that stay busy pay at
+//     most one wave per 2 ms.
+//   - After a wave that found the sums equal and new, the confirming wave
+//     starts at once.
+//   - Poke: a PE whose mailbox runs empty, having sent or handled counted
+//     messages since the last wave reached it, tells the root (once a
+//     wave). The root then starts the next wave at once instead of at the
+//     end of its back-off, if its budget allows (a token per 200 µs, four
+//     kept; otherwise when the next token comes). So the end of a burst
+//     of work is seen about two waves after the last PE goes idle, and a
+//     job whose PEs idle often while quiescence is awaited runs at most
+//     about 5000 waves a second.
+//   - A PE that handled nothing but waves does not poke: a job that waits
+//     with quiescence requested (held work, say) runs waves at the
+//     back-off's pace only, and a job without a request runs none.
+
 // backoff is how long the root waits before the next wave after n
 // consecutive waves that saw activity: none for the first two, then
 // doubling up to 2 ms.
