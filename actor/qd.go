@@ -114,11 +114,11 @@ func (pe *PE) waveCounters(kind waveKind, id uint64) [3]int64 {
 //   - Poke: a PE whose mailbox runs empty, having sent or handled counted
 //     messages since the last wave reached it, tells the root (once a
 //     wave). The root then starts the next wave at once instead of at the
-//     end of its back-off, if its budget allows (a token per 200 µs, four
-//     kept; otherwise when the next token comes). So the end of a burst
-//     of work is seen about two waves after the last PE goes idle, and a
-//     job whose PEs idle often while quiescence is awaited runs at most
-//     about 5000 waves a second.
+//     end of its back-off, if its budget allows (a token per millisecond,
+//     four kept; otherwise when the next token comes). So the end of a
+//     burst of work is seen about two waves after the last PE goes idle,
+//     and a job whose PEs idle often while quiescence is awaited runs
+//     about one poked wave a millisecond, besides the back-off's.
 //   - A PE that handled nothing but waves does not poke: a job that waits
 //     with quiescence requested (held work, say) runs waves at the
 //     back-off's pace only, and a job without a request runs none.
@@ -139,7 +139,7 @@ func backoff(n int) time.Duration {
 // awaited runs at most one poked wave per pokeEvery in the long run; the
 // end of a burst of work, after a quiet stretch, finds tokens left.
 const (
-	pokeEvery = 200 * time.Microsecond
+	pokeEvery = time.Millisecond
 	pokeBurst = 4
 )
 
