@@ -92,8 +92,10 @@ func (mb *mailbox) close() {
 	}
 }
 
-// run is the PE's goroutine: handle gets each message in the order posted.
-func (mb *mailbox) run(handle func(m any)) {
+// run is the PE's goroutine: handle gets each message in the order posted;
+// idle, if not nil, runs each time the mailbox is found empty, before the
+// goroutine parks (what it posts, to this mailbox too, is handled first).
+func (mb *mailbox) run(handle func(m any), idle func()) {
 	n := 0
 	for range mb.wake {
 		for {
@@ -102,6 +104,9 @@ func (mb *mailbox) run(handle func(m any)) {
 				return
 			}
 			if len(q) == 0 {
+				if idle != nil {
+					idle()
+				}
 				// Idle: a poster that appends from now on wakes us. One
 				// that appended after the take saw running set and did
 				// not: look again.

@@ -41,7 +41,11 @@ func (waveUp) system()   {}
 
 func (w waveDown) Deliver(pe *PE) {
 	children := pe.rt.tree.Children(pe.id)
-	acc := &waveAcc{seq: w.Seq, need: len(children), sums: pe.waveCounters(w.Kind, w.ID)}
+	id := w.ID
+	if w.Kind == waveQD {
+		id = w.Seq // a QD wave has no detector: its PE remembers the wave
+	}
+	acc := &waveAcc{seq: w.Seq, need: len(children), sums: pe.waveCounters(w.Kind, id)}
 	pe.qd.acc[waveKey{w.Kind, w.ID}] = acc
 	for _, c := range children {
 		pe.sendSys(c, w)
@@ -86,12 +90,38 @@ func (pe *PE) waveMaybeUp(kind waveKind, id uint64, acc *waveAcc) {
 
 func (pe *PE) waveCounters(kind waveKind, id uint64) [3]int64 {
 	if kind == waveQD {
+		pe.qd.armed, pe.qd.armedSeq, pe.qd.snap = true, id, [2]int64{pe.created, pe.processed}
 		return [3]int64{pe.created, pe.processed}
 	}
 	c := pe.cd(id)
 	c.poked = false // a later Consume pokes again
 	return [3]int64{c.produced, c.consumed, c.done}
 }
+
+// When waves run (the contract of quiescence detection's timing).
+//
+// Quiescence is declared only when two consecutive waves both find
+// created == processed summed over the PEs, with the same sums: a message
+// in flight or held (Hold) between them keeps the sums apart or moves
+// them. What follows changes when waves start, never that rule.
+//
+//   - A request starts a wave at once if none is running.
+//   - After a wave that saw work, the root waits backoff(n) before the
+//     next (n waves in a row that saw work): PEs that stay busy pay at
+//     most one wave per 2 ms.
+//   - After a wave that found the sums equal and new, the confirming wave
+//     starts at once.
+//   - Poke: a PE whose mailbox runs empty, having sent or handled counted
+//     messages since the last wave reached it, tells the root (once a
+//     wave). The root then starts the next wave at once instead of at the
+//     end of its back-off, if its budget allows (a token per millisecond,
+//     four kept; otherwise when the next token comes). So the end of a
+//     burst of work is seen about two waves after the last PE goes idle,
+//     and a job whose PEs idle often while quiescence is awaited runs
+//     about one poked wave a millisecond, besides the back-off's.
+//   - A PE that handled nothing but waves does not poke: a job that waits
+//     with quiescence requested (held work, say) runs waves at the
+//     back-off's pace only, and a job without a request runs none.
 
 // backoff is how long the root waits before the next wave after n
 // consecutive waves that saw activity: none for the first two, then
@@ -102,6 +132,26 @@ func backoff(n int) time.Duration {
 	}
 	d := 50 * time.Microsecond << min(n-2, 6)
 	return min(d, 2*time.Millisecond)
+}
+
+// Pokes start waves at once, from a budget: a token every pokeEvery, at
+// most pokeBurst kept. A job whose PEs go idle often while quiescence is
+// awaited runs at most one poked wave per pokeEvery in the long run; the
+// end of a burst of work, after a quiet stretch, finds tokens left.
+const (
+	pokeEvery = time.Millisecond
+	pokeBurst = 4
+)
+
+// pokeBudget returns the tokens held after elapsed more has passed since
+// the count was tokens, and how long from now until one is held (0 when
+// one is).
+func pokeBudget(tokens float64, elapsed time.Duration) (float64, time.Duration) {
+	tokens = min(pokeBurst, tokens+float64(elapsed)/float64(pokeEvery))
+	if tokens >= 1 {
+		return tokens, 0
+	}
+	return tokens, time.Duration((1 - tokens) * float64(pokeEvery))
 }
 
 // After runs fn on pe, as a control message, once d has passed (at once
@@ -133,6 +183,12 @@ type qdState struct {
 	waiting map[uint64]func(pe *PE) // requests made on this PE
 	nextReq uint64
 
+	// every PE: the last wave seen, the counts given to it, and whether
+	// this PE may still poke the root about it (see qdPoke).
+	armed    bool
+	armedSeq uint64
+	snap     [2]int64
+
 	// root only
 	active    bool
 	requests  []qdReq
@@ -140,6 +196,12 @@ type qdState struct {
 	prev      [2]int64
 	prevValid bool
 	failures  int
+	inWave    bool    // wave seq is out
+	poked     bool    // a poke came while wave seq was out
+	tokens    float64 // the poke budget (pokeBudget), as of tokensAt
+	tokensAt  time.Time
+	due       time.Time   // when the next wave is to start
+	timer     *time.Timer // the back-off's timer, if one
 }
 
 type qdReq struct {
@@ -151,7 +213,7 @@ func (qdReq) system() {}
 func (r qdReq) Deliver(root *PE) {
 	root.qd.requests = append(root.qd.requests, r)
 	if !root.qd.active {
-		root.qd.active, root.qd.prevValid, root.qd.failures = true, false, 0
+		root.qd.active, root.qd.prevValid, root.qd.failures, root.qd.poked = true, false, 0, false
 		root.qdWave()
 	}
 }
@@ -180,26 +242,120 @@ func (pe *PE) DetectQuiescence(fn func(pe *PE)) {
 
 func (pe *PE) qdWave() {
 	pe.qd.seq++
+	pe.qd.inWave = true
 	waveDown{Kind: waveQD, Seq: pe.qd.seq}.Deliver(pe)
 }
 
+// qdWaveAfter starts the next wave once d has passed, unless another
+// started it meanwhile (a poke brings a wave forward by scheduling it
+// again).
+func (pe *PE) qdWaveAfter(d time.Duration) {
+	q := &pe.qd
+	if q.timer != nil {
+		q.timer.Stop()
+		q.timer = nil
+	}
+	seq := q.seq
+	fn := func(pe *PE) {
+		if pe.qd.active && !pe.qd.inWave && pe.qd.seq == seq {
+			pe.qd.timer = nil
+			pe.qdWave()
+		}
+	}
+	q.due = time.Now().Add(d)
+	if d <= 0 {
+		pe.After(0, fn)
+		return
+	}
+	q.timer = pe.AfterTimer(d, fn)
+}
+
 func (pe *PE) qdWaveDone(sums [3]int64) {
+	q := &pe.qd
+	q.inWave = false
 	cur := [2]int64{sums[0], sums[1]}
-	if cur[0] == cur[1] && pe.qd.prevValid && cur == pe.qd.prev {
-		reqs := pe.qd.requests
-		pe.qd.requests, pe.qd.active = nil, false
+	if cur[0] == cur[1] && q.prevValid && cur == q.prev {
+		reqs := q.requests
+		q.requests, q.active = nil, false
 		for _, r := range reqs {
 			pe.sendSys(r.PE, qdFire{ID: r.ID})
 		}
 		return
 	}
-	if cur[0] == cur[1] && (!pe.qd.prevValid || cur != pe.qd.prev) {
-		pe.qd.failures = 0 // looks idle: confirm at once
+	if cur[0] == cur[1] && (!q.prevValid || cur != q.prev) {
+		q.failures = 0 // looks idle: confirm at once
 	} else {
-		pe.qd.failures++
+		q.failures++
 	}
-	pe.qd.prev, pe.qd.prevValid = cur, true
-	pe.After(backoff(pe.qd.failures), (*PE).qdWave)
+	q.prev, q.prevValid = cur, true
+	d := backoff(q.failures)
+	if q.poked && d > 0 {
+		d = min(d, pe.qdTakeToken(time.Now()))
+	}
+	q.poked = false
+	pe.qdWaveAfter(d)
+}
+
+// qdTakeToken spends a token of the poke budget and returns 0, or returns
+// how long until there is one.
+func (pe *PE) qdTakeToken(now time.Time) time.Duration {
+	q := &pe.qd
+	if q.tokensAt.IsZero() {
+		q.tokens, q.tokensAt = pokeBurst, now
+	}
+	var wait time.Duration
+	q.tokens, wait = pokeBudget(q.tokens, now.Sub(q.tokensAt))
+	q.tokensAt = now
+	if wait == 0 {
+		q.tokens--
+	}
+	return wait
+}
+
+// qdPoke tells the root that a PE went idle after handling counted
+// messages since wave Seq reached it: the state wave Seq saw may be
+// over, so the next wave need not wait for the whole back-off.
+type qdPoke struct{ Seq uint64 }
+
+func (qdPoke) system() {}
+func (p qdPoke) Deliver(root *PE) {
+	q := &root.qd
+	if !q.active || p.Seq != q.seq {
+		return // stale: a later wave has seen this PE since
+	}
+	if q.inWave {
+		q.poked = true // wave Seq may have missed that work
+		return
+	}
+	now := time.Now()
+	due := q.due.Sub(now)
+	if due <= 0 {
+		return // the wave is already on its way
+	}
+	if d := root.qdTakeToken(now); d < due {
+		root.qdWaveAfter(d)
+	}
+}
+
+// shouldPoke says whether a PE going idle pokes the root: it may still
+// poke about the last wave it saw (armed), and its counts moved since
+// the snapshot it gave that wave.
+func shouldPoke(armed bool, snap [2]int64, created, processed int64) bool {
+	return armed && (created != snap[0] || processed != snap[1])
+}
+
+// idle runs on pe's goroutine when its mailbox is found empty. A PE that
+// has handled counted messages since the last quiescence wave reached it
+// pokes the root, once a wave; one that did nothing (an idle job, or one
+// whose only messages are the waves) stays quiet.
+func (pe *PE) idle() {
+	q := &pe.qd
+	if !shouldPoke(q.armed, q.snap, pe.created, pe.processed) || pe.rt.stopped.Load() {
+		return
+	}
+	q.armed = false
+	pe.sendSys(pe.rt.tree.Root, qdPoke{Seq: q.armedSeq})
+	pe.flush()
 }
 
 // Hold counts n units of work that are not messages (items waiting in a

@@ -139,7 +139,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
 		pe.mb = newMailbox()
-		go pe.mb.run(pe.handle)
+		go pe.mb.run(pe.handle, pe.idle)
 	}
 	if cfg.Node != nil {
 		if err := rt.startNode(*cfg.Node); err != nil {

@@ -37,6 +37,7 @@ func init() {
 	registerStruct[cdInitAck](wirekind.CDInitAck, "completion detection init ack")
 	registerStruct[cdPoke](wirekind.CDPoke, "completion detection poke")
 	registerStruct[cdFire](wirekind.CDFire, "completion detection callback")
+	registerStruct[qdPoke](wirekind.QDPoke, "quiescence poke")
 }
 
 // RegisterStruct registers a message kind that travels as a msgpack

@@ -24,6 +24,7 @@ const (
 	CDInitAck uint16 = 7
 	CDPoke    uint16 = 8
 	CDFire    uint16 = 9
+	QDPoke    uint16 = 10
 
 	// chare: envelopes, collections, futures, reductions, checkpoints.
 	Envelope     uint16 = 100
@@ -78,6 +79,7 @@ var Table = []Kind{
 	{CDInitAck, "actor", "completion detection init ack"},
 	{CDPoke, "actor", "completion detection poke"},
 	{CDFire, "actor", "completion detection callback"},
+	{QDPoke, "actor", "quiescence poke"},
 
 	{Envelope, "chare", "chare envelope"},
 	{Create, "chare", "collection creation"},

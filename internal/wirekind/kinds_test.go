@@ -14,6 +14,7 @@ func TestKindNumbersPinned(t *testing.T) {
 		"detection wave": 1, "detection wave reply": 2, "quiescence request": 3, "quiescence reached": 4,
 		"completion detection start": 5, "completion detection init": 6, "completion detection init ack": 7,
 		"completion detection poke": 8, "completion detection callback": 9,
+		"quiescence poke": 10,
 
 		"chare envelope": 100, "collection creation": 101, "collection announcement": 102, "future value": 103,
 		"reduction": 104, "checkpoint start": 105, "checkpoint collection": 106, "checkpoint part": 107,
