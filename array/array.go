@@ -12,6 +12,16 @@ import (
 // Element is embedded in array element types.
 type Element[T any, I comparable] struct {
 	chare.Base
+	// this is the proxy to the whole array, made when the element is
+	// bound, so that ThisProxy only copies it.
+	this Proxy[T, I] `msgpack:"-"`
+}
+
+// Bind binds the element to its PE, array and index; the runtime calls it
+// when it makes or moves the element.
+func (e *Element[T, I]) Bind(pe *chare.PE, coll *chare.Collection, index, obj any) {
+	e.Base.Bind(pe, coll, index, obj)
+	e.this = Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: coll.ID})}
 }
 
 // isElement marks the types that embed an Element: their objects are of a
@@ -28,10 +38,9 @@ func init() {
 // ThisIndex returns the element's index (thisIndex).
 func (e *Element[T, I]) ThisIndex() I { return e.Index().(I) }
 
-// ThisProxy returns a proxy to the whole array (thisProxy).
-func (e *Element[T, I]) ThisProxy() Proxy[T, I] {
-	return Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: e.Collection().ID})}
-}
+// ThisProxy returns a proxy to the whole array (thisProxy); the zero
+// proxy for an element the runtime did not make.
+func (e *Element[T, I]) ThisProxy() Proxy[T, I] { return e.this }
 
 // Proxy addresses a whole array (a send through it is a broadcast); At
 // addresses one element.
