@@ -234,21 +234,8 @@ func bufferedRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest i
 	if size := int(unsafe.Sizeof(msg)); size > 0 {
 		n = max(1, min(n, runBytes/size))
 	}
-	run, _ := e.runsN.Get().(*run1[T, M])
-	switch {
-	case run == nil || cap(run.msgs) < n || elems && cap(run.idx) < n:
-		run = &run1[T, M]{msgs: make([]M, 1, n)}
-		if elems {
-			run.idx = make([]elemKey, 1, n)
-		}
-	case elems:
-		run.msgs, run.idx = run.msgs[:1], run.idx[:1]
-	default:
-		run.msgs, run.idx = run.msgs[:1], nil
-	}
-	run.fn = method
-	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
-	run.msgs[0] = msg
+	run := pooledRun[T, M](e, n, elems)
+	run.first(pe, r, e, method, dest, msg)
 	return run
 }
 

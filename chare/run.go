@@ -531,23 +531,36 @@ func newRun[T, M any](pe *PE, r Route, e *Entry, method func(*T, M), dest int, m
 		// reallocates the slices and teaches the hint.
 		run = oneRun[T, M](e, elems, false)
 	} else {
-		run, _ = e.runsN.Get().(*run1[T, M])
-		switch {
-		case run == nil || cap(run.msgs) < n || elems && cap(run.idx) < n:
-			run = &run1[T, M]{msgs: make([]M, 1, n)}
-			if elems {
-				run.idx = make([]elemKey, 1, n)
-			}
-		case elems:
-			run.msgs, run.idx = run.msgs[:1], run.idx[:1]
-		default:
-			run.msgs, run.idx = run.msgs[:1], nil
-		}
+		run = pooledRun[T, M](e, n, elems)
 	}
+	run.first(pe, r, e, method, dest, msg)
+	return run
+}
+
+// pooledRun returns a run of e's pool with room for n messages (and their
+// indices, for an element run), or a new one, holding one message.
+func pooledRun[T, M any](e *Entry, n int, elems bool) *run1[T, M] {
+	run, _ := e.runsN.Get().(*run1[T, M])
+	switch {
+	case run == nil || cap(run.msgs) < n || elems && cap(run.idx) < n:
+		run = &run1[T, M]{msgs: make([]M, 1, n)}
+		if elems {
+			run.idx = make([]elemKey, 1, n)
+		}
+	case elems:
+		run.msgs, run.idx = run.msgs[:1], run.idx[:1]
+	default:
+		run.msgs, run.idx = run.msgs[:1], nil
+	}
+	return run
+}
+
+// first fills in the run's header and its first message, msg, for PE
+// dest.
+func (run *run1[T, M]) first(pe *PE, r Route, e *Entry, method func(*T, M), dest int, msg M) {
 	run.fn = method
 	run.h = Header{Route: Route{Kind: r.Kind, Coll: r.Coll, PE: dest}, Entry: e, Src: pe.ID()}
 	run.msgs[0] = msg
-	return run
 }
 
 // oneRun returns a run of one message of e, its slices in the same
