@@ -26,9 +26,72 @@ type annMain struct{ chare.Chare[annMain] }
 
 func (*annMain) Note(int) {}
 
+// nilKind's resolver returns neither a delegate nor an error.
+type nilKind struct{ recDelegate }
+
+func (nilKind) DelegateRef() (string, uint64) { return "delegationtest.nil", 42 }
+
 func init() {
 	chare.RegisterDelegateKind("delegationtest.rec", func(*chare.PE, uint64) (chare.Delegate, error) { return recDelegate{}, nil })
+	chare.RegisterDelegateKind("delegationtest.nil", func(*chare.PE, uint64) (chare.Delegate, error) { return nil, nil })
 	chare.Register[annMain]()
+}
+
+// viaWire returns p encoded and decoded again, as a chare that gets it
+// in a message has it.
+func viaWire[T any](p chare.Proxy[T]) (chare.Proxy[T], error) {
+	var q chare.Proxy[T]
+	b, err := msgpack.Marshal(p)
+	if err != nil {
+		return q, err
+	}
+	err = msgpack.Unmarshal(b, &q)
+	return q, err
+}
+
+// TestDelegatedSendWithABadIndex: a delegated proxy decoded from the wire
+// whose index does not decode (its collection has no index decoder) is
+// refused with an error naming the index; the delegate never gets it.
+func TestDelegatedSendWithABadIndex(t *testing.T) {
+	recSends.Store(0)
+	var sendErr error
+	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *annMain, _ []string) {
+		r := m.ThisProxy().Route()
+		r.Index = 5 // the main chare takes no index
+		p, err := viaWire(chare.NewProxy[annMain](r).Delegate(recDelegate{}))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		sendErr = chare.Send(m, p, (*annMain).Note, 1)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Error(t, sendErr, "a delegated send whose index does not decode")
+	require.ErrorContains(t, sendErr, "the index 5 of a message for")
+	require.Zero(t, recSends.Load(), "the delegate got a send with a bad index")
+}
+
+// TestPortableResolverReturningNil: a send through a proxy whose
+// delegate's resolver returns no delegate (and no error) is an error
+// naming the kind and the id, not a panic of the PE.
+func TestPortableResolverReturningNil(t *testing.T) {
+	var sendErr error
+	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *annMain, _ []string) {
+		p, err := viaWire(m.ThisProxy().Delegate(nilKind{}))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		sendErr = chare.Send(m, p, (*annMain).Note, 1)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Error(t, sendErr)
+	require.ErrorContains(t, sendErr, `"delegationtest.nil"`)
+	require.ErrorContains(t, sendErr, "42")
 }
 
 // TestDelegatedSendWaitsForTheAnnouncement: a delegated send whose index
@@ -42,13 +105,8 @@ func TestDelegatedSendWaitsForTheAnnouncement(t *testing.T) {
 	var sendErr error
 	cfg := chare.Config{PEs: 2, Nodes: 2, Timeout: 60 * time.Second}
 	code, err := jobtest.Run(t, cfg, func(m *annMain, _ []string) {
-		b, err := msgpack.Marshal(chare.NewProxy[annMain](chare.Route{Kind: chare.KindElement, Coll: forged, Index: 5}).Delegate(recDelegate{}))
+		p, err := viaWire(chare.NewProxy[annMain](chare.Route{Kind: chare.KindElement, Coll: forged, Index: 5}).Delegate(recDelegate{}))
 		if err != nil {
-			m.Abort(err)
-			return
-		}
-		var p chare.Proxy[annMain]
-		if err := msgpack.Unmarshal(b, &p); err != nil {
 			m.Abort(err)
 			return
 		}
