@@ -163,26 +163,8 @@ func sendToRuns[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg
 		b.buffered(dest)
 		return true
 	case KindElement:
-		if r.Index == nil || pe.commOn {
-			return false
-		}
-		l, err := pe.Part(r.Coll)
-		if err != nil {
-			return false
-		}
-		er, ok := l.(ElementRunner)
+		dest, epoch, ok := elemDest(pe, r)
 		if !ok {
-			return false
-		}
-		var dest int
-		var epoch uint32
-		raw, isRaw := rawOf(r.Index)
-		if isRaw {
-			dest, epoch, err = er.WhereRaw(raw)
-		} else {
-			dest, epoch, err = er.Where(r.Index)
-		}
-		if err != nil || dest < 0 || dest >= len(b.take) {
 			return false
 		}
 		k := elemKey{r.Index, epoch}

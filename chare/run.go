@@ -402,20 +402,30 @@ func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M)
 // communication graph recorded) is left to the envelope's path, which
 // reports errors.
 func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M) bool {
-	if r.Index == nil || pe.commOn || pe.held(r.Coll) {
-		return false
-	}
-	l, err := pe.Part(r.Coll)
-	if err != nil {
-		return false
-	}
-	er, ok := l.(ElementRunner)
+	dest, epoch, ok := elemDest(pe, r)
 	if !ok {
 		return false
 	}
-	var dest int
-	var epoch uint32
-	if raw, ok := rawOf(r.Index); ok {
+	appendElem(pe, r.Coll, e, method, msg, dest, elemKey{r.Index, epoch})
+	return true
+}
+
+// elemDest finds the PE and epoch of the array element r names, as
+// pe.send would; ok is false for anything unusual, which the caller leaves
+// to the envelope's path.
+func elemDest(pe *PE, r *Route) (dest int, epoch uint32, ok bool) {
+	if r.Index == nil || pe.commOn || pe.held(r.Coll) {
+		return 0, 0, false
+	}
+	l, err := pe.Part(r.Coll)
+	if err != nil {
+		return 0, 0, false
+	}
+	er, isRunner := l.(ElementRunner)
+	if !isRunner {
+		return 0, 0, false
+	}
+	if raw, isRaw := rawOf(r.Index); isRaw {
 		// A proxy from another process: its index stays in its bytes (in
 		// the run too, which carries them on as they are), decoded here
 		// and on delivery without an allocation.
@@ -424,10 +434,9 @@ func sendElemRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), msg M
 		dest, epoch, err = er.Where(r.Index)
 	}
 	if err != nil || dest < 0 || dest >= pe.NumPEs() {
-		return false
+		return 0, 0, false
 	}
-	appendElem(pe, r.Coll, e, method, msg, dest, elemKey{r.Index, epoch})
-	return true
+	return dest, epoch, true
 }
 
 // appendElem appends msg for the element k to the element run open for
