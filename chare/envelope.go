@@ -42,6 +42,12 @@ type Envelope interface {
 	Header() *Header
 	// Payload returns the message, or nil for an entry without one.
 	Payload() any
+	// PayloadRef returns a pointer to the message (the message itself for
+	// an envelope built from a description, which holds it as an
+	// interface), or nil for an entry without one: unlike Payload, it
+	// does not copy the message into an interface, so it allocates
+	// nothing. What it points to must not be changed.
+	PayloadRef() any
 	invoke(pe *PE, obj any)
 	clone() Envelope
 }
@@ -78,6 +84,7 @@ type env1[T, M any] struct {
 
 func (e *env1[T, M]) Deliver(pe *actor.PE)  { e.deliver(pe, e) }
 func (e *env1[T, M]) Payload() any          { return e.msg }
+func (e *env1[T, M]) PayloadRef() any       { return &e.msg }
 func (e *env1[T, M]) invoke(_ *PE, obj any) { e.fn(obj.(*T), e.msg) }
 func (e *env1[T, M]) clone() Envelope       { c := *e; return &c }
 
@@ -89,6 +96,7 @@ type env0[T any] struct {
 
 func (e *env0[T]) Deliver(pe *actor.PE)  { e.deliver(pe, e) }
 func (e *env0[T]) Payload() any          { return nil }
+func (e *env0[T]) PayloadRef() any       { return nil }
 func (e *env0[T]) invoke(_ *PE, obj any) { e.fn(obj.(*T)) }
 func (e *env0[T]) clone() Envelope       { c := *e; return &c }
 
@@ -104,6 +112,7 @@ type envCall[T, M, R any] struct {
 
 func (e *envCall[T, M, R]) Deliver(pe *actor.PE) { e.deliver(pe, e) }
 func (e *envCall[T, M, R]) Payload() any         { return e.msg }
+func (e *envCall[T, M, R]) PayloadRef() any      { return &e.msg }
 func (e *envCall[T, M, R]) invoke(pe *PE, obj any) {
 	r := e.fn(obj.(*T), e.msg)
 	pe.reply(e.reply, r)
@@ -119,6 +128,7 @@ type envCall0[T, R any] struct {
 
 func (e *envCall0[T, R]) Deliver(pe *actor.PE) { e.deliver(pe, e) }
 func (e *envCall0[T, R]) Payload() any         { return nil }
+func (e *envCall0[T, R]) PayloadRef() any      { return nil }
 func (e *envCall0[T, R]) invoke(pe *PE, obj any) {
 	r := e.fn(obj.(*T))
 	pe.reply(e.reply, r)
@@ -147,6 +157,7 @@ type envDyn struct {
 
 func (e *envDyn) Deliver(pe *actor.PE) { e.deliver(pe, e) }
 func (e *envDyn) Payload() any         { return e.msg }
+func (e *envDyn) PayloadRef() any      { return e.msg }
 func (e *envDyn) invoke(pe *PE, obj any) {
 	r, err := e.h.Entry.Invoke(obj, e.msg)
 	if err == nil && e.reply.ID != 0 {

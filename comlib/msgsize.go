@@ -12,7 +12,23 @@ import (
 // strings at the top level of the message (or of a struct message) their
 // contents. Deeper structure is not walked: the estimate costs a few
 // field reads per send, not an encoding.
-func msgSize(env chare.Envelope) int { return MessageSize(env.Payload()) }
+func msgSize(env chare.Envelope) int { return MessageSize(payload(env)) }
+
+// payload returns env's message as an interface without copying it into
+// one (which allocates for a message that is not a pointer): a pointer to
+// it, or the message itself if it is a pointer or an interface, so that
+// its methods (Sizer, Urgent) are found either way; nil if it has none.
+func payload(env chare.Envelope) any {
+	p := env.PayloadRef()
+	rv := reflect.ValueOf(p)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return p // the message itself (held as an interface), or nil
+	}
+	if k := rv.Elem().Kind(); k == reflect.Pointer || k == reflect.Interface {
+		return rv.Elem().Interface() // a pointer or an interface: no allocation
+	}
+	return p
+}
 
 // MessageSize is the size Auto's msg_size sees for a message v (see
 // msgSize): what to declare in AutoOptions.MsgSize for an exchange of

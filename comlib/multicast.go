@@ -113,7 +113,7 @@ func (m *multicaster) start(msg mcastMsg, env chare.Envelope) error {
 	if err != nil {
 		return fmt.Errorf("comlib: %v: %w", m.in, err)
 	}
-	if sz, ok := env.Payload().(Sizer); m.sp.Chunk > 0 && (!ok || sz.Size() > m.sp.Chunk) {
+	if sz, ok := payload(env).(Sizer); m.sp.Chunk > 0 && (!ok || sz.Size() > m.sp.Chunk) {
 		b, err := msgpack.Marshal(wenv{E: env})
 		if err != nil {
 			return fmt.Errorf("comlib: %v: encoding a multicast to cut it: %w", m.in, err)

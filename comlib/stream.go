@@ -100,7 +100,7 @@ func (t *stream) send(o op) error {
 	if t.tuner != nil {
 		t.tuner.count()
 	}
-	if u, ok := o.env.Payload().(Urgent); ok && u.Urgent() {
+	if u, ok := payload(o.env).(Urgent); ok && u.Urgent() {
 		t.in.st.direct.Add(1)
 		return chare.Forward(t.s.ctx(), o.env)
 	}
