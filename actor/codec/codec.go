@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"unsafe"
 
@@ -104,7 +105,7 @@ var (
 func Append[T any](c *Codec, b []byte, v *T) ([]byte, error) {
 	switch c.how {
 	case Generated:
-		return c.enc(b, unsafe.Pointer(v)), nil
+		return c.generate(b, unsafe.Pointer(v))
 	case Marshaler:
 		return c.marshal(b, any(v))
 	}
@@ -136,7 +137,7 @@ func (c *Codec) AppendValue(b []byte, v reflect.Value) ([]byte, error) {
 	}
 	switch c.how {
 	case Generated:
-		return c.enc(b, v.Addr().UnsafePointer()), nil
+		return c.generate(b, v.Addr().UnsafePointer())
 	case Marshaler:
 		return c.marshal(b, v.Addr().Interface())
 	}
@@ -205,6 +206,70 @@ func (c *Codec) wrap(err error) error {
 		return &Error{Type: c.typ, Off: d.Off, Msg: d.Msg}
 	}
 	return &Error{Type: c.typ, Off: -1, Msg: err.Error()}
+}
+
+// maxLen is the longest string, []byte or slice msgpack can describe
+// (a test lowers it).
+var maxLen uint64 = msgp.MaxLen
+
+// generate runs the generated encoder. A string, []byte or slice longer
+// than msgpack can describe (4 GiB) gets an error naming the type and the
+// field: its header would otherwise be written with its length cut short.
+// Such a value makes an encoding longer than that too, so only then is
+// the value searched for one.
+func (c *Codec) generate(b []byte, p unsafe.Pointer) ([]byte, error) {
+	out := c.enc(b, p)
+	if uint64(len(out)-len(b)) > maxLen {
+		if path, n, found := tooLong(reflect.NewAt(c.typ, p).Elem(), ""); found {
+			return b, fmt.Errorf("codec: encoding %v: %s has length %d, longer than msgpack can describe (%d)", c.typ, path, n, maxLen)
+		}
+	}
+	return out, nil
+}
+
+// tooLong finds a string, []byte or slice in v longer than maxLen, and
+// says where it is (path names v).
+func tooLong(v reflect.Value, path string) (string, int, bool) {
+	name := func(p string) string {
+		if p == "" {
+			return "the value"
+		}
+		return "field " + p
+	}
+	switch v.Kind() {
+	case reflect.String, reflect.Slice:
+		if uint64(v.Len()) > maxLen {
+			return name(path), v.Len(), true
+		}
+		if v.Kind() == reflect.String || v.Type().Elem().Kind() == reflect.Uint8 {
+			return "", 0, false
+		}
+		fallthrough
+	case reflect.Array:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return "", 0, false
+		}
+		for i := range v.Len() {
+			if p, n, found := tooLong(v.Index(i), path+"["+strconv.Itoa(i)+"]"); found {
+				return p, n, true
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			sub := f.Name
+			if path != "" {
+				sub = path + "." + f.Name
+			}
+			if p, n, found := tooLong(v.Field(i), sub); found {
+				return p, n, true
+			}
+		}
+	}
+	return "", 0, false
 }
 
 func (c *Codec) marshal(b []byte, v any) (out []byte, err error) {

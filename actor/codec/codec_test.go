@@ -382,3 +382,48 @@ func TestValueAPI(t *testing.T) {
 	require.ErrorContains(t, err, "int is not a codec.small")
 	require.ErrorContains(t, c.DecodeValue(b, reflect.ValueOf(small{})), "needs a non-nil *codec.small")
 }
+
+// A string, []byte or slice longer than msgpack can describe is refused
+// with an error naming the type and the field, not written with its
+// length cut short. maxLen stands in for 4 GiB.
+func TestTooLongRefused(t *testing.T) {
+	type part struct{ Tags []string }
+	type long struct {
+		Name  string
+		Data  []byte
+		Items []int32
+		Parts [2]part
+	}
+	old := maxLen
+	maxLen = 8
+	defer func() { maxLen = old }()
+	c := For[long]()
+	require.Equal(t, Generated, c.How())
+
+	// The encoding is longer than 8 bytes, but no part of it is.
+	fits := long{Name: "12345678", Data: make([]byte, 8), Items: make([]int32, 8),
+		Parts: [2]part{{}, {Tags: []string{"12345678"}}}}
+	b, err := Append(c, nil, &fits)
+	require.NoError(t, err)
+	var back long
+	require.NoError(t, Decode(c, b, &back))
+	require.Equal(t, fits, back)
+
+	for field, v := range map[string]long{
+		"Name":             {Name: "123456789"},
+		"Data":             {Data: make([]byte, 9)},
+		"Items":            {Items: make([]int32, 9)},
+		"Parts[1].Tags":    {Parts: [2]part{{}, {Tags: make([]string, 9)}}},
+		"Parts[0].Tags[2]": {Parts: [2]part{{Tags: []string{"", "", "123456789"}}}},
+	} {
+		prefix := []byte{0xc0}
+		out, err := Append(c, prefix, &v)
+		require.Error(t, err, field)
+		require.Contains(t, err.Error(), "codec.long", field)
+		require.Contains(t, err.Error(), "field "+field+" has length 9", field)
+		require.Equal(t, prefix, out, "%s: nothing appended", field)
+
+		_, err = c.AppendValue(nil, reflect.ValueOf(v))
+		require.Error(t, err, field)
+	}
+}
