@@ -220,16 +220,20 @@ var maxLen uint64 = msgp.MaxLen
 func (c *Codec) generate(b []byte, p unsafe.Pointer) ([]byte, error) {
 	out := c.enc(b, p)
 	if uint64(len(out)-len(b)) > maxLen {
-		if path, n, found := tooLong(reflect.NewAt(c.typ, p).Elem(), ""); found {
+		if path, n, found := tooLong(reflect.NewAt(c.typ, p).Elem(), "", 0); found {
 			return b, fmt.Errorf("codec: encoding %v: %s has length %d, longer than msgpack can describe (%d)", c.typ, path, n, maxLen)
 		}
 	}
 	return out, nil
 }
 
-// tooLong finds a string, []byte or slice in v longer than maxLen, and
-// says where it is (path names v).
-func tooLong(v reflect.Value, path string) (string, int, bool) {
+// tooLong finds a string, []byte, slice or map in v longer than maxLen,
+// and says where it is (path names v). It follows pointers and interfaces
+// to a depth of 64, which a cycle cannot take it past.
+func tooLong(v reflect.Value, path string, depth int) (string, int, bool) {
+	if depth > 64 {
+		return "", 0, false
+	}
 	name := func(p string) string {
 		if p == "" {
 			return "the value"
@@ -250,7 +254,7 @@ func tooLong(v reflect.Value, path string) (string, int, bool) {
 			return "", 0, false
 		}
 		for i := range v.Len() {
-			if p, n, found := tooLong(v.Index(i), path+"["+strconv.Itoa(i)+"]"); found {
+			if p, n, found := tooLong(v.Index(i), path+"["+strconv.Itoa(i)+"]", depth+1); found {
 				return p, n, true
 			}
 		}
@@ -264,9 +268,26 @@ func tooLong(v reflect.Value, path string) (string, int, bool) {
 			if path != "" {
 				sub = path + "." + f.Name
 			}
-			if p, n, found := tooLong(v.Field(i), sub); found {
+			if p, n, found := tooLong(v.Field(i), sub, depth+1); found {
 				return p, n, true
 			}
+		}
+	case reflect.Map:
+		if uint64(v.Len()) > maxLen {
+			return name(path), v.Len(), true
+		}
+		for it := v.MapRange(); it.Next(); {
+			sub := path + "[" + fmt.Sprint(it.Key()) + "]"
+			if p, n, found := tooLong(it.Key(), sub, depth+1); found {
+				return p, n, true
+			}
+			if p, n, found := tooLong(it.Value(), sub, depth+1); found {
+				return p, n, true
+			}
+		}
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return tooLong(v.Elem(), path, depth+1)
 		}
 	}
 	return "", 0, false
@@ -352,6 +373,11 @@ func (c *Codec) reflectAppend(b []byte, v any) (out []byte, err error) {
 	e.w.b = b
 	if err := e.enc.Encode(v); err != nil {
 		return b, fmt.Errorf("codec: encoding %v: %w", c.typ, err)
+	}
+	if uint64(len(e.w.b)-len(b)) > maxLen { // msgpack/v5 cuts such a length short too
+		if path, n, found := tooLong(reflect.ValueOf(v), "", 0); found {
+			return b, fmt.Errorf("codec: encoding %v: %s has length %d, longer than msgpack can describe (%d)", c.typ, path, n, maxLen)
+		}
 	}
 	return e.w.b, nil
 }

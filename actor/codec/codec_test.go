@@ -427,3 +427,29 @@ func TestTooLongRefused(t *testing.T) {
 		require.Error(t, err, field)
 	}
 }
+
+// The reflection path (msgpack/v5, here for a map) refuses the same way.
+func TestTooLongRefusedByReflection(t *testing.T) {
+	type long struct{ M map[string][]string }
+	old := maxLen
+	maxLen = 8
+	defer func() { maxLen = old }()
+	c := For[long]()
+	require.Equal(t, Reflection, c.How())
+
+	fits := long{M: map[string][]string{"a": {"12345678"}}}
+	b, err := Append(c, nil, &fits)
+	require.NoError(t, err)
+	var back long
+	require.NoError(t, Decode(c, b, &back))
+	require.Equal(t, fits, back)
+
+	for field, v := range map[string]long{
+		"M[a]":    {M: map[string][]string{"a": make([]string, 9)}},
+		"M[b][1]": {M: map[string][]string{"b": {"", "123456789"}}},
+	} {
+		_, err := Append(c, nil, &v)
+		require.Error(t, err, field)
+		require.Contains(t, err.Error(), "field "+field+" has length 9", field)
+	}
+}
