@@ -120,7 +120,10 @@ func (st *peState) distCollect(rep *peReport) {
 
 func (m *distStat) Describe() string { return fmt.Sprintf("PE %d's load for a distributed step", m.PE) }
 func (m *distStat) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, false) // root checked below
+	if st == nil {
+		return
+	}
 	np := st.pe.NumPEs()
 	if st.root == nil || st.root.dist == nil || m.PE < 0 || m.PE >= np {
 		st.pe.Fail(fmt.Errorf("lb: an unexpected distributed-step load from PE %d", m.PE))
@@ -189,7 +192,10 @@ func (st *peState) distRound(kind int) {
 
 func (m *distRound) Describe() string { return fmt.Sprintf("round %d of a distributed step", m.Seq) }
 func (m *distRound) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, false)
+	if st == nil {
+		return
+	}
 	if st.dist == nil {
 		st.pe.Fail(fmt.Errorf("lb: round %d of a distributed step that this PE did not start", m.Seq))
 		return
@@ -202,7 +208,10 @@ func (m *distPeer) Describe() string {
 	return fmt.Sprintf("a distributed step's message for round %d", m.Seq+1)
 }
 func (m *distPeer) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, false)
+	if st == nil {
+		return
+	}
 	if st.dist == nil || (m.Gossip == nil && m.Offer == nil && m.Reply == nil) {
 		st.pe.Fail(fmt.Errorf("lb: an unexpected distributed-step message for round %d", m.Seq+1))
 		return
@@ -272,7 +281,10 @@ func (st *peState) distAct() {
 
 func (m *distAck) Describe() string { return fmt.Sprintf("PE %d's end of round %d", m.PE, m.Seq) }
 func (m *distAck) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, true)
+	if st == nil {
+		return
+	}
 	r := st.root
 	if r == nil || r.dist == nil || m.PE < 0 || m.PE >= st.pe.NumPEs() || len(m.SentTo) > st.pe.NumPEs() {
 		st.pe.Fail(fmt.Errorf("lb: an unexpected distributed-step round end from PE %d", m.PE))

@@ -30,3 +30,9 @@ func MoveHere(ctx chare.Context, coll chare.CollID, index any, to int) error {
 	}
 	return fmt.Errorf("element %v of %v is not in PE %d's snapshot", index, coll, st.pe.ID())
 }
+
+// MisaddressReport sends a PE's load report, a message for PE 0's
+// coordinator, to PE to instead, as a damaged frame could.
+func MisaddressReport(ctx chare.Context, to int) {
+	chare.PEOf(ctx).Actor().Send(to, &peReport{PE: 0})
+}

@@ -246,8 +246,12 @@ func NotifyFunc(from chare.Context, fn func(ctx chare.Context, r Report)) error 
 
 type notifyMsg struct{ CB chare.Callback }
 
-func (m *notifyMsg) Describe() string     { return "a load-balancing report subscription" }
-func (m *notifyMsg) Deliver(ap *actor.PE) { r := stateOf(ap).root; r.notify = append(r.notify, m.CB) }
+func (m *notifyMsg) Describe() string { return "a load-balancing report subscription" }
+func (m *notifyMsg) Deliver(ap *actor.PE) {
+	if st := stateOf(ap, m, true); st != nil {
+		st.root.notify = append(st.root.notify, m.CB)
+	}
+}
 
 // onSync is the array package's AtSync hook.
 func onSync(s *array.Sync) {
@@ -277,7 +281,10 @@ type syncReady struct {
 
 func (m *syncReady) Describe() string { return fmt.Sprintf("AtSync of %d elements of %v", m.N, m.Coll) }
 func (m *syncReady) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, true)
+	if st == nil {
+		return
+	}
 	r := st.root
 	r.ready[m.Coll] += m.N
 	total, err := array.NumElements(st.pe, m.Coll)
@@ -299,8 +306,12 @@ type stepRequest struct {
 	HasDone bool
 }
 
-func (m *stepRequest) Describe() string     { return "a load-balancing step request" }
-func (m *stepRequest) Deliver(ap *actor.PE) { stateOf(ap).request(*m) }
+func (m *stepRequest) Describe() string { return "a load-balancing step request" }
+func (m *stepRequest) Deliver(ap *actor.PE) {
+	if st := stateOf(ap, m, true); st != nil {
+		st.request(*m)
+	}
+}
 
 // request starts a step on PE 0, or queues it behind the running one.
 func (st *peState) request(m stepRequest) {
@@ -328,7 +339,10 @@ type stepCollect struct {
 
 func (m *stepCollect) Describe() string { return fmt.Sprintf("load-balancing step %d", m.Step) }
 func (m *stepCollect) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, false)
+	if st == nil {
+		return
+	}
 	now := time.Now()
 	st.reported = array.LocalElements(st.pe, m.Coll)
 	rep := &peReport{PE: st.pe.ID(), Step: m.Step, Objs: make([]objReport, len(st.reported))}
@@ -396,7 +410,10 @@ type peReport struct {
 
 func (m *peReport) Describe() string { return fmt.Sprintf("PE %d's load report", m.PE) }
 func (m *peReport) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, true)
+	if st == nil {
+		return
+	}
 	r := st.root
 	if m.PE < 0 || m.PE >= st.pe.NumPEs() || r == nil || !r.running {
 		st.pe.Fail(fmt.Errorf("lb: an unexpected load report from PE %d", m.PE))
@@ -567,7 +584,10 @@ func (m *stepOrders) Describe() string {
 	return fmt.Sprintf("the moves of load-balancing step %d", m.Step)
 }
 func (m *stepOrders) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, false)
+	if st == nil {
+		return
+	}
 	if m.apply(st) {
 		ap.Send(0, &stepDone{PE: st.pe.ID(), Step: m.Step})
 	}
@@ -613,7 +633,10 @@ type stepDone struct{ PE, Step int }
 
 func (m *stepDone) Describe() string { return fmt.Sprintf("the end of step %d on PE %d", m.Step, m.PE) }
 func (m *stepDone) Deliver(ap *actor.PE) {
-	st := stateOf(ap)
+	st := stateOf(ap, m, true)
+	if st == nil {
+		return
+	}
 	r := st.root
 	if r.dones++; r.dones < st.pe.NumPEs() {
 		return
@@ -640,7 +663,26 @@ func (st *peState) stepDone() {
 	}
 }
 
-func stateOf(ap *actor.PE) *peState { return state(chare.PEFor(ap)) }
+// stateOf returns load balancing's state on PE ap, where message m
+// arrived; root says m is for PE 0's coordinator. A message that reached
+// a PE that runs no chares, or a coordinator's message that reached
+// another PE than 0 (a damaged or misaddressed frame), aborts the job with
+// an error naming it, and stateOf returns nil.
+func stateOf(ap *actor.PE, m interface{ Describe() string }, root bool) *peState {
+	var st *peState
+	if pe := chare.PEFor(ap); pe != nil {
+		st = state(pe)
+	}
+	switch {
+	case st == nil:
+		ap.Runtime().Abort(fmt.Errorf("lb: %s reached PE %d, which runs no load balancing", m.Describe(), ap.ID()))
+		return nil
+	case root && st.root == nil:
+		ap.Runtime().Abort(fmt.Errorf("lb: %s reached PE %d, but only PE 0 coordinates load balancing", m.Describe(), ap.ID()))
+		return nil
+	}
+	return st
+}
 
 // ---- wire ----
 

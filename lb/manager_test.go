@@ -493,3 +493,17 @@ func TestNotifyEntryAndFuncAreTyped(t *testing.T) {
 		}
 	})
 }
+
+// A coordinator's message that reaches another PE than 0 (a damaged or
+// misaddressed frame) ends the job with an error naming it, not a panic.
+func TestCoordinatorMessageElsewhereIsNamed(t *testing.T) {
+	_, err := chare.Run(chare.Config{PEs: 2, Flags: map[string]string{lb.FlagBalancer: "greedy"}, Timeout: 30 * time.Second},
+		func(m *lbMain, _ []string) {
+			lb.MisaddressReport(m, 1)
+			// Wait for what never comes: the abort ends the job.
+			_, _ = chare.NewFuture[int](m).Get(m)
+			m.Exit(0)
+		})
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "PE 0's load report reached PE 1, but only PE 0 coordinates load balancing")
+}
