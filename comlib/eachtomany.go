@@ -86,6 +86,7 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 		e.root = bracket.NewRoot(s.pe.NumPEs())
 	}
 	_, e.debug = s.pe.Job().Flag(FlagDebug)
+	in.st.setLocalE2M(s.pe.ID(), s.pe.NumPEs(), e)
 	return e, nil
 }
 
@@ -262,7 +263,7 @@ func (e *e2m) multicast(o op) error {
 
 // apply carries out a machine's effects.
 func (e *e2m) apply(fx bracket.Effects[wenv]) {
-	if fx.Ack == 0 && len(fx.Packets)+len(fx.Direct)+len(fx.Deliver)+len(fx.Notes)+len(fx.Reports)+len(fx.Errors)+
+	if fx.Ack == 0 && len(fx.Packets)+len(fx.Direct)+len(fx.Deliver)+len(fx.Runs)+len(fx.Notes)+len(fx.Reports)+len(fx.Errors)+
 		len(fx.Exchanges)+len(fx.Finished)+len(fx.Wait) == 0 && e.errAt.IsZero() && !e.ctl {
 		return // most sends: queued until the exchange
 	}
@@ -270,10 +271,12 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 	if e.fol != nil {
 		e.tuneStarts(fx)
 	}
+	if len(fx.Packets) > 0 {
+		st.packets.Add(int64(len(fx.Packets)))
+	}
 	for i := range fx.Packets {
 		pk := fx.Packets[i]
 		s.pe.Actor().Release(len(pk.Msgs))
-		st.packets.Add(1)
 		if pk.To >= 0 && pk.To < len(e.dests) && !e.dests[pk.To] {
 			e.dests[pk.To] = true
 			e.ndest++
@@ -283,7 +286,7 @@ func (e *e2m) apply(fx bracket.Effects[wenv]) {
 			if lp == nil {
 				lp = new(localPacket)
 			}
-			lp.inst, lp.pk = e.in.id, pk
+			lp.inst, lp.pk, lp.to = e.in.id, pk, st.localE2M(pk.To)
 			s.pe.Actor().Send(pk.To, lp)
 			continue
 		}
@@ -342,6 +345,14 @@ deliver:
 		s.pe.Actor().Release(1)
 		if err := chare.Deliver(ctx, m.Payload.E); err != nil {
 			s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
+		}
+	}
+	for _, ms := range fx.Runs {
+		for i := range ms {
+			s.pe.Actor().Release(1)
+			if err := chare.Deliver(ctx, ms[i].Payload.E); err != nil {
+				s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
+			}
 		}
 	}
 	e.m.Recycle(fx) // the packets were sent by value, Notes and Reports stay ours
@@ -452,6 +463,7 @@ func (e *e2m) sourceCount() (int, error) {
 type localPacket struct {
 	inst uint32
 	pk   bracket.Packet[wenv]
+	to   *e2m // the receiver's strategy, if it was made when the packet left
 }
 
 // localPackets holds delivered local packets for the senders to reuse
@@ -470,6 +482,10 @@ func (m *localPacket) Release() {
 
 // Deliver implements actor.Message on the receiving PE.
 func (m *localPacket) Deliver(ap *actor.PE) {
+	if to := m.to; to != nil && to.s.pe.Actor() == ap && to.in.id == m.inst {
+		to.packet(m.pk)
+		return
+	}
 	pe := chare.PEFor(ap)
 	if pe == nil {
 		ap.Runtime().Abort(fmt.Errorf("comlib: %s reached PE %d, which runs no chares", m.Describe(), ap.ID()))

@@ -96,9 +96,13 @@ type Effects[T any] struct {
 	Packets []Packet[T] // to other PEs
 	Direct  []Msg[T]    // straight to Dest, outside the exchange
 	Deliver []Msg[T]    // here (Dest is this PE)
-	Notes   []Note      // to PE 0
-	Reports []Report    // to PE 0
-	Errors  []error     // broken restrictions (C07), to report and abort
+	// Runs are more messages to deliver here, after Deliver, each run in
+	// the array of the packet that brought it (Dest is this PE): the last
+	// stage's packets, whose messages are not copied again.
+	Runs    [][]Msg[T]
+	Notes   []Note   // to PE 0
+	Reports []Report // to PE 0
+	Errors  []error  // broken restrictions (C07), to report and abort
 	// Exchanges lists the iterations whose exchange started (statistics).
 	Exchanges []int
 	// Finished lists the exchanges that ended here, with the variant of
@@ -119,6 +123,7 @@ const maxSpare = 8
 type spares[T any] struct {
 	packets   [][]Packet[T]
 	deliver   [][]Msg[T]
+	runs      [][][]Msg[T]
 	exchanges [][]int
 	finished  [][]Finished
 }
@@ -132,6 +137,7 @@ type spares[T any] struct {
 func (p *PE[T]) Recycle(fx Effects[T]) {
 	give(&p.spare.packets, fx.Packets)
 	give(&p.spare.deliver, fx.Deliver)
+	give(&p.spare.runs, fx.Runs)
 	give(&p.spare.exchanges, fx.Exchanges)
 	give(&p.spare.finished, fx.Finished)
 }
@@ -485,12 +491,35 @@ func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
 }
 
 func (p *PE[T]) deliver(m Msg[T], fx *Effects[T]) {
+	p.late(&m, fx)
+	fx.Deliver = append(take(&p.spare.deliver, fx.Deliver), m)
+}
+
+// late reports a message delivered after its destination source began a
+// later iteration (C07).
+func (p *PE[T]) late(m *Msg[T], fx *Effects[T]) {
 	if m.DestKey != "" {
 		if pr, ok := p.elem(m.DestKey); ok && pr.Iter > m.Iter {
 			fx.Errors = append(fx.Errors, fmt.Errorf("source %s began iteration %d before a message of iteration %d from %s reached it: a source must receive every message of an iteration before beginning the next (C07)", p.nm(m.DestKey), pr.Iter, m.Iter, p.nm(m.Src)))
 		}
 	}
-	fx.Deliver = append(take(&p.spare.deliver, fx.Deliver), m)
+}
+
+// deliverRun delivers the messages of a packet's array here as one run
+// (Effects.Runs), or one by one if some are not for this PE.
+func (p *PE[T]) deliverRun(ms []Msg[T], fx *Effects[T]) {
+	for i := range ms {
+		if ms[i].Dest != p.id {
+			for _, m := range ms {
+				p.out(m, fx)
+			}
+			return
+		}
+	}
+	for i := range ms {
+		p.late(&ms[i], fx)
+	}
+	fx.Runs = append(take(&p.spare.runs, fx.Runs), ms)
 }
 
 // Send is a message from source k, in its current iteration, for the PE
@@ -868,9 +897,7 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 				p.out(m, fx) // every message should be here by now
 			}
 			for _, ms := range it.cur { // straight from the last stage's packets
-				for _, m := range ms {
-					p.out(m, fx)
-				}
+				p.deliverRun(ms, fx)
 			}
 			for _, pk := range it.inbox { // from a later list: not ours
 				for _, m := range pk.Msgs {
