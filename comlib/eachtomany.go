@@ -165,7 +165,7 @@ func (e *e2m) begin(o op) error {
 	if err != nil {
 		return fmt.Errorf("comlib: %v: element %v: %w", e.in, o.index, err)
 	}
-	e.apply(fx)
+	e.apply(&fx)
 	return nil
 }
 
@@ -186,7 +186,7 @@ func (e *e2m) end(o op) error {
 		return err
 	}
 	e.in.st.iterations.Add(1)
-	e.apply(fx)
+	e.apply(&fx)
 	return nil
 }
 
@@ -225,7 +225,7 @@ func (e *e2m) send(o op) error {
 		return fmt.Errorf("comlib: %v: element %v: %w", e.in, o.index, err)
 	}
 	e.s.pe.Actor().Hold(1) // in the machine until it leaves
-	e.apply(fx)
+	e.apply(&fx)
 	return nil
 }
 
@@ -262,11 +262,15 @@ func (e *e2m) multicast(o op) error {
 }
 
 // apply carries out a machine's effects.
-func (e *e2m) apply(fx bracket.Effects[wenv]) {
+func (e *e2m) apply(fx *bracket.Effects[wenv]) {
 	if fx.Ack == 0 && len(fx.Packets)+len(fx.Direct)+len(fx.Deliver)+len(fx.Runs)+len(fx.Notes)+len(fx.Reports)+len(fx.Errors)+
 		len(fx.Exchanges)+len(fx.Finished)+len(fx.Wait) == 0 && e.errAt.IsZero() && !e.ctl {
 		return // most sends: queued until the exchange
 	}
+	e.applyAll(fx)
+}
+
+func (e *e2m) applyAll(fx *bracket.Effects[wenv]) {
 	s, ctx, st := e.s, e.s.ctx(), e.in.st
 	if e.fol != nil {
 		e.tuneStarts(fx)
@@ -355,7 +359,7 @@ deliver:
 			}
 		}
 	}
-	e.m.Recycle(fx) // the packets were sent by value, Notes and Reports stay ours
+	e.m.Recycle(*fx) // the packets were sent by value, Notes and Reports stay ours
 }
 
 func (e *e2m) toRoot(m ctlMsg) {
@@ -373,7 +377,8 @@ func (e *e2m) broadcastCtl(m ctlMsg) {
 // packet handles a stage packet from another PE.
 func (e *e2m) packet(pk bracket.Packet[wenv]) {
 	e.s.pe.Actor().Hold(len(pk.Msgs))
-	e.apply(e.m.Packet(pk))
+	fx := e.m.Packet(pk)
+	e.apply(&fx)
 }
 
 // control handles the recovery protocol.
@@ -422,17 +427,19 @@ func (e *e2m) control(m ctlMsg) error {
 		}
 	case m.Enter != nil:
 		e.ctl = true
-		e.apply(e.m.Enter(*m.Enter))
+		fx := e.m.Enter(*m.Enter)
+		e.apply(&fx)
 		e.ctl = false
 	case m.List != nil:
 		fx, err := e.m.NewList(m.List)
 		if err != nil {
 			return err
 		}
-		e.apply(fx)
+		e.apply(&fx)
 	case m.Release != 0:
 		e.ctl = true
-		e.apply(e.m.Release(m.Release))
+		fx := e.m.Release(m.Release)
+		e.apply(&fx)
 		e.ctl = false
 	case m.Range != nil || len(m.Measures) > 0 || m.Need != nil:
 		return e.tuneControl(m)

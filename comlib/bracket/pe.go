@@ -938,6 +938,18 @@ func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
 	}
 	if it.started {
 		p.checkVariant(it, pk, &fx)
+		if it.status == open && pk.Step == it.step && pk.Stage == it.stage && len(it.inbox) == 0 {
+			// The packet the current stage waits for, as most are: consumed
+			// here rather than through the inbox.
+			it.got++
+			if len(pk.Msgs) > 0 {
+				it.cur = append(it.cur, pk.Msgs)
+			}
+			if it.got >= it.recvN {
+				p.advance(it, &fx)
+			}
+			return fx
+		}
 	}
 	it.inbox = append(it.inbox, pk)
 	p.advance(it, &fx)
