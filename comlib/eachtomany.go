@@ -3,7 +3,6 @@ package comlib
 import (
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/charmgo/charm/actor"
@@ -53,8 +52,12 @@ type e2m struct {
 	errAt time.Time     // when this PE entered error mode
 	debug bool
 	dests []bool // by PE: a packet went there
-	ndest int    // how many are true
-	ctl   bool   // applying the effects of a control message
+	// free holds local packets this PE received and handled, for its own
+	// packets to reuse: in an exchange a PE sends about as many as it
+	// receives, and a packet changes owner only through a mailbox.
+	free  []*localPacket
+	ndest int  // how many are true
+	ctl   bool // applying the effects of a control message
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
 	fol    *agree.Follower
@@ -286,8 +289,10 @@ func (e *e2m) applyAll(fx *bracket.Effects[wenv]) {
 			e.ndest++
 		}
 		if pk.To != s.pe.ID() && s.pe.Actor().Runtime().IsLocal(pk.To) {
-			lp, _ := localPackets.Get().(*localPacket)
-			if lp == nil {
+			var lp *localPacket
+			if n := len(e.free); n > 0 {
+				lp, e.free = e.free[n-1], e.free[:n-1]
+			} else {
 				lp = new(localPacket)
 			}
 			lp.inst, lp.pk, lp.to = e.in.id, pk, st.localE2M(pk.To)
@@ -473,19 +478,23 @@ type localPacket struct {
 	to   *e2m // the receiver's strategy, if it was made when the packet left
 }
 
-// localPackets holds delivered local packets for the senders to reuse
-// (actor.Releaser).
-var localPackets sync.Pool
-
 // Count implements actor.Multi: a packet is one message.
 func (m *localPacket) Count() int { return 1 }
 
 // Release implements actor.Releaser: the receiver has handled the packet
-// (its messages were copied out or sent on) and holds it no longer.
+// (its messages were copied out or sent on) and holds it no longer. It
+// joins the receiver's free packets (Deliver cleared to if it was not the
+// receiver's), called on the receiving PE.
 func (m *localPacket) Release() {
+	to := m.to
 	*m = localPacket{}
-	localPackets.Put(m)
+	if to != nil && len(to.free) < maxFreePackets {
+		to.free = append(to.free, m)
+	}
 }
+
+// maxFreePackets bounds the local packets a PE keeps for reuse.
+const maxFreePackets = 256
 
 // Deliver implements actor.Message on the receiving PE.
 func (m *localPacket) Deliver(ap *actor.PE) {
@@ -493,6 +502,7 @@ func (m *localPacket) Deliver(ap *actor.PE) {
 		to.packet(m.pk)
 		return
 	}
+	m.to = nil // Release must not touch another PE's free packets
 	pe := chare.PEFor(ap)
 	if pe == nil {
 		ap.Runtime().Abort(fmt.Errorf("comlib: %s reached PE %d, which runs no chares", m.Describe(), ap.ID()))
