@@ -130,8 +130,9 @@ type spares[T any] struct {
 
 // Recycle gives back the lists of fx, which the caller no longer reads:
 // later events fill them again, as etcd's raft reuses a Ready once it is
-// advanced. The messages' arrays that the packets carry (Packet.Msgs) are
-// not reused: they belong to their receivers. Direct, Notes, Reports,
+// advanced. The messages' arrays that the packets carry (Packet.Msgs),
+// and that Runs point into, are not reused: they belong to their
+// receivers. Direct, Notes, Reports,
 // Errors and Wait are left to the caller, which may keep them. Calling
 // Recycle is optional; fx must not be read after.
 func (p *PE[T]) Recycle(fx Effects[T]) {
