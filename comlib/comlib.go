@@ -242,6 +242,10 @@ type Stats struct {
 	fanOuts   map[int]map[int]int // EachToMany with Tune: iteration → PE → ω
 	fanOrder  []int               // fanOuts' iterations, first seen first
 	auto      *autoStats          // an Auto instance's choices
+	// e2ms holds, by PE, the EachToMany strategies of this instance on the
+	// PEs of this process (each set once, by its PE, when made): a stage
+	// packet to one of them is handed to it without a look-up there.
+	e2ms atomic.Pointer[[]atomic.Pointer[e2m]]
 
 	messages, packets, direct, held atomic.Int64
 	bytes                           atomic.Int64
@@ -373,6 +377,30 @@ func (s *Stats) exchanged(iter, pe int) {
 	}
 	s.exchanges[iter] = append(s.exchanges[iter], pe)
 	s.mu.Unlock()
+}
+
+// setLocalE2M records e, the strategy of PE pe of n.
+func (s *Stats) setLocalE2M(pe, n int, e *e2m) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.e2ms.Load()
+	if t == nil {
+		tt := make([]atomic.Pointer[e2m], n)
+		t = &tt
+		s.e2ms.Store(t)
+	}
+	if pe >= 0 && pe < len(*t) {
+		(*t)[pe].Store(e)
+	}
+}
+
+// localE2M returns the strategy of PE pe in this process, or nil.
+func (s *Stats) localE2M(pe int) *e2m {
+	t := s.e2ms.Load()
+	if t == nil || pe < 0 || pe >= len(*t) {
+		return nil
+	}
+	return (*t)[pe].Load()
 }
 
 func (s *Stats) recoveredAt(iter int) {

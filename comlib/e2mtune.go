@@ -76,7 +76,7 @@ func omegaCandidates(pes, start int) []int {
 }
 
 // tuneStarts notes when exchanges start here.
-func (e *e2m) tuneStarts(fx bracket.Effects[wenv]) {
+func (e *e2m) tuneStarts(fx *bracket.Effects[wenv]) {
 	if len(fx.Exchanges) == 0 {
 		return
 	}
@@ -88,7 +88,7 @@ func (e *e2m) tuneStarts(fx bracket.Effects[wenv]) {
 
 // tuneEffects asks PE 0 for the ω of iterations that wait for it, and
 // reports the exchanges that finished.
-func (e *e2m) tuneEffects(fx bracket.Effects[wenv]) {
+func (e *e2m) tuneEffects(fx *bracket.Effects[wenv]) {
 	for _, n := range fx.Wait {
 		if seg, ask := e.fol.Need(n); ask {
 			e.in.st.waited.Add(1)
@@ -149,7 +149,8 @@ func (e *e2m) tuneControl(m ctlMsg) error {
 		if err := e.fol.Take(*m.Range); err != nil {
 			return err
 		}
-		e.apply(e.m.Resume())
+		fx := e.m.Resume()
+		e.apply(&fx)
 	case e.dec == nil:
 		return fmt.Errorf("a report or request about ω reached PE %d, not PE 0", e.s.pe.ID())
 	case m.Need != nil:

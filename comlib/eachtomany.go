@@ -3,7 +3,6 @@ package comlib
 import (
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/charmgo/charm/actor"
@@ -53,8 +52,12 @@ type e2m struct {
 	errAt time.Time     // when this PE entered error mode
 	debug bool
 	dests []bool // by PE: a packet went there
-	ndest int    // how many are true
-	ctl   bool   // applying the effects of a control message
+	// free holds local packets this PE received and handled, for its own
+	// packets to reuse: in an exchange a PE sends about as many as it
+	// receives, and a packet changes owner only through a mailbox.
+	free  []*localPacket
+	ndest int  // how many are true
+	ctl   bool // applying the effects of a control message
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
 	fol    *agree.Follower
@@ -86,6 +89,7 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 		e.root = bracket.NewRoot(s.pe.NumPEs())
 	}
 	_, e.debug = s.pe.Job().Flag(FlagDebug)
+	in.st.setLocalE2M(s.pe.ID(), s.pe.NumPEs(), e)
 	return e, nil
 }
 
@@ -164,7 +168,7 @@ func (e *e2m) begin(o op) error {
 	if err != nil {
 		return fmt.Errorf("comlib: %v: element %v: %w", e.in, o.index, err)
 	}
-	e.apply(fx)
+	e.apply(&fx)
 	return nil
 }
 
@@ -185,7 +189,7 @@ func (e *e2m) end(o op) error {
 		return err
 	}
 	e.in.st.iterations.Add(1)
-	e.apply(fx)
+	e.apply(&fx)
 	return nil
 }
 
@@ -224,7 +228,7 @@ func (e *e2m) send(o op) error {
 		return fmt.Errorf("comlib: %v: element %v: %w", e.in, o.index, err)
 	}
 	e.s.pe.Actor().Hold(1) // in the machine until it leaves
-	e.apply(fx)
+	e.apply(&fx)
 	return nil
 }
 
@@ -261,29 +265,37 @@ func (e *e2m) multicast(o op) error {
 }
 
 // apply carries out a machine's effects.
-func (e *e2m) apply(fx bracket.Effects[wenv]) {
-	if fx.Ack == 0 && len(fx.Packets)+len(fx.Direct)+len(fx.Deliver)+len(fx.Notes)+len(fx.Reports)+len(fx.Errors)+
+func (e *e2m) apply(fx *bracket.Effects[wenv]) {
+	if fx.Ack == 0 && len(fx.Packets)+len(fx.Direct)+len(fx.Deliver)+len(fx.Runs)+len(fx.Notes)+len(fx.Reports)+len(fx.Errors)+
 		len(fx.Exchanges)+len(fx.Finished)+len(fx.Wait) == 0 && e.errAt.IsZero() && !e.ctl {
 		return // most sends: queued until the exchange
 	}
+	e.applyAll(fx)
+}
+
+func (e *e2m) applyAll(fx *bracket.Effects[wenv]) {
 	s, ctx, st := e.s, e.s.ctx(), e.in.st
 	if e.fol != nil {
 		e.tuneStarts(fx)
 	}
+	if len(fx.Packets) > 0 {
+		st.packets.Add(int64(len(fx.Packets)))
+	}
 	for i := range fx.Packets {
 		pk := fx.Packets[i]
 		s.pe.Actor().Release(len(pk.Msgs))
-		st.packets.Add(1)
 		if pk.To >= 0 && pk.To < len(e.dests) && !e.dests[pk.To] {
 			e.dests[pk.To] = true
 			e.ndest++
 		}
 		if pk.To != s.pe.ID() && s.pe.Actor().Runtime().IsLocal(pk.To) {
-			lp, _ := localPackets.Get().(*localPacket)
-			if lp == nil {
+			var lp *localPacket
+			if n := len(e.free); n > 0 {
+				lp, e.free = e.free[n-1], e.free[:n-1]
+			} else {
 				lp = new(localPacket)
 			}
-			lp.inst, lp.pk = e.in.id, pk
+			lp.inst, lp.pk, lp.to = e.in.id, pk, st.localE2M(pk.To)
 			s.pe.Actor().Send(pk.To, lp)
 			continue
 		}
@@ -344,7 +356,15 @@ deliver:
 			s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
 		}
 	}
-	e.m.Recycle(fx) // the packets were sent by value, Notes and Reports stay ours
+	for _, ms := range fx.Runs {
+		for i := range ms {
+			s.pe.Actor().Release(1)
+			if err := chare.Deliver(ctx, ms[i].Payload.E); err != nil {
+				s.pe.Fail(fmt.Errorf("comlib: %v: %w", e.in, err))
+			}
+		}
+	}
+	e.m.Recycle(*fx) // the packets were sent by value, Notes and Reports stay ours
 }
 
 func (e *e2m) toRoot(m ctlMsg) {
@@ -362,7 +382,8 @@ func (e *e2m) broadcastCtl(m ctlMsg) {
 // packet handles a stage packet from another PE.
 func (e *e2m) packet(pk bracket.Packet[wenv]) {
 	e.s.pe.Actor().Hold(len(pk.Msgs))
-	e.apply(e.m.Packet(pk))
+	fx := e.m.Packet(pk)
+	e.apply(&fx)
 }
 
 // control handles the recovery protocol.
@@ -411,17 +432,19 @@ func (e *e2m) control(m ctlMsg) error {
 		}
 	case m.Enter != nil:
 		e.ctl = true
-		e.apply(e.m.Enter(*m.Enter))
+		fx := e.m.Enter(*m.Enter)
+		e.apply(&fx)
 		e.ctl = false
 	case m.List != nil:
 		fx, err := e.m.NewList(m.List)
 		if err != nil {
 			return err
 		}
-		e.apply(fx)
+		e.apply(&fx)
 	case m.Release != 0:
 		e.ctl = true
-		e.apply(e.m.Release(m.Release))
+		fx := e.m.Release(m.Release)
+		e.apply(&fx)
 		e.ctl = false
 	case m.Range != nil || len(m.Measures) > 0 || m.Need != nil:
 		return e.tuneControl(m)
@@ -452,24 +475,34 @@ func (e *e2m) sourceCount() (int, error) {
 type localPacket struct {
 	inst uint32
 	pk   bracket.Packet[wenv]
+	to   *e2m // the receiver's strategy, if it was made when the packet left
 }
-
-// localPackets holds delivered local packets for the senders to reuse
-// (actor.Releaser).
-var localPackets sync.Pool
 
 // Count implements actor.Multi: a packet is one message.
 func (m *localPacket) Count() int { return 1 }
 
 // Release implements actor.Releaser: the receiver has handled the packet
-// (its messages were copied out or sent on) and holds it no longer.
+// (its messages were copied out or sent on) and holds it no longer. It
+// joins the receiver's free packets (Deliver cleared to if it was not the
+// receiver's), called on the receiving PE.
 func (m *localPacket) Release() {
+	to := m.to
 	*m = localPacket{}
-	localPackets.Put(m)
+	if to != nil && len(to.free) < maxFreePackets {
+		to.free = append(to.free, m)
+	}
 }
+
+// maxFreePackets bounds the local packets a PE keeps for reuse.
+const maxFreePackets = 256
 
 // Deliver implements actor.Message on the receiving PE.
 func (m *localPacket) Deliver(ap *actor.PE) {
+	if to := m.to; to != nil && to.s.pe.Actor() == ap && to.in.id == m.inst {
+		to.packet(m.pk)
+		return
+	}
+	m.to = nil // Release must not touch another PE's free packets
 	pe := chare.PEFor(ap)
 	if pe == nil {
 		ap.Runtime().Abort(fmt.Errorf("comlib: %s reached PE %d, which runs no chares", m.Describe(), ap.ID()))

@@ -51,6 +51,9 @@ func (r *allocRing) effects(pe int, fx Effects[int], err error) {
 		r.inbox[pk.To] = append(r.inbox[pk.To], pk)
 	}
 	r.got[pe] += len(fx.Deliver)
+	for _, ms := range fx.Runs {
+		r.got[pe] += len(ms)
+	}
 	r.pes[pe].Recycle(fx)
 }
 

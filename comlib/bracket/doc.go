@@ -9,7 +9,12 @@
 // iteration, the PE takes part in a store-and-forward exchange over a
 // Router among the PEs that have sources (the participants): in each stage
 // it sends one combined packet to each of its stage peers and waits for
-// one from each peer that sends to it.
+// one from each peer that sends to it. On a one-hop router (one stage in
+// which every message goes straight to its destination: the direct
+// router) the messages are queued by destination as they are sent, and
+// each destination's run, in the order of the sends, is its packet as it
+// is; the last stage's
+// messages are delivered from their packets' arrays (Effects.Runs).
 //
 // The list goes stale when sources migrate. A PE notices it when more
 // sources begin an iteration than its list has (C10, the original's test)

@@ -32,6 +32,9 @@ func TestC06_ExchangeWithOneParticipant(t *testing.T) {
 						return false
 					}
 					got = append(got, fx.Deliver...)
+					for _, ms := range fx.Runs {
+						got = append(got, ms...)
+					}
 					got = append(got, fx.Direct...)
 					return true
 				}

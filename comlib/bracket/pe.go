@@ -96,9 +96,13 @@ type Effects[T any] struct {
 	Packets []Packet[T] // to other PEs
 	Direct  []Msg[T]    // straight to Dest, outside the exchange
 	Deliver []Msg[T]    // here (Dest is this PE)
-	Notes   []Note      // to PE 0
-	Reports []Report    // to PE 0
-	Errors  []error     // broken restrictions (C07), to report and abort
+	// Runs are more messages to deliver here, after Deliver, each run in
+	// the array of the packet that brought it (Dest is this PE): the last
+	// stage's packets, whose messages are not copied again.
+	Runs    [][]Msg[T]
+	Notes   []Note   // to PE 0
+	Reports []Report // to PE 0
+	Errors  []error  // broken restrictions (C07), to report and abort
 	// Exchanges lists the iterations whose exchange started (statistics).
 	Exchanges []int
 	// Finished lists the exchanges that ended here, with the variant of
@@ -119,19 +123,22 @@ const maxSpare = 8
 type spares[T any] struct {
 	packets   [][]Packet[T]
 	deliver   [][]Msg[T]
+	runs      [][][]Msg[T]
 	exchanges [][]int
 	finished  [][]Finished
 }
 
 // Recycle gives back the lists of fx, which the caller no longer reads:
 // later events fill them again, as etcd's raft reuses a Ready once it is
-// advanced. The messages' arrays that the packets carry (Packet.Msgs) are
-// not reused: they belong to their receivers. Direct, Notes, Reports,
+// advanced. The messages' arrays that the packets carry (Packet.Msgs),
+// and that Runs point into, are not reused: they belong to their
+// receivers. Direct, Notes, Reports,
 // Errors and Wait are left to the caller, which may keep them. Calling
 // Recycle is optional; fx must not be read after.
 func (p *PE[T]) Recycle(fx Effects[T]) {
 	give(&p.spare.packets, fx.Packets)
 	give(&p.spare.deliver, fx.Deliver)
+	give(&p.spare.runs, fx.Runs)
 	give(&p.spare.exchanges, fx.Exchanges)
 	give(&p.spare.finished, fx.Finished)
 }
@@ -186,6 +193,14 @@ type iter[T any] struct {
 	ended   int
 	queued  []Msg[T] // routed once the exchange starts
 	held    []Msg[T] // sent directly once the list is back
+	// byDest holds, on a one-hop router (stages.oneHop), the messages
+	// queued for each participant, by its rank among the participants of
+	// the list of step byStep: the exchange sends each as its packet as
+	// it is, where queued is sorted by next hop and copied first. They
+	// share one array (byArr), in regions sized by the last exchange's
+	// counts; a region that fills up moves on alone.
+	byDest [][]Msg[T]
+	byStep int
 
 	started bool
 	step    int // the list the exchange runs with
@@ -229,7 +244,8 @@ type PE[T any] struct {
 	id int
 	// sendStage's scratch: counts and positions per hop, hop per message
 	hops, hopAt, hopOf []int
-	queuedHint         int // the messages the last exchange here started with
+	queuedHint         int   // the messages the last exchange here started with
+	destHint           []int // per participant, the messages the last one-hop exchange sent it
 	opt                Options
 	newRouter          func(n, variant int) (Router, error)
 	spare              spares[T]       // lists given back by Recycle
@@ -311,7 +327,9 @@ func (p *PE[T]) iter(n int) *iter[T] {
 		if cap(have) < p.queuedHint {
 			have = make([]Msg[T], 0, p.queuedHint)
 		}
-		*old = iter[T]{n: n, began: old.began, queued: have[:0], inbox: inbox[:0], cur: cur[:0]}
+		byDest := old.byDest[:cap(old.byDest)]
+		clear(byDest)
+		*old = iter[T]{n: n, began: old.began, queued: have[:0], inbox: inbox[:0], cur: cur[:0], byDest: byDest[:0]}
 		it = old
 	} else {
 		it = &iter[T]{n: n, began: map[Key]bool{}, queued: make([]Msg[T], 0, p.queuedHint)}
@@ -443,6 +461,9 @@ func (p *PE[T]) suspect(it *iter[T], reason string, fx *Effects[T]) {
 
 // flush sends directly every message of the iteration that is here.
 func (p *PE[T]) flush(it *iter[T], fx *Effects[T]) {
+	if it.byStep != 0 {
+		p.unbucket(it)
+	}
 	for _, m := range it.queued {
 		p.out(m, fx)
 	}
@@ -471,12 +492,35 @@ func (p *PE[T]) out(m Msg[T], fx *Effects[T]) {
 }
 
 func (p *PE[T]) deliver(m Msg[T], fx *Effects[T]) {
+	p.late(&m, fx)
+	fx.Deliver = append(take(&p.spare.deliver, fx.Deliver), m)
+}
+
+// late reports a message delivered after its destination source began a
+// later iteration (C07).
+func (p *PE[T]) late(m *Msg[T], fx *Effects[T]) {
 	if m.DestKey != "" {
 		if pr, ok := p.elem(m.DestKey); ok && pr.Iter > m.Iter {
 			fx.Errors = append(fx.Errors, fmt.Errorf("source %s began iteration %d before a message of iteration %d from %s reached it: a source must receive every message of an iteration before beginning the next (C07)", p.nm(m.DestKey), pr.Iter, m.Iter, p.nm(m.Src)))
 		}
 	}
-	fx.Deliver = append(take(&p.spare.deliver, fx.Deliver), m)
+}
+
+// deliverRun delivers the messages of a packet's array here as one run
+// (Effects.Runs), or one by one if some are not for this PE.
+func (p *PE[T]) deliverRun(ms []Msg[T], fx *Effects[T]) {
+	for i := range ms {
+		if ms[i].Dest != p.id {
+			for _, m := range ms {
+				p.out(m, fx)
+			}
+			return
+		}
+	}
+	for i := range ms {
+		p.late(&ms[i], fx)
+	}
+	fx.Runs = append(take(&p.spare.runs, fx.Runs), ms)
 }
 
 // Send is a message from source k, in its current iteration, for the PE
@@ -496,12 +540,19 @@ func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error
 	case suspect, direct:
 		it.held = append(it.held, m)
 	default:
-		if p.router != nil && it.status == open && !p.participant(dest) {
-			p.out(m, &fx) // a destination without sources: not on the router
-			return fx, nil
+		d := -1
+		if p.router != nil && it.status == open {
+			if d = p.partIndex(dest); d < 0 {
+				p.out(m, &fx) // a destination without sources: not on the router
+				return fx, nil
+			}
 		}
 		if it.started { // the exchange has begun: too late to combine
 			p.out(m, &fx)
+			return fx, nil
+		}
+		if d >= 0 && p.router.oneHop && p.opt.Variant == nil && len(it.queued) == 0 {
+			p.bucket(it, d, m)
 			return fx, nil
 		}
 		it.queued = append(it.queued, m)
@@ -509,9 +560,81 @@ func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error
 	return fx, nil
 }
 
-func (p *PE[T]) participant(pe int) bool {
+// partIndex returns the rank of PE pe among the participants, or −1.
+func (p *PE[T]) partIndex(pe int) int {
 	i := sort.SearchInts(p.parts, pe)
-	return i < len(p.parts) && p.parts[i] == pe
+	if i < len(p.parts) && p.parts[i] == pe {
+		return i
+	}
+	return -1
+}
+
+// bucket queues m for participant d of the current list on a one-hop
+// router (iter.byDest).
+func (p *PE[T]) bucket(it *iter[T], d int, m Msg[T]) {
+	if it.byStep != 0 && it.byStep != p.list.Step { // queued under an older list
+		p.unbucket(it)
+		it.queued = append(it.queued, m)
+		return
+	}
+	if it.byStep == 0 {
+		n := len(p.parts)
+		if len(p.destHint) != n {
+			p.destHint = make([]int, n)
+		}
+		if cap(it.byDest) < n {
+			it.byDest = make([][]Msg[T], n)
+		}
+		it.byDest = it.byDest[:n]
+		total := 0
+		for _, h := range p.destHint {
+			total += h
+		}
+		if total > 0 {
+			arr, off := make([]Msg[T], total), 0
+			for i, h := range p.destHint {
+				it.byDest[i] = arr[off : off : off+h]
+				off += h
+			}
+		}
+		it.byStep = p.list.Step
+	}
+	it.byDest[d] = append(it.byDest[d], m)
+}
+
+// unbucket moves the messages of iter.byDest to iter.queued.
+func (p *PE[T]) unbucket(it *iter[T]) {
+	for i, ms := range it.byDest {
+		it.queued = append(it.queued, ms...)
+		clear(ms)
+		it.byDest[i] = nil
+	}
+	it.byStep = 0
+}
+
+// sendBuckets sends the one stage of a one-hop router from iter.byDest:
+// each participant's messages are its packet as they are.
+func (p *PE[T]) sendBuckets(it *iter[T], fx *Effects[T]) {
+	peers, recvN := it.router.at(0)
+	it.recvN = recvN
+	for d, ms := range it.byDest {
+		p.destHint[d] = min(len(ms), maxQueuedHint)
+	}
+	self := it.byDest[it.rank]
+	for _, m := range self {
+		p.out(m, fx)
+	}
+	clear(self) // its region stays in the array the packets share
+	fx.Packets = slices.Grow(take(&p.spare.packets, fx.Packets), len(peers))
+	for _, peer := range peers {
+		ms := it.byDest[peer]
+		if len(ms) == 0 {
+			ms = nil
+		}
+		fx.Packets = append(fx.Packets, Packet[T]{From: p.id, To: it.parts[peer], Iter: it.n, Step: it.step, Stage: it.stage, Variant: it.variant, Msgs: ms})
+	}
+	clear(it.byDest)
+	it.byStep = 0
 }
 
 // End is a source's EndIteration.
@@ -568,7 +691,7 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 				fx.Errors = append(fx.Errors, fmt.Errorf("router variant %d over %d PEs: %w", v, len(p.parts), err))
 				return
 			}
-			r = newStages(nr, p.rank)
+			r = newStages(nr, p.rank, len(p.parts))
 			p.variants[v] = r
 		}
 	}
@@ -577,6 +700,14 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 		p.checkVariant(it, pk, fx)
 	}
 	fx.Exchanges = append(take(&p.spare.exchanges, fx.Exchanges), it.n)
+	if it.byStep != 0 {
+		if it.byStep == it.step && r == p.router && len(it.queued) == 0 {
+			p.sendBuckets(it, fx)
+			p.advance(it, fx)
+			return
+		}
+		p.unbucket(it)
+	}
 	p.queuedHint = min(len(it.queued), maxQueuedHint)
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
@@ -670,12 +801,32 @@ func (p *PE[T]) sendStage(it *iter[T], fx *Effects[T]) {
 type stages struct {
 	Router
 	rank int
-	send [][]int // per stage, in the order to send (the router's SendOrder if it has one)
-	recv []int   // per stage, how many packets come; −1 until asked
+	// oneHop: one stage in which this PE sends to every other participant
+	// and every message goes straight to its destination (the direct
+	// router): messages can be sorted by destination as they are queued.
+	oneHop bool
+	send   [][]int // per stage, in the order to send (the router's SendOrder if it has one)
+	recv   []int   // per stage, how many packets come; −1 until asked
 }
 
-func newStages(r Router, rank int) *stages {
-	return &stages{Router: r, rank: rank}
+func newStages(r Router, rank, n int) *stages {
+	st := &stages{Router: r, rank: rank}
+	if rank >= 0 && r.Stages() == 1 {
+		peers, _ := st.at(0)
+		st.oneHop = len(peers) == n-1
+		seen := make([]bool, n)
+		for _, d := range peers {
+			if d < 0 || d >= n || d == rank || seen[d] {
+				st.oneHop = false
+				break
+			}
+			seen[d] = true
+		}
+		for d := 0; d < n && st.oneHop; d++ {
+			st.oneHop = d == rank || r.NextHop(rank, d, 0) == d
+		}
+	}
+	return st
 }
 
 // at returns the peers this PE sends to at stage s, in order, and the
@@ -747,9 +898,7 @@ func (p *PE[T]) advance(it *iter[T], fx *Effects[T]) {
 				p.out(m, fx) // every message should be here by now
 			}
 			for _, ms := range it.cur { // straight from the last stage's packets
-				for _, m := range ms {
-					p.out(m, fx)
-				}
+				p.deliverRun(ms, fx)
 			}
 			for _, pk := range it.inbox { // from a later list: not ours
 				for _, m := range pk.Msgs {
@@ -790,6 +939,18 @@ func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
 	}
 	if it.started {
 		p.checkVariant(it, pk, &fx)
+		if it.status == open && pk.Step == it.step && pk.Stage == it.stage && len(it.inbox) == 0 {
+			// The packet the current stage waits for, as most are: consumed
+			// here rather than through the inbox.
+			it.got++
+			if len(pk.Msgs) > 0 {
+				it.cur = append(it.cur, pk.Msgs)
+			}
+			if it.got >= it.recvN {
+				p.advance(it, &fx)
+			}
+			return fx
+		}
 	}
 	it.inbox = append(it.inbox, pk)
 	p.advance(it, &fx)
@@ -868,7 +1029,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 		if err != nil {
 			return fx, fmt.Errorf("router over %d PEs: %w", len(p.parts), err)
 		}
-		p.router = newStages(r, p.rank)
+		p.router = newStages(r, p.rank, len(p.parts))
 	}
 	if len(p.done) == 0 || l.Iter > p.doneHi {
 		p.doneHi = l.Iter

@@ -133,6 +133,12 @@ func (s *sim) apply(pe int, fx Effects[payload]) {
 		require.Equal(s.t, pe, m.Dest)
 		s.arrive(pe, m)
 	}
+	for _, ms := range fx.Runs {
+		for _, m := range ms {
+			require.Equal(s.t, pe, m.Dest)
+			s.arrive(pe, m)
+		}
+	}
 	for i := range fx.Notes {
 		s.send(pe, 0, wire{note: &fx.Notes[i]})
 	}
