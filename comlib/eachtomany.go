@@ -483,8 +483,9 @@ func (m *localPacket) Count() int { return 1 }
 
 // Release implements actor.Releaser: the receiver has handled the packet
 // (its messages were copied out or sent on) and holds it no longer. It
-// joins the receiver's free packets (Deliver cleared to if it was not the
-// receiver's), called on the receiving PE.
+// is called on the receiving PE and joins that PE's free packets, unless
+// Deliver found the packet on another PE than its receiver's (then to is
+// nil and the packet is left to the collector).
 func (m *localPacket) Release() {
 	to := m.to
 	*m = localPacket{}

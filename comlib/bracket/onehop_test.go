@@ -34,7 +34,7 @@ func oneHopPEs(t *testing.T, n int) ([]*PE[payload], []Key) {
 func TestOneHopPacketsKeepSendOrder(t *testing.T) {
 	pes, keys := oneHopPEs(t, 3)
 	p := pes[0]
-	for it := 0; it < 3; it++ { // later iterations reuse the room of the first
+	for it := 0; it < 3; it++ { // iteration after iteration on the same PE
 		_, err := p.Begin(keys[0], it)
 		require.NoError(t, err)
 		var want [3][]payload
@@ -109,4 +109,48 @@ func TestLastStageDeliveredFromPackets(t *testing.T) {
 	require.Len(t, fx.Runs, 1, "delivered all the same")
 	require.Len(t, fx.Errors, 1)
 	require.ErrorContains(t, fx.Errors[0], "C07")
+}
+
+// TestOneHopOrderAfterPending: messages queued by destination, then an
+// iteration that goes pending (another went into error) before more are
+// sent: when it is released, each pair's messages still leave in the
+// order they were sent.
+func TestOneHopOrderAfterPending(t *testing.T) {
+	pes, keys := oneHopPEs(t, 2)
+	p := pes[0]
+	_, err := p.Begin(keys[0], 0)
+	require.NoError(t, err)
+	_, err = p.End(keys[0])
+	require.NoError(t, err)
+	_, err = p.Begin(keys[0], 1)
+	require.NoError(t, err)
+	first := payload{src: 0, dst: 1, iter: 1}
+	_, err = p.Send(keys[0], 1, keys[1], first)
+	require.NoError(t, err)
+	p.Enter(Enter{Iter: 0, Step: 2}) // iteration 1 goes pending
+	second := payload{src: 0, dst: 1, iter: 2}
+	_, err = p.Send(keys[0], 1, keys[1], second)
+	require.NoError(t, err)
+	_, err = p.End(keys[0])
+	require.NoError(t, err)
+	_, err = p.NewList(&List{Step: 2, Iter: 0, Where: map[Key]int{keys[0]: 0, keys[1]: 1}})
+	require.NoError(t, err)
+	fx := p.Release(2)
+	var got []payload
+	for _, pk := range fx.Packets {
+		for _, m := range pk.Msgs {
+			got = append(got, m.Payload)
+		}
+	}
+	for _, m := range fx.Direct {
+		got = append(got, m.Payload)
+	}
+	require.Equal(t, []payload{first, second}, got)
+}
+
+// A list must begin at step 1: step 0 means "no list" inside the PE.
+func TestListStepZeroRefused(t *testing.T) {
+	p := NewPE[payload](0, Options{}, routers()["direct"])
+	_, err := p.NewList(&List{Step: 0, Where: map[Key]int{"a": 0}})
+	require.ErrorContains(t, err, "step 0")
 }

@@ -197,8 +197,9 @@ type iter[T any] struct {
 	// queued for each participant, by its rank among the participants of
 	// the list of step byStep: the exchange sends each as its packet as
 	// it is, where queued is sorted by next hop and copied first. They
-	// share one array (byArr), in regions sized by the last exchange's
-	// counts; a region that fills up moves on alone.
+	// share one array, in regions sized by the last exchange's counts; a
+	// region that fills up moves on alone. byStep 0 means none are queued
+	// this way (lists begin at step 1).
 	byDest [][]Msg[T]
 	byStep int
 
@@ -554,6 +555,9 @@ func (p *PE[T]) Send(k Key, dest int, destKey Key, payload T) (Effects[T], error
 		if d >= 0 && p.router.oneHop && p.opt.Variant == nil && len(it.queued) == 0 {
 			p.bucket(it, d, m)
 			return fx, nil
+		}
+		if it.byStep != 0 { // the iteration went pending after some were queued by destination
+			p.unbucket(it) // they go first: each pair keeps its order
 		}
 		it.queued = append(it.queued, m)
 	}
@@ -940,7 +944,7 @@ func (p *PE[T]) Packet(pk Packet[T]) Effects[T] {
 	if it.started {
 		p.checkVariant(it, pk, &fx)
 		if it.status == open && pk.Step == it.step && pk.Stage == it.stage && len(it.inbox) == 0 {
-			// The packet the current stage waits for, as most are: consumed
+			// The packet the current stage waits for: consumed
 			// here rather than through the inbox.
 			it.got++
 			if len(pk.Msgs) > 0 {
@@ -1010,6 +1014,9 @@ func (p *PE[T]) Enter(e Enter) Effects[T] {
 // or it would start the next iteration with the old one.
 func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 	var fx Effects[T]
+	if l.Step < 1 {
+		return fx, fmt.Errorf("a list of step %d: steps begin at 1", l.Step)
+	}
 	if p.list != nil && l.Step <= p.list.Step {
 		return fx, nil // stale
 	}
