@@ -32,6 +32,10 @@ type mailbox struct {
 
 	running atomic.Bool   // the goroutine is handling messages, or about to
 	wake    chan struct{} // a token when an idle PE got a message
+
+	// awake counts the mailboxes of the process whose goroutine runs
+	// (running set), shared by them; nil in a lone mailbox. See run.
+	awake *atomic.Int32
 }
 
 // mailboxYield is how many messages a PE handles before it lets the other
@@ -44,23 +48,46 @@ const mailboxYield = 300
 // hold its memory for good.
 const maxSpare = 4096
 
-func newMailbox() *mailbox {
-	return &mailbox{wake: make(chan struct{}, 1)}
+func newMailbox(awake *atomic.Int32) *mailbox {
+	return &mailbox{wake: make(chan struct{}, 1), awake: awake}
+}
+
+// setRunning marks the goroutine running (or about to run) if it was
+// idle, and reports whether it did.
+func (mb *mailbox) setRunning() bool {
+	if mb.running.Load() || !mb.running.CompareAndSwap(false, true) {
+		return false
+	}
+	if mb.awake != nil {
+		mb.awake.Add(1)
+	}
+	return true
+}
+
+// setIdle marks the goroutine idle.
+func (mb *mailbox) setIdle() {
+	if mb.awake != nil {
+		mb.awake.Add(-1)
+	}
+	mb.running.Store(false)
 }
 
 // post adds m to the mailbox and wakes the goroutine if it was idle; any
-// goroutine may call it. After close, m is dropped (the job has ended).
-func (mb *mailbox) post(m any) {
+// goroutine may call it. It reports whether it woke the goroutine. After
+// close, m is dropped (the job has ended).
+func (mb *mailbox) post(m any) (woke bool) {
 	mb.mu.Lock()
 	if mb.closed {
 		mb.mu.Unlock()
-		return
+		return false
 	}
 	mb.q = append(mb.q, m)
 	mb.mu.Unlock()
-	if !mb.running.Load() && mb.running.CompareAndSwap(false, true) {
+	if mb.setRunning() {
 		mb.wake <- struct{}{} // never blocks: one token per idle period
+		return true
 	}
+	return false
 }
 
 // take returns what was posted since the last take, and whether the
@@ -87,15 +114,37 @@ func (mb *mailbox) close() {
 	mb.closed = true
 	mb.q = nil
 	mb.mu.Unlock()
-	if mb.running.CompareAndSwap(false, true) {
+	if mb.setRunning() {
 		mb.wake <- struct{}{}
 	}
+}
+
+// pending reports whether anything was posted since the last take.
+func (mb *mailbox) pending() bool {
+	mb.mu.Lock()
+	n := len(mb.q)
+	mb.mu.Unlock()
+	return n > 0
 }
 
 // run is the PE's goroutine: handle gets each message in the order posted;
 // idle, if not nil, runs each time the mailbox is found empty, before the
 // goroutine parks (what it posts, to this mailbox too, is handled first).
-func (mb *mailbox) run(handle func(m any), idle func()) {
+// handle reports whether the message's sends woke an idle PE.
+//
+// A goroutine woken by a channel send waits in the waker's P's runnext
+// slot: it runs when the waker parks, and another P steals it from there
+// only after a sleep of 3 µs (runtime.runqgrab). So a PE that wakes
+// another and still has messages to handle would keep the woken one
+// waiting behind its own work, and two PEs exchanging messages took turns
+// on one P. Such a PE yields once (runtime.Gosched puts it on the global
+// run queue, where an idle P takes it at once, and the woken PE runs on
+// this P), but only while no more PEs of the process are awake than
+// GOMAXPROCS: with more, there is no idle P to take it, and the yield
+// would only reorder the PEs' turns. Nothing polls: an idle PE still
+// parks.
+func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
+	procs := int32(runtime.GOMAXPROCS(0))
 	n := 0
 	for range mb.wake {
 		for {
@@ -110,21 +159,23 @@ func (mb *mailbox) run(handle func(m any), idle func()) {
 				// Idle: a poster that appends from now on wakes us. One
 				// that appended after the take saw running set and did
 				// not: look again.
-				mb.running.Store(false)
+				mb.setIdle()
 				mb.mu.Lock()
 				more := len(mb.q) > 0 || mb.closed
 				mb.mu.Unlock()
-				if !more || !mb.running.CompareAndSwap(false, true) {
+				if !more || !mb.setRunning() {
 					break // (if the CAS failed, a poster sent a token)
 				}
 				continue
 			}
 			for i, m := range q {
-				handle(m)
+				woke := handle(m)
 				q[i] = nil
 				if n++; n >= mailboxYield {
 					n = 0
 					runtime.Gosched()
+				} else if woke && mb.awake != nil && mb.awake.Load() <= procs && (i+1 < len(q) || mb.pending()) {
+					runtime.Gosched() // let the woken PE run here, see above
 				}
 			}
 			if cap(q) <= maxSpare {

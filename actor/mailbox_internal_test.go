@@ -12,7 +12,7 @@ import (
 // allocation. (Swapping on an empty take dropped a slice at each idle
 // period, and every post during handling allocated.)
 func TestMailboxKeepsItsSlices(t *testing.T) {
-	mb := newMailbox()
+	mb := newMailbox(nil)
 	handle := func(q []any) {
 		clear(q)
 		mb.spare = q[:0] // what run does after a batch
