@@ -125,8 +125,13 @@ func (mb *mailbox) close() {
 const spinFor = 3 * time.Microsecond
 
 // spin looks for a post for up to spinFor, yielding the P before each
-// look (runtime.Gosched), and reports whether one came; it does not look
-// while more PEs of the process are awake than GOMAXPROCS.
+// look (runtime.Gosched), and reports whether one came. It looks only
+// while as many PEs of the process are awake as GOMAXPROCS: with more,
+// the yield would only reorder their turns; with fewer, a P is idle, and
+// each Gosched would wake an OS thread for it (runtime.wakep) that takes
+// the spinning PE's goroutine from the global queue, leaving the thread it
+// ran on to sleep again: runs where that happened used twice the CPU,
+// with rounds slower, not faster.
 //
 // A PE that parks costs the next poster a wake (a channel send, the
 // scheduler readying the goroutine, often an OS thread woken for an idle
@@ -141,16 +146,19 @@ const spinFor = 3 * time.Microsecond
 // iteration, ran 30-100 % slower. An idle job spins once, 3 µs, after
 // its last message.
 func (mb *mailbox) spin(procs int32) bool {
-	if mb.awake == nil || mb.awake.Load() > procs {
+	if mb.awake == nil || mb.awake.Load() != procs {
 		return false
 	}
 	t0 := time.Now()
-	for {
+	for n := 1; ; n++ {
 		runtime.Gosched()
 		if mb.pending() {
 			return true
 		}
-		if time.Since(t0) > spinFor {
+		if mb.awake.Load() != procs {
+			return false
+		}
+		if n%4 == 0 && time.Since(t0) > spinFor { // the clock every few looks: it costs what a look does
 			return false
 		}
 	}
