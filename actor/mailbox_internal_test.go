@@ -1,7 +1,9 @@
 package actor
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -12,7 +14,7 @@ import (
 // allocation. (Swapping on an empty take dropped a slice at each idle
 // period, and every post during handling allocated.)
 func TestMailboxKeepsItsSlices(t *testing.T) {
-	mb := newMailbox()
+	mb := newMailbox(nil)
 	handle := func(q []any) {
 		clear(q)
 		mb.spare = q[:0] // what run does after a batch
@@ -39,4 +41,38 @@ func TestMailboxKeepsItsSlices(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(100, cycle))
 	require.Empty(t, bad)
 	require.NotNil(t, mb.spare, "the spare slice survives an empty take")
+}
+
+// The count of awake PEs that the yield after a wake and the spin read
+// (mailbox.run) follows each mailbox's goroutine: up while it handles
+// messages or looks for more, back to zero once every goroutine parked,
+// and up again when a post wakes one.
+func TestMailboxAwakeCount(t *testing.T) {
+	var awake atomic.Int32
+	handled := make(chan int, 16)
+	var mbs []*mailbox
+	for range 2 {
+		mb := newMailbox(&awake)
+		mbs = append(mbs, mb)
+		go mb.run(func(m any) bool { handled <- m.(int); return false }, nil)
+	}
+	defer func() {
+		for _, mb := range mbs {
+			mb.close()
+		}
+	}()
+	for round := range 3 {
+		for i, mb := range mbs {
+			require.True(t, mb.post(10*round+i), "a post to a parked mailbox wakes it")
+		}
+		for range mbs {
+			select {
+			case <-handled:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: a posted message was not handled", round)
+			}
+		}
+		require.Eventually(t, func() bool { return awake.Load() == 0 }, 10*time.Second, time.Millisecond,
+			"round %d: the goroutines parked but %d count as awake", round, awake.Load())
+	}
 }

@@ -36,6 +36,9 @@ type PE struct {
 	rt *Runtime
 	id int
 	mb *mailbox // see mailbox.run
+	// woke: a send posted since the handling of the current message began
+	// woke an idle PE (handle reports it to mailbox.run).
+	woke bool
 
 	created, processed int64 // quiescence counts
 	cur                *Thread
@@ -254,7 +257,9 @@ func (pe *PE) flushTo(dest int) {
 	pe.awaitCredit(d)
 	d.credit.backlog.Add(int64(w))
 	if len(q) == 1 {
-		d.post(q[0])
+		if d.mb.post(q[0]) {
+			pe.woke = true
+		}
 		q[0] = nil
 		pe.out[dest] = q[:0] // the slice stays here: reuse it
 		return
@@ -267,7 +272,9 @@ func (pe *PE) flushTo(dest int) {
 	}
 	spare := b.msgs
 	b.msgs, b.w = q, w
-	d.post(b)
+	if d.mb.post(b) {
+		pe.woke = true
+	}
 	if cap(spare) == 0 {
 		spare = make([]Message, 0, len(q))
 	}
@@ -291,6 +298,14 @@ func (controlMsg) system() {}
 type extMsg struct{ Message }
 
 func (extMsg) system() {}
+
+// handleWoke is handle for mailbox.run: it reports whether the message's
+// sends woke an idle PE.
+func (pe *PE) handleWoke(msg any) bool {
+	pe.woke = false
+	pe.handle(msg)
+	return pe.woke
+}
 
 // handle runs one message taken from pe's mailbox, then posts the sends it
 // buffered.

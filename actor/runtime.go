@@ -74,6 +74,10 @@ type Runtime struct {
 	node   *nodeState // nil in a single-process job
 	prefix string     // names this job's actors in a shared actor system
 	kids   *children  // the nodes this one launched
+
+	// awake counts the PEs of this process whose goroutine runs (see
+	// mailbox.run).
+	awake atomic.Int32
 }
 
 // ErrStopped is returned by operations attempted after the job ended.
@@ -138,8 +142,8 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
-		pe.mb = newMailbox()
-		go pe.mb.run(pe.handle, pe.idle)
+		pe.mb = newMailbox(&rt.awake)
+		go pe.mb.run(pe.handleWoke, pe.idle)
 	}
 	if cfg.Node != nil {
 		if err := rt.startNode(*cfg.Node); err != nil {

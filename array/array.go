@@ -51,7 +51,7 @@ type Proxy[T any, I comparable] struct {
 // At returns a proxy to the element with index i. The index is checked
 // when something is sent.
 func (p Proxy[T, I]) At(i I) chare.Proxy[T] {
-	return p.WithRoute(chare.Route{Kind: chare.KindElement, Coll: p.Route().Coll, Index: i})
+	return p.Element(i)
 }
 
 // Delegate returns a copy of the array proxy whose sends go to d.
@@ -174,10 +174,18 @@ func (a *info[I]) home(i I) int {
 	pos := -1
 	if !a.sparse {
 		var ok bool
-		pos, ok = a.shape.Pos(i)
-		if ok && pos >= 0 && pos < len(a.homes) {
-			return int(a.homes[pos])
+		if pos, ok = a.shape.Pos(i); !ok {
+			return a.homeAt(i, pos)
 		}
+	}
+	return a.homeAtPos(i, pos)
+}
+
+// homeAtPos is home for an index whose position in the shape is known
+// (-1 in a sparse array).
+func (a *info[I]) homeAtPos(i I, pos int) int {
+	if pos >= 0 && pos < len(a.homes) {
+		return int(a.homes[pos])
 	}
 	return a.homeAt(i, pos)
 }

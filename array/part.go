@@ -221,11 +221,18 @@ func LocateIn[I comparable](p chare.Part, i I) (int, error) {
 
 // whereIndex is Where for an index of the array's own type.
 func (l *part[I]) whereIndex(i I) (int, uint32, error) {
-	if err := l.inShape(i); err != nil {
-		return 0, 0, err
+	pos := -1
+	if !l.sparse {
+		var ok bool
+		if pos, ok = l.shape.Pos(i); !ok {
+			return 0, 0, l.inShape(i) // names the index and the shape
+		}
 	}
-	pe, epoch := l.tab.Lookup(i)
-	return pe, epoch, nil
+	// tab.Lookup, with the position found once for the check and the home.
+	if pe, epoch, ok := l.tab.Cached(i); ok {
+		return pe, epoch, nil
+	}
+	return l.homeAtPos(i, pos), 0, nil
 }
 
 // SendTo implements chare.ElementRouter.

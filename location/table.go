@@ -97,13 +97,23 @@ func (t *Table[I, M]) Known(i I) (Loc, bool) {
 // Lookup returns where a sender on this PE should send a message for the
 // element, and the epoch to expect there.
 func (t *Table[I, M]) Lookup(i I) (int, uint32) {
-	if e, ok := t.local[i]; ok {
-		return t.here, e
-	}
-	if l, ok := t.known[i]; ok && !l.Gone {
-		return l.PE, l.Epoch
+	if pe, e, ok := t.Cached(i); ok {
+		return pe, e
 	}
 	return t.home(i), 0
+}
+
+// Cached is Lookup for a caller that knows the element's home itself: it
+// returns what Lookup would, or false where Lookup would answer with the
+// home at epoch 0.
+func (t *Table[I, M]) Cached(i I) (int, uint32, bool) {
+	if e, ok := t.local[i]; ok {
+		return t.here, e, true
+	}
+	if l, ok := t.known[i]; ok && !l.Gone {
+		return l.PE, l.Epoch, true
+	}
+	return 0, 0, false
 }
 
 // Route decides what to do with a message for element i that expected it
