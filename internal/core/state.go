@@ -115,7 +115,7 @@ func (l loss) String() string { return describeGroup([]loss{l}) }
 func describeGroup(ls []loss) string {
 	var names []string
 	for _, l := range ls {
-		names = append(names, fmt.Sprintf("%s (%v)", l.path, l.typ))
+		names = append(names, fmt.Sprintf("%s (%s)", l.path, typeName(l.typ)))
 	}
 	l := ls[0]
 	if strings.Contains(l.path, "[key]") {
@@ -364,7 +364,7 @@ func explainUnpack(pt reflect.Type, b []byte, cause error) error {
 			continue
 		}
 		if ferr := decodeInto(f.typ, r); ferr != nil {
-			return fmt.Errorf("%v: field %s (%v): %w", t, f.path, f.typ, ferr)
+			return fmt.Errorf("%v: field %s (%s): %w", t, f.path, typeName(f.typ), ferr)
 		}
 	}
 	return fmt.Errorf("%v: %w", t, cause)

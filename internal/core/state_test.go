@@ -361,3 +361,12 @@ func TestUnpackStateChecksBeforeDecoding(t *testing.T) {
 	err = unpackState(&st, append(deep, 0x00))
 	require.ErrorContains(t, err, "nested deeper than")
 }
+
+// A field of a type that a program names as chare's is named so in a
+// packing error, though the type lives in internal/core.
+func TestTypeNameAsProgramsWriteIt(t *testing.T) {
+	require.Equal(t, "chare.Callback", typeName(reflect.TypeFor[Callback]()))
+	require.Equal(t, "map[string][]*chare.Callback", typeName(reflect.TypeFor[map[string][]*Callback]()))
+	require.Equal(t, "[]int", typeName(reflect.TypeFor[[]int]()))
+	require.Equal(t, "reflect.Value", typeName(reflect.TypeFor[reflect.Value]()))
+}
