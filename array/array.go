@@ -234,7 +234,7 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 		return Proxy[T, I]{}, fmt.Errorf("array: WithMaxHops(%d) for %s: the bound cannot be negative", o.maxHops, typ.Name)
 	}
 	a := &info[I]{shape: s, m: o.m, npes: pe.NumPEs(), name: typ.Name, sparse: s.sparse, demand: o.demand, maxHops: o.maxHops}
-	c := &chare.Collection{ID: pe.NewCollID(), Kind: chare.KindElement, Type: typ, Ext: a}
+	c := &chare.Collection{ID: core.NewCollID(pe), Kind: chare.KindElement, Type: typ, Ext: a}
 	a.name = fmt.Sprintf("%s %v", typ.Name, c.ID)
 	// The PEs that have elements at first get the creation message.
 	has := make([]bool, pe.NumPEs())
@@ -258,7 +258,7 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 	sp.Builder = "array"
 	c.Spec = sp
 	build(c, a, init)
-	pe.AddCollection(c)
+	core.AddCollection(pe, c)
 	for _, p := range c.Tree {
 		pe.Actor().Send(p, chare.CreateMessage(c.ID))
 	}

@@ -115,10 +115,10 @@ func (l *part[I]) onInsert(m *insertMsg) {
 	}
 	switch m.Stage {
 	case 1:
-		m.RedNo = l.pe.NextReduction(l.coll.ID)
+		m.RedNo = core.NextReduction(l.pe, l.coll.ID)
 		m.Bcast = l.rootSeq
 		l.deltas = append(l.deltas, delta{m.RedNo, +1})
-		l.pe.RecheckReductions(l.coll.ID)
+		core.RecheckReductions(l.pe, l.coll.ID)
 		m.Stage = 0
 		l.pe.Actor().Send(l.home(i), m)
 	case 0:
@@ -157,7 +157,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		} else {
 			delete(l.creating, i)
 		}
-		l.pe.MemberArrived(obj)
+		core.MemberArrived(l.pe, obj)
 		if m.ctor != nil {
 			l.invoke(el, m.ctor)
 		}
@@ -175,7 +175,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 func (l *part[I]) onDelete(m *deleteMsg) {
 	if m.Stage == 1 { // on the root
 		l.deltas = append(l.deltas, delta{m.RedNo, -1})
-		l.pe.RecheckReductions(l.coll.ID)
+		core.RecheckReductions(l.pe, l.coll.ID)
 		return
 	}
 	i, err := l.index(&m.target)
@@ -189,7 +189,7 @@ func (l *part[I]) onDelete(m *deleteMsg) {
 	}
 	l.remove(i)
 	epoch := l.tab.Delete(i)
-	l.pe.MemberLeft(el.obj)
+	core.MemberLeft(l.pe, el.obj)
 	if home := l.home(i); home != l.pe.ID() {
 		l.pe.Actor().Send(home, &locMsg{target: target{Coll: l.coll.ID, idx: i}, Gone: true, Epoch: epoch})
 	}

@@ -84,7 +84,7 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 		return i, nil
 	}
 	c.Count = func(pe *chare.PE, no int) (int, bool) {
-		l, err := pe.Part(c.ID)
+		l, err := core.PartOf(pe, c.ID)
 		if err != nil {
 			return 0, false
 		}
@@ -390,7 +390,7 @@ func (l *part[I]) route(e chare.Envelope, i I) {
 }
 
 // invoke runs an envelope on a local element.
-func (l *part[I]) invoke(el *elem, e chare.Envelope) { l.pe.Invoke(el.obj, e) }
+func (l *part[I]) invoke(el *elem, e chare.Envelope) { core.Invoke(l.pe, el.obj, e) }
 
 // release routes again the messages held for i, in their order.
 func (l *part[I]) release(i I) {

@@ -7,6 +7,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // The manager: a group with a branch on every PE (C03). Its state on a PE
@@ -126,7 +127,7 @@ func (s *state) ctx() chare.Context {
 	if s.b != nil {
 		return s.b
 	}
-	return s.pe.Context()
+	return core.ContextOf(s.pe)
 }
 
 // create runs New on PE 0.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib/mcast"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/mpcheck"
 )
 
@@ -77,7 +78,7 @@ func (m *multicaster) multicast(o op) error {
 	if h.Section == nil {
 		return chare.Forward(m.s.ctx(), o.env)
 	}
-	part, err := m.s.pe.Part(h.Section.Coll)
+	part, err := core.PartOf(m.s.pe, h.Section.Coll)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/indexcodec"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Branch is embedded in group and node group types.
@@ -135,14 +136,14 @@ func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec)
 			tree = append(tree, p)
 		}
 	}
-	c := &chare.Collection{ID: pe.NewCollID(), Kind: chare.KindBranch, Type: typ, Tree: tree}
+	c := &chare.Collection{ID: core.NewCollID(pe), Kind: chare.KindBranch, Type: typ, Tree: tree}
 	sp.Builder = "group"
 	if node {
 		sp.Builder = "nodegroup"
 	}
 	c.Spec = sp
 	build(c, node, rt, init)
-	pe.AddCollection(c)
+	core.AddCollection(pe, c)
 	for _, p := range tree {
 		pe.Actor().Send(p, chare.CreateMessage(c.ID))
 	}
@@ -250,14 +251,14 @@ func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
 		pe.Fail(fmt.Errorf("group: %s reached PE %d, which holds no branch of the node group", chare.Describe(e), b.pe))
 		return
 	}
-	pe.Invoke(b.obj, e)
+	core.Invoke(pe, b.obj, e)
 }
 
 // DeliverAll runs a broadcast on the branch; the PE checked the entry
 // method's type before it passed the broadcast on (chare.PE's route).
 func (b *part) DeliverAll(pe *chare.PE, e chare.Envelope) {
 	if b.obj != nil {
-		pe.Invoke(b.obj, e)
+		core.Invoke(pe, b.obj, e)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // The aggregation interface (T28): a proxy delegated to a Delegate sends
@@ -245,10 +246,10 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 			return b.insert(from, e)
 		}
 	}
-	part, err := pe.PartOrHold(d.g.Route().Coll, e, func() {
+	part, err := core.PartOrHold(pe, d.g.Route().Coll, e, func() {
 		pe.Actor().Release(1)
 		// The group is known here now: go on with the object kept for it.
-		if err := delegateOf(d.job, d.g.Route().Coll).Send(pe.Context(), e); err != nil {
+		if err := delegateOf(d.job, d.g.Route().Coll).Send(core.ContextOf(pe), e); err != nil {
 			pe.Fail(fmt.Errorf("tram: %v: a send that waited for the delegate's group: %w", d, err))
 		}
 	})
@@ -331,7 +332,7 @@ func destination(from chare.Context, e chare.Envelope) (int, error) {
 			return h.PE, nil
 		}
 	}
-	part, err := chare.PEOf(from).Part(h.Coll)
+	part, err := core.PartOf(chare.PEOf(from), h.Coll)
 	if err != nil {
 		return 0, err
 	}

@@ -173,7 +173,7 @@ type funcCall struct {
 	val any
 }
 
-func (f funcCall) Deliver(ap *actor.PE) { f.fn(peOf(ap).Context(), f.val) }
+func (f funcCall) Deliver(ap *actor.PE) { f.fn(ContextOf(peOf(ap)), f.val) }
 func (f funcCall) Describe() string     { return "a function callback" }
 
 // describe names a callback in an error message.

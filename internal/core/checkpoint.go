@@ -299,7 +299,7 @@ func (m *ckptPart) Deliver(ap *actor.PE) {
 		return
 	}
 	pe.TraceInstant("checkpoint", "checkpoint written", "dir", run.dir)
-	if err := run.cb.Send(pe.Context(), nil); err != nil {
+	if err := run.cb.Send(ContextOf(pe), nil); err != nil {
 		pe.fail(fmt.Errorf("chare: the checkpoint's callback: %w", err))
 	}
 }
@@ -703,7 +703,7 @@ func (m *restoreMsg) Deliver(ap *actor.PE) {
 			pe.hold(m.Coll, m, run)
 			return
 		}
-		l, err := pe.PartOrHold(m.Coll, m, run)
+		l, err := PartOrHold(pe, m.Coll, m, run)
 		if err != nil || l == nil {
 			if err != nil {
 				pe.fail(fmt.Errorf("chare: restart: %w", err))
@@ -776,7 +776,7 @@ func (restoreAck) Deliver(ap *actor.PE) {
 		return
 	}
 	pe.restart = nil
-	if err := run.cb.Send(pe.Context(), nil); err != nil {
+	if err := run.cb.Send(ContextOf(pe), nil); err != nil {
 		pe.fail(fmt.Errorf("chare: restart from %s: the checkpoint's callback: %w", run.file, err))
 	}
 }

@@ -33,7 +33,7 @@ func StartCompletion(from Context, c Completion) (Detector, error) {
 	}
 	fire := func(what string, cb Callback) func(*actor.PE) {
 		return func(ap *actor.PE) {
-			if err := cb.Send(peOf(ap).Context(), nil); err != nil {
+			if err := cb.Send(ContextOf(peOf(ap)), nil); err != nil {
 				peOf(ap).fail(fmt.Errorf("chare: completion detection %s callback: %w", what, err))
 			}
 		}

@@ -67,7 +67,7 @@ func (b *Base) DetectQuiescence(cb Callback) {
 	pe := b.pe
 	pe.ap.DetectQuiescence(func(*actor.PE) {
 		pe.TraceInstant("quiescence", "quiescence")
-		if err := cb.Send(pe.Context(), nil); err != nil {
+		if err := cb.Send(ContextOf(pe), nil); err != nil {
 			pe.fail(fmt.Errorf("chare: quiescence callback: %w", err))
 		}
 	})

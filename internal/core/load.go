@@ -89,7 +89,7 @@ func (pe *PE) SetMeasure(on bool) {
 }
 
 // Measuring reports whether entry methods are timed on this PE.
-func (pe *PE) Measuring() bool { return pe.measure }
+func Measuring(pe *PE) bool { return pe.measure }
 
 // invokeMeasured runs an entry method and adds its time to the object's
 // load.
@@ -97,7 +97,7 @@ func (pe *PE) invokeMeasured(obj any, e Envelope) { pe.measured(obj, func() { e.
 
 // Timed runs fn, code of obj that is not an entry method (ResumeFromSync,
 // say), and counts its time in obj's load when the PE measures.
-func (pe *PE) Timed(obj any, fn func()) {
+func Timed(pe *PE, obj any, fn func()) {
 	if !pe.measure {
 		fn()
 		return
@@ -145,7 +145,7 @@ type commKey struct {
 
 // SetCommGraph turns on or off the counting of messages between array
 // elements sent from this PE (the load balancer's communication graph).
-func (pe *PE) SetCommGraph(on bool) {
+func SetCommGraph(pe *PE, on bool) {
 	pe.commOn = on
 	if on && pe.comm == nil {
 		pe.comm = map[commKey]int{}
@@ -154,7 +154,7 @@ func (pe *PE) SetCommGraph(on bool) {
 
 // TakeComm returns the messages counted since the last call, and starts
 // counting again.
-func (pe *PE) TakeComm() []CommEdge {
+func TakeComm(pe *PE) []CommEdge {
 	out := make([]CommEdge, 0, len(pe.comm))
 	for k, n := range pe.comm {
 		out = append(out, CommEdge{FromColl: k.fromColl, From: k.from, ToColl: k.toColl, To: k.to, Msgs: n})

@@ -220,11 +220,11 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 			pe.fail(fmt.Errorf("chare: the main chare type %s must embed chare.Chare[%s]", typ.Name, typ.Name))
 			return
 		}
-		c := &Collection{ID: pe.NewCollID(), Kind: KindChare, Type: typ, Tree: []int{0}, Spec: Spec{Builder: "chare"}}
+		c := &Collection{ID: NewCollID(pe), Kind: KindChare, Type: typ, Tree: []int{0}, Spec: Spec{Builder: "chare"}}
 		c.NewLocal = func(*PE) (Part, error) { return &single{pe: 0, obj: obj, coll: c}, nil }
-		pe.AddCollection(c)
+		AddCollection(pe, c)
 		b.base().Bind(pe, c, 0, obj)
-		if _, err := pe.Part(c.ID); err != nil { // made now: a checkpoint finds it
+		if _, err := PartOf(pe, c.ID); err != nil { // made now: a checkpoint finds it
 			pe.fail(err)
 			return
 		}
@@ -618,10 +618,10 @@ func (s *single) Deliver(pe *PE, e Envelope, _ any) {
 		pe.fail(fmt.Errorf("chare: %s reached PE %d as a %v message for PE %d: chare %v lives on PE %d", Describe(e), pe.ID(), h.Kind, h.PE, s.coll.ID, s.pe))
 		return
 	}
-	pe.Invoke(s.obj, e)
+	Invoke(pe, s.obj, e)
 }
 
 // DeliverAll runs a broadcast on the chare; route checked its entry
 // method's type (checkBroadcast).
-func (s *single) DeliverAll(pe *PE, e Envelope) { pe.Invoke(s.obj, e) }
+func (s *single) DeliverAll(pe *PE, e Envelope) { Invoke(pe, s.obj, e) }
 func (s *single) Object(any) any                { return s.obj }

@@ -170,9 +170,9 @@ func (pe *PE) Actor() *actor.PE { return pe.ap }
 // Job returns the job the PE belongs to.
 func (pe *PE) Job() *Job { return pe.job }
 
-// Context returns a Context for code running on the PE outside any chare
+// ContextOf returns a Context for code running on pe outside any chare
 // (function callbacks, runtime handlers).
-func (pe *PE) Context() Context { return &pe.ctx }
+func ContextOf(pe *PE) Context { return &pe.ctx }
 
 func (pe *PE) nextSeq() uint32 {
 	pe.seq++
@@ -180,11 +180,11 @@ func (pe *PE) nextSeq() uint32 {
 }
 
 // NewCollID returns a new collection ID, unique across the job.
-func (pe *PE) NewCollID() CollID { return CollID(uint64(pe.ID())<<32 | uint64(pe.nextSeq())) }
+func NewCollID(pe *PE) CollID { return CollID(uint64(pe.ID())<<32 | uint64(pe.nextSeq())) }
 
 // AddCollection makes a collection known to the job. The creating PE calls
 // it before any message for the collection is sent.
-func (pe *PE) AddCollection(c *Collection) {
+func AddCollection(pe *PE, c *Collection) {
 	c.Spec.ID, c.Spec.Kind, c.Spec.Tree = c.ID, c.Kind, c.Tree
 	if c.Type != nil {
 		c.Spec.Type = c.Type.ID
@@ -224,8 +224,8 @@ func (pe *PE) collection(id CollID) (*Collection, error) {
 	return c, nil
 }
 
-// Part returns the collection's part on this PE, creating it on first use.
-func (pe *PE) Part(id CollID) (Part, error) {
+// PartOf returns the collection's part on pe, creating it on first use.
+func PartOf(pe *PE, id CollID) (Part, error) {
 	if id == pe.lastColl && pe.lastPart != nil {
 		return pe.lastPart, nil // messages come in runs for one collection
 	}
@@ -260,7 +260,7 @@ func (pe *PE) Fail(err error) { pe.fail(err) }
 
 // Invoke runs an envelope's entry method on obj, in a thread if the entry
 // is threaded.
-func (pe *PE) Invoke(obj any, e Envelope) {
+func Invoke(pe *PE, obj any, e Envelope) {
 	if pe.tr != nil {
 		pe.invokeTraced(obj, e)
 		return
@@ -307,7 +307,7 @@ func (pe *PE) route(e Envelope) {
 		pe.hold(h.Coll, e, func() { pe.route(e) })
 		return
 	}
-	l, err := pe.Part(h.Coll)
+	l, err := PartOf(pe, h.Coll)
 	if err == errPending {
 		pe.hold(h.Coll, e, func() { pe.route(e) })
 		return
@@ -417,12 +417,12 @@ func (pe *PE) resolveHeader(h *Header) error {
 // PartOrHold returns the collection's part on this PE. If the collection
 // was made in another process and is not announced here yet, it keeps fn
 // (which handles the message what) to run once it is, and returns nil.
-func (pe *PE) PartOrHold(coll CollID, what any, fn func()) (Part, error) {
+func PartOrHold(pe *PE, coll CollID, what any, fn func()) (Part, error) {
 	if pe.held(coll) {
 		pe.hold(coll, what, fn)
 		return nil, nil
 	}
-	l, err := pe.Part(coll)
+	l, err := PartOf(pe, coll)
 	if err == errPending {
 		pe.hold(coll, what, fn)
 		return nil, nil
@@ -431,7 +431,7 @@ func (pe *PE) PartOrHold(coll CollID, what any, fn func()) (Part, error) {
 }
 
 // EachPart calls fn on every collection part on this PE.
-func (pe *PE) EachPart(fn func(id CollID, p Part)) {
+func EachPart(pe *PE, fn func(id CollID, p Part)) {
 	for id, p := range pe.locals {
 		fn(id, p)
 	}

@@ -111,7 +111,7 @@ func (b *Base) nextNo(sec *Section) int {
 // collection, or of the section if sec is set. It runs once per reduction
 // on a PE, when the PE's first contribution opens it.
 func (pe *PE) redOwed(coll CollID, sec *Section, no int) (int, error) {
-	l, err := pe.Part(coll)
+	l, err := PartOf(pe, coll)
 	if err != nil {
 		return 0, err
 	}
@@ -328,7 +328,7 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 // NextReduction returns, on the root, the number of the first reduction
 // of a collection that is not complete: an element inserted now joins the
 // reductions from there.
-func (pe *PE) NextReduction(coll CollID) int {
+func NextReduction(pe *PE, coll CollID) int {
 	if o := pe.redNext[redStream{coll}]; o != nil {
 		return o.top
 	}
@@ -338,7 +338,7 @@ func (pe *PE) NextReduction(coll CollID) int {
 // RecheckReductions tells the root that the number of members of a
 // collection changed (an insertion or a deletion): the reductions under
 // way count again, and may complete.
-func (pe *PE) RecheckReductions(coll CollID) {
+func RecheckReductions(pe *PE, coll CollID) {
 	for k, acc := range pe.reds {
 		if acc.coll == coll && acc.sec == nil {
 			acc.total = -1
@@ -372,10 +372,10 @@ func (pe *PE) memberMoved(b *Base, d int) {
 }
 
 // MemberLeft tells the PE's reductions that an array element left it.
-func (pe *PE) MemberLeft(obj any) { pe.memberMoved(obj.(Context).base(), -1) }
+func MemberLeft(pe *PE, obj any) { pe.memberMoved(obj.(Context).base(), -1) }
 
 // MemberArrived tells the PE's reductions that an array element arrived.
-func (pe *PE) MemberArrived(obj any) { pe.memberMoved(obj.(Context).base(), +1) }
+func MemberArrived(pe *PE, obj any) { pe.memberMoved(obj.(Context).base(), +1) }
 
 // redDeliver sends the result of reduction k to its callback, keeping
 // reduction order per collection or section.
@@ -410,7 +410,7 @@ func (pe *PE) redResult(k redKey, res *redUp) {
 		v, err = res.r.Result(res.partial)
 	}
 	if err == nil {
-		err = res.cb.Send(pe.Context(), v)
+		err = res.cb.Send(ContextOf(pe), v)
 	}
 	if err != nil {
 		pe.fail(fmt.Errorf("chare: delivering reduction %d of %v: %w", k.no, k.coll, err))

@@ -211,7 +211,7 @@ func (r *run1[T, M]) Deliver(ap *actor.PE) {
 		return
 	}
 	if !h.Entry.Threaded && h.Kind == KindBranch && h.Index == nil && !pe.held(h.Coll) {
-		if l, err := pe.Part(h.Coll); err == nil {
+		if l, err := PartOf(pe, h.Coll); err == nil {
 			if o, ok := l.(objectPart); ok {
 				if obj, ok := o.Object(h.PE).(*T); ok && obj != nil {
 					r.deliverBranch(pe, obj)
@@ -270,7 +270,7 @@ func (r *run1[T, M]) deliverElements(pe *PE) {
 	h := &r.h
 	var er ElementRunner
 	if !h.Entry.Threaded && !pe.held(h.Coll) && len(r.idx) == len(r.msgs) {
-		if l, err := pe.Part(h.Coll); err == nil {
+		if l, err := PartOf(pe, h.Coll); err == nil {
 			er, _ = l.(ElementRunner)
 			r.curColl, _ = pe.collection(h.Coll)
 		}
@@ -417,7 +417,7 @@ func elemDest(pe *PE, r *Route) (dest int, epoch uint32, ok bool) {
 	if r.Index == nil || pe.commOn || pe.held(r.Coll) {
 		return 0, 0, false
 	}
-	l, err := pe.Part(r.Coll)
+	l, err := PartOf(pe, r.Coll)
 	if err != nil {
 		return 0, 0, false
 	}
@@ -473,7 +473,7 @@ func sendSectionRun[T, M any](pe *PE, r *Route, e *Entry, method func(*T, M), ms
 	}
 	rt := pe.job.rt
 	multi, node := rt.NumNodes() > 1, rt.Node()
-	l, err := pe.Part(s.Coll)
+	l, err := PartOf(pe, s.Coll)
 	if err != nil {
 		return false
 	}

@@ -59,10 +59,10 @@ func TestElementRunCountsAfterTheTypeCheck(t *testing.T) {
 				if err != nil {
 					panic(err)
 				}
-				c := &Collection{ID: pe.NewCollID(), Kind: KindElement, Type: typ,
+				c := &Collection{ID: NewCollID(pe), Kind: KindElement, Type: typ,
 					NewLocal:    func(*PE) (Part, error) { return f, nil },
 					DecodeIndex: func(b []byte) (any, error) { return indexcodec.Decode[int](b) }}
-				pe.AddCollection(c)
+				AddCollection(pe, c)
 				r := &run1[runWorker, runMsg]{fn: (*runWorker).Take}
 				r.h = Header{Route: Route{Kind: KindElement, Coll: c.ID, PE: 0}, Entry: e}
 				for i := 1; i <= 3; i++ {

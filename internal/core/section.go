@@ -25,11 +25,11 @@ func NewSection(from Context, coll CollID, members []any) (*Section, error) {
 	if len(members) == 0 {
 		return nil, errors.New("chare: a section needs at least one member")
 	}
-	l, err := pe.Part(coll)
+	l, err := PartOf(pe, coll)
 	if err != nil {
 		return nil, err
 	}
-	s := &Section{ID: pe.NewCollID(), Coll: coll, Members: members, N: len(members)}
+	s := &Section{ID: NewCollID(pe), Coll: coll, Members: members, N: len(members)}
 	seen := make(map[any]bool, len(members))
 	for _, m := range members {
 		if seen[m] {
@@ -74,7 +74,7 @@ func (pe *PE) multicast(e Envelope) error {
 	if s == nil {
 		return errors.New("chare: multicast through a section proxy without a section")
 	}
-	l, err := pe.Part(s.Coll)
+	l, err := PartOf(pe, s.Coll)
 	if err != nil {
 		return err
 	}

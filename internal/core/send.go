@@ -244,7 +244,7 @@ func (pe *PE) delegate(d Delegate, from Context, env Envelope) error {
 		err := pe.resolveHeader(h)
 		if pe.mustHold(h.Coll, err) {
 			pe.hold(h.Coll, env, func() {
-				if err := pe.delegate(d, pe.Context(), env); err != nil {
+				if err := pe.delegate(d, ContextOf(pe), env); err != nil {
 					pe.fail(fmt.Errorf("chare: %s, which waited for the announcement of %v: %w", Describe(env), h.Coll, err))
 				}
 			})
@@ -323,7 +323,7 @@ func (pe *PE) send(env Envelope) error {
 			}
 		}
 		if h.Index != nil { // a node group branch, addressed by node
-			l, err := pe.Part(h.Coll)
+			l, err := PartOf(pe, h.Coll)
 			if err != nil {
 				return err
 			}
@@ -336,7 +336,7 @@ func (pe *PE) send(env Envelope) error {
 		}
 		pe.ap.Send(h.PE, env)
 	case KindElement:
-		l, err := pe.Part(h.Coll)
+		l, err := PartOf(pe, h.Coll)
 		if err != nil {
 			return err
 		}
@@ -356,7 +356,7 @@ func (pe *PE) send(env Envelope) error {
 	case KindGroupAll, KindArrayAll:
 		h.Root = pe.ID()
 		if h.Kind == KindArrayAll {
-			l, err := pe.Part(h.Coll)
+			l, err := PartOf(pe, h.Coll)
 			if err != nil {
 				return err
 			}
@@ -389,7 +389,7 @@ func Local[T any](from Context, to Target[T]) *T {
 		return nil
 	}
 	r := to.proxy().route
-	l, err := pe.Part(r.Coll)
+	l, err := PartOf(pe, r.Coll)
 	if err != nil {
 		return nil
 	}

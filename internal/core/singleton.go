@@ -56,11 +56,11 @@ func newChare[T any](from Context, where int, init func(any), s Spec) (Proxy[T],
 	if where < 0 || where >= pe.NumPEs() {
 		return Proxy[T]{}, fmt.Errorf("chare: cannot create %s on PE %d: the job has PEs 0..%d", typ.Name, where, pe.NumPEs()-1)
 	}
-	c := &Collection{ID: pe.NewCollID(), Kind: KindChare, Type: typ, Tree: []int{where}}
+	c := &Collection{ID: NewCollID(pe), Kind: KindChare, Type: typ, Tree: []int{where}}
 	s.Builder, s.Data = "chare", nil
 	c.Spec = s
 	buildChare(c, where, init)
-	pe.AddCollection(c)
+	AddCollection(pe, c)
 	pe.ap.Send(where, createMsg{c.ID})
 	return Proxy[T]{route: Route{Kind: KindChare, Coll: c.ID, PE: where}}, nil
 }
@@ -106,7 +106,7 @@ func CreateMessage(c CollID) actor.Message { return createMsg{c} }
 
 func (m createMsg) Deliver(ap *actor.PE) {
 	pe := peOf(ap)
-	_, err := pe.Part(m.coll)
+	_, err := PartOf(pe, m.coll)
 	if err == errPending {
 		pe.hold(m.coll, m, func() { m.Deliver(ap) })
 		return

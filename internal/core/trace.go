@@ -70,7 +70,7 @@ func (pe *PE) setupTrace() {
 // Tracing reports whether this PE records a trace: packages that record
 // instants with TraceInstant check it first when their arguments cost
 // something to build.
-func (pe *PE) Tracing() bool { return pe.tr != nil }
+func Tracing(pe *PE) bool { return pe.tr != nil }
 
 // TraceInstant records a point event on this PE's track if the job is
 // traced (cat is its category: "migration", "lb", "tram", "comlib",
