@@ -38,7 +38,7 @@ func (p Proxy[T, I]) Insert(from chare.Context, idx I, onPE int) error {
 // InsertWith inserts an element and runs init(msg) on it first, before any
 // other message (a constructor with arguments).
 func InsertWith[T any, I comparable, M any](from chare.Context, p Proxy[T, I], idx I, onPE int, init func(*T, M), msg M) error {
-	env, err := chare.EnvelopeFor(from, init, msg)
+	env, err := core.EnvelopeFor(from, init, msg)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		if l.init != nil {
 			l.init(obj)
 		}
-		b := chare.BaseOf(obj)
+		b := core.BaseOf(obj)
 		b.SetMemberState(chare.MemberState{RedNo: m.RedNo})
 		el := &elem{obj: obj, base: b}
 		l.add(i, el)

@@ -87,7 +87,7 @@ func (l *part[I]) numElements() int { return l.count(1 << 62) }
 // not 0) on the PE the code runs on.
 func LocalElements(pe *chare.PE, coll chare.CollID) []LocalElement {
 	var out []LocalElement
-	core.EachPart(pe, func(id chare.CollID, p chare.Part) {
+	core.EachPart(pe, func(id chare.CollID, p core.Part) {
 		if lp, ok := p.(lbPart); ok && (coll == 0 || id == coll) {
 			out = lp.localElements(out)
 		}

@@ -31,8 +31,8 @@ type AboutToMigrate interface{ AboutToMigrate() }
 // they reach, that they have just been unpacked (ckJustMigrated).
 type JustMigrated interface{ JustMigrated() }
 
-func pack(obj any) ([]byte, error)   { return chare.PackObject(obj) }
-func unpack(obj any, b []byte) error { return chare.UnpackObject(obj, b) }
+func pack(obj any) ([]byte, error)   { return core.PackObject(obj) }
+func unpack(obj any, b []byte) error { return core.UnpackObject(obj, b) }
 
 // Migrate moves the element to PE toPE (Charm++'s migrateMe): the move
 // happens after the current entry method returns (and after the messages
@@ -148,7 +148,7 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 		l.pe.Fail(fmt.Errorf("array: element %v of %s, migrating from PE %d to PE %d, cannot be unpacked there and is lost: %w", i, l.name, m.From, l.pe.ID(), err))
 		return
 	}
-	b := chare.BaseOf(obj)
+	b := core.BaseOf(obj)
 	b.SetMemberState(m.State)
 	el := &elem{obj: obj, base: b, sync: m.Sync && !m.Resume, syncs: m.Syncs}
 	l.add(i, el)

@@ -11,23 +11,6 @@ import (
 
 type Spec = core.Spec
 
-// Builder rebuilds a collection from its Spec in another process: it sets
-// the collection's NewLocal, DecodeIndex and Ext.
-type Builder = core.Builder
-
-// RegisterBuilder registers how collections of a kind are rebuilt.
-func RegisterBuilder(name string, b Builder) {
-	core.RegisterBuilder(name, b)
-}
-
-// InitOf turns a constructor (an entry method and its message, as
-// Charm++ constructors are entry methods) into the function that runs it
-// on a new object, and, in a job of several processes, records it in the
-// spec so that the other processes can run it too.
-func InitOf[T, M any](from Context, s *Spec, init func(*T, M), msg M) (func(obj any), error) {
-	return core.InitOf[T, M](from, s, init, msg)
-}
-
 // CallbackKind says what a callback does with its value.
 type CallbackKind = core.CallbackKind
 
@@ -117,24 +100,6 @@ func UnmarshalState(b []byte, v any) error {
 	return core.UnmarshalState(b, v)
 }
 
-// PackObject packs a chare object.
-// Fields declared with Transient are left out: they unpack as their zero
-// value.
-func PackObject(obj any) ([]byte, error) {
-	return core.PackObject(obj)
-}
-
-// UnpackObject unpacks a chare object's state into obj. A field that does
-// not unpack (a non-nil interface value, say) is an error that names the
-// type and the field, never a panic.
-func UnpackObject(obj any, b []byte) error {
-	return core.UnpackObject(obj, b)
-}
-
-// Restorer is implemented by the parts of collections: a restart hands
-// them back the objects of a checkpoint.
-type Restorer = core.Restorer
-
 // Checkpoint writes the job's state to dir once the job is quiescent, then
 // sends cb (with a nil value); a restart from dir sends cb again. cb must
 // be an entry callback: futures and functions do not survive a restart.
@@ -186,35 +151,6 @@ func PEOf(ctx Context) *PE {
 // checkpoints carry it.
 type MemberState = core.MemberState
 
-// BaseOf returns the Base embedded in a chare object, or nil.
-func BaseOf(obj any) *Base {
-	return core.BaseOf(obj)
-}
-
-// RunDelegate is a Delegate that takes element sends as messages in runs.
-// Send and Bound.Send give it a send of an entry method that is not
-// threaded nor NoRuns, to a group branch or an array element, from a PE
-// that is not traced and does not record the communication graph: a send
-// whose target is placed on the sending PE goes there as an undelegated
-// send would (in a run of the PE's own mailbox); one for a PE that the
-// buffer takes (RunBuffer.Take) is appended to the buffer's run for that
-// PE. Any other send, or any send while RunBuffer returns nil, comes to
-// the delegate's Send in an envelope.
-type RunDelegate = core.RunDelegate
-
-// RunBuffer holds, on one PE, the sends a RunDelegate took and has not
-// posted yet, in runs by destination PE. It belongs to its PE: only code
-// running there may use it. A buffered send counts as work for
-// quiescence detection from the send until it is delivered.
-type RunBuffer = core.RunBuffer
-
-// NewRunBuffer returns an empty run buffer of from's PE that takes sends
-// for no PE yet. buffered is called after each send appended for a PE
-// (dest), called after each send to this PE; either may post.
-func NewRunBuffer(from Context, buffered func(dest int), called func()) (*RunBuffer, error) {
-	return core.NewRunBuffer(from, buffered, called)
-}
-
 // Header is the routing part of an envelope.
 type Header = core.Header
 
@@ -227,13 +163,6 @@ type Envelope = core.Envelope
 // when the method runs.
 func NewEnvelope(r Route, e *Entry, msg any) Envelope {
 	return core.NewEnvelope(r, e, msg)
-}
-
-// ElementCopy returns a copy of a multicast envelope addressed to one
-// member alone: a section member that is no longer where the multicast
-// expected it is reached as a single element.
-func ElementCopy(e Envelope, index any) Envelope {
-	return core.ElementCopy(e, index)
 }
 
 // Future is a value that will arrive later (charm4py's Future, Charm++'s
@@ -293,10 +222,6 @@ func Nap(ctx Context, deadline time.Time) (bool, error) {
 // ObjLoad is an object's load since its last reset.
 type ObjLoad = core.ObjLoad
 
-// CommEdge counts the messages one array element sent another since the
-// last TakeComm, as seen on the sending PE.
-type CommEdge = core.CommEdge
-
 // Config describes a job.
 type Config = core.Config
 
@@ -305,21 +230,6 @@ type Config = core.Config
 // per-PE state with it). Call it in an init function.
 func OnPEStart(fn func(pe *PE)) {
 	core.OnPEStart(fn)
-}
-
-// OnBoot registers a function that runs on PE 0 of every job as its first
-// message, once every PE exists (a periodic timer starts there). Call it
-// in an init function.
-func OnBoot(fn func(pe *PE)) {
-	core.OnBoot(fn)
-}
-
-// OnJobEnd registers a function that runs in every process of every job
-// when the job ends, after its PEs have stopped and before Run returns
-// (packages write their reports with it, such as tune/tunedebug's
-// -tunedebug). Call it in an init function.
-func OnJobEnd(fn func(j *Job)) {
-	core.OnJobEnd(fn)
 }
 
 // Chare is embedded in singleton chare types, the main chare among them:
@@ -405,15 +315,6 @@ func ParseArgs(args []string) (Config, error) {
 // Job is the chare layer's state of one running program in this process.
 type Job = core.Job
 
-// Part is a collection's part on one PE: the objects that live there and
-// the knowledge of where the others are.
-type Part = core.Part
-
-// ElementRouter is implemented by the parts of collections whose members
-// migrate: SendTo picks the destination PE of a message for one member
-// and fills in what the header must carry for the location manager.
-type ElementRouter = core.ElementRouter
-
 // RawDeliverer is implemented by the parts of collections whose members
 // are reached by index (arrays): DeliverRaw is Part.Deliver for an
 // envelope from another process whose index is still in its wire form,
@@ -428,22 +329,9 @@ type RawDeliverer = core.RawDeliverer
 // neighbour, say) like any other entry method.
 type Constructor = core.Constructor
 
-// Sequencer is implemented by the parts of collections whose broadcasts
-// are numbered at one root PE (arrays, whose elements migrate).
-type Sequencer = core.Sequencer
-
-// Collection describes a singleton chare, a group, a node group or an
-// array, the same in every process.
-type Collection = core.Collection
-
 // PE is the chare layer's state on one processing element. Only code
 // running on that PE touches it.
 type PE = core.PE
-
-// Describe names an envelope's entry method and target, for error messages.
-func Describe(e Envelope) string {
-	return core.Describe(e)
-}
 
 // Slot is a place for a value of type T on every PE, for packages that
 // keep state per PE (lb, comlib, array's AtSync hook). Declare one as a
@@ -489,32 +377,6 @@ func RegisterDelegateKind(kind string, resolve DelegateResolver) {
 // String if it has one.
 func DelegateName(d Delegate) string {
 	return core.DelegateName(d)
-}
-
-// Resolve returns the delegate a proxy decoded from another process
-// stands for, on the PE of from; other delegates are returned as they are.
-func Resolve(from Context, d Delegate) (Delegate, error) {
-	return core.Resolve(from, d)
-}
-
-// Identity returns the collection and index of the object that from is
-// (the PE for a group branch, 0 for a singleton), or false for a PE's own
-// context.
-func Identity(from Context) (CollID, any, bool) {
-	return core.Identity(from)
-}
-
-// IndexKey returns a member index as a string that is the same in every
-// process (its msgpack form): a key for maps that mix local indices and
-// indices that came from other processes.
-func IndexKey(i any) (string, error) {
-	return core.IndexKey(i)
-}
-
-// BranchCopy returns a copy of a group broadcast envelope addressed to the
-// branch on one PE alone (delegates that route broadcasts themselves).
-func BranchCopy(e Envelope, pe int) Envelope {
-	return core.BranchCopy(e, pe)
 }
 
 // IndexFromKey returns the index that IndexKey made k from, in the form
@@ -600,11 +462,6 @@ func NewFutureFor[R any](ctx Context, r reducer.Typed[R]) Future[R] {
 func EntryCallbackFor[T, R any](to Target[T], r reducer.Typed[R], method func(*T, R)) Callback {
 	return core.EntryCallbackFor[T, R](to, r, method)
 }
-
-// ElementRunner is implemented by the parts of collections whose members
-// migrate (arrays), so that sends to them can form runs: it does for one
-// message what SendTo and Deliver do for an envelope, without one.
-type ElementRunner = core.ElementRunner
 
 // ProgramFlags declares flags (names without the dash) that the program
 // parses itself from its arguments although they look like the runtime's:
@@ -722,14 +579,6 @@ func Bind[T, M any](name string, fn func(*T, M)) (Bound[T, M], error) {
 	return core.Bind[T, M](name, fn)
 }
 
-// EnvelopeFor builds the envelope of a call of method with msg, addressed
-// nowhere yet: collection packages keep it to run later (an inserted
-// array element's constructor) with PE.Invoke, or send it in a message as
-// a WireEnvelope.
-func EnvelopeFor[T, M any](from Context, method func(*T, M), msg M) (Envelope, error) {
-	return core.EnvelopeFor[T, M](from, method, msg)
-}
-
 // AnyPE asks New to place a singleton chare itself.
 const AnyPE = core.AnyPE
 
@@ -744,12 +593,6 @@ func New[T any](from Context, pe int) (Proxy[T], error) {
 // other message (a constructor with arguments).
 func NewWith[T, M any](from Context, pe int, init func(*T, M), msg M) (Proxy[T], error) {
 	return core.NewWith[T, M](from, pe, init, msg)
-}
-
-// CreateMessage returns the message that makes a PE build its part of a
-// collection; collection packages send it to every PE that has members.
-func CreateMessage(c CollID) actor.Message {
-	return core.CreateMessage(c)
 }
 
 // Transient declares fields of a chare type that are never packed: they
@@ -780,31 +623,6 @@ type Type = core.Type
 
 // Entry describes one entry method of a chare type.
 type Entry = core.Entry
-
-// MarkEntry makes every send of the entry method behind method, through
-// any proxy that is not delegated otherwise, go to d (nil unmarks it): the
-// way a library such as TRAM aggregates an entry method "tagged for
-// aggregation" without touching the code that sends. The mark holds for
-// every job the process runs; MarkEntryID can limit it to one.
-func MarkEntry(method any, d Delegate) error {
-	return core.MarkEntry(method, d)
-}
-
-// MarkEntryID is MarkEntry for the entry method numbered id: a delegate
-// that marks an entry method in every process names it by its number,
-// which is the same in every process of the job. The mark holds for the
-// sends of job only (nil: every job): a delegate that belongs to one job
-// passes its job, so that a later job of the process sends the entry
-// method directly until it marks it again.
-func MarkEntryID(job *Job, id EntryID, d Delegate) error {
-	return core.MarkEntryID(job, id, d)
-}
-
-// EntryIDOf returns the number of the entry method behind method, the
-// same in every process of the job.
-func EntryIDOf(method any) (EntryID, error) {
-	return core.EntryIDOf(method)
-}
 
 // Option configures a chare type at registration.
 type Option = core.Option
@@ -862,11 +680,6 @@ func TypeOf[T any]() (*Type, error) {
 // message path of other processes calls it for every message.
 func TypeByID(id TypeID) (*Type, error) {
 	return core.TypeByID(id)
-}
-
-// EntryByID returns the entry method numbered id.
-func EntryByID(id EntryID) (*Entry, error) {
-	return core.EntryByID(id)
 }
 
 // EntryOf returns the entry method behind a method expression, or an error

@@ -43,7 +43,7 @@ var peState chare.Slot[*state]
 // job would keep the whole job from being collected).
 var jobStats sync.Map // *chare.Job → *statsTable
 
-func init() { chare.OnJobEnd(func(j *chare.Job) { jobStats.Delete(j) }) }
+func init() { core.OnJobEnd(func(j *chare.Job) { jobStats.Delete(j) }) }
 
 type statsTable struct {
 	mu sync.Mutex
@@ -325,7 +325,7 @@ type op struct {
 
 func opFrom(from chare.Context, k opKind, e chare.Envelope, iter int) op {
 	o := op{kind: k, env: e, iter: iter}
-	o.coll, o.index, o.isObj = chare.Identity(from)
+	o.coll, o.index, o.isObj = core.Identity(from)
 	return o
 }
 

@@ -88,7 +88,7 @@ func (m *multicaster) multicast(o op) error {
 		if err != nil {
 			return fmt.Errorf("comlib: %v: section member %v: %w", m.in, idx, err)
 		}
-		k, err := chare.IndexKey(idx)
+		k, err := core.IndexKey(idx)
 		if err != nil {
 			return err
 		}
@@ -158,7 +158,7 @@ func (m *multicaster) deliver(msg mcastMsg, env chare.Envelope) {
 	}
 	ctx := m.s.ctx()
 	if msg.Group {
-		if err := chare.Deliver(ctx, chare.BranchCopy(env, me)); err != nil {
+		if err := chare.Deliver(ctx, core.BranchCopy(env, me)); err != nil {
 			m.s.pe.Fail(err)
 		}
 		return
@@ -168,7 +168,7 @@ func (m *multicaster) deliver(msg mcastMsg, env chare.Envelope) {
 		return
 	}
 	for _, k := range msg.Members[i] {
-		if err := chare.Deliver(ctx, chare.ElementCopy(env, chare.IndexFromKey(k))); err != nil {
+		if err := chare.Deliver(ctx, core.ElementCopy(env, chare.IndexFromKey(k))); err != nil {
 			m.s.pe.Fail(err)
 		}
 	}

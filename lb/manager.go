@@ -70,7 +70,7 @@ func init() {
 	core.RegisterFlag(FlagComm, false, nil)
 	core.RegisterFlag(FlagObjOnly, false, nil)
 	chare.OnPEStart(setup)
-	chare.OnBoot(boot)
+	core.OnBoot(boot)
 	actor.RegisterStruct[syncReady](wirekind.LBSyncReady, "lb AtSync ready")
 	actor.RegisterStruct[stepCollect](wirekind.LBCollect, "lb collect")
 	actor.RegisterStruct[peReport](wirekind.LBReport, "lb PE report")

@@ -166,7 +166,7 @@ var tables sync.Map // tableKey → *branchTable[C, T]
 type jobTable interface{ ofJob(j *chare.Job) bool }
 
 func init() {
-	chare.OnJobEnd(func(j *chare.Job) {
+	core.OnJobEnd(func(j *chare.Job) {
 		tables.Range(func(k, v any) bool {
 			if t, ok := v.(jobTable); ok && t.ofJob(j) {
 				tables.CompareAndDelete(k, v)
