@@ -12,6 +12,10 @@ import (
 type Spec = core.Spec
 
 // CallbackKind says what a callback does with its value.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	func (k CallbackKind) String() string
 type CallbackKind = core.CallbackKind
 
 const CallbackIgnore = core.CallbackIgnore
@@ -28,6 +32,17 @@ const CallbackExit = core.CallbackExit
 // branch or an array element, a broadcast to a group or array, a future, a
 // Go function on a PE, nowhere, or the end of the job. Callbacks are values
 // and can travel in messages.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Send delivers v through the callback.
+//	func (cb Callback) Send(from Context, v any) error
+//
+//	// EncodeMsgpack lets a callback travel in a message.
+//	func (cb Callback) EncodeMsgpack(enc *msgpack.Encoder) error
+//
+//	// DecodeMsgpack reads a callback from a message.
+//	func (cb *Callback) DecodeMsgpack(dec *msgpack.Decoder) error
 type Callback = core.Callback
 
 // IgnoreCallback drops the value.
@@ -116,6 +131,17 @@ func Checkpoint(from Context, dir string, cb Callback) error {
 // Done and every produced item was consumed, the finished callback runs.
 // TRAM uses it to know when a step's items have all arrived. Detectors are
 // values and can travel in messages.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Produce counts n items produced by the caller.
+//	func (d Detector) Produce(from Context, n int) error
+//
+//	// Consume counts n items consumed by the caller.
+//	func (d Detector) Consume(from Context, n int) error
+//
+//	// Done records that n producers (usually 1: the caller) finished.
+//	func (d Detector) Done(from Context, n int) error
 type Detector = core.Detector
 
 // Completion holds the callbacks of a detection session; each receives a
@@ -135,6 +161,72 @@ type Context = core.Context
 
 // Base is embedded (through Chare, group.Branch or array.Element) in every
 // chare object; the runtime fills it in when it creates the object.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Bind attaches an object to its PE and collection; collection packages
+//	// call it when they create or receive an object.
+//	func (b *Base) Bind(pe *PE, coll *Collection, index, obj any)
+//
+//	// Here returns the PE state the object lives on.
+//	func (b *Base) Here() *PE
+//
+//	// PE returns the number of the PE the object lives on (CkMyPe); 0 for an
+//	// object the runtime did not make (its Base unbound).
+//	func (b *Base) PE() int
+//
+//	// NumPEs returns the number of PEs in the job (CkNumPes); 0 for an
+//	// object the runtime did not make.
+//	func (b *Base) NumPEs() int
+//
+//	// Collection returns the collection the object belongs to (nil for a
+//	// PE's own context).
+//	func (b *Base) Collection() *Collection
+//
+//	// Exit ends the job with the given exit code on every PE (CkExit).
+//	func (b *Base) Exit(code int)
+//
+//	// Abort ends the job with exit code 1 and the given reason (CkAbort).
+//	func (b *Base) Abort(err error)
+//
+//	// DetectQuiescence sends to cb (with a nil value) once no entry method
+//	// runs anywhere and no message is in flight (CkStartQD).
+//	func (b *Base) DetectQuiescence(cb Callback)
+//
+//	// Args returns the program's arguments that the runtime did not take.
+//	func (b *Base) Args() []string
+//
+//	// Index returns the object's index in its collection: the array index of
+//	// an element, the PE of a group branch.
+//	func (b *Base) Index() any
+//
+//	// Self returns the object the Base is embedded in.
+//	func (b *Base) Self() any
+//
+//	// MemberState returns the member's reduction state.
+//	func (b *Base) MemberState() MemberState
+//
+//	// SetMemberState restores the member's reduction state.
+//	func (b *Base) SetMemberState(s MemberState)
+//
+//	// SetLoad sets the object's load for the current load-balancing period,
+//	// in seconds, instead of the measured one (Charm++'s setObjTime).
+//	func (b *Base) SetLoad(seconds float64) error
+//
+//	// Load returns the object's load since the last reset.
+//	func (b *Base) Load() ObjLoad
+//
+//	// ResetLoad starts a new measurement period for the object.
+//	func (b *Base) ResetLoad()
+//
+//	// Contribute adds the object's value to the next reduction over its
+//	// collection (a group or an array), combined with r and delivered to cb
+//	// (Charm++'s contribute).
+//	func (b *Base) Contribute(value any, r reducer.Reducer, cb Callback) error
+//
+//	// ContributeTo adds the object's value to the next reduction over a
+//	// section it belongs to.
+//	func (b *Base) ContributeTo(s *Section, value any, r reducer.Reducer, cb Callback) error
 type Base = core.Base
 
 // ErrNoContext is returned when a send is made with a nil Context or one
@@ -152,6 +244,13 @@ func PEOf(ctx Context) *PE {
 type MemberState = core.MemberState
 
 // Header is the routing part of an envelope.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Members returns the section members on the destination PE of a
+//	// multicast hop; the multicast puts them in the route's Index, which
+//	// sections do not otherwise use.
+//	func (h *Header) Members() []any
 type Header = core.Header
 
 // Envelope is one entry-method invocation on its way: a header and the
@@ -169,6 +268,29 @@ func NewEnvelope(r Route, e *Entry, msg any) Envelope {
 // CkFuture). Create it on a PE, pass it (or a Callback to it) to whoever
 // will produce the value, and wait for it with Get in a threaded entry
 // method on the same PE. A future takes one value.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// IsZero reports whether the future was never created.
+//	func (f Future[T]) IsZero() bool
+//
+//	// Send gives the future its value.
+//	func (f Future[T]) Send(from Context, v T) error
+//
+//	// Callback returns a callback that sends its value to the future.
+//	func (f Future[T]) Callback() Callback
+//
+//	// Get waits for the value and returns it.
+//	func (f Future[T]) Get(ctx Context) (T, error)
+//
+//	// GetBefore is Get with a deadline: if the value has not arrived by then
+//	// it returns an error that wraps ErrDeadlineExceeded and names the
+//	// future.
+//	func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error)
+//
+//	// Drop forgets a future whose value will never be taken: one whose
+//	// callback was handed to a call that then failed.
+//	func (f Future[T]) Drop(ctx Context) error
 type Future[T any] = core.Future[T]
 
 // Waitable is a future of any type, for WaitAll and WaitAny.
@@ -220,6 +342,12 @@ func Nap(ctx Context, deadline time.Time) (bool, error) {
 }
 
 // ObjLoad is an object's load since its last reset.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Seconds is the load a strategy uses: the user's, else the CPU time if
+//	// measured, else the wall time.
+//	func (l ObjLoad) Seconds() float64
 type ObjLoad = core.ObjLoad
 
 // Config describes a job.
@@ -235,6 +363,11 @@ func OnPEStart(fn func(pe *PE)) {
 // Chare is embedded in singleton chare types, the main chare among them:
 //
 //	type Main struct{ chare.Chare[Main] }
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// ThisProxy returns a proxy to the chare itself (thisProxy).
+//	func (c *Chare[T]) ThisProxy() Proxy[T]
 type Chare[T any] = core.Chare[T]
 
 // Run runs a job: it starts the PEs, creates the main chare T on PE 0 and
@@ -313,6 +446,17 @@ func ParseArgs(args []string) (Config, error) {
 }
 
 // Job is the chare layer's state of one running program in this process.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Flag returns the value of a registered flag for this job.
+//	func (j *Job) Flag(name string) (string, bool)
+//
+//	// Runtime returns the job's runtime.
+//	func (j *Job) Runtime() *actor.Runtime
+//
+//	// Collection returns the description of a collection.
+//	func (j *Job) Collection(id CollID) (*Collection, error)
 type Job = core.Job
 
 // RawDeliverer is implemented by the parts of collections whose members
@@ -331,12 +475,52 @@ type Constructor = core.Constructor
 
 // PE is the chare layer's state on one processing element. Only code
 // running on that PE touches it.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// PendingFutures counts the futures created on this PE whose value has
+//	// not been taken by Get: a count that grows from one iteration to the
+//	// next is a leak (a future nobody will Get).
+//	func (pe *PE) PendingFutures() int
+//
+//	// SetMeasure turns the timing of entry methods on this PE on or off.
+//	func (pe *PE) SetMeasure(on bool)
+//
+//	// ID returns the PE's number.
+//	func (pe *PE) ID() int
+//
+//	// NumPEs returns the number of PEs in the job.
+//	func (pe *PE) NumPEs() int
+//
+//	// Actor returns the runtime PE underneath.
+//	func (pe *PE) Actor() *actor.PE
+//
+//	// Job returns the job the PE belongs to.
+//	func (pe *PE) Job() *Job
+//
+//	// Fail aborts the job with an error; collection packages call it for
+//	// errors found where no caller can receive them (a message for an index
+//	// that does not exist, say).
+//	func (pe *PE) Fail(err error)
+//
+//	// TraceInstant records a point event on this PE's track if the job is
+//	// traced (cat is its category: "migration", "lb", "tram", "comlib",
+//	// "quiescence", "checkpoint"); args holds key, value pairs.
+//	func (pe *PE) TraceInstant(cat, name string, args ...any)
 type PE = core.PE
 
 // Slot is a place for a value of type T on every PE, for packages that
 // keep state per PE (lb, comlib, array's AtSync hook). Declare one as a
 // package-level variable and use it only through its address; its value
 // on a PE belongs to that PE's goroutine, as everything on the PE does.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Get returns the value s holds on pe, or T's zero value.
+//	func (s *Slot[T]) Get(pe *PE) T
+//
+//	// Set makes v the value s holds on pe.
+//	func (s *Slot[T]) Set(pe *PE, v T)
 type Slot[T any] = core.Slot[T]
 
 // PEFor returns the chare PE that runs on actor PE ap: what a message of
@@ -387,6 +571,13 @@ func IndexFromKey(k string) any {
 }
 
 // Kind says what a proxy addresses.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	func (k Kind) String() string
+//
+//	// IsBroadcast reports whether the kind addresses more than one object.
+//	func (k Kind) IsBroadcast() bool
 type Kind = core.Kind
 
 const KindNone = core.KindNone
@@ -406,6 +597,10 @@ const KindSection = core.KindSection
 // CollID names a collection (a singleton chare, a group, a node group or an
 // array) across the job: the creating PE in the high half, a sequence
 // number of that PE in the low half.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	func (c CollID) String() string
 type CollID = core.CollID
 
 // Route is where a send goes.
@@ -424,6 +619,40 @@ type Bracketed = core.Bracketed
 // Proxy is a handle to a chare, a group, an array, one of their members or
 // a section, through which entry methods of T are invoked. Proxies are
 // values: copy them freely, store them, send them in messages.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Route returns where the proxy sends.
+//	func (p Proxy[T]) Route() Route
+//
+//	// IsZero reports whether the proxy was never set.
+//	func (p Proxy[T]) IsZero() bool
+//
+//	// Delegate returns a copy of the proxy whose sends go to d (nil removes
+//	// the delegation).
+//	func (p Proxy[T]) Delegate(d Delegate) Proxy[T]
+//
+//	// Undelegate returns a copy of the proxy that sends directly.
+//	func (p Proxy[T]) Undelegate() Proxy[T]
+//
+//	// Delegated returns the proxy's delegate, or nil.
+//	func (p Proxy[T]) Delegated() Delegate
+//
+//	// WithRoute returns a proxy of the same delegation with another route;
+//	// collection packages use it to derive element proxies.
+//	func (p Proxy[T]) WithRoute(r Route) Proxy[T]
+//
+//	func (p Proxy[T]) String() string
+//
+//	// EncodeMsgpack lets a proxy travel in a message, in migrated or
+//	// checkpointed state, with its delegate: a PortableDelegate travels as
+//	// its reference (kind and identity) and is found again where the proxy
+//	// is used; a proxy delegated to any other delegate cannot be encoded,
+//	// and the error names the delegate.
+//	func (p Proxy[T]) EncodeMsgpack(enc *msgpack.Encoder) error
+//
+//	// DecodeMsgpack reads a proxy from a message.
+//	func (p *Proxy[T]) DecodeMsgpack(dec *msgpack.Decoder) error
 type Proxy[T any] = core.Proxy[T]
 
 // Target is anything that can be sent to: Proxy itself, and the group and
@@ -478,6 +707,14 @@ func ProgramFlags(names ...string) {
 
 // Section is a subset of an array's elements (Charm++'s CkSectionID): a
 // section proxy multicasts to them, and they can reduce among themselves.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// EncodeMsgpack lets a section travel in a message.
+//	func (s *Section) EncodeMsgpack(enc *msgpack.Encoder) error
+//
+//	// DecodeMsgpack reads a section from a message.
+//	func (s *Section) DecodeMsgpack(dec *msgpack.Decoder) error
 type Section = core.Section
 
 // NewSection makes a section of collection coll from the given member
@@ -571,6 +808,11 @@ func SendInline[T, M any](from Context, to Target[T], method func(*T, M), msg M)
 // compiles a method expression of a generic chare type written inside
 // generic code, such as (*branch[C, T]).Recv, to a closure that Send cannot
 // recognize; generic libraries (TRAM) bind their methods by name instead.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// Send invokes the bound method, as chare.Send does.
+//	func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error
 type Bound[T, M any] = core.Bound[T, M]
 
 // Bind finds the entry method name of T, which must take an M, and pairs it
@@ -619,9 +861,42 @@ type TypeID = core.TypeID
 type EntryID = core.EntryID
 
 // Type describes a registered chare type.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// PackError returns nil if the objects of the type can be packed for
+//	// what (as "migration" or "a checkpoint") without losing state: every
+//	// field survives packing, is declared with Transient or tagged
+//	// `msgpack:"-"`, or the type implements Packer.
+//	func (t *Type) PackError(what string) error
+//
+//	// Packs reports whether the objects of the type can be packed without
+//	// losing state (PackError returns nil): whether they may migrate.
+//	func (t *Type) Packs() bool
+//
+//	// Migrates reports whether the type's objects are of a kind that
+//	// migrates (array elements); whether they may is Packs.
+//	func (t *Type) Migrates() bool
+//
+//	// New returns a new zero object of the type.
+//	func (t *Type) New() any
+//
+//	// Entries lists the type's entry methods in ID order.
+//	func (t *Type) Entries() []*Entry
+//
+//	// Entry returns the entry method with the given name.
+//	func (t *Type) Entry(name string) (*Entry, error)
 type Type = core.Type
 
 // Entry describes one entry method of a chare type.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	func (e *Entry) String() string
+//
+//	// Invoke calls the entry method on obj with msg (nil for a method
+//	// without a message) and returns its result, if any.
+//	func (e *Entry) Invoke(obj, msg any) (any, error)
 type Entry = core.Entry
 
 // Option configures a chare type at registration.
@@ -698,4 +973,12 @@ func Fingerprint() string {
 // delegate's batch, say): it msgpack-encodes the envelope as the transport
 // does, and decodes it back into an envelope that calls its method
 // through the entry's typed decoder, or by reflection.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	// EncodeMsgpack implements msgpack.CustomEncoder.
+//	func (w WireEnvelope) EncodeMsgpack(enc *msgpack.Encoder) error
+//
+//	// DecodeMsgpack implements msgpack.CustomDecoder.
+//	func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error
 type WireEnvelope = core.WireEnvelope
