@@ -19,7 +19,7 @@ type Element[T any, I comparable] struct {
 
 // Bind binds the element to its PE, array and index; the runtime calls it
 // when it makes or moves the element.
-func (e *Element[T, I]) Bind(pe *chare.PE, coll *chare.Collection, index, obj any) {
+func (e *Element[T, I]) Bind(pe *chare.PE, coll *core.Collection, index, obj any) {
 	e.Base.Bind(pe, coll, index, obj)
 	e.this = Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: coll.ID})}
 }
@@ -93,7 +93,7 @@ func New[T any, I comparable](from chare.Context, s Shape[I], opts ...Option) (P
 // it is made, before any other message reaches it (a constructor).
 func NewWith[T any, I comparable, M any](from chare.Context, s Shape[I], init func(*T, M), msg M, opts ...Option) (Proxy[T, I], error) {
 	var sp chare.Spec
-	f, err := chare.InitOf(from, &sp, init, msg)
+	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return Proxy[T, I]{}, err
 	}
@@ -101,7 +101,7 @@ func NewWith[T any, I comparable, M any](from chare.Context, s Shape[I], init fu
 }
 
 type binder interface {
-	Bind(*chare.PE, *chare.Collection, any, any)
+	Bind(*chare.PE, *core.Collection, any, any)
 }
 
 // info is what every PE knows of an array.
@@ -242,7 +242,7 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 		return Proxy[T, I]{}, fmt.Errorf("array: WithMaxHops(%d) for %s: the bound cannot be negative", o.maxHops, typ.Name)
 	}
 	a := &info[I]{shape: s, m: o.m, npes: pe.NumPEs(), name: typ.Name, sparse: s.sparse, demand: o.demand, maxHops: o.maxHops}
-	c := &chare.Collection{ID: pe.NewCollID(), Kind: chare.KindElement, Type: typ, Ext: a}
+	c := &core.Collection{ID: core.NewCollID(pe), Kind: chare.KindElement, Type: typ, Ext: a}
 	a.name = fmt.Sprintf("%s %v", typ.Name, c.ID)
 	// The PEs that have elements at first get the creation message.
 	has := make([]bool, pe.NumPEs())
@@ -266,9 +266,9 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 	sp.Builder = "array"
 	c.Spec = sp
 	build(c, a, init)
-	pe.AddCollection(c)
+	core.AddCollection(pe, c)
 	for _, p := range c.Tree {
-		pe.Actor().Send(p, chare.CreateMessage(c.ID))
+		pe.Actor().Send(p, core.CreateMessage(c.ID))
 	}
 	return Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: c.ID})}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // AtSync: elements that take part in load-balancing steps call AtSync;
@@ -184,7 +185,7 @@ func (l *part[I]) finishStep(step int) {
 // the steps, so that a PE that had no elements at some step stays in
 // step with the others.
 func FinishStep(pe *chare.PE, coll chare.CollID, step int) error {
-	p, err := pe.Part(coll)
+	p, err := core.PartOf(pe, coll)
 	if err != nil {
 		return err
 	}
@@ -199,6 +200,6 @@ func FinishStep(pe *chare.PE, coll chare.CollID, step int) error {
 func (l *part[I]) resume(el *elem) {
 	el.sync = false
 	if r, ok := el.obj.(ResumeFromSync); ok {
-		l.pe.Timed(el.obj, r.ResumeFromSync) // part of the element's load
+		core.Timed(l.pe, el.obj, r.ResumeFromSync) // part of the element's load
 	}
 }

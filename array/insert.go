@@ -38,7 +38,7 @@ func (p Proxy[T, I]) Insert(from chare.Context, idx I, onPE int) error {
 // InsertWith inserts an element and runs init(msg) on it first, before any
 // other message (a constructor with arguments).
 func InsertWith[T any, I comparable, M any](from chare.Context, p Proxy[T, I], idx I, onPE int, init func(*T, M), msg M) error {
-	env, err := chare.EnvelopeFor(from, init, msg)
+	env, err := core.EnvelopeFor(from, init, msg)
 	if err != nil {
 		return err
 	}
@@ -115,10 +115,10 @@ func (l *part[I]) onInsert(m *insertMsg) {
 	}
 	switch m.Stage {
 	case 1:
-		m.RedNo = l.pe.NextReduction(l.coll.ID)
+		m.RedNo = core.NextReduction(l.pe, l.coll.ID)
 		m.Bcast = l.rootSeq
 		l.deltas = append(l.deltas, delta{m.RedNo, +1})
-		l.pe.RecheckReductions(l.coll.ID)
+		core.RecheckReductions(l.pe, l.coll.ID)
 		m.Stage = 0
 		l.pe.Actor().Send(l.home(i), m)
 	case 0:
@@ -147,7 +147,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		if l.init != nil {
 			l.init(obj)
 		}
-		b := chare.BaseOf(obj)
+		b := core.BaseOf(obj)
 		b.SetMemberState(chare.MemberState{RedNo: m.RedNo})
 		el := &elem{obj: obj, base: b}
 		l.add(i, el)
@@ -157,7 +157,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 		} else {
 			delete(l.creating, i)
 		}
-		l.pe.MemberArrived(obj)
+		core.MemberArrived(l.pe, obj)
 		if m.ctor != nil {
 			l.invoke(el, m.ctor)
 		}
@@ -175,7 +175,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 func (l *part[I]) onDelete(m *deleteMsg) {
 	if m.Stage == 1 { // on the root
 		l.deltas = append(l.deltas, delta{m.RedNo, -1})
-		l.pe.RecheckReductions(l.coll.ID)
+		core.RecheckReductions(l.pe, l.coll.ID)
 		return
 	}
 	i, err := l.index(&m.target)
@@ -189,7 +189,7 @@ func (l *part[I]) onDelete(m *deleteMsg) {
 	}
 	l.remove(i)
 	epoch := l.tab.Delete(i)
-	l.pe.MemberLeft(el.obj)
+	core.MemberLeft(l.pe, el.obj)
 	if home := l.home(i); home != l.pe.ID() {
 		l.pe.Actor().Send(home, &locMsg{target: target{Coll: l.coll.ID, idx: i}, Gone: true, Epoch: epoch})
 	}

@@ -15,7 +15,7 @@ func localPart[I comparable](from chare.Context, coll chare.CollID) (*part[I], e
 	if pe == nil {
 		return nil, chare.ErrNoContext
 	}
-	lp, err := pe.Part(coll)
+	lp, err := core.PartOf(pe, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func (l *part[I]) numElements() int { return l.count(1 << 62) }
 // not 0) on the PE the code runs on.
 func LocalElements(pe *chare.PE, coll chare.CollID) []LocalElement {
 	var out []LocalElement
-	pe.EachPart(func(id chare.CollID, p chare.Part) {
+	core.EachPart(pe, func(id chare.CollID, p core.Part) {
 		if lp, ok := p.(lbPart); ok && (coll == 0 || id == coll) {
 			out = lp.localElements(out)
 		}
@@ -100,7 +100,7 @@ func LocalElements(pe *chare.PE, coll chare.CollID) []LocalElement {
 // An element that has left meanwhile, or that waits in AtSync (only its
 // AtSync step moves it), is left alone.
 func MigrateLocal(pe *chare.PE, coll chare.CollID, index any, to int) error {
-	p, err := pe.Part(coll)
+	p, err := core.PartOf(pe, coll)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func NumElements(pe *chare.PE, coll chare.CollID) (int, error) {
 	if pe.ID() != core.ReductionRoot {
 		return 0, fmt.Errorf("array: NumElements runs on PE %d, not %d", core.ReductionRoot, pe.ID())
 	}
-	p, err := pe.Part(coll)
+	p, err := core.PartOf(pe, coll)
 	if err != nil {
 		return 0, err
 	}

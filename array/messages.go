@@ -6,6 +6,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/indexcodec"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // The location manager's messages between the parts of an array.
@@ -65,7 +66,7 @@ func withPart(ap *actor.PE, coll chare.CollID, what any, fn func(arrayPart)) {
 	}
 	var run func()
 	run = func() {
-		l, err := pe.PartOrHold(coll, what, run)
+		l, err := core.PartOrHold(pe, coll, what, run)
 		if err != nil {
 			pe.Fail(err)
 			return

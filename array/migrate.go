@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Migration.
@@ -30,8 +31,8 @@ type AboutToMigrate interface{ AboutToMigrate() }
 // they reach, that they have just been unpacked (ckJustMigrated).
 type JustMigrated interface{ JustMigrated() }
 
-func pack(obj any) ([]byte, error)   { return chare.PackObject(obj) }
-func unpack(obj any, b []byte) error { return chare.UnpackObject(obj, b) }
+func pack(obj any) ([]byte, error)   { return core.PackObject(obj) }
+func unpack(obj any, b []byte) error { return core.UnpackObject(obj, b) }
 
 // Migrate moves the element to PE toPE (Charm++'s migrateMe): the move
 // happens after the current entry method returns (and after the messages
@@ -118,9 +119,9 @@ func (l *part[I]) migrate(i I, to int, resume bool) error {
 	epoch, _ := l.tab.IsLocal(i)
 	seen := l.remove(i)
 	l.tab.Depart(i, to, epoch+1)
-	l.pe.MemberLeft(el.obj)
+	core.MemberLeft(l.pe, el.obj)
 	l.stats.MigratedOut++
-	if l.pe.Tracing() {
+	if core.Tracing(l.pe) {
 		l.pe.TraceInstant("migration", "migrate", "array", l.name, "index", fmt.Sprint(i), "from", l.pe.ID(), "to", to)
 	}
 	l.pe.Actor().Send(to, &arriveMsg{target: target{Coll: l.coll.ID, idx: i}, From: l.pe.ID(), Epoch: epoch + 1, Bcast: seen,
@@ -147,7 +148,7 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 		l.pe.Fail(fmt.Errorf("array: element %v of %s, migrating from PE %d to PE %d, cannot be unpacked there and is lost: %w", i, l.name, m.From, l.pe.ID(), err))
 		return
 	}
-	b := chare.BaseOf(obj)
+	b := core.BaseOf(obj)
 	b.SetMemberState(m.State)
 	el := &elem{obj: obj, base: b, sync: m.Sync && !m.Resume, syncs: m.Syncs}
 	l.add(i, el)
@@ -156,7 +157,7 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 	if home := l.home(i); home != l.pe.ID() {
 		l.pe.Actor().Send(home, &locMsg{target: target{Coll: l.coll.ID, idx: i}, PE: l.pe.ID(), Epoch: m.Epoch})
 	}
-	l.pe.MemberArrived(obj)
+	core.MemberArrived(l.pe, obj)
 	if h, ok := obj.(JustMigrated); ok {
 		h.JustMigrated()
 	}

@@ -35,7 +35,7 @@ type delta struct{ from, d int }
 
 type part[I comparable] struct {
 	*info[I]
-	coll    *chare.Collection
+	coll    *core.Collection
 	pe      *chare.PE
 	init    func(any)
 	unbuilt []*elem // made by NewLocal, waiting for Construct to run init
@@ -73,7 +73,7 @@ type Stats struct {
 
 // build gives an array's collection its NewLocal, index decoder and
 // reduction count, here or in another process.
-func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
+func build[I comparable](c *core.Collection, a *info[I], init func(any)) {
 	a.cacheHomes()
 	c.Ext = a
 	c.DecodeIndex = func(b []byte) (any, error) {
@@ -84,7 +84,7 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 		return i, nil
 	}
 	c.Count = func(pe *chare.PE, no int) (int, bool) {
-		l, err := pe.Part(c.ID)
+		l, err := core.PartOf(pe, c.ID)
 		if err != nil {
 			return 0, false
 		}
@@ -103,7 +103,7 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 	}
 	c.SpecData = func() ([]byte, error) { return encodeSpec(a.shape, a) }
 	s := a.shape
-	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
+	c.NewLocal = func(here *chare.PE) (core.Part, error) {
 		l := &part[I]{info: a, coll: c, pe: here, init: init, elems: map[I]*elem{},
 			tab: location.New[I, chare.Envelope](here.ID(), a.home, a.maxHops)}
 		if c.Spec.Restored {
@@ -119,7 +119,7 @@ func build[I comparable](c *chare.Collection, a *info[I], init func(any)) {
 			}
 			obj := c.Type.New()
 			obj.(binder).Bind(here, c, idx, obj)
-			el := &elem{obj: obj, base: chare.BaseOf(obj)}
+			el := &elem{obj: obj, base: core.BaseOf(obj)}
 			l.add(idx, el)
 			l.tab.Arrive(idx, 0)
 			if init != nil {
@@ -144,7 +144,7 @@ func (l *part[I]) Construct() {
 	}
 }
 
-// Restore implements chare.Restorer: a restart brings back an element.
+// Restore implements core.Restorer: a restart brings back an element.
 func (l *part[I]) Restore(pe *chare.PE, index any, data []byte, st chare.MemberState) error {
 	i, ok := index.(I)
 	if !ok {
@@ -158,7 +158,7 @@ func (l *part[I]) Restore(pe *chare.PE, index any, data []byte, st chare.MemberS
 	if err := unpack(obj, data); err != nil {
 		return err
 	}
-	b := chare.BaseOf(obj)
+	b := core.BaseOf(obj)
 	b.SetMemberState(st)
 	l.add(i, &elem{obj: obj, base: b})
 	l.tab.Arrive(i, 0)
@@ -210,7 +210,7 @@ func (l *part[I]) Locate(index any) (int, error) {
 // putting it in an interface (a [2]int, or an int of 256 or more, would
 // be an allocation per call): p is a PE's part of an array indexed by I
 // (chare.PE.Part). TRAM's array streamer asks per item.
-func LocateIn[I comparable](p chare.Part, i I) (int, error) {
+func LocateIn[I comparable](p core.Part, i I) (int, error) {
 	l, ok := p.(*part[I])
 	if !ok {
 		return 0, fmt.Errorf("array: %T is not the part of an array indexed by %T", p, i)
@@ -235,7 +235,7 @@ func (l *part[I]) whereIndex(i I) (int, uint32, error) {
 	return l.homeAtPos(i, pos), 0, nil
 }
 
-// SendTo implements chare.ElementRouter.
+// SendTo implements core.ElementRouter.
 func (l *part[I]) SendTo(h *chare.Header) (int, error) {
 	pe, epoch, err := l.Where(h.Index)
 	if err != nil {
@@ -245,7 +245,7 @@ func (l *part[I]) SendTo(h *chare.Header) (int, error) {
 	return pe, nil
 }
 
-// Where implements chare.ElementRunner: the PE an element is believed on
+// Where implements core.ElementRunner: the PE an element is believed on
 // and the epoch of that belief.
 func (l *part[I]) Where(index any) (int, uint32, error) {
 	i, ok := index.(I)
@@ -256,7 +256,7 @@ func (l *part[I]) Where(index any) (int, uint32, error) {
 	return l.whereIndex(i)
 }
 
-// WhereRaw implements chare.ElementRunner: Where for an index in its wire
+// WhereRaw implements core.ElementRunner: Where for an index in its wire
 // form, decoded without an allocation.
 func (l *part[I]) WhereRaw(raw []byte) (int, uint32, error) {
 	i, err := l.decode(raw)
@@ -266,7 +266,7 @@ func (l *part[I]) WhereRaw(raw []byte) (int, uint32, error) {
 	return l.whereIndex(i)
 }
 
-// Resident implements chare.ElementRunner: the element if it is here (the
+// Resident implements core.ElementRunner: the element if it is here (the
 // run counts its message with Delivered once it checked the element's
 // type).
 func (l *part[I]) Resident(index any) any {
@@ -277,7 +277,7 @@ func (l *part[I]) Resident(index any) any {
 	return l.resident(i)
 }
 
-// ResidentRaw implements chare.ElementRunner: Resident for an index in
+// ResidentRaw implements core.ElementRunner: Resident for an index in
 // its wire form, decoded without an allocation.
 func (l *part[I]) ResidentRaw(raw []byte) (any, error) {
 	i, err := l.decode(raw)
@@ -294,17 +294,17 @@ func (l *part[I]) resident(i I) any {
 	return nil
 }
 
-// Delivered implements chare.ElementRunner: a run's message (never
+// Delivered implements core.ElementRunner: a run's message (never
 // forwarded) delivered to a resident element.
 func (l *part[I]) Delivered() {
 	l.stats.Delivered++
 	l.stats.Hops[0]++
 }
 
-// BroadcastRoot implements chare.Sequencer.
+// BroadcastRoot implements core.Sequencer.
 func (l *part[I]) BroadcastRoot() int { return core.ReductionRoot }
 
-// Sequence implements chare.Sequencer.
+// Sequence implements core.Sequencer.
 func (l *part[I]) Sequence(_ *chare.PE, e chare.Envelope) {
 	if h := e.Header(); h.Epoch == 0 {
 		l.rootSeq++
@@ -316,12 +316,12 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 	if k := e.Header().Kind; k != chare.KindElement && k != chare.KindSection {
 		// A group's or chare's route on an array's ID (a damaged header):
 		// its PE number must not pass for an element's index.
-		pe.Fail(fmt.Errorf("array: %s reached %s routed as a %v message", chare.Describe(e), l.name, k))
+		pe.Fail(fmt.Errorf("array: %s reached %s routed as a %v message", core.Describe(e), l.name, k))
 		return
 	}
 	i, ok := index.(I)
 	if !ok {
-		pe.Fail(fmt.Errorf("array: %s carries index %v (%T) for %s", chare.Describe(e), index, index, l.name))
+		pe.Fail(fmt.Errorf("array: %s carries index %v (%T) for %s", core.Describe(e), index, index, l.name))
 		return
 	}
 	l.deliver(e, i)
@@ -350,7 +350,7 @@ func (l *part[I]) deliver(e chare.Envelope, i I) {
 			l.invoke(el, e)
 			return
 		}
-		e = chare.ElementCopy(e, i) // the member moved: reach it alone
+		e = core.ElementCopy(e, i) // the member moved: reach it alone
 	}
 	l.route(e, i)
 }
@@ -361,7 +361,7 @@ func (l *part[I]) route(e chare.Envelope, i I) {
 	if h.Entry != nil && h.Entry.Type != l.coll.Type {
 		// A damaged header from another process: refused before it is
 		// counted, held or forwarded.
-		l.pe.Fail(fmt.Errorf("array: %s: an entry method of %s, not of the elements of %s", chare.Describe(e), h.Entry.Type.Name, l.name))
+		l.pe.Fail(fmt.Errorf("array: %s: an entry method of %s, not of the elements of %s", core.Describe(e), h.Entry.Type.Name, l.name))
 		return
 	}
 	if el := l.elems[i]; el != nil { // the common case: it is here (the table would say Deliver)
@@ -397,7 +397,7 @@ func (l *part[I]) route(e chare.Envelope, i I) {
 }
 
 // invoke runs an envelope on a local element.
-func (l *part[I]) invoke(el *elem, e chare.Envelope) { l.pe.Invoke(el.obj, e) }
+func (l *part[I]) invoke(el *elem, e chare.Envelope) { core.Invoke(l.pe, el.obj, e) }
 
 // release routes again the messages held for i, in their order.
 func (l *part[I]) release(i I) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/mpcheck"
 	"github.com/charmgo/charm/internal/wirekind"
 )
@@ -27,7 +28,7 @@ type arraySpec struct {
 	MaxHops int  `msgpack:",omitempty"`
 }
 
-type indexKind func(c *chare.Collection, rt *actor.Runtime, s arraySpec, m Map, init func(any)) error
+type indexKind func(c *core.Collection, rt *actor.Runtime, s arraySpec, m Map, init func(any)) error
 
 var (
 	kindsMu sync.RWMutex
@@ -40,7 +41,7 @@ var (
 func RegisterIndex[I comparable]() {
 	kindsMu.Lock()
 	defer kindsMu.Unlock()
-	kinds[reflect.TypeFor[I]().String()] = func(c *chare.Collection, rt *actor.Runtime, s arraySpec, m Map, init func(any)) error {
+	kinds[reflect.TypeFor[I]().String()] = func(c *core.Collection, rt *actor.Runtime, s arraySpec, m Map, init func(any)) error {
 		var sh Shape[I]
 		switch {
 		case s.Sparse:
@@ -151,7 +152,7 @@ func init() {
 	RegisterIndex[[4]int]()
 	RegisterIndex[[5]int]()
 	RegisterIndex[[6]int]()
-	chare.RegisterBuilder("array", func(c *chare.Collection, rt *actor.Runtime, init func(any)) error {
+	core.RegisterBuilder("array", func(c *core.Collection, rt *actor.Runtime, init func(any)) error {
 		var sp arraySpec
 		if err := mpcheck.Unmarshal(c.Spec.Data, &sp); err != nil {
 			return fmt.Errorf("array: decoding the spec of %v: %w", c.ID, err)

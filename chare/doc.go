@@ -89,4 +89,13 @@
 // envelope each, in one process and between processes. A sender
 // that outruns its receivers waits rather than filling memory (see
 // Config.MaxInFlight and Config.MaxRemoteInFlight); nothing is dropped.
+//
+// This package is what a program uses. The runtime that implements it
+// lives in the module's internal/core, which group, array, lb, tram and
+// comlib share with it; chare's types are aliases of the runtime's (a
+// chare.Proxy[T] is the same type in both) and its functions call the
+// runtime's. go doc shows no methods for an alias, so the doc comment of
+// each type lists them. Error messages and %T name these types as the
+// runtime's (core.Proxy), except the packing errors of migration and
+// checkpoints, which name a field's type as a program writes it.
 package chare

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // The registry without a runtime: entry methods found by method
@@ -49,7 +50,7 @@ func TestRegister(t *testing.T) {
 		require.NoError(t, err, name)
 		require.Same(t, typ, e.Type)
 		require.Equal(t, "chare_test.regWorker."+name, e.String())
-		byID, err := chare.EntryByID(e.ID)
+		byID, err := core.EntryByID(e.ID)
 		require.NoError(t, err)
 		require.Same(t, e, byID)
 		require.Equal(t, name == "Wait", e.Threaded, name)
@@ -74,7 +75,7 @@ func TestRegister(t *testing.T) {
 	require.ErrorContains(t, err, "not registered")
 	_, err = chare.TypeByID(0)
 	require.Error(t, err)
-	_, err = chare.EntryByID(chare.EntryID(uint32(typ.ID)<<16 | 0xfff))
+	_, err = core.EntryByID(chare.EntryID(uint32(typ.ID)<<16 | 0xfff))
 	require.ErrorContains(t, err, "no entry method")
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/charmgo/charm/comlib/agree"
 	"github.com/charmgo/charm/comlib/bracket"
 	"github.com/charmgo/charm/comlib/route"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // EachToMany on one PE: the runtime around package bracket's machines. It
@@ -116,7 +117,7 @@ func (e *e2m) key(i any) (bracket.Key, error) {
 		if n < len(e.ikeys) && e.ikeys[n] != "" {
 			return e.ikeys[n], nil
 		}
-		k, err := chare.IndexKey(i)
+		k, err := core.IndexKey(i)
 		if err != nil || k == "" {
 			return bracket.Key(k), err
 		}
@@ -131,11 +132,11 @@ func (e *e2m) key(i any) (bracket.Key, error) {
 		if k, ok := e.keys[i]; ok {
 			return k, nil
 		}
-		k, err := chare.IndexKey(i)
+		k, err := core.IndexKey(i)
 		e.keys[i] = bracket.Key(k)
 		return bracket.Key(k), err
 	}
-	k, err := chare.IndexKey(i)
+	k, err := core.IndexKey(i)
 	return bracket.Key(k), err
 }
 
@@ -239,7 +240,7 @@ func (e *e2m) broadcast(o op) error {
 	h := o.env.Header()
 	if h.Kind == chare.KindGroupAll && h.Index == nil {
 		for pe := 0; pe < e.s.pe.NumPEs(); pe++ {
-			if err := e.send(op{kind: opSend, env: chare.BranchCopy(o.env, pe), coll: o.coll, index: o.index, isObj: o.isObj}); err != nil {
+			if err := e.send(op{kind: opSend, env: core.BranchCopy(o.env, pe), coll: o.coll, index: o.index, isObj: o.isObj}); err != nil {
 				return err
 			}
 		}
@@ -257,7 +258,7 @@ func (e *e2m) multicast(o op) error {
 		return chare.Forward(e.s.ctx(), o.env)
 	}
 	for _, idx := range h.Section.Members {
-		if err := e.send(op{kind: opSend, env: chare.ElementCopy(o.env, idx), coll: o.coll, index: o.index, isObj: o.isObj}); err != nil {
+		if err := e.send(op{kind: opSend, env: core.ElementCopy(o.env, idx), coll: o.coll, index: o.index, isObj: o.isObj}); err != nil {
 			return err
 		}
 	}

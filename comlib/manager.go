@@ -7,6 +7,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // The manager: a group with a branch on every PE (C03). Its state on a PE
@@ -42,7 +43,7 @@ var peState chare.Slot[*state]
 // job would keep the whole job from being collected).
 var jobStats sync.Map // *chare.Job → *statsTable
 
-func init() { chare.OnJobEnd(func(j *chare.Job) { jobStats.Delete(j) }) }
+func init() { core.OnJobEnd(func(j *chare.Job) { jobStats.Delete(j) }) }
 
 type statsTable struct {
 	mu sync.Mutex
@@ -126,7 +127,7 @@ func (s *state) ctx() chare.Context {
 	if s.b != nil {
 		return s.b
 	}
-	return s.pe.Context()
+	return core.ContextOf(s.pe)
 }
 
 // create runs New on PE 0.
@@ -324,7 +325,7 @@ type op struct {
 
 func opFrom(from chare.Context, k opKind, e chare.Envelope, iter int) op {
 	o := op{kind: k, env: e, iter: iter}
-	o.coll, o.index, o.isObj = chare.Identity(from)
+	o.coll, o.index, o.isObj = core.Identity(from)
 	return o
 }
 

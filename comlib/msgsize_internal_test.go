@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 type sizeMain struct{ chare.Chare[sizeMain] }
@@ -39,11 +40,11 @@ func TestMsgSizeAllocatesNothing(t *testing.T) {
 	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *sizeMain, _ []string) {
 		defer m.Exit(0)
 		b := sizeBlock{Pad: make([]byte, 100)}
-		val, err1 := chare.EnvelopeFor(m, (*sizeMain).Block, b)
-		ptr, err2 := chare.EnvelopeFor(m, (*sizeMain).Ptr, &b)
-		sized, err3 := chare.EnvelopeFor(m, (*sizeMain).Sized, sizedBlock{N: 7})
-		urgent, err4 := chare.EnvelopeFor(m, (*sizeMain).Urgent, urgentBlock{})
-		boxed, err5 := chare.EnvelopeFor[sizeMain, any](m, (*sizeMain).Any, &b)
+		val, err1 := core.EnvelopeFor(m, (*sizeMain).Block, b)
+		ptr, err2 := core.EnvelopeFor(m, (*sizeMain).Ptr, &b)
+		sized, err3 := core.EnvelopeFor(m, (*sizeMain).Sized, sizedBlock{N: 7})
+		urgent, err4 := core.EnvelopeFor(m, (*sizeMain).Urgent, urgentBlock{})
+		boxed, err5 := core.EnvelopeFor[sizeMain, any](m, (*sizeMain).Any, &b)
 		allocs := testing.AllocsPerRun(100, func() { msgSize(val) })
 		sizes := []int{msgSize(val), msgSize(ptr), msgSize(sized), msgSize(boxed)}
 		_, isUrgent := payload(urgent).(Urgent)

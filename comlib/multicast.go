@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib/mcast"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/mpcheck"
 )
 
@@ -77,7 +78,7 @@ func (m *multicaster) multicast(o op) error {
 	if h.Section == nil {
 		return chare.Forward(m.s.ctx(), o.env)
 	}
-	part, err := m.s.pe.Part(h.Section.Coll)
+	part, err := core.PartOf(m.s.pe, h.Section.Coll)
 	if err != nil {
 		return err
 	}
@@ -87,7 +88,7 @@ func (m *multicaster) multicast(o op) error {
 		if err != nil {
 			return fmt.Errorf("comlib: %v: section member %v: %w", m.in, idx, err)
 		}
-		k, err := chare.IndexKey(idx)
+		k, err := core.IndexKey(idx)
 		if err != nil {
 			return err
 		}
@@ -157,7 +158,7 @@ func (m *multicaster) deliver(msg mcastMsg, env chare.Envelope) {
 	}
 	ctx := m.s.ctx()
 	if msg.Group {
-		if err := chare.Deliver(ctx, chare.BranchCopy(env, me)); err != nil {
+		if err := chare.Deliver(ctx, core.BranchCopy(env, me)); err != nil {
 			m.s.pe.Fail(err)
 		}
 		return
@@ -167,7 +168,7 @@ func (m *multicaster) deliver(msg mcastMsg, env chare.Envelope) {
 		return
 	}
 	for _, k := range msg.Members[i] {
-		if err := chare.Deliver(ctx, chare.ElementCopy(env, chare.IndexFromKey(k))); err != nil {
+		if err := chare.Deliver(ctx, core.ElementCopy(env, chare.IndexFromKey(k))); err != nil {
 			m.s.pe.Fail(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/comlib/channel"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Urgent is implemented by message types whose messages must not wait in
@@ -222,7 +223,7 @@ func destinationPE(s *state, env chare.Envelope) (int, error) {
 			return h.PE, nil
 		}
 	}
-	part, err := s.pe.Part(h.Coll)
+	part, err := core.PartOf(s.pe, h.Coll)
 	if err != nil {
 		return 0, err
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/tune"
 	"github.com/charmgo/charm/tune/tunedebug"
 )
@@ -204,7 +205,7 @@ func (tu *Tuning) copy() Tuning {
 // flush, for a program that knows a phase of sends is over before the PE
 // runs out of work. A proxy delegated elsewhere is an error naming it.
 func Flush(from chare.Context, d chare.Delegate) error {
-	r, err := chare.Resolve(from, d)
+	r, err := core.Resolve(from, d)
 	if err != nil {
 		return err
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/tune/tunedebug"
 )
 
@@ -328,7 +329,7 @@ func (s *scoredTalker) Step(m scoredStep) {
 			return
 		}
 	}
-	d, err := chare.Resolve(s, m.To.Delegated())
+	d, err := core.Resolve(s, m.To.Delegated())
 	if err != nil {
 		s.Abort(err)
 		return

@@ -6,6 +6,7 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/indexcodec"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Branch is embedded in group and node group types.
@@ -61,7 +62,7 @@ func New[T any](from chare.Context) (Proxy[T], error) {
 // other message reaches it.
 func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], error) {
 	var sp chare.Spec
-	f, err := chare.InitOf(from, &sp, init, msg)
+	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return Proxy[T]{}, err
 	}
@@ -80,7 +81,7 @@ func NewNode[T any](from chare.Context) (NodeProxy[T], error) {
 // NewNodeWith creates a node group and runs init(msg) on every branch.
 func NewNodeWith[T, M any](from chare.Context, init func(*T, M), msg M) (NodeProxy[T], error) {
 	var sp chare.Spec
-	f, err := chare.InitOf(from, &sp, init, msg)
+	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return NodeProxy[T]{}, err
 	}
@@ -110,7 +111,7 @@ func LocalNodeBranch[T any](from chare.Context, p NodeProxy[T]) *T {
 }
 
 type binder interface {
-	Bind(*chare.PE, *chare.Collection, any, any)
+	Bind(*chare.PE, *core.Collection, any, any)
 }
 
 func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec) (chare.Proxy[T], error) {
@@ -135,25 +136,25 @@ func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec)
 			tree = append(tree, p)
 		}
 	}
-	c := &chare.Collection{ID: pe.NewCollID(), Kind: chare.KindBranch, Type: typ, Tree: tree}
+	c := &core.Collection{ID: core.NewCollID(pe), Kind: chare.KindBranch, Type: typ, Tree: tree}
 	sp.Builder = "group"
 	if node {
 		sp.Builder = "nodegroup"
 	}
 	c.Spec = sp
 	build(c, node, rt, init)
-	pe.AddCollection(c)
+	core.AddCollection(pe, c)
 	for _, p := range tree {
-		pe.Actor().Send(p, chare.CreateMessage(c.ID))
+		pe.Actor().Send(p, core.CreateMessage(c.ID))
 	}
 	return chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: c.ID}), nil
 }
 
 // build gives a group's collection its NewLocal, here or in another
 // process.
-func build(c *chare.Collection, node bool, rt *actor.Runtime, init func(any)) {
+func build(c *core.Collection, node bool, rt *actor.Runtime, init func(any)) {
 	c.DecodeIndex = decodeIndex
-	c.NewLocal = func(here *chare.PE) (chare.Part, error) {
+	c.NewLocal = func(here *chare.PE) (core.Part, error) {
 		b := &part{pe: here.ID(), node: node, rt: rt, coll: c}
 		if node && rt.FirstPE(rt.NodeOf(here.ID())) != here.ID() {
 			return b, nil // a node group's branch lives on its node's first PE
@@ -189,7 +190,7 @@ func decodeIndex(b []byte) (any, error) {
 func init() {
 	for _, name := range []string{"group", "nodegroup"} {
 		node := name == "nodegroup"
-		chare.RegisterBuilder(name, func(c *chare.Collection, rt *actor.Runtime, init func(any)) error {
+		core.RegisterBuilder(name, func(c *core.Collection, rt *actor.Runtime, init func(any)) error {
 			build(c, node, rt, init)
 			return nil
 		})
@@ -203,7 +204,7 @@ type part struct {
 	obj  any
 	init func(any) // the constructor, until Construct runs it
 	rt   *actor.Runtime
-	coll *chare.Collection
+	coll *core.Collection
 }
 
 // Locate maps a branch index to its PE: the PE itself for a group, the
@@ -235,7 +236,7 @@ func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
 		if b.node {
 			branch = fmt.Sprintf("the branch of node %d on PE %d", b.rt.NodeOf(b.pe), b.pe)
 		}
-		pe.Fail(fmt.Errorf("group: %s, %s: an entry method of %s, not of the branches of %s %v", chare.Describe(e), branch, h.Entry.Type.Name, b.coll.Type.Name, b.coll.ID))
+		pe.Fail(fmt.Errorf("group: %s, %s: an entry method of %s, not of the branches of %s %v", core.Describe(e), branch, h.Entry.Type.Name, b.coll.Type.Name, b.coll.ID))
 		return
 	}
 	// A header routed as another kind, or to another PE's branch (damaged,
@@ -243,21 +244,21 @@ func (b *part) Deliver(pe *chare.PE, e chare.Envelope, _ any) {
 	// (A node group's branch sent through a delegate keeps PE −1 and its
 	// node in Index: the route, not the header, found this PE.)
 	if h := e.Header(); h.Kind != chare.KindBranch || h.PE >= 0 && h.PE != b.pe {
-		pe.Fail(fmt.Errorf("group: %s reached the branch on PE %d of group %v as a %v message for PE %d", chare.Describe(e), b.pe, b.coll.ID, h.Kind, h.PE))
+		pe.Fail(fmt.Errorf("group: %s reached the branch on PE %d of group %v as a %v message for PE %d", core.Describe(e), b.pe, b.coll.ID, h.Kind, h.PE))
 		return
 	}
 	if b.obj == nil {
-		pe.Fail(fmt.Errorf("group: %s reached PE %d, which holds no branch of the node group", chare.Describe(e), b.pe))
+		pe.Fail(fmt.Errorf("group: %s reached PE %d, which holds no branch of the node group", core.Describe(e), b.pe))
 		return
 	}
-	pe.Invoke(b.obj, e)
+	core.Invoke(pe, b.obj, e)
 }
 
 // DeliverAll runs a broadcast on the branch; the PE checked the entry
 // method's type before it passed the broadcast on (chare.PE's route).
 func (b *part) DeliverAll(pe *chare.PE, e chare.Envelope) {
 	if b.obj != nil {
-		pe.Invoke(b.obj, e)
+		core.Invoke(pe, b.obj, e)
 	}
 }
 
@@ -278,14 +279,14 @@ func (b *part) Each(fn func(obj any)) {
 	}
 }
 
-// Restore implements chare.Restorer: a restart gives the branch its state.
+// Restore implements core.Restorer: a restart gives the branch its state.
 func (b *part) Restore(_ *chare.PE, _ any, data []byte, st chare.MemberState) error {
 	if b.obj == nil {
 		return fmt.Errorf("group: PE %d holds no branch of the node group", b.pe)
 	}
-	if err := chare.UnpackObject(b.obj, data); err != nil {
+	if err := core.UnpackObject(b.obj, data); err != nil {
 		return err
 	}
-	chare.BaseOf(b.obj).SetMemberState(st)
+	core.BaseOf(b.obj).SetMemberState(st)
 	return nil
 }

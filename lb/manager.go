@@ -70,7 +70,7 @@ func init() {
 	core.RegisterFlag(FlagComm, false, nil)
 	core.RegisterFlag(FlagObjOnly, false, nil)
 	chare.OnPEStart(setup)
-	chare.OnBoot(boot)
+	core.OnBoot(boot)
 	actor.RegisterStruct[syncReady](wirekind.LBSyncReady, "lb AtSync ready")
 	actor.RegisterStruct[stepCollect](wirekind.LBCollect, "lb collect")
 	actor.RegisterStruct[peReport](wirekind.LBReport, "lb PE report")
@@ -149,7 +149,7 @@ func setup(pe *chare.PE) {
 	if len(st.strategies) > 0 {
 		pe.SetMeasure(true)
 		if _, ok := job.Flag(FlagComm); ok {
-			pe.SetCommGraph(true)
+			core.SetCommGraph(pe, true)
 		}
 	}
 }
@@ -353,8 +353,8 @@ func (m *stepCollect) Deliver(ap *actor.PE) {
 			Fixed: e.Waiting && m.Coll == 0 || e.Stays, Stays: e.Stays}
 		wall += l.Wall.Seconds()
 	}
-	if st.pe.Measuring() {
-		for _, e := range st.pe.TakeComm() {
+	if core.Measuring(st.pe) {
+		for _, e := range core.TakeComm(st.pe) {
 			if m.Coll == 0 || e.FromColl == m.Coll && e.ToColl == m.Coll {
 				rep.Edges = append(rep.Edges, edgeReport{FromColl: e.FromColl, From: fmt.Sprint(e.From), ToColl: e.ToColl, To: fmt.Sprint(e.To), Msgs: e.Msgs})
 			}
@@ -542,7 +542,7 @@ func (st *peState) record(rep Report) {
 	}
 	st.writeFiles()
 	for _, cb := range r.notify {
-		if err := cb.Send(st.pe.Context(), rep); err != nil {
+		if err := cb.Send(core.ContextOf(st.pe), rep); err != nil {
 			st.pe.Fail(fmt.Errorf("lb: sending the report of step %d: %w", r.step, err))
 			return
 		}
@@ -652,7 +652,7 @@ func (st *peState) stepDone() {
 	r.running = false
 	r.step++
 	if r.hasDone {
-		if err := r.done.Send(st.pe.Context(), nil); err != nil {
+		if err := r.done.Send(core.ContextOf(st.pe), nil); err != nil {
 			st.pe.Fail(fmt.Errorf("lb: the step's callback: %w", err))
 		}
 	}

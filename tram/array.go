@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Array clients (T09, T17, T18): items addressed to an array index go to
@@ -48,7 +49,7 @@ func RegisterArray[C any, I comparable, T any](process func(*C, T)) {
 	chare.Register[branch[C, Indexed[I, T]]]()
 	storeSink(process, sink[C, Indexed[I, T]](func(ctx chare.Context, client chare.Proxy[C]) (giver[Indexed[I, T]], error) {
 		pe := chare.PEOf(ctx)
-		part, err := pe.Part(client.Route().Coll)
+		part, err := core.PartOf(pe, client.Route().Coll)
 		if err != nil {
 			return giver[Indexed[I, T]]{}, err
 		}
@@ -108,7 +109,7 @@ func (a ArrayStreamer[C, I, T]) Insert(from chare.Context, item T, index I) erro
 	if pe == nil {
 		return chare.ErrNoContext
 	}
-	part, err := pe.Part(a.A.Route().Coll)
+	part, err := core.PartOf(pe, a.A.Route().Coll)
 	if err != nil {
 		return err
 	}

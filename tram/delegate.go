@@ -10,6 +10,7 @@ import (
 
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // The aggregation interface (T28): a proxy delegated to a Delegate sends
@@ -24,7 +25,7 @@ import (
 // routed over the grid; broadcasts and multicasts go directly. Items wait
 // in buffers until they fill or a periodic flush sends them, and count as
 // work for quiescence detection meanwhile. A delegate is a
-// chare.RunDelegate: a Send of an entry method that can travel in runs
+// core.RunDelegate: a Send of an entry method that can travel in runs
 // (not threaded, not NoRuns, no result), to a group branch or an array
 // element, from a PE that is not traced, is taken as a message appended
 // to the run buffered for its PE if that PE is a peer on the grid (the
@@ -100,7 +101,7 @@ type delegateKey struct {
 var delegates sync.Map // delegateKey → *Delegate
 
 func init() {
-	chare.OnJobEnd(func(j *chare.Job) {
+	core.OnJobEnd(func(j *chare.Job) {
 		delegates.Range(func(k, _ any) bool {
 			if k.(delegateKey).job == j {
 				delegates.Delete(k)
@@ -245,10 +246,10 @@ func (d *Delegate) Send(from chare.Context, e chare.Envelope) error {
 			return b.insert(from, e)
 		}
 	}
-	part, err := pe.PartOrHold(d.g.Route().Coll, e, func() {
+	part, err := core.PartOrHold(pe, d.g.Route().Coll, e, func() {
 		pe.Actor().Release(1)
 		// The group is known here now: go on with the object kept for it.
-		if err := delegateOf(d.job, d.g.Route().Coll).Send(pe.Context(), e); err != nil {
+		if err := delegateOf(d.job, d.g.Route().Coll).Send(core.ContextOf(pe), e); err != nil {
 			pe.Fail(fmt.Errorf("tram: %v: a send that waited for the delegate's group: %w", d, err))
 		}
 	})
@@ -331,7 +332,7 @@ func destination(from chare.Context, e chare.Envelope) (int, error) {
 			return h.PE, nil
 		}
 	}
-	part, err := chare.PEOf(from).Part(h.Coll)
+	part, err := core.PartOf(chare.PEOf(from), h.Coll)
 	if err != nil {
 		return 0, err
 	}
@@ -351,12 +352,12 @@ type delegateBranch struct {
 	setup  delegateSetup
 	agg    *Aggregator[chare.WireEnvelope]
 	idle   idleFlusher
-	runs   *chare.RunBuffer // the sends taken as messages in runs (RunBuffer), for peers
-	peers  []int            // this PE's peers
-	flush  func()           // flushes every buffer (made once: tick runs per send)
-	keep   func() bool      // whether anything is buffered
-	counts DelegateStats    // this PE's
-	shared branchCounts     // this PE's items and messages, for Stats on any goroutine
+	runs   *core.RunBuffer // the sends taken as messages in runs (RunBuffer), for peers
+	peers  []int           // this PE's peers
+	flush  func()          // flushes every buffer (made once: tick runs per send)
+	keep   func() bool     // whether anything is buffered
+	counts DelegateStats   // this PE's
+	shared branchCounts    // this PE's items and messages, for Stats on any goroutine
 	next   uint64
 	reqs   map[uint64]*pending // requests made on this PE, waiting for every PE's answer
 }
@@ -428,7 +429,7 @@ func (b *delegateBranch) build(s delegateSetup) error {
 	}
 	b.setup = s
 	b.d, b.idle.period = delegateOf(b.Here().Job(), b.Collection().ID), s.Period
-	if b.runs, err = chare.NewRunBuffer(b, b.buffered, b.called); err != nil {
+	if b.runs, err = core.NewRunBuffer(b, b.buffered, b.called); err != nil {
 		return err
 	}
 	// Runs go to peers, the last hop of whatever is sent to them; items
@@ -443,10 +444,10 @@ func (b *delegateBranch) build(s delegateSetup) error {
 	return nil
 }
 
-// RunBuffer implements chare.RunDelegate: sends made on pe through the
+// RunBuffer implements core.RunDelegate: sends made on pe through the
 // delegate are appended to runs for their peer, or called at once on pe,
 // once its branch is there.
-func (d *Delegate) RunBuffer(pe *chare.PE) *chare.RunBuffer {
+func (d *Delegate) RunBuffer(pe *chare.PE) *core.RunBuffer {
 	if pe.Job() != d.job {
 		return nil
 	}
@@ -532,7 +533,7 @@ func (b *delegateBranch) Mark(m markMsg) {
 	if m.On {
 		d = b.d
 	}
-	if err := chare.MarkEntryID(b.d.job, m.Entry, d); err != nil {
+	if err := core.MarkEntryID(b.d.job, m.Entry, d); err != nil {
 		b.Abort(fmt.Errorf("tram: %v: marking entry %d: %w", b.d, m.Entry, err))
 		return
 	}
@@ -634,7 +635,7 @@ func (b *delegateBranch) tick() {
 	b.idle.arm(b.Here().Actor(), b.flush, b.keep)
 }
 
-var _ chare.RunDelegate = (*Delegate)(nil)
+var _ core.RunDelegate = (*Delegate)(nil)
 
 // Aggregate tags an entry method for aggregation (the second interface of
 // T28): every send of it, through any proxy that is not delegated
@@ -661,7 +662,7 @@ func (d *Delegate) mark(from chare.Context, method any, on bool, done chare.Call
 	if err := d.sameJob(pe); err != nil {
 		return err
 	}
-	id, err := chare.EntryIDOf(method)
+	id, err := core.EntryIDOf(method)
 	if err != nil {
 		return err
 	}
@@ -669,7 +670,7 @@ func (d *Delegate) mark(from chare.Context, method any, on bool, done chare.Call
 	if on {
 		md = d
 	}
-	if err := chare.MarkEntryID(d.job, id, md); err != nil {
+	if err := core.MarkEntryID(d.job, id, md); err != nil {
 		return err
 	}
 	b := d.branch(from)

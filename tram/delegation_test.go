@@ -10,6 +10,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/jobtest"
 	"github.com/charmgo/charm/tram"
 )
@@ -228,7 +229,7 @@ func (m *ckptMain) Resumed() {
 		return
 	}
 	fail := func(err error) { m.Abort(err) }
-	d, err := chare.Resolve(m, m.Cells.Delegated())
+	d, err := core.Resolve(m, m.Cells.Delegated())
 	if err != nil {
 		fail(err)
 		return

@@ -97,7 +97,7 @@
 //
 // Delegate.Aggregate tags an entry method for aggregation: every send of it
 // through an undelegated proxy then travels over the delegate, in every
-// process of the job (the second form of T28, via chare.MarkEntryID); its
+// process of the job (the second form of T28); its
 // callback says when every PE has the mark.
 //
 // A Delegate is job-wide and portable (chare.PortableDelegate): a proxy

@@ -13,6 +13,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/tram"
 )
 
@@ -105,7 +106,7 @@ type roverFeed struct {
 // next chunk, so that deliveries and migrations run between chunks; after
 // the last chunk it says done if the step has producers.
 func (f *roverFeeder) Feed(m roverFeed) {
-	part, err := chare.PEOf(f).Part(m.S.A.Route().Coll)
+	part, err := core.PartOf(chare.PEOf(f), m.S.A.Route().Coll)
 	if err != nil {
 		f.Abort(err)
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // The streamer: TRAM on the runtime. A Streamer is a group, one branch per
@@ -165,7 +166,7 @@ var tables sync.Map // tableKey → *branchTable[C, T]
 type jobTable interface{ ofJob(j *chare.Job) bool }
 
 func init() {
-	chare.OnJobEnd(func(j *chare.Job) {
+	core.OnJobEnd(func(j *chare.Job) {
 		tables.Range(func(k, v any) bool {
 			if t, ok := v.(jobTable); ok && t.ofJob(j) {
 				tables.CompareAndDelete(k, v)
@@ -977,7 +978,7 @@ func (b *branch[C, T]) consumed(n int) {
 
 func (b *branch[C, T]) flush() {
 	fs := b.agg.FlushAll()
-	if pe := b.Here(); len(fs) > 0 && pe.Tracing() {
+	if pe := b.Here(); len(fs) > 0 && core.Tracing(pe) {
 		pe.TraceInstant("tram", "tram flush", "buffers", len(fs))
 	}
 	for _, f := range fs {
@@ -1040,7 +1041,7 @@ func itemSize[T any]() (size func(T) int, fixed int) {
 // localElements counts the elements of an array on this PE (the senders
 // of a staged step, T14).
 func (b *branch[C, T]) localElements(coll chare.CollID) (int, error) {
-	part, err := b.Here().Part(coll)
+	part, err := core.PartOf(b.Here(), coll)
 	if err != nil {
 		return 0, fmt.Errorf("tram: the senders of a staged step: %w", err)
 	}

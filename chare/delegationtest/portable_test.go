@@ -18,6 +18,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/jobtest"
 )
 
@@ -71,7 +72,7 @@ func init() {
 		}
 		return userDelegateOf(pe.Job()), nil
 	})
-	chare.OnJobEnd(func(j *chare.Job) { userDelegates.Delete(j) })
+	core.OnJobEnd(func(j *chare.Job) { userDelegates.Delete(j) })
 	chare.Register[talkElem]()
 	chare.Register[talkProbe]()
 	chare.Register[talkMain](chare.Threaded((*talkMain).Start))

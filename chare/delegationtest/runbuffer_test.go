@@ -11,19 +11,20 @@ import (
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
-// runDel is a chare.RunDelegate that keeps every send in its PEs' run
+// runDel is a core.RunDelegate that keeps every send in its PEs' run
 // buffers until told to post them, and counts what it was given.
 type runDel struct {
 	mu        sync.Mutex
-	bufs      map[int]*chare.RunBuffer // by PE
-	buffered  map[int]int              // sends appended, by destination PE
-	called    int                      // sends to the sending PE
-	envelopes int                      // sends that came to Send
+	bufs      map[int]*core.RunBuffer // by PE
+	buffered  map[int]int             // sends appended, by destination PE
+	called    int                     // sends to the sending PE
+	envelopes int                     // sends that came to Send
 }
 
-func (d *runDel) RunBuffer(pe *chare.PE) *chare.RunBuffer {
+func (d *runDel) RunBuffer(pe *chare.PE) *core.RunBuffer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.bufs[pe.ID()]
@@ -49,7 +50,7 @@ func (b *rbBranch) Note(n int) { b.got = append(b.got, n) }
 // Attach makes this PE's run buffer of the delegate, taking the sends
 // for every other PE.
 func (b *rbBranch) Attach(d *runDel) {
-	rb, err := chare.NewRunBuffer(b, func(dest int) {
+	rb, err := core.NewRunBuffer(b, func(dest int) {
 		d.mu.Lock()
 		d.buffered[dest]++
 		d.mu.Unlock()
@@ -81,7 +82,7 @@ func init() {
 }
 
 // TestRunDelegateBuffersUntilPosted: sends through a proxy delegated to a
-// chare.RunDelegate are appended to the sending PE's run buffer for their
+// core.RunDelegate are appended to the sending PE's run buffer for their
 // destination (none comes to the delegate's Send), a send to the sending
 // PE's own branch is delivered there as an undelegated send is, and the
 // buffered sends count as work: quiescence waits until the delegate posts
@@ -89,7 +90,7 @@ func init() {
 // the order sent.
 func TestRunDelegateBuffersUntilPosted(t *testing.T) {
 	const n = 700 // more than one run holds (a buffer's runs hold 512 messages)
-	d := &runDel{bufs: map[int]*chare.RunBuffer{}, buffered: map[int]int{}}
+	d := &runDel{bufs: map[int]*core.RunBuffer{}, buffered: map[int]int{}}
 	var got1, got0 []int
 	var postedAtQuiet bool
 	var lenBefore, lenAfter, posted int

@@ -9,7 +9,7 @@ import (
 )
 
 // TestGoldenBytes pins the encoding of representative indices byte for
-// byte: they are map keys (chare.IndexKey) and are written into
+// byte: they are map keys (core.IndexKey) and are written into
 // checkpoints, so they must never change.
 func TestGoldenBytes(t *testing.T) {
 	for _, c := range []struct {

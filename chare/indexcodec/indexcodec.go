@@ -9,13 +9,13 @@
 // way the bytes are msgpack, and for the built-in types they are the very
 // bytes that msgpack.Marshal writes (an int in its shortest integer form,
 // 1 byte for 0..127 and 9 at most; an [N]int a fixarray of them): keys
-// (chare.IndexKey), checkpoints and processes that encode with msgpack
+// (core.IndexKey), checkpoints and processes that encode with msgpack
 // all agree, and Decode also accepts
 // the longer integer forms that another msgpack encoder may write.
 //
 // The encoding of a value is canonical: one value of one type always gives
 // the same bytes, in every process, so the bytes can serve as a map key
-// (chare.IndexKey).
+// (core.IndexKey).
 //
 // Decode reads bytes from another process strictly: truncated, trailing or
 // malformed bytes give an error that names the index type and what was

@@ -169,7 +169,7 @@ func viaWire(p chare.Proxy[erElem]) chare.Proxy[erElem] {
 	inJob.NoError(err)
 	var q chare.Proxy[erElem]
 	inJob.NoError(msgpack.Unmarshal(b, &q))
-	inJob.Equal("chare.rawIndex", fmt.Sprintf("%T", q.Route().Index), "the index of a proxy from another process")
+	inJob.Equal("core.rawIndex", fmt.Sprintf("%T", q.Route().Index), "the index of a proxy from another process")
 	return q
 }
 

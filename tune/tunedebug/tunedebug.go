@@ -34,7 +34,7 @@ func init() {
 		}
 		return nil
 	})
-	chare.OnJobEnd(writeTuneDebug)
+	core.OnJobEnd(writeTuneDebug)
 }
 
 var tuneReports sync.Map // *chare.Job → *tuneRegistry

@@ -1,5 +1,0 @@
-//go:build !race
-
-package chare
-
-const raceEnabled = false

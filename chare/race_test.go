@@ -1,7 +1,0 @@
-//go:build race
-
-package chare
-
-// raceEnabled: under -race sync.Pool drops some of what is put back, so
-// allocation counts are not the program's.
-const raceEnabled = true
