@@ -123,10 +123,8 @@ func (mb *mailbox) close() {
 }
 
 // spinLooks is how many times a PE whose mailbox ran empty yields and
-// then polls its length spinPolls times before it parks (see spin): about
-// 2 µs here, where a yield with nothing else to run takes about 0.06 µs.
-// (A count, not a clock: reading the clock at every spin was 3 % of
-// kNeighbor's CPU.)
+// then polls its length spinPolls times before it parks (see spin): a
+// count, not a clock, so that a look costs no clock read.
 const (
 	spinLooks = 20
 	spinPolls = 30
@@ -134,31 +132,16 @@ const (
 
 // spin looks for a post up to spinLooks times, each time yielding the P
 // (runtime.Gosched) and then polling the queue's length (an atomic)
-// spinPolls times, and reports whether one came. It looks only
-// while as many PEs of the process are awake as GOMAXPROCS: with more,
-// the yield would only reorder their turns; with fewer, a P is idle, and
-// each Gosched would wake an OS thread for it (runtime.wakep) that takes
-// the spinning PE's goroutine from the global queue, leaving the thread it
-// ran on to sleep again: runs where that happened used twice the CPU,
-// with rounds slower, not faster.
-//
-// A PE that parks costs the next poster a wake (a channel send, the
-// scheduler readying the goroutine, often an OS thread woken for an idle
-// P) and itself a park; in an exchange where the reply comes within a
-// few microseconds (kNeighbor's rounds, a pingpong), a PE still running
-// gets it with neither. Each look yields first, so a spinning PE keeps
-// another goroutine of its P waiting for a few polls at most (a PE it
-// woke sits in its P's runnext slot: the yield runs it). The polls between
-// yields matter when both PEs have a core: a yield goes through the
-// global run queue, and yielding at every poll moved the PEs from P to P
-// (a pingpong of 10 000 round trips read 0.87-1.09 µs against 0.70-0.81
-// without a spin, and 0.46-0.60 with 30 polls a yield). The bound is
-// short on purpose: a
-// spinning PE keeps its P from the garbage collector's idle mark workers
-// and makes the background sweeper yield at every span, and with spins
-// of 8 µs and more the allToAll counterpart, which allocates every
-// iteration, ran 30-100 % slower. An idle job spins once, about 2 µs,
-// after its last message.
+// spinPolls times, and reports whether one came. It looks only while
+// exactly procs PEs of the runtime are awake (procs is GOMAXPROCS as it
+// was when the PE's goroutine started): with more, a yield would only
+// reorder their turns; with fewer, a P may be idle, and each yield would
+// wake an OS thread for it. The count assumes the runtime's PEs are what
+// keeps the Ps busy; PEs blocked inside a handler (waiting for credit, or
+// handing off to a thread) and other goroutines of the process make it
+// an estimate, and the bound keeps a wrong estimate cheap: at most
+// spinLooks yields each time the mailbox runs empty, none while the PE
+// is parked. Why a spin, and why this short: docs/design/latency.md.
 func (mb *mailbox) spin(procs int32) bool {
 	if mb.awake == nil || mb.awake.Load() != procs {
 		return false
@@ -190,17 +173,11 @@ func (mb *mailbox) pending() bool {
 // goroutine parks (what it posts, to this mailbox too, is handled first).
 // handle reports whether the message's sends woke an idle PE.
 //
-// A goroutine woken by a channel send waits in the waker's P's runnext
-// slot: it runs when the waker parks, and another P steals it from there
-// only after a sleep of 3 µs (runtime.runqgrab). So a PE that wakes
-// another and still has messages to handle would keep the woken one
-// waiting behind its own work, and two PEs exchanging messages took turns
-// on one P. Such a PE yields once (runtime.Gosched puts it on the global
-// run queue, where an idle P takes it at once, and the woken PE runs on
-// this P), but only while no more PEs of the process are awake than
-// GOMAXPROCS: with more, there is no idle P to take it, and the yield
-// would only reorder the PEs' turns. A PE whose mailbox ran empty looks
-// for more for a few microseconds before it parks (spin).
+// A PE that woke another and still has messages to handle yields once
+// (runtime.Gosched), while no more PEs of the runtime are awake than
+// procs, so that the woken PE can run on this P instead of waiting behind
+// its waker's work; a PE whose mailbox ran empty looks for more before it
+// parks (spin). The reasons are in docs/design/latency.md.
 func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 	procs := int32(runtime.GOMAXPROCS(0))
 	n := 0
@@ -208,6 +185,11 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 		for {
 			q, closed := mb.take()
 			if closed {
+				// Gone: no longer counted awake, and running stays set,
+				// so that no later post or close counts it again.
+				if mb.awake != nil {
+					mb.awake.Add(-1)
+				}
 				return
 			}
 			if len(q) == 0 {

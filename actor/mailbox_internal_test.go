@@ -72,7 +72,20 @@ func TestMailboxAwakeCount(t *testing.T) {
 				t.Fatalf("round %d: a posted message was not handled", round)
 			}
 		}
-		require.Eventually(t, func() bool { return awake.Load() == 0 }, 10*time.Second, time.Millisecond,
+		// Parked: none counted awake and none marked running (setIdle
+		// lowers the count just before it clears running).
+		require.Eventually(t, func() bool {
+			return awake.Load() == 0 && !mbs[0].running.Load() && !mbs[1].running.Load()
+		}, 10*time.Second, time.Millisecond,
 			"round %d: the goroutines parked but %d count as awake", round, awake.Load())
 	}
+	// Closed, twice, with the goroutines gone: none counts as awake.
+	for _, mb := range mbs {
+		mb.close()
+		mb.close()
+	}
+	require.Eventually(t, func() bool { return awake.Load() == 0 }, 10*time.Second, time.Millisecond,
+		"after close, %d mailboxes count as awake", awake.Load())
+	require.False(t, mbs[0].post(99), "a post after close is dropped")
+	require.Zero(t, awake.Load())
 }

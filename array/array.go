@@ -51,7 +51,7 @@ type Proxy[T any, I comparable] struct {
 // At returns a proxy to the element with index i. The index is checked
 // when something is sent.
 func (p Proxy[T, I]) At(i I) chare.Proxy[T] {
-	return p.Element(i)
+	return core.ElementOf(&p.Proxy, i)
 }
 
 // Delegate returns a copy of the array proxy whose sends go to d.

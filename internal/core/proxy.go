@@ -105,11 +105,12 @@ func (p Proxy[T]) Undelegate() Proxy[T] { return p.Delegate(nil) }
 // Delegated returns the proxy's delegate, or nil.
 func (p Proxy[T]) Delegated() Delegate { return p.del }
 
-// Element returns a proxy of the same delegation to the element with the
-// given index of the array p addresses; array proxies use it for At. It
-// builds the element's proxy in place, where WithRoute copies p and its
-// route first (a send through a fresh element proxy is a hot path).
-func (p *Proxy[T]) Element(index any) Proxy[T] {
+// ElementOf returns a proxy of the same delegation as p to the element
+// with the given index of the array p addresses; array proxies use it for
+// At. It builds the element's proxy in place, where WithRoute copies p
+// and its route first. A function, not a method: a method of Proxy would
+// be part of every program's chare.Proxy and array.Proxy.
+func ElementOf[T any](p *Proxy[T], index any) Proxy[T] {
 	return Proxy[T]{route: Route{Kind: KindElement, Coll: p.route.Coll, Index: index}, del: p.del}
 }
 
