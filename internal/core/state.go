@@ -235,9 +235,7 @@ func walkState(t reflect.Type, path string, seen map[reflect.Type]bool, out *[]l
 			}
 			if !f.IsExported() && !f.Anonymous {
 				k := lossUnexported
-				var inner []loss
-				walkState(f.Type, "", maps.Clone(seen), &inner)
-				if len(inner) > 0 {
+				if lossy(f.Type, maps.Clone(seen)) {
 					k = lossHidden
 				}
 				*out = append(*out, loss{path: join(path, f.Name), typ: f.Type, kind: k})
@@ -246,6 +244,61 @@ func walkState(t reflect.Type, path string, seen map[reflect.Type]bool, out *[]l
 			walkState(f.Type, join(path, f.Name), seen, out)
 		}
 	}
+}
+
+// lossy reports whether walkState(t, "", seen, ...) would find a loss. It
+// takes the same steps in the same order, but stops at the first loss and
+// builds no paths: below an unexported field only whether something is
+// lost matters, and a walk that listed every loss there (and walked every
+// unexported field below it again) grew with the depth of the type graph.
+func lossy(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if t == timeType || packsItself(t) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Interface, reflect.Func, reflect.Chan, reflect.UnsafePointer, reflect.Uintptr, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Pointer:
+		if !seen[t] {
+			seen[t] = true
+			return lossy(t.Elem(), seen)
+		}
+	case reflect.Slice, reflect.Array:
+		return lossy(t.Elem(), seen)
+	case reflect.Map:
+		return lossy(t.Key(), seen) || lossy(t.Elem(), seen)
+	case reflect.Struct:
+		if seen[t] {
+			return false
+		}
+		seen[t] = true
+		defer delete(seen, t)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if f.Type == baseType || f.Tag.Get("msgpack") == "-" {
+				continue
+			}
+			if f.Anonymous {
+				ft := f.Type
+				if ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if ft.Kind() == reflect.Struct && !packsItself(f.Type) && ft != timeType {
+					if lossy(f.Type, seen) {
+						return true
+					}
+					continue
+				}
+			}
+			if !f.IsExported() && !f.Anonymous {
+				return true
+			}
+			if lossy(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // covers reports whether a Transient name covers a lossy field's path.
