@@ -86,13 +86,13 @@ func WithMaxHops(n int) Option { return func(o *options) { o.maxHops = n } }
 
 // New creates an array of zero T elements, one per index of the shape.
 func New[T any, I comparable](from chare.Context, s Shape[I], opts ...Option) (Proxy[T, I], error) {
-	return create[T](from, s, nil, chare.Spec{}, opts)
+	return create[T](from, s, nil, core.Spec{}, opts)
 }
 
 // NewWith creates an array and runs init(msg) on every element right after
 // it is made, before any other message reaches it (a constructor).
 func NewWith[T any, I comparable, M any](from chare.Context, s Shape[I], init func(*T, M), msg M, opts ...Option) (Proxy[T, I], error) {
-	var sp chare.Spec
+	var sp core.Spec
 	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return Proxy[T, I]{}, err
@@ -200,7 +200,7 @@ func (a *info[I]) homeAt(i I, pos int) int {
 	return p
 }
 
-func create[T any, I comparable](from chare.Context, s Shape[I], init func(any), sp chare.Spec, opts []Option) (Proxy[T, I], error) {
+func create[T any, I comparable](from chare.Context, s Shape[I], init func(any), sp core.Spec, opts []Option) (Proxy[T, I], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return Proxy[T, I]{}, chare.ErrNoContext

@@ -327,7 +327,7 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 	l.deliver(e, i)
 }
 
-// DeliverRaw implements chare.RawDeliverer: Deliver for an element
+// DeliverRaw implements core.RawDeliverer: Deliver for an element
 // message from another process, whose index stays in its wire form in
 // the header (a built-in index type's value is decoded here without an
 // allocation). A user-defined index type's value goes in the header, as

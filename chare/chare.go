@@ -9,8 +9,6 @@ import (
 	time "time"
 )
 
-type Spec = core.Spec
-
 // CallbackKind says what a callback does with its value.
 //
 // Its methods (defined in the runtime, internal/core):
@@ -459,13 +457,6 @@ func ParseArgs(args []string) (Config, error) {
 //	func (j *Job) Collection(id CollID) (*Collection, error)
 type Job = core.Job
 
-// RawDeliverer is implemented by the parts of collections whose members
-// are reached by index (arrays): DeliverRaw is Part.Deliver for an
-// envelope from another process whose index is still in its wire form,
-// which it reads without boxing it in an any. An index that does not
-// decode is an error.
-type RawDeliverer = core.RawDeliverer
-
 // Constructor is implemented by the parts of collections whose members
 // have constructors: Part calls Construct once, right after NewLocal, when
 // the part is stored on its PE. NewLocal makes the members; Construct runs
@@ -561,13 +552,6 @@ func RegisterDelegateKind(kind string, resolve DelegateResolver) {
 // String if it has one.
 func DelegateName(d Delegate) string {
 	return core.DelegateName(d)
-}
-
-// IndexFromKey returns the index that IndexKey made k from, in the form
-// that envelopes carry until the destination decodes it with the
-// collection's index type.
-func IndexFromKey(k string) any {
-	return core.IndexFromKey(k)
 }
 
 // Kind says what a proxy addresses.
@@ -968,17 +952,3 @@ func EntryOf(method any) (*Entry, error) {
 func Fingerprint() string {
 	return core.Fingerprint()
 }
-
-// WireEnvelope lets an envelope travel inside another message (a TRAM
-// delegate's batch, say): it msgpack-encodes the envelope as the transport
-// does, and decodes it back into an envelope that calls its method
-// through the entry's typed decoder, or by reflection.
-//
-// Its methods (defined in the runtime, internal/core):
-//
-//	// EncodeMsgpack implements msgpack.CustomEncoder.
-//	func (w WireEnvelope) EncodeMsgpack(enc *msgpack.Encoder) error
-//
-//	// DecodeMsgpack implements msgpack.CustomDecoder.
-//	func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error
-type WireEnvelope = core.WireEnvelope

@@ -17,7 +17,7 @@ import (
 // turns the machine's effects into messages between manager branches and
 // envelopes sent, forwarded or delivered.
 
-type wenv = chare.WireEnvelope
+type wenv = core.WireEnvelope
 
 // e2mPacket is a stage packet between branches.
 type e2mPacket struct {

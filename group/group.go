@@ -54,14 +54,14 @@ func (p NodeProxy[T]) At(node int) chare.Proxy[T] {
 
 // New creates a group of T: a zero T on every PE.
 func New[T any](from chare.Context) (Proxy[T], error) {
-	c, err := create[T](from, false, nil, chare.Spec{})
+	c, err := create[T](from, false, nil, core.Spec{})
 	return Proxy[T]{c}, err
 }
 
 // NewWith creates a group and runs init(msg) on every branch before any
 // other message reaches it.
 func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], error) {
-	var sp chare.Spec
+	var sp core.Spec
 	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return Proxy[T]{}, err
@@ -74,13 +74,13 @@ func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], e
 // process's first PE. Its entry methods run there one at a time (Charm++
 // node groups may run them on any PE of the node; this one does not).
 func NewNode[T any](from chare.Context) (NodeProxy[T], error) {
-	c, err := create[T](from, true, nil, chare.Spec{})
+	c, err := create[T](from, true, nil, core.Spec{})
 	return NodeProxy[T]{c}, err
 }
 
 // NewNodeWith creates a node group and runs init(msg) on every branch.
 func NewNodeWith[T, M any](from chare.Context, init func(*T, M), msg M) (NodeProxy[T], error) {
-	var sp chare.Spec
+	var sp core.Spec
 	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return NodeProxy[T]{}, err
@@ -114,7 +114,7 @@ type binder interface {
 	Bind(*chare.PE, *core.Collection, any, any)
 }
 
-func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec) (chare.Proxy[T], error) {
+func create[T any](from chare.Context, node bool, init func(any), sp core.Spec) (chare.Proxy[T], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return chare.Proxy[T]{}, chare.ErrNoContext
