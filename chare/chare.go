@@ -162,10 +162,6 @@ type Context = core.Context
 //
 // Its methods (defined in the runtime, internal/core):
 //
-//	// Bind attaches an object to its PE and collection; collection packages
-//	// call it when they create or receive an object.
-//	func (b *Base) Bind(pe *PE, coll *Collection, index, obj any)
-//
 //	// Here returns the PE state the object lives on.
 //	func (b *Base) Here() *PE
 //
@@ -176,10 +172,6 @@ type Context = core.Context
 //	// NumPEs returns the number of PEs in the job (CkNumPes); 0 for an
 //	// object the runtime did not make.
 //	func (b *Base) NumPEs() int
-//
-//	// Collection returns the collection the object belongs to (nil for a
-//	// PE's own context).
-//	func (b *Base) Collection() *Collection
 //
 //	// Exit ends the job with the given exit code on every PE (CkExit).
 //	func (b *Base) Exit(code int)
@@ -452,9 +444,6 @@ func ParseArgs(args []string) (Config, error) {
 //
 //	// Runtime returns the job's runtime.
 //	func (j *Job) Runtime() *actor.Runtime
-//
-//	// Collection returns the description of a collection.
-//	func (j *Job) Collection(id CollID) (*Collection, error)
 type Job = core.Job
 
 // Constructor is implemented by the parts of collections whose members

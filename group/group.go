@@ -16,12 +16,12 @@ type Branch[T any] struct {
 
 // ThisProxy returns a proxy to the whole group.
 func (b *Branch[T]) ThisProxy() Proxy[T] {
-	return Proxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: b.Collection().ID})}
+	return Proxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: core.CollectionOf(&b.Base).ID})}
 }
 
 // ThisNodeProxy returns a proxy to the whole node group.
 func (b *Branch[T]) ThisNodeProxy() NodeProxy[T] {
-	return NodeProxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: b.Collection().ID})}
+	return NodeProxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: core.CollectionOf(&b.Base).ID})}
 }
 
 // Proxy addresses a whole group (a send through it is a broadcast); At
@@ -110,10 +110,6 @@ func LocalNodeBranch[T any](from chare.Context, p NodeProxy[T]) *T {
 	return chare.Local[T](from, p.WithRoute(chare.Route{Kind: chare.KindBranch, Coll: p.Route().Coll, PE: rt.FirstPE(rt.NodeOf(here.ID()))}))
 }
 
-type binder interface {
-	Bind(*chare.PE, *core.Collection, any, any)
-}
-
 func create[T any](from chare.Context, node bool, init func(any), sp core.Spec) (chare.Proxy[T], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
@@ -124,9 +120,9 @@ func create[T any](from chare.Context, node bool, init func(any), sp core.Spec) 
 		return chare.Proxy[T]{}, err
 	}
 	// Branch's own method: a chare or array element type embeds a Base
-	// (a binder) too, but is no group.
+	// (a chare.Context) too, but is no group.
 	_, isBranch := any(new(T)).(interface{ ThisNodeProxy() NodeProxy[T] })
-	if _, ok := any(new(T)).(binder); !ok || !isBranch {
+	if _, ok := any(new(T)).(chare.Context); !ok || !isBranch {
 		return chare.Proxy[T]{}, fmt.Errorf("group: %s must embed group.Branch[%s]", typ.Name, typ.Name)
 	}
 	rt := pe.Job().Runtime()
@@ -164,7 +160,7 @@ func build(c *core.Collection, node bool, rt *actor.Runtime, init func(any)) {
 		if node {
 			idx = rt.NodeOf(here.ID())
 		}
-		obj.(binder).Bind(here, c, idx, obj)
+		core.BindBase(core.BaseOf(obj), here, c, idx, obj)
 		b.obj, b.init = obj, init
 		return b, nil
 	}

@@ -124,7 +124,7 @@ func resolveDelegate(job *chare.Job, coll chare.CollID) *Delegate {
 	if d, ok := delegates.Load(delegateKey{job, coll}); ok {
 		return d.(*Delegate)
 	}
-	if _, err := job.Collection(coll); err == nil {
+	if _, err := core.JobCollection(job, coll); err == nil {
 		return delegateOf(job, coll)
 	}
 	return &Delegate{job: job, g: delegateGroup(coll)} // not kept: no branches to remember
@@ -428,7 +428,7 @@ func (b *delegateBranch) build(s delegateSetup) error {
 		return err
 	}
 	b.setup = s
-	b.d, b.idle.period = delegateOf(b.Here().Job(), b.Collection().ID), s.Period
+	b.d, b.idle.period = delegateOf(b.Here().Job(), core.CollectionOf(&b.Base).ID), s.Period
 	if b.runs, err = core.NewRunBuffer(b, b.buffered, b.called); err != nil {
 		return err
 	}
