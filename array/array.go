@@ -17,10 +17,10 @@ type Element[T any, I comparable] struct {
 	this Proxy[T, I] `msgpack:"-"`
 }
 
-// Bind binds the element to its PE, array and index; the runtime calls it
+// bind binds the element to its PE, array and index; the array calls it
 // when it makes or moves the element.
-func (e *Element[T, I]) Bind(pe *chare.PE, coll *core.Collection, index, obj any) {
-	e.Base.Bind(pe, coll, index, obj)
+func (e *Element[T, I]) bind(pe *chare.PE, coll *core.Collection, index, obj any) {
+	core.BindBase(&e.Base, pe, coll, index, obj)
 	e.this = Proxy[T, I]{chare.NewProxy[T](chare.Route{Kind: chare.KindArrayAll, Coll: coll.ID})}
 }
 
@@ -86,13 +86,13 @@ func WithMaxHops(n int) Option { return func(o *options) { o.maxHops = n } }
 
 // New creates an array of zero T elements, one per index of the shape.
 func New[T any, I comparable](from chare.Context, s Shape[I], opts ...Option) (Proxy[T, I], error) {
-	return create[T](from, s, nil, chare.Spec{}, opts)
+	return create[T](from, s, nil, core.Spec{}, opts)
 }
 
 // NewWith creates an array and runs init(msg) on every element right after
 // it is made, before any other message reaches it (a constructor).
 func NewWith[T any, I comparable, M any](from chare.Context, s Shape[I], init func(*T, M), msg M, opts ...Option) (Proxy[T, I], error) {
-	var sp chare.Spec
+	var sp core.Spec
 	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return Proxy[T, I]{}, err
@@ -100,8 +100,9 @@ func NewWith[T any, I comparable, M any](from chare.Context, s Shape[I], init fu
 	return create[T](from, s, f, sp, opts)
 }
 
+// binder is implemented by the types that embed an Element.
 type binder interface {
-	Bind(*chare.PE, *core.Collection, any, any)
+	bind(*chare.PE, *core.Collection, any, any)
 }
 
 // info is what every PE knows of an array.
@@ -200,7 +201,7 @@ func (a *info[I]) homeAt(i I, pos int) int {
 	return p
 }
 
-func create[T any, I comparable](from chare.Context, s Shape[I], init func(any), sp chare.Spec, opts []Option) (Proxy[T, I], error) {
+func create[T any, I comparable](from chare.Context, s Shape[I], init func(any), sp core.Spec, opts []Option) (Proxy[T, I], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return Proxy[T, I]{}, chare.ErrNoContext
@@ -209,8 +210,8 @@ func create[T any, I comparable](from chare.Context, s Shape[I], init func(any),
 	if err != nil {
 		return Proxy[T, I]{}, err
 	}
-	// ThisIndex is Element's own method: a chare or group type embeds a
-	// Base (a binder) too, but is no array element.
+	// bind and ThisIndex are Element's own methods: a chare or group type
+	// embeds a Base too, but is no array element.
 	_, hasIndex := reflect.TypeFor[*T]().MethodByName("ThisIndex")
 	if _, ok := any(new(T)).(binder); !ok || !hasIndex {
 		return Proxy[T, I]{}, fmt.Errorf("array: %s must embed array.Element[%s, index type]", typ.Name, typ.Name)

@@ -25,7 +25,7 @@ type ResumeFromSync interface{ ResumeFromSync() }
 // Without a hook, the elements resume at once.
 func (e *Element[T, I]) AtSync() {
 	if pe := e.Here(); pe != nil {
-		pe.Actor().Send(pe.ID(), &syncMsg{target: target{Coll: e.Collection().ID, idx: e.Index()}})
+		pe.Actor().Send(pe.ID(), &syncMsg{target: target{Coll: core.CollectionOf(&e.Base).ID, idx: e.Index()}})
 	}
 }
 

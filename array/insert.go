@@ -18,7 +18,7 @@ import (
 // inserted again; reductions stop counting it from its next contribution.
 func (e *Element[T, I]) Destroy() {
 	if pe := e.Here(); pe != nil {
-		pe.Actor().Send(pe.ID(), &deleteMsg{target: target{Coll: e.Collection().ID, idx: e.Index()}})
+		pe.Actor().Send(pe.ID(), &deleteMsg{target: target{Coll: core.CollectionOf(&e.Base).ID, idx: e.Index()}})
 	}
 }
 
@@ -143,7 +143,7 @@ func (l *part[I]) onInsert(m *insertMsg) {
 			return
 		}
 		obj := l.coll.Type.New()
-		obj.(binder).Bind(l.pe, l.coll, i, obj)
+		obj.(binder).bind(l.pe, l.coll, i, obj)
 		if l.init != nil {
 			l.init(obj)
 		}

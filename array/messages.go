@@ -141,7 +141,7 @@ type insertMsg struct {
 	// Reserved: the home set the index aside already (an insertion made
 	// on the home, or a creation on demand).
 	Reserved bool
-	Ctor     *chare.WireEnvelope `msgpack:",omitempty"`
+	Ctor     *core.WireEnvelope `msgpack:",omitempty"`
 	ctor     chare.Envelope
 }
 

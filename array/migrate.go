@@ -50,12 +50,12 @@ func (e *Element[T, I]) Migrate(toPE int) error {
 		return chare.ErrNoContext
 	}
 	if toPE < 0 || toPE >= pe.NumPEs() {
-		return fmt.Errorf("array: cannot migrate element %v of %s to PE %d: the job has PEs 0..%d", e.Index(), e.Collection().Type.Name, toPE, pe.NumPEs()-1)
+		return fmt.Errorf("array: cannot migrate element %v of %s to PE %d: the job has PEs 0..%d", e.Index(), core.CollectionOf(&e.Base).Type.Name, toPE, pe.NumPEs()-1)
 	}
-	if err := e.Collection().Type.PackError("migration"); err != nil {
-		return fmt.Errorf("array: element %v of %s stays on PE %d: %w", e.Index(), e.Collection().Type.Name, pe.ID(), err)
+	if err := core.CollectionOf(&e.Base).Type.PackError("migration"); err != nil {
+		return fmt.Errorf("array: element %v of %s stays on PE %d: %w", e.Index(), core.CollectionOf(&e.Base).Type.Name, pe.ID(), err)
 	}
-	pe.Actor().Send(pe.ID(), &moveMsg{target: target{Coll: e.Collection().ID, idx: e.Index()}, PE: toPE})
+	pe.Actor().Send(pe.ID(), &moveMsg{target: target{Coll: core.CollectionOf(&e.Base).ID, idx: e.Index()}, PE: toPE})
 	return nil
 }
 
@@ -141,7 +141,7 @@ func (l *part[I]) onArrive(m *arriveMsg) {
 		return
 	}
 	obj := l.coll.Type.New()
-	obj.(binder).Bind(l.pe, l.coll, i, obj)
+	obj.(binder).bind(l.pe, l.coll, i, obj)
 	if err := unpack(obj, m.Data); err != nil {
 		// Its old PE let it go when it was packed: the element exists
 		// nowhere now, and the job cannot go on without it.

@@ -118,7 +118,7 @@ func build[I comparable](c *core.Collection, a *info[I], init func(any)) {
 				continue
 			}
 			obj := c.Type.New()
-			obj.(binder).Bind(here, c, idx, obj)
+			obj.(binder).bind(here, c, idx, obj)
 			el := &elem{obj: obj, base: core.BaseOf(obj)}
 			l.add(idx, el)
 			l.tab.Arrive(idx, 0)
@@ -154,7 +154,7 @@ func (l *part[I]) Restore(pe *chare.PE, index any, data []byte, st chare.MemberS
 		return fmt.Errorf("array: element %v of %s restored twice", i, l.name)
 	}
 	obj := l.coll.Type.New()
-	obj.(binder).Bind(pe, l.coll, i, obj)
+	obj.(binder).bind(pe, l.coll, i, obj)
 	if err := unpack(obj, data); err != nil {
 		return err
 	}
@@ -327,7 +327,7 @@ func (l *part[I]) Deliver(pe *chare.PE, e chare.Envelope, index any) {
 	l.deliver(e, i)
 }
 
-// DeliverRaw implements chare.RawDeliverer: Deliver for an element
+// DeliverRaw implements core.RawDeliverer: Deliver for an element
 // message from another process, whose index stays in its wire form in
 // the header (a built-in index type's value is decoded here without an
 // allocation). A user-defined index type's value goes in the header, as

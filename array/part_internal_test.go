@@ -9,6 +9,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // A message whose header names another chare type's entry method for an
@@ -80,9 +81,9 @@ func TestMessageForAnotherTypeRefusedUncounted(t *testing.T) {
 				must(err)
 				env := chare.NewEnvelope(a.At(5).Route(), other, 1)
 				if tc.wire {
-					b, err := msgpack.Marshal(chare.WireEnvelope{E: env})
+					b, err := msgpack.Marshal(core.WireEnvelope{E: env})
 					must(err)
-					var w chare.WireEnvelope
+					var w core.WireEnvelope
 					must(msgpack.Unmarshal(b, &w))
 					env = w.E
 				}
@@ -126,9 +127,9 @@ func TestBroadcastForAnotherTypeRefused(t *testing.T) {
 				}
 				other, err := chare.EntryOf((*ptOther).Hit)
 				must(err)
-				b, err := msgpack.Marshal(chare.WireEnvelope{E: chare.NewEnvelope(a.Route(), other, 1)})
+				b, err := msgpack.Marshal(core.WireEnvelope{E: chare.NewEnvelope(a.Route(), other, 1)})
 				must(err)
-				var w chare.WireEnvelope
+				var w core.WireEnvelope
 				must(msgpack.Unmarshal(b, &w))
 				w.E.Deliver(chare.PEOf(m).Actor())
 			})

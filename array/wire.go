@@ -8,7 +8,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/actor"
-	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/internal/core"
 	"github.com/charmgo/charm/internal/mpcheck"
 	"github.com/charmgo/charm/internal/wirekind"
@@ -134,7 +133,7 @@ func (t *target) PrepareWire() error {
 // PrepareWire also carries the constructor's envelope, if any.
 func (m *insertMsg) PrepareWire() error {
 	if m.ctor != nil && m.Ctor == nil {
-		m.Ctor = &chare.WireEnvelope{E: m.ctor}
+		m.Ctor = &core.WireEnvelope{E: m.ctor}
 	}
 	return m.target.PrepareWire()
 }

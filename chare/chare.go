@@ -9,8 +9,6 @@ import (
 	time "time"
 )
 
-type Spec = core.Spec
-
 // CallbackKind says what a callback does with its value.
 //
 // Its methods (defined in the runtime, internal/core):
@@ -164,10 +162,6 @@ type Context = core.Context
 //
 // Its methods (defined in the runtime, internal/core):
 //
-//	// Bind attaches an object to its PE and collection; collection packages
-//	// call it when they create or receive an object.
-//	func (b *Base) Bind(pe *PE, coll *Collection, index, obj any)
-//
 //	// Here returns the PE state the object lives on.
 //	func (b *Base) Here() *PE
 //
@@ -178,10 +172,6 @@ type Context = core.Context
 //	// NumPEs returns the number of PEs in the job (CkNumPes); 0 for an
 //	// object the runtime did not make.
 //	func (b *Base) NumPEs() int
-//
-//	// Collection returns the collection the object belongs to (nil for a
-//	// PE's own context).
-//	func (b *Base) Collection() *Collection
 //
 //	// Exit ends the job with the given exit code on every PE (CkExit).
 //	func (b *Base) Exit(code int)
@@ -454,17 +444,7 @@ func ParseArgs(args []string) (Config, error) {
 //
 //	// Runtime returns the job's runtime.
 //	func (j *Job) Runtime() *actor.Runtime
-//
-//	// Collection returns the description of a collection.
-//	func (j *Job) Collection(id CollID) (*Collection, error)
 type Job = core.Job
-
-// RawDeliverer is implemented by the parts of collections whose members
-// are reached by index (arrays): DeliverRaw is Part.Deliver for an
-// envelope from another process whose index is still in its wire form,
-// which it reads without boxing it in an any. An index that does not
-// decode is an error.
-type RawDeliverer = core.RawDeliverer
 
 // Constructor is implemented by the parts of collections whose members
 // have constructors: Part calls Construct once, right after NewLocal, when
@@ -561,13 +541,6 @@ func RegisterDelegateKind(kind string, resolve DelegateResolver) {
 // String if it has one.
 func DelegateName(d Delegate) string {
 	return core.DelegateName(d)
-}
-
-// IndexFromKey returns the index that IndexKey made k from, in the form
-// that envelopes carry until the destination decodes it with the
-// collection's index type.
-func IndexFromKey(k string) any {
-	return core.IndexFromKey(k)
 }
 
 // Kind says what a proxy addresses.
@@ -968,17 +941,3 @@ func EntryOf(method any) (*Entry, error) {
 func Fingerprint() string {
 	return core.Fingerprint()
 }
-
-// WireEnvelope lets an envelope travel inside another message (a TRAM
-// delegate's batch, say): it msgpack-encodes the envelope as the transport
-// does, and decodes it back into an envelope that calls its method
-// through the entry's typed decoder, or by reflection.
-//
-// Its methods (defined in the runtime, internal/core):
-//
-//	// EncodeMsgpack implements msgpack.CustomEncoder.
-//	func (w WireEnvelope) EncodeMsgpack(enc *msgpack.Encoder) error
-//
-//	// DecodeMsgpack implements msgpack.CustomDecoder.
-//	func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error
-type WireEnvelope = core.WireEnvelope

@@ -10,6 +10,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // A message whose header names another chare type's entry method for a
@@ -78,9 +79,9 @@ func TestMessageForAnotherTypeRefusedByAChare(t *testing.T) {
 				}
 				e, err := chare.EntryOf((*weOther).Hit)
 				weMust(err)
-				b, err := msgpack.Marshal(chare.WireEnvelope{E: chare.NewEnvelope(route, e, 1)})
+				b, err := msgpack.Marshal(core.WireEnvelope{E: chare.NewEnvelope(route, e, 1)})
 				weMust(err)
-				var w chare.WireEnvelope
+				var w core.WireEnvelope
 				weMust(msgpack.Unmarshal(b, &w))
 				weMust(chare.Forward(m, w.E)) // to the chare's PE, by its route
 			})

@@ -17,7 +17,7 @@ import (
 // turns the machine's effects into messages between manager branches and
 // envelopes sent, forwarded or delivered.
 
-type wenv = chare.WireEnvelope
+type wenv = core.WireEnvelope
 
 // e2mPacket is a stage packet between branches.
 type e2mPacket struct {
@@ -96,7 +96,7 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 
 // keyName names a source by its index, for error messages.
 func (e *e2m) keyName(k bracket.Key) string {
-	if c, err := e.s.pe.Job().Collection(e.sp.Sources); err == nil && c.DecodeIndex != nil {
+	if c, err := core.JobCollection(e.s.pe.Job(), e.sp.Sources); err == nil && c.DecodeIndex != nil {
 		if i, err := c.DecodeIndex([]byte(k)); err == nil {
 			return fmt.Sprintf("element %v", i)
 		}
@@ -455,7 +455,7 @@ func (e *e2m) control(m ctlMsg) error {
 
 // sourceCount is, on PE 0, how many sources there are now.
 func (e *e2m) sourceCount() (int, error) {
-	c, err := e.s.pe.Job().Collection(e.sp.Sources)
+	c, err := core.JobCollection(e.s.pe.Job(), e.sp.Sources)
 	if err != nil {
 		return 0, fmt.Errorf("the sources %v: %w", e.sp.Sources, err)
 	}

@@ -168,7 +168,7 @@ func (m *multicaster) deliver(msg mcastMsg, env chare.Envelope) {
 		return
 	}
 	for _, k := range msg.Members[i] {
-		if err := chare.Deliver(ctx, core.ElementCopy(env, chare.IndexFromKey(k))); err != nil {
+		if err := chare.Deliver(ctx, core.ElementCopy(env, core.IndexFromKey(k))); err != nil {
 			m.s.pe.Fail(err)
 		}
 	}

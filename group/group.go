@@ -16,12 +16,12 @@ type Branch[T any] struct {
 
 // ThisProxy returns a proxy to the whole group.
 func (b *Branch[T]) ThisProxy() Proxy[T] {
-	return Proxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: b.Collection().ID})}
+	return Proxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: core.CollectionOf(&b.Base).ID})}
 }
 
 // ThisNodeProxy returns a proxy to the whole node group.
 func (b *Branch[T]) ThisNodeProxy() NodeProxy[T] {
-	return NodeProxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: b.Collection().ID})}
+	return NodeProxy[T]{chare.NewProxy[T](chare.Route{Kind: chare.KindGroupAll, Coll: core.CollectionOf(&b.Base).ID})}
 }
 
 // Proxy addresses a whole group (a send through it is a broadcast); At
@@ -54,14 +54,14 @@ func (p NodeProxy[T]) At(node int) chare.Proxy[T] {
 
 // New creates a group of T: a zero T on every PE.
 func New[T any](from chare.Context) (Proxy[T], error) {
-	c, err := create[T](from, false, nil, chare.Spec{})
+	c, err := create[T](from, false, nil, core.Spec{})
 	return Proxy[T]{c}, err
 }
 
 // NewWith creates a group and runs init(msg) on every branch before any
 // other message reaches it.
 func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], error) {
-	var sp chare.Spec
+	var sp core.Spec
 	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return Proxy[T]{}, err
@@ -74,13 +74,13 @@ func NewWith[T, M any](from chare.Context, init func(*T, M), msg M) (Proxy[T], e
 // process's first PE. Its entry methods run there one at a time (Charm++
 // node groups may run them on any PE of the node; this one does not).
 func NewNode[T any](from chare.Context) (NodeProxy[T], error) {
-	c, err := create[T](from, true, nil, chare.Spec{})
+	c, err := create[T](from, true, nil, core.Spec{})
 	return NodeProxy[T]{c}, err
 }
 
 // NewNodeWith creates a node group and runs init(msg) on every branch.
 func NewNodeWith[T, M any](from chare.Context, init func(*T, M), msg M) (NodeProxy[T], error) {
-	var sp chare.Spec
+	var sp core.Spec
 	f, err := core.InitOf(from, &sp, init, msg)
 	if err != nil {
 		return NodeProxy[T]{}, err
@@ -110,11 +110,7 @@ func LocalNodeBranch[T any](from chare.Context, p NodeProxy[T]) *T {
 	return chare.Local[T](from, p.WithRoute(chare.Route{Kind: chare.KindBranch, Coll: p.Route().Coll, PE: rt.FirstPE(rt.NodeOf(here.ID()))}))
 }
 
-type binder interface {
-	Bind(*chare.PE, *core.Collection, any, any)
-}
-
-func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec) (chare.Proxy[T], error) {
+func create[T any](from chare.Context, node bool, init func(any), sp core.Spec) (chare.Proxy[T], error) {
 	pe := chare.PEOf(from)
 	if pe == nil {
 		return chare.Proxy[T]{}, chare.ErrNoContext
@@ -124,9 +120,9 @@ func create[T any](from chare.Context, node bool, init func(any), sp chare.Spec)
 		return chare.Proxy[T]{}, err
 	}
 	// Branch's own method: a chare or array element type embeds a Base
-	// (a binder) too, but is no group.
+	// (a chare.Context) too, but is no group.
 	_, isBranch := any(new(T)).(interface{ ThisNodeProxy() NodeProxy[T] })
-	if _, ok := any(new(T)).(binder); !ok || !isBranch {
+	if _, ok := any(new(T)).(chare.Context); !ok || !isBranch {
 		return chare.Proxy[T]{}, fmt.Errorf("group: %s must embed group.Branch[%s]", typ.Name, typ.Name)
 	}
 	rt := pe.Job().Runtime()
@@ -164,7 +160,7 @@ func build(c *core.Collection, node bool, rt *actor.Runtime, init func(any)) {
 		if node {
 			idx = rt.NodeOf(here.ID())
 		}
-		obj.(binder).Bind(here, c, idx, obj)
+		core.BindBase(core.BaseOf(obj), here, c, idx, obj)
 		b.obj, b.init = obj, init
 		return b, nil
 	}

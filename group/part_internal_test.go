@@ -11,6 +11,7 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // A message whose header names another chare type's entry method for a
@@ -53,9 +54,9 @@ func must(err error) {
 
 // wired returns env as another process would have it: encoded and decoded.
 func wired(env chare.Envelope) chare.Envelope {
-	b, err := msgpack.Marshal(chare.WireEnvelope{E: env})
+	b, err := msgpack.Marshal(core.WireEnvelope{E: env})
 	must(err)
-	var w chare.WireEnvelope
+	var w core.WireEnvelope
 	must(msgpack.Unmarshal(b, &w))
 	return w.E
 }

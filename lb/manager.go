@@ -512,7 +512,7 @@ func (st *peState) unmovable(colls []chare.CollID) []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, id := range colls {
-		c, err := st.pe.Job().Collection(id)
+		c, err := core.JobCollection(st.pe.Job(), id)
 		if err != nil || c.Type == nil || seen[c.Type.Name] {
 			continue
 		}

@@ -35,7 +35,7 @@ import (
 // PEs that are not peers, of other entry methods, through a proxy decoded
 // from another process) are envelopes, routed over the grid through the
 // delegate's branches: handed over inside one process, msgpack-encoded
-// (chare.WireEnvelope) between processes. The run and the envelope of a
+// (core.WireEnvelope) between processes. The run and the envelope of a
 // send to one PE are buffered apart, so a program that mixes both kinds
 // of sends to one target may see them in another order than it sent
 // them.
@@ -124,7 +124,7 @@ func resolveDelegate(job *chare.Job, coll chare.CollID) *Delegate {
 	if d, ok := delegates.Load(delegateKey{job, coll}); ok {
 		return d.(*Delegate)
 	}
-	if _, err := job.Collection(coll); err == nil {
+	if _, err := core.JobCollection(job, coll); err == nil {
 		return delegateOf(job, coll)
 	}
 	return &Delegate{job: job, g: delegateGroup(coll)} // not kept: no branches to remember
@@ -276,7 +276,7 @@ func (b *delegateBranch) insert(from chare.Context, e chare.Envelope) error {
 	if err != nil {
 		return err
 	}
-	out, err := b.agg.Insert(chare.WireEnvelope{E: e}, dest)
+	out, err := b.agg.Insert(core.WireEnvelope{E: e}, dest)
 	if err != nil {
 		return err
 	}
@@ -350,7 +350,7 @@ type delegateBranch struct {
 	group.Branch[delegateBranch]
 	d      *Delegate // this process's object
 	setup  delegateSetup
-	agg    *Aggregator[chare.WireEnvelope]
+	agg    *Aggregator[core.WireEnvelope]
 	idle   idleFlusher
 	runs   *core.RunBuffer // the sends taken as messages in runs (RunBuffer), for peers
 	peers  []int           // this PE's peers
@@ -424,11 +424,11 @@ func (b *delegateBranch) build(s delegateSetup) error {
 		return err
 	}
 	// Not Bare: a delegate's messages are envelopes alone (Flush.Final stays empty).
-	if b.agg, err = NewAggregator(Config[chare.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing}); err != nil {
+	if b.agg, err = NewAggregator(Config[core.WireEnvelope]{Topology: topo, PE: b.PE(), Sizing: s.Sizing}); err != nil {
 		return err
 	}
 	b.setup = s
-	b.d, b.idle.period = delegateOf(b.Here().Job(), b.Collection().ID), s.Period
+	b.d, b.idle.period = delegateOf(b.Here().Job(), core.CollectionOf(&b.Base).ID), s.Period
 	if b.runs, err = core.NewRunBuffer(b, b.buffered, b.called); err != nil {
 		return err
 	}
@@ -577,7 +577,7 @@ func newReport(perPE []DelegateStats, nodeOf func(pe int) int) DelegateReport {
 }
 
 // Recv routes a message of envelopes from a peer.
-func (b *delegateBranch) Recv(items []Envelope[chare.WireEnvelope]) {
+func (b *delegateBranch) Recv(items []Envelope[core.WireEnvelope]) {
 	out, err := b.agg.Route(items)
 	if err != nil {
 		b.Abort(err)
@@ -588,12 +588,12 @@ func (b *delegateBranch) Recv(items []Envelope[chare.WireEnvelope]) {
 	b.tick()
 }
 
-func (b *delegateBranch) handle(out Output[chare.WireEnvelope]) {
+func (b *delegateBranch) handle(out Output[core.WireEnvelope]) {
 	for _, f := range out.Flushes {
 		b.send(f.To, f.Items)
 	}
 	for _, e := range out.Direct {
-		b.send(e.Dest, []Envelope[chare.WireEnvelope]{e})
+		b.send(e.Dest, []Envelope[core.WireEnvelope]{e})
 	}
 	// The items for this PE are released together, as a streamer's
 	// delivered run is: quiescence detection reads the counts between
@@ -609,7 +609,7 @@ func (b *delegateBranch) handle(out Output[chare.WireEnvelope]) {
 	}
 }
 
-func (b *delegateBranch) send(to int, items []Envelope[chare.WireEnvelope]) {
+func (b *delegateBranch) send(to int, items []Envelope[core.WireEnvelope]) {
 	b.counted()
 	if err := chare.Send(b, b.ThisProxy().At(to), (*delegateBranch).Recv, items); err != nil {
 		b.Abort(err)

@@ -115,7 +115,7 @@
 // (numbers, and arrays and structs of them) as one binary block of
 // destinations and item bytes, and a block of the last-hop items' bytes
 // alone; other items msgpack-encoded one by one,
-// for streamers and, through chare.WireEnvelope, for delegates' envelopes;
+// for streamers and, encoded as the transport encodes them, for delegates' envelopes;
 // a delegate's runs cross as the runtime's runs do.
 //
 // # Cost per item

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // A streamer's figures over the job. Each PE's Aggregator counts what it
@@ -53,7 +54,7 @@ func (b *branch[C, T]) Count(r request) {
 func (b *branch[C, T]) Answer(a statsAnswer) {
 	done, rep, cb, err := b.reports.answer(a, b.Here().Job().Runtime().NodeOf)
 	if err != nil {
-		b.Abort(fmt.Errorf("tram: streamer %v: %w", b.Collection().ID, err))
+		b.Abort(fmt.Errorf("tram: streamer %v: %w", core.CollectionOf(&b.Base).ID, err))
 		return
 	}
 	if done {

@@ -697,7 +697,7 @@ func (m *restoreMsg) Deliver(ap *actor.PE) {
 	}
 	var run func()
 	run = func() {
-		if _, err := pe.job.Collection(m.Coll); err != nil {
+		if _, err := JobCollection(pe.job, m.Coll); err != nil {
 			// Node 0 announces every restored collection, whichever PE
 			// made it in the old job; wait for the announcement.
 			pe.hold(m.Coll, m, run)
@@ -721,7 +721,7 @@ func (m *restoreMsg) Deliver(ap *actor.PE) {
 			pe.fail(fmt.Errorf("chare: restart: collection %v cannot take back objects", m.Coll))
 			return
 		}
-		c, err := pe.job.Collection(m.Coll)
+		c, err := JobCollection(pe.job, m.Coll)
 		if err != nil {
 			pe.fail(err)
 			return

@@ -33,9 +33,9 @@ type Base struct {
 
 func (b *Base) base() *Base { return b }
 
-// Bind attaches an object to its PE and collection; collection packages
-// call it when they create or receive an object.
-func (b *Base) Bind(pe *PE, coll *Collection, index, obj any) {
+// BindBase attaches an object, whose Base is b, to its PE and collection;
+// collection packages call it when they create or receive an object.
+func BindBase(b *Base, pe *PE, coll *Collection, index, obj any) {
 	b.pe, b.coll, b.index, b.obj = pe, coll, index, obj
 	b.me, b.npes = pe.ID(), pe.NumPEs()
 }
@@ -51,9 +51,9 @@ func (b *Base) PE() int { return b.me }
 // object the runtime did not make.
 func (b *Base) NumPEs() int { return b.npes }
 
-// Collection returns the collection the object belongs to (nil for a PE's
-// own context).
-func (b *Base) Collection() *Collection { return b.coll }
+// CollectionOf returns the collection the object whose Base is b belongs
+// to (nil for a PE's own context).
+func CollectionOf(b *Base) *Collection { return b.coll }
 
 // Exit ends the job with the given exit code on every PE (CkExit).
 func (b *Base) Exit(code int) { b.pe.job.rt.Exit(code) }

@@ -223,7 +223,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		c := &Collection{ID: NewCollID(pe), Kind: KindChare, Type: typ, Tree: []int{0}, Spec: Spec{Builder: "chare"}}
 		c.NewLocal = func(*PE) (Part, error) { return &single{pe: 0, obj: obj, coll: c}, nil }
 		AddCollection(pe, c)
-		b.base().Bind(pe, c, 0, obj)
+		BindBase(b.base(), pe, c, 0, obj)
 		if _, err := PartOf(pe, c.ID); err != nil { // made now: a checkpoint finds it
 			pe.fail(err)
 			return

@@ -195,8 +195,8 @@ func AddCollection(pe *PE, c *Collection) {
 	}
 }
 
-// Collection returns the description of a collection.
-func (j *Job) Collection(id CollID) (*Collection, error) {
+// JobCollection returns the description of a collection of job j.
+func JobCollection(j *Job, id CollID) (*Collection, error) {
 	if c, ok := j.colls.Load(id); ok {
 		return c.(*Collection), nil
 	}
@@ -209,7 +209,7 @@ func (pe *PE) collection(id CollID) (*Collection, error) {
 	if c := pe.lastDesc; c != nil && c.ID == id {
 		return c, nil // sends come in runs for one collection
 	}
-	c, err := pe.job.Collection(id)
+	c, err := JobCollection(pe.job, id)
 	if err == nil {
 		pe.lastDesc = c
 	} else {

@@ -264,7 +264,7 @@ func (pe *PE) redTotal(coll CollID, sec *Section, no int) (int, bool, error) {
 	if sec != nil {
 		return sec.N, true, nil
 	}
-	c, err := pe.job.Collection(coll)
+	c, err := JobCollection(pe.job, coll)
 	if err != nil {
 		return 0, false, err
 	}

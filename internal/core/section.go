@@ -50,7 +50,7 @@ func (pe *PE) sectionMembers(s *Section) (map[any]bool, error) {
 	if s.set != nil {
 		return s.set, nil
 	}
-	c, err := pe.job.Collection(s.Coll)
+	c, err := JobCollection(pe.job, s.Coll)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (pe *PE) multicast(e Envelope) error {
 	members := s.Members
 	if len(members) > 0 {
 		if _, raw := members[0].(rawIndex); raw { // a section that came in a message
-			c, err := pe.job.Collection(s.Coll)
+			c, err := JobCollection(pe.job, s.Coll)
 			if err != nil {
 				return err
 			}

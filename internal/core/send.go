@@ -400,7 +400,7 @@ func Local[T any](from Context, to Target[T]) *T {
 	idx := r.Index
 	if r.Kind == KindChare || r.Kind == KindBranch {
 		idx = r.PE
-	} else if c, err := pe.job.Collection(r.Coll); err != nil {
+	} else if c, err := JobCollection(pe.job, r.Coll); err != nil {
 		return nil
 	} else if idx, err = pe.resolve(c, idx); err != nil {
 		return nil

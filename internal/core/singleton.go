@@ -73,7 +73,7 @@ func buildChare(c *Collection, where int, init func(any)) {
 			return nil, fmt.Errorf("chare %s lives on PE %d, not %d", c.Type.Name, where, here.ID())
 		}
 		obj := c.Type.New()
-		obj.(Context).base().Bind(here, c, where, obj)
+		BindBase(obj.(Context).base(), here, c, where, obj)
 		return &single{pe: where, obj: obj, init: init, coll: c}, nil
 	}
 }

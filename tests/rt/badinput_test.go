@@ -9,6 +9,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // User mistakes get an error that names what was wrong, never a panic or a
@@ -71,13 +72,13 @@ func TestBadInput(t *testing.T) {
 			inJob.NoError(err)
 			// A proxy whose index bytes were damaged on the way: an
 			// array of one where an int should be.
-			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: chare.IndexFromKey("\x91\x01")})
+			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: core.IndexFromKey("\x91\x01")})
 			return chare.Send0(m, forged, (*shapeElem[int]).Hit)
 		}, []string{"bad int index (2 bytes)", "want an integer, found an array"}},
 		{"truncated 2-D index from another process", func(m *tmain) error {
 			a, err := array.New[shapeElem[[2]int]](m, array.Dims2(3, 4))
 			inJob.NoError(err)
-			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: chare.IndexFromKey("\x92\x01")})
+			forged := a.WithRoute(chare.Route{Kind: chare.KindElement, Coll: a.Route().Coll, Index: core.IndexFromKey("\x92\x01")})
 			return chare.Send(m, forged, (*shapeElem[[2]int]).Init, shapeInit{}) // a message: an element run
 		}, []string{"bad [2]int index (2 bytes)", "integer 1 at byte 2: truncated"}},
 		{"zero proxy", func(m *tmain) error {

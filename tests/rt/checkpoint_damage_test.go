@@ -19,6 +19,7 @@ import (
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/group"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // Checkpoints with a valid checksum and wrong contents. The checksum is
@@ -44,7 +45,7 @@ type dmgFile struct {
 }
 
 type dmgColl struct {
-	Spec chare.Spec
+	Spec core.Spec
 	Objs []dmgObj
 }
 

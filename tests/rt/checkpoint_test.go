@@ -395,7 +395,7 @@ func (m *ckMain) After() {
 	m.Afters++
 	pes := m.NumPEs()
 	s := &ckSummary{PEs: pes, Nodes: chare.PEOf(m).Job().Runtime().NumNodes(), Label: m.Label, Steps: slices.Clone(m.Steps), Afters: m.Afters, Keys: slices.Clone(m.Keys)}
-	s.OldIDs = []chare.CollID{m.Collection().ID, m.Dense.Route().Coll, m.Sparse.Route().Coll, m.Aux.Route().Coll,
+	s.OldIDs = []chare.CollID{m.ThisProxy().Route().Coll, m.Dense.Route().Coll, m.Sparse.Route().Coll, m.Aux.Route().Coll,
 		m.Grp.Route().Coll, m.Solo.Route().Coll}
 	snap := func(sparseKeys []int) ckSnap {
 		return ckSnap{

@@ -8,13 +8,14 @@ import (
 
 	"github.com/charmgo/charm/array"
 	"github.com/charmgo/charm/chare"
+	"github.com/charmgo/charm/internal/core"
 )
 
 // An element message from another process keeps its index in its wire
-// form until the array reads it (chare.RawDeliverer): delivering it boxes
+// form until the array reads it (core.RawDeliverer): delivering it boxes
 // no index in an any, which cost an allocation per message for an int of
 // 256 or more and for every [N]int. Here the messages cross a loopback
-// wire (chare.WireEnvelope: encoded and decoded as the transport does)
+// wire (core.WireEnvelope: encoded and decoded as the transport does)
 // and are delivered on the job's one PE.
 
 type riElem struct {
@@ -45,9 +46,9 @@ func viaLoopback[T any](ps []chare.Proxy[T], method func(*T, int)) []chare.Envel
 	inJob.NoError(err)
 	out := make([]chare.Envelope, len(ps))
 	for k, p := range ps {
-		b, err := msgpack.Marshal(chare.WireEnvelope{E: chare.NewEnvelope(p.Route(), e, 1)})
+		b, err := msgpack.Marshal(core.WireEnvelope{E: chare.NewEnvelope(p.Route(), e, 1)})
 		inJob.NoError(err)
-		var w chare.WireEnvelope
+		var w core.WireEnvelope
 		inJob.NoError(msgpack.Unmarshal(b, &w))
 		out[k] = w.E
 	}
