@@ -209,7 +209,7 @@ func (l *part[I]) Locate(index any) (int, error) {
 // LocateIn is Locate for an index of the array's own type, without
 // putting it in an interface (a [2]int, or an int of 256 or more, would
 // be an allocation per call): p is a PE's part of an array indexed by I
-// (chare.PE.Part). TRAM's array streamer asks per item.
+// (core.PartOf; framework packages only). TRAM's array streamer asks per item.
 func LocateIn[I comparable](p core.Part, i I) (int, error) {
 	l, ok := p.(*part[I])
 	if !ok {

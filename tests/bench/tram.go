@@ -287,7 +287,7 @@ func (h *histJob) checkTotal(what string) error {
 }
 
 // direct measures the baseline: one message per item (chare.Send), which
-// consecutive sends to one PE carry in a run (chare/run.go).
+// consecutive sends to one PE carry in a run (internal/core/run.go).
 func (h *histJob) direct() (float64, error) { return h.directSends(false) }
 
 // alone measures one envelope per item: the 8-byte items sent to One8,

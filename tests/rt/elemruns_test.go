@@ -13,7 +13,7 @@ import (
 )
 
 // Sends of one entry method to array elements on one PE travel as element
-// runs (chare/run.go): one header, then each message with its element's
+// runs (internal/core/run.go): one header, then each message with its element's
 // index and epoch. A run must keep every sender's order to each element,
 // across entry methods and elements; a message in it for an element that
 // is no longer on the run's PE must be forwarded as a single message

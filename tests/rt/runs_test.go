@@ -10,7 +10,7 @@ import (
 )
 
 // Sends of one entry method to one group branch travel as runs (a []M
-// behind one header, chare/run.go). Runs must not reorder a sender's
+// behind one header, internal/core/run.go). Runs must not reorder a sender's
 // messages to one receiver, even when the sender interleaves entry
 // methods, the bound method of chare.Bind, and more messages than one
 // buffer holds; and they must be counted for quiescence like single
@@ -193,7 +193,7 @@ func TestNoRunsSendsEnvelopes(t *testing.T) {
 }
 
 // With load measurement on, a branch's run is timed message by message in
-// place (chare/run.go, runClock), not unrolled into an envelope each.
+// place (internal/core/run.go, runClock), not unrolled into an envelope each.
 type measRunBranch struct {
 	group.Branch[measRunBranch]
 	got int
