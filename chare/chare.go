@@ -16,20 +16,32 @@ import (
 //	func (k CallbackKind) String() string
 type CallbackKind = core.CallbackKind
 
-const CallbackIgnore = core.CallbackIgnore
-
-const CallbackEntry = core.CallbackEntry
-
-const CallbackFuture = core.CallbackFuture
-
-const CallbackFunc = core.CallbackFunc
-
-const CallbackExit = core.CallbackExit
+// The kinds of callback, of type CallbackKind, with their values.
+const (
+	CallbackIgnore = core.CallbackIgnore // 0: drop the value (CkCallback::ignore)
+	CallbackEntry  = core.CallbackEntry  // 1: invoke an entry method (or broadcast one)
+	CallbackFuture = core.CallbackFuture // 2: fulfil a future
+	CallbackFunc   = core.CallbackFunc   // 3: call a Go function on a PE
+	CallbackExit   = core.CallbackExit   // 4: end the job (CkCallback::ckExit)
+)
 
 // Callback is where a result goes: an entry method of a chare, a group
 // branch or an array element, a broadcast to a group or array, a future, a
 // Go function on a PE, nowhere, or the end of the job. Callbacks are values
 // and can travel in messages.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Callback struct {
+//		Kind   CallbackKind
+//		Route  Route
+//		Entry  EntryID
+//		Future futureRef
+//		Func   uint64
+//		PE     int
+//		Code   int
+//		// Has unexported fields.
+//	}
 //
 // Its methods (defined in the runtime, internal/core):
 //
@@ -89,8 +101,9 @@ func NumFuncCallbacks() int {
 	return core.NumFuncCallbacks()
 }
 
-// CheckpointFile is the name of the file a checkpoint writes.
-const CheckpointFile = core.CheckpointFile
+// CheckpointFile is the name of the file a checkpoint writes in its
+// directory.
+const CheckpointFile = "checkpoint.charm"
 
 // Packer is implemented by chare types that pack their own state for
 // migration and checkpoints (Charm++'s pup); without it, their exported
@@ -101,6 +114,13 @@ const CheckpointFile = core.CheckpointFile
 // read it back with UnmarshalState, which checks the bytes first, rather
 // than msgpack.Unmarshal, which a few corrupt bytes can make allocate
 // gigabytes or recurse until the stack is exhausted (a fatal error).
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	type Packer interface {
+//		Pack() ([]byte, error)
+//		Unpack([]byte) error
+//	}
 type Packer = core.Packer
 
 // UnmarshalState decodes msgpack bytes from another process or a file
@@ -130,6 +150,12 @@ func Checkpoint(from Context, dir string, cb Callback) error {
 // TRAM uses it to know when a step's items have all arrived. Detectors are
 // values and can travel in messages.
 //
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Detector struct {
+//		ID actor.DetectorID
+//	}
+//
 // Its methods (defined in the runtime, internal/core):
 //
 //	// Produce counts n items produced by the caller.
@@ -144,6 +170,15 @@ type Detector = core.Detector
 
 // Completion holds the callbacks of a detection session; each receives a
 // nil value.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Completion struct {
+//		Producers   int      // producers across the job that will call Done
+//		Started     Callback // every PE knows the session: production may begin
+//		AllProduced Callback // every producer called Done
+//		Finished    Callback // and every produced item was consumed
+//	}
 type Completion = core.Completion
 
 // StartCompletion begins a completion detection session.
@@ -231,9 +266,38 @@ func PEOf(ctx Context) *PE {
 // MemberState is what the runtime keeps of a migratable member besides
 // its own fields: where it is in its reductions. Array migration and
 // checkpoints carry it.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type MemberState struct {
+//		RedNo    int
+//		Sections map[CollID]int
+//		Load     ObjLoad // the load measured since the last step travels along
+//	}
 type MemberState = core.MemberState
 
 // Header is the routing part of an envelope.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Header struct {
+//		Route
+//		Entry *Entry
+//		Src   int // the sending PE
+//		// Root is the PE at the root of a broadcast's spanning tree.
+//		Root int
+//		// Epoch is, for a message to an array element, the epoch at which the
+//		// sender believed the element to be on the destination PE (see
+//		// package location); for an array broadcast, its sequence number.
+//		Epoch uint32
+//		// Hops counts how many times a message to an array element has been
+//		// forwarded.
+//		Hops uint8
+//		// Flow numbers the message's arrow in a trace (0: none); with Src it
+//		// names the arrow job-wide (trace.FlowID), and it travels to other
+//		// processes in the envelope's tail.
+//		Flow uint32
+//	}
 //
 // Its methods (defined in the runtime, internal/core):
 //
@@ -245,6 +309,22 @@ type Header = core.Header
 
 // Envelope is one entry-method invocation on its way: a header and the
 // message. Delegates receive envelopes and pass them on with [Forward].
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	type Envelope interface {
+//		actor.Message
+//		Header() *Header
+//		// Payload returns the message, or nil for an entry without one.
+//		Payload() any
+//		// PayloadRef returns a pointer to the message (the message itself for
+//		// an envelope built from a description, which holds it as an
+//		// interface), or nil for an entry without one: unlike Payload, it
+//		// does not copy the message into an interface, so it allocates
+//		// nothing. What it points to must not be changed.
+//		PayloadRef() any
+//		// Has unexported methods.
+//	}
 type Envelope = core.Envelope
 
 // NewEnvelope builds an envelope for an entry method known by its
@@ -258,6 +338,13 @@ func NewEnvelope(r Route, e *Entry, msg any) Envelope {
 // CkFuture). Create it on a PE, pass it (or a Callback to it) to whoever
 // will produce the value, and wait for it with Get in a threaded entry
 // method on the same PE. A future takes one value.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Future[T any] struct {
+//		PE int
+//		ID uint64
+//	}
 //
 // Its methods (defined in the runtime, internal/core):
 //
@@ -333,6 +420,16 @@ func Nap(ctx Context, deadline time.Time) (bool, error) {
 
 // ObjLoad is an object's load since its last reset.
 //
+// Its fields (defined in the runtime, internal/core):
+//
+//	type ObjLoad struct {
+//		Wall, CPU time.Duration
+//		// User, if set (HasUser), is the load the object gave itself with
+//		// SetLoad, in seconds; it replaces the measured one.
+//		User    float64
+//		HasUser bool
+//	}
+//
 // Its methods (defined in the runtime, internal/core):
 //
 //	// Seconds is the load a strategy uses: the user's, else the CPU time if
@@ -341,6 +438,80 @@ func Nap(ctx Context, deadline time.Time) (bool, error) {
 type ObjLoad = core.ObjLoad
 
 // Config describes a job.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Config struct {
+//		PEs    int      // processing elements; 0 means 1
+//		Args   []string // the program's own arguments, passed to the main chare
+//		Logger *slog.Logger
+//		// Timeout, if set, aborts a job that has not ended after that long
+//		// (tests use it so that a hang fails loudly).
+//		Timeout time.Duration
+//		// Nodes, if more than 1, runs the job as that many processes on this
+//		// machine (charmrun ++local): this process is node 0 and starts the
+//		// others by running Launch (by default, this program with its
+//		// arguments). The PEs are split between the nodes.
+//		Nodes  int
+//		Launch []string
+//		// Node, if set, makes this process one node of a job whose nodes are
+//		// started by hand, on one or several hosts (see ParseArgs: -nodelist).
+//		Node *actor.NodeConfig
+//		// TLS, if set, secures the connections of a local launch (Nodes).
+//		TLS *actor.TLSFiles
+//		// Restart, if set, restarts the program from the checkpoint in this
+//		// directory (see Checkpoint) instead of creating the main chare and
+//		// running start.
+//		Restart string
+//		// Trace, if set, writes the run as a timeline to this file (the
+//		// runtime flag -trace FILE sets Flags["trace"], which has the same
+//		// effect); see package trace.
+//		Trace string
+//		// TraceMax is the most events each process of a traced job records
+//		// (the runtime flag -tracemax N); 0 means trace.EventLimit. When it
+//		// is reached, recording stops, and the trace and standard error say
+//		// so.
+//		TraceMax int
+//		// Flags holds the values of flags that other packages registered
+//		// with RegisterFlag (lb: -balancer, -lbperiod...), by name.
+//		Flags map[string]string
+//		// OnEnd, if set, is called once, as soon as the job ends, with what
+//		// Run will return: before Run stops the PEs and waits for the other
+//		// nodes (which takes up to a few seconds when a node is lost). Main
+//		// prints an abort's reason with it, so that a lost node is named at
+//		// once.
+//		OnEnd func(code int, err error)
+//		// MaxInFlight bounds the backlog of messages that the PEs of this
+//		// process may post to one PE's mailbox: a sender that finds it full
+//		// waits (its PE processes nothing meanwhile) until half of it has been
+//		// processed; no message is dropped. 0 means actor.DefaultMaxInFlight,
+//		// a negative value no bound. See actor.Config.MaxInFlight.
+//		MaxInFlight int
+//		// MaxRemoteInFlight bounds, in bytes, the messages that the PEs of
+//		// this process have sent to another process and that it has not
+//		// processed yet: a sender at the bound waits; nothing is dropped.
+//		// 0 means actor.DefaultMaxRemoteInFlight, a negative value no bound.
+//		// See actor.Config.MaxRemoteInFlight.
+//		MaxRemoteInFlight int
+//		// MaxRemoteMessage bounds, in bytes, one message between processes
+//		// (with the frame around it); a longer one ends the job with an error
+//		// naming it. It bounds a whole frame, which may hold many messages:
+//		// a value below a frame (3 MiB, wire.MaxFrame) is an error. 0 means
+//		// actor.DefaultMaxRemoteMessage (1 GiB). Messages longer than a frame
+//		// travel in fragments. See
+//		// actor.Config.MaxRemoteMessage.
+//		MaxRemoteMessage int
+//		// FailAfter is, in a job of several processes, how long a node may
+//		// stay silent (no heartbeat, no frame) before the others declare it
+//		// lost and the job aborts (actor.NodeConfig.FailAfter); 0 means 3 s.
+//		// Raise it where processes outnumber cores under a heavy load. Every
+//		// node should have the same: nodes of a local launch run this program
+//		// with its command line (-failafter), so they do if it is set the same
+//		// way there. A negative value is an error, and so is one that differs
+//		// from a FailAfter set in Node.
+//		FailAfter time.Duration
+//		// Has unexported fields.
+//	}
 type Config = core.Config
 
 // OnPEStart registers a function that runs on every PE of every job when
@@ -353,6 +524,12 @@ func OnPEStart(fn func(pe *PE)) {
 // Chare is embedded in singleton chare types, the main chare among them:
 //
 //	type Main struct{ chare.Chare[Main] }
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Chare[T any] struct {
+//		Base
+//	}
 //
 // Its methods (defined in the runtime, internal/core):
 //
@@ -451,6 +628,12 @@ type Job = core.Job
 // the part is stored on its PE. NewLocal makes the members; Construct runs
 // their constructors, which may then send to their own collection (to a
 // neighbour, say) like any other entry method.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	type Constructor interface {
+//		Construct()
+//	}
 type Constructor = core.Constructor
 
 // PE is the chare layer's state on one processing element. Only code
@@ -524,6 +707,15 @@ func PEFor(ap *actor.PE) *PE {
 // A program's own delegate becomes portable by implementing DelegateRef
 // and registering its kind, in an init function, with a resolver that
 // returns the process's instance for an identity.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	type PortableDelegate interface {
+//		Delegate
+//		// DelegateRef names the delegate across the job: a kind registered
+//		// with RegisterDelegateKind and an identity within that kind.
+//		DelegateRef() (kind string, id uint64)
+//	}
 type PortableDelegate = core.PortableDelegate
 
 // DelegateResolver returns, in the job running on pe, the delegate with
@@ -553,19 +745,16 @@ func DelegateName(d Delegate) string {
 //	func (k Kind) IsBroadcast() bool
 type Kind = core.Kind
 
-const KindNone = core.KindNone
-
-const KindChare = core.KindChare
-
-const KindBranch = core.KindBranch
-
-const KindGroupAll = core.KindGroupAll
-
-const KindElement = core.KindElement
-
-const KindArrayAll = core.KindArrayAll
-
-const KindSection = core.KindSection
+// The kinds of proxy, of type Kind, with their values.
+const (
+	KindNone     = core.KindNone     // 0: none (the zero Route)
+	KindChare    = core.KindChare    // 1: a singleton chare
+	KindBranch   = core.KindBranch   // 2: one branch of a group or node group
+	KindGroupAll = core.KindGroupAll // 3: every branch of a group or node group (broadcast)
+	KindElement  = core.KindElement  // 4: one element of a chare array
+	KindArrayAll = core.KindArrayAll // 5: every element of a chare array (broadcast)
+	KindSection  = core.KindSection  // 6: the members of an array section (multicast)
+)
 
 // CollID names a collection (a singleton chare, a group, a node group or an
 // array) across the job: the creating PE in the high half, a sequence
@@ -577,16 +766,45 @@ const KindSection = core.KindSection
 type CollID = core.CollID
 
 // Route is where a send goes.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Route struct {
+//		Kind    Kind
+//		Coll    CollID
+//		PE      int      // the PE of a chare or group branch
+//		Index   any      // the index of an array element
+//		Section *Section // the members of a section
+//	}
 type Route = core.Route
 
 // Delegate receives the sends made through a delegated proxy (Charm++'s
 // CkDelegateMgr). It may forward them with [Forward], aggregate them, or
 // route them any way it likes, as long as each arrives once. The Route of
 // the envelope says what kind of send it is.
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	type Delegate interface {
+//		// Send handles a send to one chare, group branch or array element.
+//		Send(from Context, e Envelope) error
+//		// Broadcast handles a send to every branch of a group or every
+//		// element of an array.
+//		Broadcast(from Context, e Envelope) error
+//		// Multicast handles a send to the members of an array section.
+//		Multicast(from Context, e Envelope) error
+//	}
 type Delegate = core.Delegate
 
 // Bracketed is implemented by delegates whose strategies work in
 // iterations (Comlib's begin/end iteration brackets).
+//
+// Its methods (defined in the runtime, internal/core):
+//
+//	type Bracketed interface {
+//		BeginIteration(from Context, iteration int) error
+//		EndIteration(from Context) error
+//	}
 type Bracketed = core.Bracketed
 
 // Proxy is a handle to a chare, a group, an array, one of their members or
@@ -680,6 +898,16 @@ func ProgramFlags(names ...string) {
 
 // Section is a subset of an array's elements (Charm++'s CkSectionID): a
 // section proxy multicasts to them, and they can reduce among themselves.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Section struct {
+//		ID      CollID // names the section's reductions
+//		Coll    CollID
+//		Members []any
+//		N       int // the number of members
+//		// Has unexported fields.
+//	}
 //
 // Its methods (defined in the runtime, internal/core):
 //
@@ -794,8 +1022,9 @@ func Bind[T, M any](name string, fn func(*T, M)) (Bound[T, M], error) {
 	return core.Bind[T, M](name, fn)
 }
 
-// AnyPE asks New to place a singleton chare itself.
-const AnyPE = core.AnyPE
+// AnyPE, given to New or NewWith as the PE, asks the runtime to place
+// the singleton chare itself.
+const AnyPE = -1
 
 // New creates a singleton chare of type T on PE pe (or AnyPE) and returns
 // a proxy to it (Charm++'s ckNew for a chare). The object starts as the
@@ -835,6 +1064,14 @@ type EntryID = core.EntryID
 
 // Type describes a registered chare type.
 //
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Type struct {
+//		ID   TypeID
+//		Name string // package-qualified, as "main.Worker"
+//		// Has unexported fields.
+//	}
+//
 // Its methods (defined in the runtime, internal/core):
 //
 //	// PackError returns nil if the objects of the type can be packed for
@@ -862,6 +1099,21 @@ type EntryID = core.EntryID
 type Type = core.Type
 
 // Entry describes one entry method of a chare type.
+//
+// Its fields (defined in the runtime, internal/core):
+//
+//	type Entry struct {
+//		ID       EntryID
+//		Type     *Type
+//		Name     string       // the method's name
+//		Msg      reflect.Type // nil for a method without a message
+//		Result   reflect.Type // nil unless the method returns a value (a sync entry)
+//		Threaded bool
+//		// NoRuns: every message of the entry method travels in an envelope of
+//		// its own, never in a run (NoRuns).
+//		NoRuns bool
+//		// Has unexported fields.
+//	}
 //
 // Its methods (defined in the runtime, internal/core):
 //
