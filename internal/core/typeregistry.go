@@ -243,7 +243,7 @@ func register(rt reflect.Type, opts ...Option) (*Type, error) {
 	if t == nil {
 		// The options are checked before the type is added: a type
 		// refused leaves the registry (and so every type's ID) as it was.
-		probe := &Type{Name: rt.String(), rtype: rt, migrates: moves, transient: o.transient,
+		probe := &Type{Name: typeName(rt), rtype: rt, migrates: moves, transient: o.transient,
 			packer: reflect.PointerTo(rt).Implements(packerType), losses: stateLosses(rt)}
 		plan, err := checkTransient(probe, o.transient)
 		if err != nil {
