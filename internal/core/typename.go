@@ -3,8 +3,11 @@ package core
 import (
 	"path"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // corePath is this package's import path, which the types a program
@@ -15,8 +18,19 @@ var corePath = reflect.TypeFor[PE]().PkgPath()
 // package's types under its own name.
 var charePath = path.Join(path.Dir(path.Dir(corePath)), "chare")
 
-// typeName is t as a program writes it: the types chare re-exports from
-// this package are named chare's, as in "done (chare.Callback)", in any
+// coreArg is the qualifier of an exported type of this package in a
+// generic type's arguments, which reflect spells with the full path.
+var coreArg = regexp.MustCompile(regexp.QuoteMeta(corePath+".") + `(\p{Lu})`)
+
+// exported reports whether a type's name (type arguments and all) starts
+// with an upper-case letter: chare re-exports only those types.
+func exported(name string) bool {
+	r, _ := utf8.DecodeRuneInString(name)
+	return unicode.IsUpper(r)
+}
+
+// typeName is t as a program writes it: the exported types of this
+// package, which chare re-exports, are named chare's, as in "done (chare.Callback)", in any
 // composite (pointer, slice, array, map, chan, func, struct, interface)
 // and in the type arguments of a generic type. Where t holds none of
 // them it is t.String(). A nil t is "<nil>", as fmt prints it.
@@ -25,8 +39,8 @@ func typeName(t reflect.Type) string {
 		return "<nil>"
 	}
 	if t.Name() != "" { // a named type; its type arguments carry full paths
-		s := strings.ReplaceAll(t.String(), corePath+".", charePath+".")
-		if t.PkgPath() == corePath {
+		s := coreArg.ReplaceAllString(t.String(), charePath+".$1")
+		if t.PkgPath() == corePath && exported(t.Name()) {
 			s = "chare." + strings.TrimPrefix(s, "core.")
 		}
 		return s

@@ -28,7 +28,8 @@ func TestTypeNameComposites(t *testing.T) {
 		{reflect.TypeFor[[3]map[Callback]chan<- Callback](), "[3]map[chare.Callback]chan<- chare.Callback"},
 		{reflect.TypeFor[chan (<-chan Callback)](), "chan (<-chan chare.Callback)"},
 		{reflect.TypeFor[interface{ F(Callback) int }](), "interface { F(chare.Callback) int }"},
-		{reflect.TypeFor[Proxy[tnBox[Callback]]](), "chare.Proxy[" + charePath + ".tnBox[" + charePath + ".Callback]]"},
+		{reflect.TypeFor[Proxy[tnBox[Callback]]](), "chare.Proxy[" + corePath + ".tnBox[" + charePath + ".Callback]]"},
+		{reflect.TypeFor[tnBox[Proxy[int]]](), "core.tnBox[" + charePath + ".Proxy[int]]"}, // an unexported type is core's own
 		{reflect.TypeFor[func(struct{ F func(Context) })](), "func(struct { F func(chare.Context) })"},
 		{nil, "<nil>"},
 	} {
