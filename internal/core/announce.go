@@ -169,7 +169,7 @@ func (pe *PE) runHeld(w heldWork) {
 			if _, ok := r.(*actor.PanicError); ok {
 				panic(r)
 			}
-			what := fmt.Sprintf("%T", w.what)
+			what := valueTypeName(w.what)
 			if d, ok := w.what.(actor.Describer); ok {
 				what = d.Describe()
 			}

@@ -74,7 +74,7 @@ type Packer interface {
 // the state it decodes itself.
 func UnmarshalState(b []byte, v any) error {
 	if err := mpcheck.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%T: %w", v, err)
+		return fmt.Errorf("%s: %w", valueTypeName(v), err)
 	}
 	return nil
 }

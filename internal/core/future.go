@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/charmgo/charm/actor"
@@ -100,7 +101,7 @@ func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error) {
 	if raw, ok := slot.val.(rawValue); ok { // from another process
 		var v T
 		if err := mpcheck.Unmarshal(raw, &v); err != nil { // lengths, nesting and allocation a decode can afford
-			return zero, fmt.Errorf("chare: future %d on PE %d: decoding its value as %T: %w", f.ID, f.PE, zero, err)
+			return zero, fmt.Errorf("chare: future %d on PE %d: decoding its value as %s: %w", f.ID, f.PE, typeName(reflect.TypeFor[T]()), err)
 		}
 		return v, nil
 	}
@@ -109,7 +110,7 @@ func (f Future[T]) GetBefore(ctx Context, deadline time.Time) (T, error) {
 	}
 	v, ok := slot.val.(T)
 	if !ok {
-		return zero, fmt.Errorf("chare: future %d on PE %d holds a %T, not a %T", f.ID, f.PE, slot.val, zero)
+		return zero, fmt.Errorf("chare: future %d on PE %d holds a %s, not a %s", f.ID, f.PE, valueTypeName(slot.val), typeName(reflect.TypeFor[T]()))
 	}
 	return v, nil
 }
@@ -276,9 +277,9 @@ func (m *futureMsg) Deliver(ap *actor.PE) {
 	slot := pe.futures[m.ref.ID]
 	switch {
 	case slot == nil:
-		pe.fail(fmt.Errorf("chare: a value (%T) arrived for future %d on PE %d, which was already taken or never created", m.val, m.ref.ID, m.ref.PE))
+		pe.fail(fmt.Errorf("chare: a value (%s) arrived for future %d on PE %d, which was already taken or never created", valueTypeName(m.val), m.ref.ID, m.ref.PE))
 	case slot.set:
-		pe.fail(fmt.Errorf("chare: a second value (%T) arrived for future %d on PE %d; a future takes one value", m.val, m.ref.ID, m.ref.PE))
+		pe.fail(fmt.Errorf("chare: a second value (%s) arrived for future %d on PE %d; a future takes one value", valueTypeName(m.val), m.ref.ID, m.ref.PE))
 	default:
 		slot.val, slot.set = m.val, true
 		if t := slot.waiter; t != nil {

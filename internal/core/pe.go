@@ -377,7 +377,7 @@ func Describe(e Envelope) string {
 	if d, ok := e.(actor.Describer); ok {
 		return d.Describe()
 	}
-	return fmt.Sprintf("%T", e)
+	return valueTypeName(e)
 }
 
 // forwardBroadcast passes a broadcast down the spanning tree rooted at the

@@ -46,9 +46,9 @@ func RegisterDelegateKind(kind string, resolve DelegateResolver) {
 // String if it has one.
 func DelegateName(d Delegate) string {
 	if s, ok := d.(fmt.Stringer); ok {
-		return fmt.Sprintf("%T (%s)", d, s.String())
+		return fmt.Sprintf("%s (%s)", valueTypeName(d), s.String())
 	}
-	return fmt.Sprintf("%T", d)
+	return valueTypeName(d)
 }
 
 func delegateKindNames() []string {

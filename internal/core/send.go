@@ -467,7 +467,7 @@ func Bind[T, M any](name string, fn func(*T, M)) (Bound[T, M], error) {
 		return Bound[T, M]{}, err
 	}
 	if e.Msg != reflect.TypeFor[M]() {
-		return Bound[T, M]{}, fmt.Errorf("chare: %s takes %v, not %v", e, e.Msg, reflect.TypeFor[M]())
+		return Bound[T, M]{}, fmt.Errorf("chare: %s takes %s, not %s", e, typeName(e.Msg), typeName(reflect.TypeFor[M]()))
 	}
 	if e.wireEnv.Load() == nil {
 		(&env1[T, M]{fn: fn}).installWire(e) // the typed decoder for other processes

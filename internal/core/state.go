@@ -385,7 +385,7 @@ func unpackState(obj any, b []byte) (err error) {
 		for t != nil && t.Kind() == reflect.Pointer {
 			t = t.Elem()
 		}
-		return fmt.Errorf("%v: %w", t, err)
+		return fmt.Errorf("%s: %w", typeName(t), err)
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -405,11 +405,11 @@ func explainUnpack(pt reflect.Type, b []byte, cause error) error {
 		t = t.Elem()
 	}
 	if t.Kind() != reflect.Struct {
-		return fmt.Errorf("%v: %w", t, cause)
+		return fmt.Errorf("%s: %w", typeName(t), cause)
 	}
 	var raw map[string]msgpack.RawMessage
 	if msgpack.Unmarshal(b, &raw) != nil {
-		return fmt.Errorf("%v: %w", t, cause)
+		return fmt.Errorf("%s: %w", typeName(t), cause)
 	}
 	for _, f := range packedFields(t, "") {
 		r, ok := raw[f.key]
@@ -417,10 +417,10 @@ func explainUnpack(pt reflect.Type, b []byte, cause error) error {
 			continue
 		}
 		if ferr := decodeInto(f.typ, r); ferr != nil {
-			return fmt.Errorf("%v: field %s (%s): %w", t, f.path, typeName(f.typ), ferr)
+			return fmt.Errorf("%s: field %s (%s): %w", typeName(t), f.path, typeName(f.typ), ferr)
 		}
 	}
-	return fmt.Errorf("%v: %w", t, cause)
+	return fmt.Errorf("%s: %w", typeName(t), cause)
 }
 
 func decodeInto(t reflect.Type, r []byte) (err error) {

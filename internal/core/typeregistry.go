@@ -243,7 +243,7 @@ func register(rt reflect.Type, opts ...Option) (*Type, error) {
 	if t == nil {
 		// The options are checked before the type is added: a type
 		// refused leaves the registry (and so every type's ID) as it was.
-		probe := &Type{Name: rt.String(), rtype: rt, migrates: moves, transient: o.transient,
+		probe := &Type{Name: typeName(rt), rtype: rt, migrates: moves, transient: o.transient,
 			packer: reflect.PointerTo(rt).Implements(packerType), losses: stateLosses(rt)}
 		plan, err := checkTransient(probe, o.transient)
 		if err != nil {
@@ -322,7 +322,7 @@ func entryOfLocked(t *Type, method any) (*Entry, error) {
 func lookupEntry(method any) (*Entry, error) {
 	v := reflect.ValueOf(method)
 	if v.Kind() != reflect.Func || v.IsNil() {
-		return nil, fmt.Errorf("chare: %T is not a method expression", method)
+		return nil, fmt.Errorf("chare: %s is not a method expression", valueTypeName(method))
 	}
 	if e := (*reg.byPC.Load())[v.Pointer()]; e != nil {
 		return e, nil
@@ -349,7 +349,7 @@ func typeOf(rt reflect.Type) (*Type, error) {
 	if t := reg.byType[rt]; t != nil {
 		return t, nil
 	}
-	return nil, fmt.Errorf("chare: type %v is not registered: call chare.Register[%s]() in an init function", rt, rt.Name())
+	return nil, fmt.Errorf("chare: type %s is not registered: call chare.Register[%s]() in an init function", typeName(rt), rt.Name())
 }
 
 // TypeByID returns the type registered under id. It takes no lock: the
@@ -417,7 +417,7 @@ func (e *Entry) Invoke(obj, msg any) (any, error) {
 		}
 		args = append(args, mv)
 	} else if msg != nil {
-		return nil, fmt.Errorf("chare: %s takes no message, got %T", e, msg)
+		return nil, fmt.Errorf("chare: %s takes no message, got %s", e, valueTypeName(msg))
 	}
 	out := e.fn.Call(args)
 	if len(out) == 1 {
@@ -432,7 +432,7 @@ func convertArg(e *Entry, msg any) (reflect.Value, error) {
 		case reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Map:
 			return reflect.Zero(e.Msg), nil
 		}
-		return reflect.Value{}, fmt.Errorf("chare: %s needs a message of type %v, got none", e, e.Msg)
+		return reflect.Value{}, fmt.Errorf("chare: %s needs a message of type %s, got none", e, typeName(e.Msg))
 	}
 	v := reflect.ValueOf(msg)
 	if v.Type().AssignableTo(e.Msg) {
@@ -441,7 +441,7 @@ func convertArg(e *Entry, msg any) (reflect.Value, error) {
 	if v.Type().ConvertibleTo(e.Msg) && sameKindFamily(v.Type(), e.Msg) {
 		return v.Convert(e.Msg), nil
 	}
-	return reflect.Value{}, fmt.Errorf("chare: %s needs a message of type %v, got %T", e, e.Msg, msg)
+	return reflect.Value{}, fmt.Errorf("chare: %s needs a message of type %s, got %s", e, typeName(e.Msg), valueTypeName(msg))
 }
 
 // sameKindFamily allows numeric conversions between numbers only (an int64

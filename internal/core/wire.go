@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/vmihailenco/msgpack/v5"
 
@@ -80,12 +81,31 @@ func decodeEmpty(dec *msgpack.Decoder) error {
 func Fingerprint() string {
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
-	h := sha256.New()
-	for _, t := range reg.types {
-		fmt.Fprintf(h, "%d %s\n", t.ID, t.Name)
+	sum := sha256.Sum256([]byte(fingerprintText(reg.types)))
+	return hex.EncodeToString(sum[:8])
+}
+
+// FingerprintText is the text whose hash is Fingerprint: for each chare
+// type a line "ID name", and for each of its entry methods a line
+// " ID method message result threaded", types spelled as programs write
+// them ("chare.Callback", "<nil>" for none).
+func FingerprintText() string {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	return fingerprintText(reg.types)
+}
+
+// fingerprintText is what Fingerprint hashes: a line per type and one per
+// entry method. Types are spelled as programs write them (typeName), so
+// the text, and the fingerprint that checkpoints carry, does not depend on
+// which package holds chare's types.
+func fingerprintText(types []*Type) string {
+	var b strings.Builder
+	for _, t := range types {
+		fmt.Fprintf(&b, "%d %s\n", t.ID, t.Name)
 		for _, e := range t.entries {
-			fmt.Fprintf(h, " %d %s %v %v %v\n", e.ID, e.Name, e.Msg, e.Result, e.Threaded)
+			fmt.Fprintf(&b, " %d %s %s %s %v\n", e.ID, e.Name, typeName(e.Msg), typeName(e.Result), e.Threaded)
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil)[:8])
+	return b.String()
 }

@@ -20,7 +20,7 @@ func (m *futureMsg) WireKind() uint16 { return wirekind.Future }
 func (m *futureMsg) EncodeWire(enc *msgpack.Encoder) error {
 	v, err := msgpack.Marshal(m.val)
 	if err != nil {
-		return fmt.Errorf("encoding the value (%T) of future %d: %w", m.val, m.ref.ID, err)
+		return fmt.Errorf("encoding the value (%s) of future %d: %w", valueTypeName(m.val), m.ref.ID, err)
 	}
 	return enc.Encode([]any{m.ref.PE, m.ref.ID, v})
 }

@@ -122,7 +122,7 @@ type WireEnvelope struct{ E Envelope }
 func (w WireEnvelope) EncodeMsgpack(enc *msgpack.Encoder) error {
 	wm, ok := w.E.(actor.WireMessage)
 	if !ok {
-		return fmt.Errorf("chare: a %T cannot travel to another process", w.E)
+		return fmt.Errorf("chare: a %s cannot travel to another process", valueTypeName(w.E))
 	}
 	return wm.EncodeWire(enc)
 }
@@ -135,7 +135,7 @@ func (w *WireEnvelope) DecodeMsgpack(dec *msgpack.Decoder) error {
 	}
 	e, ok := m.(Envelope)
 	if !ok {
-		return fmt.Errorf("chare: decoded a %T, not an envelope", m)
+		return fmt.Errorf("chare: decoded a %s, not an envelope", valueTypeName(m))
 	}
 	w.E = e
 	return nil

@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -326,6 +327,11 @@ func TestBadInputAtDestination(t *testing.T) {
 			inJob.NoError(err)
 			inJob.NoError(chare.EntryCallback(s, (*redSink).Int).Send(m, "seven"))
 		}, []string{"redSink.Int", "needs a message of type int, got string"}},
+		{"callback value of the wrong type for a message of chare's type", func(m *tmain) {
+			s, err := chare.New[proxySink](m, 1)
+			inJob.NoError(err)
+			inJob.NoError(chare.EntryCallback(s, (*proxySink).Got).Send(m, "seven"))
+		}, []string{"proxySink.Got", "needs a message of type chare.Proxy[", "proxySink], got string"}},
 		{"reductions mixing reducers", func(m *tmain) {
 			a, err := array.New[mixElem](m, array.Dims(4))
 			inJob.NoError(err)
@@ -350,9 +356,19 @@ func TestBadInputAtDestination(t *testing.T) {
 			for _, w := range c.want {
 				require.Contains(t, err.Error(), w)
 			}
+			// chare's error names types as programs write them: chare's,
+			// never those of the package that implements them.
+			_, chareErr, ok := strings.Cut(err.Error(), "chare: ")
+			require.True(t, ok, "an error from chare: %v", err)
+			require.NotContains(t, chareErr, "core.")
 		})
 	}
 }
+
+// proxySink takes a message of one of chare's own types.
+type proxySink struct{ chare.Chare[proxySink] }
+
+func (s *proxySink) Got(chare.Proxy[proxySink]) {}
 
 // mixElem contributes to one reduction with two different reducers.
 type mixElem struct {
@@ -388,6 +404,7 @@ func (e *crossElem) Go(cbs [2]chare.Callback) {
 func init() {
 	chare.Register[crossElem]()
 	chare.Register[mixElem]()
+	chare.Register[proxySink]()
 	registerReducers(gather[int, int]{})
 }
 
