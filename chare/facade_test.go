@@ -23,44 +23,57 @@ import (
 func TestFacadeDocListsMethods(t *testing.T) {
 	fset := token.NewFileSet()
 	methods := map[string][]string{} // receiver type -> exported methods
+	coreDecls(t, fset, func(d ast.Decl) {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.IsExported() {
+			r := recvName(fd.Recv.List[0].Type)
+			methods[r] = append(methods[r], fd.Name.Name)
+		}
+	})
+	aliases := 0
+	eachAlias(t, fset, func(ts *ast.TypeSpec, doc string) {
+		aliases++
+		for _, m := range methods[ts.Name.Name] {
+			require.Contains(t, doc, ") "+m+"(", "the doc comment of chare.%s does not list its method %s", ts.Name.Name, m)
+		}
+	})
+	require.Greater(t, aliases, 10, "chare.go should hold the aliases of the program's types")
+}
+
+// coreDecls parses internal/core's non-test files and calls fn with each
+// top-level declaration.
+func coreDecls(t *testing.T, fset *token.FileSet, fn func(ast.Decl)) {
+	t.Helper()
 	files, err := filepath.Glob("../internal/core/*.go")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	for _, fn := range files {
-		if strings.HasSuffix(fn, "_test.go") {
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, fn, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
 		require.NoError(t, err)
 		for _, d := range f.Decls {
-			fd, ok := d.(*ast.FuncDecl)
-			if !ok || fd.Recv == nil || !fd.Name.IsExported() {
-				continue
-			}
-			methods[recvName(fd.Recv.List[0].Type)] = append(methods[recvName(fd.Recv.List[0].Type)], fd.Name.Name)
+			fn(d)
 		}
 	}
+}
+
+// eachAlias calls fn with each type alias of chare.go and its doc comment.
+func eachAlias(t *testing.T, fset *token.FileSet, fn func(ts *ast.TypeSpec, doc string)) {
+	t.Helper()
 	f, err := parser.ParseFile(fset, "chare.go", nil, parser.ParseComments|parser.SkipObjectResolution)
 	require.NoError(t, err)
-	aliases := 0
 	for _, d := range f.Decls {
 		gd, ok := d.(*ast.GenDecl)
 		if !ok || gd.Tok != token.TYPE {
 			continue
 		}
 		for _, s := range gd.Specs {
-			ts := s.(*ast.TypeSpec)
-			if !ts.Assign.IsValid() {
-				continue
-			}
-			aliases++
-			doc := gd.Doc.Text() + ts.Doc.Text()
-			for _, m := range methods[ts.Name.Name] {
-				require.Contains(t, doc, ") "+m+"(", "the doc comment of chare.%s does not list its method %s", ts.Name.Name, m)
+			if ts := s.(*ast.TypeSpec); ts.Assign.IsValid() {
+				fn(ts, gd.Doc.Text()+ts.Doc.Text())
 			}
 		}
 	}
-	require.Greater(t, aliases, 10, "chare.go should hold the aliases of the program's types")
 }
 
 // recvName is the type name of a method's receiver: T of T, *T, T[P] or *T[P].
@@ -87,89 +100,67 @@ func recvName(e ast.Expr) string {
 func TestFacadeDocListsFields(t *testing.T) {
 	fset := token.NewFileSet()
 	specs := map[string]*ast.TypeSpec{}
-	files, err := filepath.Glob("../internal/core/*.go")
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, fn := range files {
-		if strings.HasSuffix(fn, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, fn, nil, parser.SkipObjectResolution)
-		require.NoError(t, err)
-		for _, d := range f.Decls {
-			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
-				for _, s := range gd.Specs {
-					specs[s.(*ast.TypeSpec).Name.Name] = s.(*ast.TypeSpec)
-				}
+	coreDecls(t, fset, func(d ast.Decl) {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+			for _, s := range gd.Specs {
+				specs[s.(*ast.TypeSpec).Name.Name] = s.(*ast.TypeSpec)
 			}
 		}
-	}
+	})
 	print := func(n ast.Node) string {
 		var b bytes.Buffer
 		require.NoError(t, printer.Fprint(&b, fset, n))
 		return b.String()
 	}
-	f, err := parser.ParseFile(fset, "chare.go", nil, parser.ParseComments|parser.SkipObjectResolution)
-	require.NoError(t, err)
 	checked := 0
-	for _, d := range f.Decls {
-		gd, ok := d.(*ast.GenDecl)
-		if !ok || gd.Tok != token.TYPE {
-			continue
+	eachAlias(t, fset, func(ts *ast.TypeSpec, doc string) {
+		spec := specs[ts.Name.Name]
+		require.NotNil(t, spec, "chare.%s aliases no type of internal/core of its name", ts.Name.Name)
+		lines := map[string]bool{} // the doc's lines, spaces collapsed, comments dropped
+		for _, l := range strings.Split(doc, "\n") {
+			l = strings.Join(strings.Fields(l), " ")
+			if i := strings.Index(l, " //"); i > 0 {
+				l = l[:i]
+			}
+			lines[l] = true
 		}
-		for _, s := range gd.Specs {
-			ts := s.(*ast.TypeSpec)
-			if !ts.Assign.IsValid() {
-				continue
-			}
-			spec := specs[ts.Name.Name]
-			require.NotNil(t, spec, "chare.%s aliases no type of internal/core of its name", ts.Name.Name)
-			lines := map[string]bool{} // the doc's lines, spaces collapsed, comments dropped
-			for _, l := range strings.Split(gd.Doc.Text()+ts.Doc.Text(), "\n") {
-				l = strings.Join(strings.Fields(l), " ")
-				if i := strings.Index(l, " //"); i > 0 {
-					l = l[:i]
+		var fields *ast.FieldList
+		iface := false
+		switch x := spec.Type.(type) {
+		case *ast.StructType:
+			fields = x.Fields
+		case *ast.InterfaceType:
+			fields, iface = x.Methods, true
+		default:
+			return
+		}
+		for _, fd := range fields.List {
+			typ := strings.Join(strings.Fields(print(fd.Type)), " ")
+			var names []string
+			for _, n := range fd.Names {
+				if n.IsExported() {
+					names = append(names, n.Name)
 				}
-				lines[l] = true
 			}
-			var fields *ast.FieldList
-			iface := false
-			switch x := spec.Type.(type) {
-			case *ast.StructType:
-				fields = x.Fields
-			case *ast.InterfaceType:
-				fields, iface = x.Methods, true
-			default:
-				continue
-			}
-			for _, fd := range fields.List {
-				typ := strings.Join(strings.Fields(print(fd.Type)), " ")
-				var names []string
-				for _, n := range fd.Names {
-					if n.IsExported() {
-						names = append(names, n.Name)
-					}
-				}
-				var want string
-				switch {
-				case len(fd.Names) == 0: // embedded
-					base := typ[strings.LastIndex(typ, ".")+1:]
-					if !ast.IsExported(strings.TrimPrefix(base, "*")) {
-						continue
-					}
-					want = typ
-				case len(names) == 0:
+			var want string
+			switch {
+			case len(fd.Names) == 0: // embedded
+				base := typ[strings.LastIndex(typ, ".")+1:]
+				if !ast.IsExported(strings.TrimPrefix(base, "*")) {
 					continue
-				case iface:
-					want = names[0] + strings.TrimPrefix(typ, "func")
-				default:
-					want = strings.Join(names, ", ") + " " + typ
 				}
-				checked++
-				require.True(t, lines[want], "the doc comment of chare.%s does not list %q", ts.Name.Name, want)
+				want = typ
+			case len(names) == 0:
+				continue
+			case iface:
+				want = names[0] + strings.TrimPrefix(typ, "func")
+			default:
+				want = strings.Join(names, ", ") + " " + typ
 			}
+			checked++
+			require.True(t, lines[want], "the doc comment of chare.%s does not list %q", ts.Name.Name, want)
 		}
-	}
+	})
 	require.Greater(t, checked, 30, "chare.go should alias structs and interfaces with exported fields and methods")
 }
 

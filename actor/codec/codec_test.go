@@ -394,20 +394,13 @@ func TestTooLongRefused(t *testing.T) {
 		Items []int32
 		Parts [2]part
 	}
-	old := maxLen
-	maxLen = 8
-	defer func() { maxLen = old }()
+	withMaxLen(t, 8)
 	c := For[long]()
 	require.Equal(t, Generated, c.How())
 
 	// The encoding is longer than 8 bytes, but no part of it is.
-	fits := long{Name: "12345678", Data: make([]byte, 8), Items: make([]int32, 8),
-		Parts: [2]part{{}, {Tags: []string{"12345678"}}}}
-	b, err := Append(c, nil, &fits)
-	require.NoError(t, err)
-	var back long
-	require.NoError(t, Decode(c, b, &back))
-	require.Equal(t, fits, back)
+	roundTrips(t, c, long{Name: "12345678", Data: make([]byte, 8), Items: make([]int32, 8),
+		Parts: [2]part{{}, {Tags: []string{"12345678"}}}})
 
 	for field, v := range map[string]long{
 		"Name":             {Name: "123456789"},
@@ -431,18 +424,10 @@ func TestTooLongRefused(t *testing.T) {
 // The reflection path (msgpack/v5, here for a map) refuses the same way.
 func TestTooLongRefusedByReflection(t *testing.T) {
 	type long struct{ M map[string][]string }
-	old := maxLen
-	maxLen = 8
-	defer func() { maxLen = old }()
+	withMaxLen(t, 8)
 	c := For[long]()
 	require.Equal(t, Reflection, c.How())
-
-	fits := long{M: map[string][]string{"a": {"12345678"}}}
-	b, err := Append(c, nil, &fits)
-	require.NoError(t, err)
-	var back long
-	require.NoError(t, Decode(c, b, &back))
-	require.Equal(t, fits, back)
+	roundTrips(t, c, long{M: map[string][]string{"a": {"12345678"}}})
 
 	for field, v := range map[string]long{
 		"M[a]":    {M: map[string][]string{"a": make([]string, 9)}},
@@ -452,4 +437,22 @@ func TestTooLongRefusedByReflection(t *testing.T) {
 		require.Error(t, err, field)
 		require.Contains(t, err.Error(), "field "+field+" has length 9", field)
 	}
+}
+
+// withMaxLen makes n the longest length the codec writes, for the rest of
+// the test.
+func withMaxLen(t *testing.T, n uint64) {
+	old := maxLen
+	maxLen = n
+	t.Cleanup(func() { maxLen = old })
+}
+
+// roundTrips checks that c encodes v and decodes it back unchanged.
+func roundTrips[T any](t *testing.T, c *Codec, v T) {
+	t.Helper()
+	b, err := Append(c, nil, &v)
+	require.NoError(t, err)
+	var back T
+	require.NoError(t, Decode(c, b, &back))
+	require.Equal(t, v, back)
 }
