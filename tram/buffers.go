@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync"
 )
 
@@ -130,7 +131,9 @@ type Aggregator[T any] struct {
 const maxHopTable = 1 << 16
 
 // firstCap bounds the capacity a new buffer starts with: a buffer of many
-// thousand items grows as it fills instead of being allocated whole.
+// thousand items is not allocated whole before it holds that many. One
+// that fills its first capacity grows once to the full buffer size (see
+// more) rather than by append's steps, each of which copies the items.
 const firstCap = 1024
 
 // pools holds one pool of emptied buffers per item type, shared by the
@@ -283,6 +286,26 @@ func (a *Aggregator[T]) newBuffer() []Envelope[T] { return reuse(a, &a.free, a.p
 // newFinal returns an empty last-hop buffer, recycled if one is at hand.
 func (a *Aggregator[T]) newFinal() []T { return reuse(a, &a.finFree, a.finPool) }
 
+// moreBuffer returns buf with room for one more item, where buf is a
+// slot's buffer and full (len == cap): a new buffer in place of none,
+// else buf grown to the buffer size at once.
+func (a *Aggregator[T]) moreBuffer(buf []Envelope[T]) []Envelope[T] {
+	return more(a, buf, &a.free, a.pool)
+}
+
+// moreFinal is moreBuffer for a last-hop buffer.
+func (a *Aggregator[T]) moreFinal(buf []T) []T { return more(a, buf, &a.finFree, a.finPool) }
+
+func more[T, E any](a *Aggregator[T], buf []E, free *[][]E, pool *sync.Pool) []E {
+	if cap(buf) == 0 {
+		return reuse(a, free, pool)
+	}
+	if n := a.sizing.BufferItems; cap(buf) < n {
+		return slices.Grow(buf, n-len(buf))
+	}
+	return buf // fuller than the buffer size (SetBufferItems): append grows it
+}
+
 func reuse[T, E any](a *Aggregator[T], free *[][]E, pool *sync.Pool) []E {
 	want := min(a.sizing.BufferItems, firstCap)
 	for n := len(*free); n > 0; n = len(*free) {
@@ -366,16 +389,16 @@ func (a *Aggregator[T]) InsertTo(item T, dest int, out *Output[T]) error {
 			slot, n := int(h>>1), 0
 			if h&1 != 0 { // the last hop: the item alone
 				fb := a.fin[slot]
-				if fb == nil {
-					fb = a.newFinal()
+				if len(fb) == cap(fb) {
+					fb = a.moreFinal(fb)
 				}
 				fb = append(fb, item)
 				a.fin[slot] = fb
 				n = len(fb) + len(a.bufs[slot])
 			} else {
 				buf := a.bufs[slot]
-				if buf == nil {
-					buf = a.newBuffer()
+				if len(buf) == cap(buf) {
+					buf = a.moreBuffer(buf)
 				}
 				buf = append(buf, Envelope[T]{Dest: dest, Item: item})
 				a.bufs[slot] = buf
@@ -469,16 +492,16 @@ func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
 			slot, n := int(h>>1), 0
 			if h&1 != 0 {
 				fb := a.fin[slot]
-				if fb == nil {
-					fb = a.newFinal()
+				if len(fb) == cap(fb) {
+					fb = a.moreFinal(fb)
 				}
 				fb = append(fb, e.Item)
 				a.fin[slot] = fb
 				n = len(fb) + len(a.bufs[slot])
 			} else {
 				buf := a.bufs[slot]
-				if buf == nil {
-					buf = a.newBuffer()
+				if len(buf) == cap(buf) {
+					buf = a.moreBuffer(buf)
 				}
 				buf = append(buf, e)
 				a.bufs[slot] = buf
@@ -523,15 +546,15 @@ func (a *Aggregator[T]) add(e Envelope[T], out *Output[T]) {
 func (a *Aggregator[T]) put(slot int, last bool, e Envelope[T]) {
 	if last {
 		fb := a.fin[slot]
-		if fb == nil {
-			fb = a.newFinal()
+		if len(fb) == cap(fb) {
+			fb = a.moreFinal(fb)
 		}
 		a.fin[slot] = append(fb, e.Item)
 		return
 	}
 	buf := a.bufs[slot]
-	if buf == nil {
-		buf = a.newBuffer()
+	if len(buf) == cap(buf) {
+		buf = a.moreBuffer(buf)
 	}
 	a.bufs[slot] = append(buf, e)
 }

@@ -362,3 +362,57 @@ func mustSlot[T any](t *testing.T, a *Aggregator[T], peer int) int {
 	require.True(t, ok, "%d is not a peer", peer)
 	return s
 }
+
+// TestBufferGrowsOnceToItsSize: a new buffer starts with firstCap items
+// of room (or a recycled one's); one that fills it grows to the buffer size in
+// one step (not by append's steps, each copying the items), and is sent
+// full with every item in order. Both placements (the fast one without
+// a Size function, and put) and both kinds of buffer (envelopes, bare
+// last-hop items) are checked.
+func TestBufferGrowsOnceToItsSize(t *testing.T) {
+	const size = 3*firstCap + 5
+	topo := mustTopology(t, 2)
+	for _, tt := range []struct {
+		name string
+		cfg  Config[int]
+	}{
+		{"fast", Config[int]{}},
+		{"fast bare", Config[int]{Bare: true}},
+		{"put", Config[int]{Size: func(int) int { return 8 }}},
+		{"put bare", Config[int]{Size: func(int) int { return 8 }, Bare: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			cfg.Topology, cfg.PE, cfg.Sizing = topo, 0, Sizing{BufferItems: size}
+			a, err := NewAggregator(cfg)
+			require.NoError(t, err)
+			slot := mustSlot(t, a, 1)
+			capOf := func() int { return cap(a.bufs[slot]) + cap(a.fin[slot]) }
+			var caps []int
+			for i := range size - 1 {
+				out, err := a.Insert(i, 1)
+				require.NoError(t, err)
+				require.Empty(t, out.Flushes, "item %d", i)
+				if c := capOf(); len(caps) == 0 || caps[len(caps)-1] != c {
+					caps = append(caps, c)
+				}
+			}
+			// (The first may be a larger buffer from the process's pool.)
+			require.LessOrEqual(t, len(caps), 2, "capacities seen: %v", caps)
+			require.GreaterOrEqual(t, caps[0], firstCap, "capacities seen: %v", caps)
+			require.GreaterOrEqual(t, caps[len(caps)-1], size, "capacities seen: %v", caps)
+			out, err := a.Insert(size-1, 1)
+			require.NoError(t, err)
+			require.Len(t, out.Flushes, 1)
+			f := out.Flushes[0]
+			require.Equal(t, size, f.Len())
+			for i := range size {
+				if cfg.Bare {
+					require.Equal(t, i, f.Final[i])
+				} else {
+					require.Equal(t, Envelope[int]{Dest: 1, Item: i}, f.Items[i])
+				}
+			}
+		})
+	}
+}

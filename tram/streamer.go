@@ -639,14 +639,14 @@ func (in *Inserter[C, T]) Insert(item T, dest int) error {
 		// (x = append(x, …) with the same x on both sides: Go stores
 		// only the new length while the buffer has room.)
 		if h&1 != 0 { // the last hop: the item alone
-			if a.fin[slot] == nil {
-				a.fin[slot] = a.newFinal()
+			if len(a.fin[slot]) == cap(a.fin[slot]) {
+				a.fin[slot] = a.moreFinal(a.fin[slot])
 			}
 			a.fin[slot] = append(a.fin[slot], item)
 			n = len(a.fin[slot]) + len(a.bufs[slot])
 		} else {
-			if a.bufs[slot] == nil {
-				a.bufs[slot] = a.newBuffer()
+			if len(a.bufs[slot]) == cap(a.bufs[slot]) {
+				a.bufs[slot] = a.moreBuffer(a.bufs[slot])
 			}
 			a.bufs[slot] = append(a.bufs[slot], Envelope[T]{Dest: dest, Item: item})
 			n = len(a.bufs[slot]) + len(a.fin[slot])
