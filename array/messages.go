@@ -58,10 +58,9 @@ type arrayPart interface {
 
 // withPart runs fn on the part of the array on PE ap, once the array is
 // known in this process.
-func withPart(ap *actor.PE, coll chare.CollID, what any, fn func(arrayPart)) {
-	pe := chare.PEFor(ap)
+func withPart(ap *actor.PE, coll chare.CollID, what interface{ Describe() string }, fn func(arrayPart)) {
+	pe := core.PEForMessage(ap, "array", what)
 	if pe == nil {
-		ap.Runtime().Abort(fmt.Errorf("array: %v reached PE %d, which runs no chares", what, ap.ID()))
 		return
 	}
 	var run func()

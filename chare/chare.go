@@ -3,7 +3,6 @@
 package chare
 
 import (
-	actor "github.com/charmgo/charm/actor"
 	reducer "github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/internal/core"
 	time "time"
@@ -685,13 +684,6 @@ type PE = core.PE
 //	// Set makes v the value s holds on pe.
 //	func (s *Slot[T]) Set(pe *PE, v T)
 type Slot[T any] = core.Slot[T]
-
-// PEFor returns the chare PE that runs on actor PE ap: what a message of
-// another package, delivered with the actor's PE, acts on; nil if ap runs
-// no chares.
-func PEFor(ap *actor.PE) *PE {
-	return core.PEFor(ap)
-}
 
 // PortableDelegate is a delegate that travels with its proxy: in
 // messages to other processes, in migrated and checkpointed state, in

@@ -505,9 +505,8 @@ func (m *localPacket) Deliver(ap *actor.PE) {
 		return
 	}
 	m.to = nil // Release must not touch another PE's free packets
-	pe := chare.PEFor(ap)
+	pe := core.PEForMessage(ap, "comlib", m)
 	if pe == nil {
-		ap.Runtime().Abort(fmt.Errorf("comlib: %s reached PE %d, which runs no chares", m.Describe(), ap.ID()))
 		return
 	}
 	s := stateOf(pe)

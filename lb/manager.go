@@ -669,10 +669,11 @@ func (st *peState) stepDone() {
 // another PE than 0 (a damaged or misaddressed frame), aborts the job with
 // an error naming it, and stateOf returns nil.
 func stateOf(ap *actor.PE, m interface{ Describe() string }, root bool) *peState {
-	var st *peState
-	if pe := chare.PEFor(ap); pe != nil {
-		st = state(pe)
+	pe := core.PEForMessage(ap, "lb", m)
+	if pe == nil {
+		return nil
 	}
+	st := state(pe)
 	switch {
 	case st == nil:
 		ap.Runtime().Abort(fmt.Errorf("lb: %s reached PE %d, which runs no load balancing", m.Describe(), ap.ID()))

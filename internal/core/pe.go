@@ -464,3 +464,14 @@ func PEFor(ap *actor.PE) *PE {
 	pe, _ := ap.Ext.(*PE)
 	return pe
 }
+
+// PEForMessage is PEFor for message m of package pkg, delivered on ap: if
+// ap runs no chares (a misaddressed or damaged frame), the job aborts with
+// an error naming m, and PEForMessage returns nil.
+func PEForMessage(ap *actor.PE, pkg string, m interface{ Describe() string }) *PE {
+	pe := PEFor(ap)
+	if pe == nil {
+		ap.Runtime().Abort(fmt.Errorf("%s: %s reached PE %d, which runs no chares", pkg, m.Describe(), ap.ID()))
+	}
+	return pe
+}
