@@ -52,12 +52,16 @@ type count struct {
 	top, methods int
 }
 
-// countDir counts the exported names of the packages in dir.
-func countDir(dir string) ([]count, error) {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
+// parseDir parses the packages in dir, test files left out.
+func parseDir(dir string) (map[string]*ast.Package, error) {
+	return parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, parser.SkipObjectResolution)
+}
+
+// countDir counts the exported names of the packages in dir.
+func countDir(dir string) ([]count, error) {
+	pkgs, err := parseDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -204,10 +208,7 @@ func module(dir string) (root, path string, err error) {
 // methodsOf counts the exported methods of each exported type of the
 // package in dir.
 func methodsOf(dir string) (map[string]int, error) {
-	fset := token.NewFileSet()
-	pkgs, err := parser.ParseDir(fset, dir, func(fi fs.FileInfo) bool {
-		return !strings.HasSuffix(fi.Name(), "_test.go")
-	}, parser.SkipObjectResolution)
+	pkgs, err := parseDir(dir)
 	if err != nil {
 		return nil, err
 	}
