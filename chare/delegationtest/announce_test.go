@@ -54,20 +54,11 @@ func viaWire[T any](p chare.Proxy[T]) (chare.Proxy[T], error) {
 // refused with an error naming the index; the delegate never gets it.
 func TestDelegatedSendWithABadIndex(t *testing.T) {
 	recSends.Store(0)
-	var sendErr error
-	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *annMain, _ []string) {
+	sendErr := sendViaWire(t, func(m *annMain) chare.Proxy[annMain] {
 		r := m.ThisProxy().Route()
 		r.Index = 5 // the main chare takes no index
-		p, err := viaWire(chare.NewProxy[annMain](r).Delegate(recDelegate{}))
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		sendErr = chare.Send(m, p, (*annMain).Note, 1)
-		m.Exit(0)
+		return chare.NewProxy[annMain](r).Delegate(recDelegate{})
 	})
-	require.NoError(t, err)
-	require.Equal(t, 0, code)
 	require.Error(t, sendErr, "a delegated send whose index does not decode")
 	require.ErrorContains(t, sendErr, "the index 5 of a message for")
 	require.Zero(t, recSends.Load(), "the delegate got a send with a bad index")
@@ -77,18 +68,9 @@ func TestDelegatedSendWithABadIndex(t *testing.T) {
 // delegate's resolver returns no delegate (and no error) is an error
 // naming the kind and the id, not a panic of the PE.
 func TestPortableResolverReturningNil(t *testing.T) {
-	var sendErr error
-	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *annMain, _ []string) {
-		p, err := viaWire(m.ThisProxy().Delegate(nilKind{}))
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		sendErr = chare.Send(m, p, (*annMain).Note, 1)
-		m.Exit(0)
+	sendErr := sendViaWire(t, func(m *annMain) chare.Proxy[annMain] {
+		return m.ThisProxy().Delegate(nilKind{})
 	})
-	require.NoError(t, err)
-	require.Equal(t, 0, code)
 	require.Error(t, sendErr)
 	require.ErrorContains(t, sendErr, `"delegationtest.nil"`)
 	require.ErrorContains(t, sendErr, "42")
@@ -118,4 +100,24 @@ func TestDelegatedSendWaitsForTheAnnouncement(t *testing.T) {
 	require.ErrorContains(t, err, "never announced")
 	require.ErrorContains(t, err, forged.String())
 	require.NotZero(t, code)
+}
+
+// sendViaWire runs a job of one PE whose main chare sends Note through the
+// proxy proxy returns, after a trip through the wire (viaWire), and
+// returns what the send returned.
+func sendViaWire(t *testing.T, proxy func(m *annMain) chare.Proxy[annMain]) error {
+	t.Helper()
+	var sendErr error
+	code, err := chare.Run(chare.Config{PEs: 1, Timeout: 30 * time.Second}, func(m *annMain, _ []string) {
+		p, err := viaWire(proxy(m))
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		sendErr = chare.Send(m, p, (*annMain).Note, 1)
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	return sendErr
 }
