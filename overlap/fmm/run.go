@@ -212,7 +212,7 @@ func (p *Part) Iterate(m IterMsg) {
 		*y = [V]float64{}
 	}
 	p.arrived = 0
-	_ = p.Contribute([]float64{st.Elapsed.Seconds(), st.P, float64(st.Tests)}, reducer.Sum[float64](), m.Done)
+	_ = p.Contribute([]float64{st.Elapsed.Seconds(), st.P, float64(st.Tests), float64(st.Arrivals + st.Pushes)}, reducer.Sum[float64](), m.Done)
 }
 
 // Tuning is this PE's trajectory of p and seconds per iteration.
@@ -430,6 +430,9 @@ type Iteration struct {
 	Loop  float64       // the mean over PEs of the loop's seconds
 	P     float64       // the mean p used
 	Tests float64       // the mean tests per PE
+	// Moves is the mean per PE of the loop's turns that treated what had
+	// arrived or pushed what was queued: each of them tested first.
+	Moves float64
 }
 
 // Run runs one iteration: a TRAM completion step in which every part runs
@@ -454,10 +457,10 @@ func (r *Runner) Run(m IterMsg) (Iteration, error) {
 	if err != nil {
 		return Iteration{}, err
 	}
-	if len(v) != 3 {
+	if len(v) != 4 {
 		return Iteration{}, errors.New("fmm: an iteration's result has the wrong length")
 	}
-	return Iteration{Wall: time.Since(t0), Loop: v[0] / n, P: v[1] / n, Tests: v[2] / n}, nil
+	return Iteration{Wall: time.Since(t0), Loop: v[0] / n, P: v[1] / n, Tests: v[2] / n, Moves: v[3] / n}, nil
 }
 
 // finish takes an iteration's step from wherever it stands to its end: the
