@@ -405,9 +405,13 @@ func panicError(pe *PE, m any, r any) error {
 	if pe2, ok := r.(*PanicError); ok {
 		return pe2
 	}
-	what := fmt.Sprintf("%T", m)
+	return &PanicError{PE: pe.id, What: describe(m), Value: r, Stack: debug.Stack()}
+}
+
+// describe names m for an error report: its Describe, or its Go type.
+func describe(m any) string {
 	if d, ok := m.(Describer); ok {
-		what = d.Describe()
+		return d.Describe()
 	}
-	return &PanicError{PE: pe.id, What: what, Value: r, Stack: debug.Stack()}
+	return fmt.Sprintf("%T", m)
 }

@@ -248,7 +248,7 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 	start := len(ie.b)
 	if err := wm.EncodeWire(ie.enc); err != nil {
 		ie.b = ie.b[:start]
-		return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+		return items, fmt.Errorf("actor: encoding %s for PE %d: %w", describe(m), dest, err)
 	}
 	return append(items, wire.Item{PE: int32(dest), Kind: kind, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
 }
@@ -258,20 +258,20 @@ func (ie *itemEncoder) add(items []wire.Item, dest int, m Message) ([]wire.Item,
 func (ie *itemEncoder) addStruct(items []wire.Item, dest int, m Message, flag uint16) ([]wire.Item, error) {
 	kind, ok := structKinds[reflect.TypeOf(m)]
 	if !ok {
-		return items, fmt.Errorf("actor: a %T cannot be sent to PE %d in another process", m, dest)
+		return items, fmt.Errorf("actor: %s cannot be sent to PE %d in another process", describe(m), dest)
 	}
 	if _, sys := m.(control); sys {
 		flag = controlBit
 	}
 	if p, ok := m.(wirePreparer); ok {
 		if err := p.PrepareWire(); err != nil {
-			return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+			return items, fmt.Errorf("actor: encoding %s for PE %d: %w", describe(m), dest, err)
 		}
 	}
 	start := len(ie.b)
 	if err := ie.enc.Encode(m); err != nil {
 		ie.b = ie.b[:start]
-		return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", m, dest, err)
+		return items, fmt.Errorf("actor: encoding %s for PE %d: %w", describe(m), dest, err)
 	}
 	return append(items, wire.Item{PE: int32(dest), Kind: kind | flag, Body: ie.b[start:len(ie.b):len(ie.b)]}), nil
 }
@@ -322,7 +322,7 @@ func (ie *itemEncoder) addToRun(items []wire.Item, dest int, kind uint16, r inte
 		} else {
 			ie.b, items, ie.run = ie.b[:hs], items[:len(items)-1], -1
 		}
-		return items, fmt.Errorf("actor: encoding a %T for PE %d: %w", r, dest, err)
+		return items, fmt.Errorf("actor: encoding %s for PE %d: %w", describe(r), dest, err)
 	}
 	ie.b = wire.EndTail(b, mark)
 	// The buffer may have moved: point the run at where it is now.
