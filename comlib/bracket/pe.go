@@ -386,6 +386,9 @@ func (p *PE[T]) before(n int) bool {
 // in. Otherwise, or if the source is not in its bracket here, the
 // caller calls Send (which reports the latter).
 func (p *PE[T]) Straight(k Key) bool {
+	if p.router == nil || !p.router.straight {
+		return false
+	}
 	pr, ok := p.elem(k)
 	if !ok || pr.Ended {
 		return false
