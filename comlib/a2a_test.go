@@ -11,6 +11,7 @@ import (
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/reducer"
 	"github.com/charmgo/charm/comlib"
+	"github.com/charmgo/charm/comlib/route"
 	"github.com/charmgo/charm/group"
 	"github.com/charmgo/charm/internal/jobtest"
 )
@@ -241,6 +242,23 @@ func runJobFlags(t *testing.T, pes, nodes int, flags map[string]string, start fu
 	require.Equal(t, 0, code)
 }
 
+// requireCarried: the optimized iterations of an exchange among PEs of
+// one process on a one-stage router (direct, sync) send each message
+// straight, by the way Direct sends it, with no packet; every other
+// exchange carries its messages in packets.
+func requireCarried(t *testing.T, router string, omega, pes, nodes int, s comlib.StatsSnapshot) {
+	t.Helper()
+	r, err := route.New(router, pes, route.Options{Omega: omega})
+	require.NoError(t, err)
+	if nodes == 1 && r.Stages() == 1 {
+		require.Zero(t, s.Packets, "%s: straight, not in packets: %v", router, s)
+		require.Positive(t, s.Straight, "%s: %v", router, s)
+		return
+	}
+	require.Positive(t, s.Packets, "%s: %v", router, s)
+	require.Zero(t, s.Straight, "%s: %v", router, s)
+}
+
 func checkA2A(t *testing.T, n, iters int, r a2aResult) {
 	t.Helper()
 	count, sum := wantA2A(n, iters)
@@ -264,7 +282,7 @@ func TestC06_BracketedAllToAllEveryRouter(t *testing.T) {
 			for it := 1; it < iters; it++ {
 				require.Equal(t, pes, r.exchanges[it], "iteration %d through the router on every PE", it)
 			}
-			require.Positive(t, r.stats.Packets)
+			requireCarried(t, rt, 0, pes, 1, r.stats)
 		})
 	}
 }
@@ -564,8 +582,28 @@ func TestX02_EachToManyRunsEverySchedule(t *testing.T) {
 				for it := 1; it < iters; it++ { // the first teaches where the sources are
 					require.Equal(t, pes/nodes, r.exchanges[it], "iteration %d through the schedule on every PE of this process", it)
 				}
-				require.Positive(t, r.stats.Packets)
+				requireCarried(t, c.router, c.omega, pes, nodes, r.stats)
 			})
 		}
 	}
+}
+
+// TestStraightMigrationRecovers: on the direct router in one process the
+// optimized iterations send every message straight (no packet); two
+// elements that migrate before iteration 3 still put that iteration in
+// error mode, the strategy re-learns where they are (C12), the next
+// iterations are optimized on every PE again, and every block arrives
+// exactly once.
+func TestStraightMigrationRecovers(t *testing.T) {
+	const n, iters, pes = 8, 7, 4
+	var r a2aResult
+	runJob(t, pes, 1, a2a(n, iters, comlib.EachToManyOptions{Router: "direct"}, map[int]map[int]int{3: {0: 3, 5: 1}}, &r))
+	checkA2A(t, n, iters, r)
+	require.Equal(t, []int{0, 3}, r.recovered)
+	for it := 4; it < iters; it++ {
+		require.Equal(t, pes, r.exchanges[it], "iteration %d optimized again on every PE", it)
+	}
+	require.Zero(t, r.stats.Packets, "%v", r.stats)
+	require.Positive(t, r.stats.Straight, "%v", r.stats)
+	require.Positive(t, r.stats.Direct, "the iterations in error mode went directly: %v", r.stats)
 }

@@ -140,7 +140,12 @@ type EachToManyOptions struct {
 // source calls chare.BeginIteration and chare.EndIteration around its
 // sends), it combines the messages of an iteration through a router, and
 // re-learns where the sources are when they migrate (see package
-// comlib/bracket).
+// comlib/bracket). On a one-stage router (direct, sync) whose
+// participants all live in one process there is nothing to combine: an
+// optimized iteration sends each message straight to its destination as
+// Direct would, as it is sent (Stats.Straight), and keeps the brackets'
+// checks and re-learning; a message that arrives after its destination
+// began the next iteration (C07) is then not reported.
 func EachToMany(o EachToManyOptions) Strategy { return e2mSpec(o) }
 
 type e2mSpec EachToManyOptions
@@ -248,6 +253,7 @@ type Stats struct {
 	e2ms atomic.Pointer[[]atomic.Pointer[e2m]]
 
 	messages, packets, direct, held atomic.Int64
+	straight                        atomic.Int64
 	bytes                           atomic.Int64
 	iterations, optimized           atomic.Int64
 	recoveries, errorNanos          atomic.Int64
@@ -261,6 +267,7 @@ type StatsSnapshot struct {
 	Bytes      int64         // their sizes, as MessageSize measures them
 	Packets    int64         // combined messages between PEs
 	Direct     int64         // messages sent directly (error mode, large, no route)
+	Straight   int64         // messages of optimized iterations sent straight, not in packets (EachToMany: one-hop router, one process)
 	Held       int64         // messages held (start-up, error mode)
 	Iterations int64         // bracketed iterations ended by PEs
 	Optimized  int64         // PE iterations that took the router
@@ -273,7 +280,7 @@ type StatsSnapshot struct {
 }
 
 // Stats returns what the instance did in this process so far. For an
-// Auto instance, Messages, Packets, Direct and Held are summed over its
+// Auto instance, Messages, Packets, Direct, Straight and Held are summed over its
 // parts (Messages: those it passed on; Held also counts what waited for
 // the Auto instance itself), and the bracket's counters (Iterations to
 // Dests) are its first each-to-many part's, since every such part sees
@@ -287,7 +294,7 @@ func (in *Instance) Stats() StatsSnapshot {
 		var out StatsSnapshot
 		if b := in.firstBracketed(); b != nil {
 			out = b.Stats()
-			out.Messages, out.Bytes, out.Packets, out.Direct, out.Held = 0, 0, 0, 0, 0
+			out.Messages, out.Bytes, out.Packets, out.Direct, out.Straight, out.Held = 0, 0, 0, 0, 0, 0
 		}
 		for _, p := range a.parts {
 			ps := p.Stats()
@@ -295,20 +302,21 @@ func (in *Instance) Stats() StatsSnapshot {
 			out.Bytes += ps.Bytes
 			out.Packets += ps.Packets
 			out.Direct += ps.Direct
+			out.Straight += ps.Straight
 			out.Held += ps.Held
 		}
 		out.Held += s.held.Load()
 		return out
 	}
-	return StatsSnapshot{Messages: s.messages.Load(), Bytes: s.bytes.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Held: s.held.Load(),
+	return StatsSnapshot{Messages: s.messages.Load(), Bytes: s.bytes.Load(), Packets: s.packets.Load(), Direct: s.direct.Load(), Straight: s.straight.Load(), Held: s.held.Load(),
 		Iterations: s.iterations.Load(), Optimized: s.optimized.Load(), Recoveries: s.recoveries.Load(),
 		ErrorTime: time.Duration(s.errorNanos.Load()), Dests: s.dests.Load(), Waited: s.waited.Load(), Reported: s.reported.Load(),
 		ReportMsgs: s.reportMsgs.Load()}
 }
 
 func (s StatsSnapshot) String() string {
-	return fmt.Sprintf("messages=%d bytes=%d packets=%d direct=%d held=%d iterations=%d optimized=%d recoveries=%d errortime=%v",
-		s.Messages, s.Bytes, s.Packets, s.Direct, s.Held, s.Iterations, s.Optimized, s.Recoveries, s.ErrorTime.Round(time.Microsecond))
+	return fmt.Sprintf("messages=%d bytes=%d packets=%d direct=%d straight=%d held=%d iterations=%d optimized=%d recoveries=%d errortime=%v",
+		s.Messages, s.Bytes, s.Packets, s.Direct, s.Straight, s.Held, s.Iterations, s.Optimized, s.Recoveries, s.ErrorTime.Round(time.Microsecond))
 }
 
 // Exchanges returns how many PEs of this process exchanged the given

@@ -59,6 +59,9 @@ type e2m struct {
 	free  []*localPacket
 	ndest int  // how many are true
 	ctl   bool // applying the effects of a control message
+	// straight counts the messages sent straight (bracket.PE.Straight)
+	// since the last effects were applied, for Stats.straight.
+	straight int64
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
 	fol    *agree.Follower
@@ -72,7 +75,7 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 		return nil, err
 	}
 	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: make([]bool, s.pe.NumPEs())}
-	opt := bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName}
+	opt := bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName, Straight: e.allLocal}
 	if sp.Tune {
 		if err := e.startTuning(); err != nil {
 			return nil, err
@@ -92,6 +95,20 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 	_, e.debug = s.pe.Job().Flag(FlagDebug)
 	in.st.setLocalE2M(s.pe.ID(), s.pe.NumPEs(), e)
 	return e, nil
+}
+
+// allLocal reports whether every participant of a list lives in this
+// process: then a one-hop exchange sends each message straight, by the
+// way Direct sends it (one post to the destination's mailbox, as a packet
+// would cost), instead of in packets (bracket.Options.Straight).
+func (e *e2m) allLocal(parts []int) bool {
+	rt := e.s.pe.Actor().Runtime()
+	for _, pe := range parts {
+		if !rt.IsLocal(pe) {
+			return false
+		}
+	}
+	return true
 }
 
 // keyName names a source by its index, for error messages.
@@ -220,6 +237,10 @@ func (e *e2m) send(o op) error {
 		e.in.st.direct.Add(1)
 		return chare.Forward(e.s.ctx(), o.env)
 	}
+	if e.m.Straight(k) {
+		e.straight++
+		return chare.Forward(e.s.ctx(), o.env)
+	}
 	dest, dk, err := e.destination(o.env)
 	if err != nil {
 		return err
@@ -281,6 +302,10 @@ func (e *e2m) applyAll(fx *bracket.Effects[wenv]) {
 	}
 	if len(fx.Packets) > 0 {
 		st.packets.Add(int64(len(fx.Packets)))
+	}
+	if e.straight > 0 {
+		st.straight.Add(e.straight)
+		e.straight = 0
 	}
 	for i := range fx.Packets {
 		pk := fx.Packets[i]

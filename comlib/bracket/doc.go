@@ -15,6 +15,14 @@
 // each destination's run, in the order of the sends, is its packet as it
 // is; the last stage's
 // messages are delivered from their packets' arrays (Effects.Runs).
+// Where the caller says that its own way of sending costs what a packet
+// would (Options.Straight: the participants share a process), a one-hop
+// exchange carries nothing: each message of an optimized iteration goes
+// straight to its destination as it is sent (PE.Straight), and the
+// iteration ends on a PE once its sources there have ended it. Anything
+// an iteration had to queue (it was pending, or an earlier iteration was
+// still under way) goes directly when its exchange starts, so each pair's
+// messages keep their order.
 //
 // The list goes stale when sources migrate. A PE notices it when more
 // sources begin an iteration than its list has (C10, the original's test)
@@ -55,7 +63,7 @@
 // Restrictions (as in the original): every source takes part in every
 // iteration; a source begins iteration n only after it received all the
 // messages of iteration n−1 (C07; a late message for a source that has
-// moved on is reported); no source migrates between its BeginIteration and
+// moved on is reported, unless it went straight); no source migrates between its BeginIteration and
 // its EndIteration (C08; an EndIteration or a send on a PE where the
 // source did not begin is an error). The claims are listed in
 // docs/claims.md; the protocol's rationale is in

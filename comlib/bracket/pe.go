@@ -202,6 +202,10 @@ type iter[T any] struct {
 	// this way (lists begin at step 1).
 	byDest [][]Msg[T]
 	byStep int
+	// straight is the step of the list under which the iteration's
+	// messages go straight to their destinations as they are sent
+	// (Options.Straight), 0 if they do not.
+	straight int
 
 	started bool
 	step    int // the list the exchange runs with
@@ -231,6 +235,19 @@ type Options struct {
 	// iteration whose variant is not known waits (Effects.Wait) until a
 	// Resume finds it. Without Variant every exchange uses variant 0.
 	Variant func(iter int) (variant int, ok bool)
+	// Straight, if set, says whether a one-hop exchange among the given
+	// participants (sorted PEs) carries its messages straight to their
+	// destinations instead of in packets: for a caller whose own way of
+	// sending a message costs what a packet would (the participants
+	// share a process). It is asked once per list; every participant
+	// must answer the same for the same participants. On such a list an
+	// optimized iteration that has nothing queued, with no earlier
+	// iteration under way on the PE, lets each message go straight as it
+	// is sent (PE.Straight); its exchange sends and waits for no packet,
+	// and ends on the PE once its sources there have ended the iteration.
+	// A message that went straight is not in the PE, so a late one (C07)
+	// is not reported. Not with Variant.
+	Straight func(parts []int) bool
 }
 
 func (p *PE[T]) nm(k Key) string {
@@ -341,8 +358,44 @@ func (p *PE[T]) iter(n int) *iter[T] {
 	case p.inErr && n > p.errIter || p.suspectBelow(n):
 		it.status = pending
 	}
+	if it.status == open && p.router != nil && p.router.straight && !p.before(n) {
+		it.straight = p.list.Step
+	}
 	p.iters[n] = it
 	return it
+}
+
+// before reports whether an iteration before n is under way here: what
+// it queued must leave before anything of n goes straight.
+func (p *PE[T]) before(n int) bool {
+	for m := range p.iters {
+		if m < n {
+			return true
+		}
+	}
+	return false
+}
+
+// Straight reports whether the message that source k sends next, in its
+// current iteration, goes straight to its destination outside the
+// exchange (Options.Straight), in which case the caller sends it itself
+// and does not call Send. It does when the iteration is optimized on a
+// list whose exchange sends no packets, its exchange has not started,
+// nothing of it is queued, and no earlier iteration was under way here
+// when it began: so each pair's messages keep the order they were sent
+// in. Otherwise, or if the source is not in its bracket here, the
+// caller calls Send (which reports the latter).
+func (p *PE[T]) Straight(k Key) bool {
+	if p.router == nil || !p.router.straight {
+		return false
+	}
+	pr, ok := p.elem(k)
+	if !ok || pr.Ended {
+		return false
+	}
+	it := p.iters[pr.Iter]
+	return it != nil && it.straight != 0 && it.straight == p.list.Step && it.status == open && !it.started &&
+		len(it.queued) == 0 && it.byStep == 0
 }
 
 // isDone reports whether iteration n was recovered here.
@@ -704,6 +757,10 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 		p.checkVariant(it, pk, fx)
 	}
 	fx.Exchanges = append(take(&p.spare.exchanges, fx.Exchanges), it.n)
+	if r.straight {
+		p.endStraight(it, fx)
+		return
+	}
 	if it.byStep != 0 {
 		if it.byStep == it.step && r == p.router && len(it.queued) == 0 {
 			p.sendBuckets(it, fx)
@@ -716,6 +773,30 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 	it.have, it.queued = it.queued, nil
 	p.sendStage(it, fx)
 	p.advance(it, fx)
+}
+
+// endStraight is the exchange of an iteration on a list whose exchange
+// sends no packets (Options.Straight): every participant's messages went
+// straight or go now, so the exchange ends here at once. What the
+// iteration queued (it went pending, or an earlier iteration was under
+// way when it began) goes directly now, in the order it was sent.
+func (p *PE[T]) endStraight(it *iter[T], fx *Effects[T]) {
+	if it.byStep != 0 {
+		p.unbucket(it)
+	}
+	for _, m := range it.queued {
+		p.out(m, fx)
+	}
+	for _, pk := range it.inbox { // of an older list: not this exchange's
+		for _, m := range pk.Msgs {
+			p.out(m, fx)
+		}
+	}
+	fx.Finished = append(take(&p.spare.finished, fx.Finished), Finished{Iter: it.n, Step: it.step, Parts: len(it.parts), Variant: it.variant})
+	clear(it.queued)
+	it.have, it.queued = it.queued[:0], nil // its room serves the next iteration
+	delete(p.iters, it.n)
+	p.spareIter = it
 }
 
 // sendStage delivers what has arrived and sends the current stage's
@@ -809,8 +890,10 @@ type stages struct {
 	// and every message goes straight to its destination (the direct
 	// router): messages can be sorted by destination as they are queued.
 	oneHop bool
-	send   [][]int // per stage, in the order to send (the router's SendOrder if it has one)
-	recv   []int   // per stage, how many packets come; −1 until asked
+	// straight: a one-hop exchange that sends no packets (Options.Straight).
+	straight bool
+	send     [][]int // per stage, in the order to send (the router's SendOrder if it has one)
+	recv     []int   // per stage, how many packets come; −1 until asked
 }
 
 func newStages(r Router, rank, n int) *stages {
@@ -1037,6 +1120,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 			return fx, fmt.Errorf("router over %d PEs: %w", len(p.parts), err)
 		}
 		p.router = newStages(r, p.rank, len(p.parts))
+		p.router.straight = p.router.oneHop && p.opt.Variant == nil && p.opt.Straight != nil && p.opt.Straight(p.parts)
 	}
 	if len(p.done) == 0 || l.Iter > p.doneHi {
 		p.doneHi = l.Iter

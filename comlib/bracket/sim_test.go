@@ -93,6 +93,14 @@ type sim struct {
 	lastMove int         // the last iteration before which a source moved
 	errs     []error
 	vary     *varSim // nil: no variants
+	// Options.Straight (straight_test.go): sources ask PE.Straight before
+	// each send; what goes straight is counted, and so are the packets.
+	straight  bool
+	straightN map[int]int // by iteration
+	packets   int
+	// order, if not nil, holds per (source, destination) the last
+	// iteration received: each must be later (a run without migrations).
+	order map[[2]int]int
 }
 
 func key(i int) Key { return Key(fmt.Sprintf("s%d", i)) }
@@ -104,7 +112,7 @@ func keyIndex(k Key) int {
 
 func newSim(t require.TestingT, seed int64, p, n, iters int, mk func(int, int) (Router, error), opt Options) *sim {
 	s := &sim{t: t, rng: rand.New(rand.NewSource(seed)), p: p, n: n, iters: iters, root: NewRoot(p),
-		chans: map[[2]int][]wire{}, received: map[payload]int{}, exch: map[int]int{}, lastMove: -1}
+		chans: map[[2]int][]wire{}, received: map[payload]int{}, exch: map[int]int{}, lastMove: -1, straightN: map[int]int{}}
 	for i := 0; i < p; i++ {
 		s.pes = append(s.pes, NewPE[payload](i, opt, mk))
 	}
@@ -119,6 +127,7 @@ func (s *sim) send(from, to int, w wire) {
 }
 
 func (s *sim) apply(pe int, fx Effects[payload]) {
+	s.packets += len(fx.Packets)
 	for i := range fx.Packets {
 		pk := fx.Packets[i]
 		require.Equal(s.t, pe, pk.From)
@@ -167,6 +176,13 @@ func (s *sim) arrive(pe int, m Msg[payload]) {
 	}
 	s.received[m.Payload]++
 	d.got[m.Payload.iter]++
+	if s.order != nil {
+		pair := [2]int{m.Payload.src, m.Payload.dst}
+		if last, ok := s.order[pair]; ok {
+			require.Greater(s.t, m.Payload.iter, last, "source %d's messages to %d out of order", pair[0], pair[1])
+		}
+		s.order[pair] = m.Payload.iter
+	}
 }
 
 func (s *sim) deliverWire(from, to int, w wire) {
@@ -244,6 +260,12 @@ func (s *sim) step(i int) {
 	src.iter = n
 	for j, d := range s.srcs {
 		if j == i {
+			continue
+		}
+		if s.straight && pe.Straight(key(i)) {
+			m := Msg[payload]{Dest: d.pe, Src: key(i), DestKey: key(j), Iter: n, Payload: payload{i, j, n}}
+			s.send(src.pe, d.pe, wire{direct: &m})
+			s.straightN[n]++
 			continue
 		}
 		fx, err := pe.Send(key(i), d.pe, key(j), payload{i, j, n})

@@ -26,6 +26,9 @@ import (
 // one mailbox message (and across processes one envelope) per block; the
 // routers post one per stage packet and pay for it with a store and
 // forward on the intermediate PEs (and a wait for every stage's packets).
+// A one-stage router (direct, sync) among the PEs of one process has
+// nothing to combine: EachToMany sends each block straight, as the
+// baseline does, and adds only the brackets' own work.
 
 const (
 	clPEs   = 16
