@@ -140,8 +140,8 @@ type EachToManyOptions struct {
 // source calls chare.BeginIteration and chare.EndIteration around its
 // sends), it combines the messages of an iteration through a router, and
 // re-learns where the sources are when they migrate (see package
-// comlib/bracket). On a one-stage router (direct, sync) whose
-// participants all live in one process there is nothing to combine: an
+// comlib/bracket). On a one-stage router (direct, sync) in a job of one
+// process there is nothing to combine: an
 // optimized iteration sends each message straight to its destination as
 // Direct would, as it is sent (Stats.Straight), and keeps the brackets'
 // checks and re-learning; a message that arrives after its destination

@@ -39,7 +39,7 @@
 //     exchange before it heard keeps the router for what it had passed
 //     on, so only some PEs send that iteration directly (the one a source
 //     left always does); Instance.ExchangedOn says which took the router.
-//     On a one-stage router among PEs of one process an optimized
+//     On a one-stage router in a job of one process an optimized
 //     iteration sends each message straight, as Direct would (there is
 //     nothing to combine). The protocol is package comlib/bracket. The
 //     first iteration teaches the strategy where its sources are, the same

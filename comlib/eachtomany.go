@@ -75,7 +75,12 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 		return nil, err
 	}
 	e := &e2m{s: s, in: in, sp: sp, keys: map[any]bracket.Key{}, dests: make([]bool, s.pe.NumPEs())}
-	opt := bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName, Straight: e.allLocal}
+	// In a job of one process a one-hop exchange sends each message
+	// straight, the way Direct sends it (one post to the destination's
+	// mailbox, what a packet would cost), instead of in packets. Not
+	// "every participant in this process": the answer must not change
+	// while the instance lives (bracket.Options.Straight).
+	opt := bracket.Options{CountOnly: sp.CountOnly, Name: e.keyName, Straight: s.pe.Actor().Runtime().NumNodes() == 1}
 	if sp.Tune {
 		if err := e.startTuning(); err != nil {
 			return nil, err
@@ -95,20 +100,6 @@ func newE2M(s *state, in *Instance, sp EachToManySpec) (*e2m, error) {
 	_, e.debug = s.pe.Job().Flag(FlagDebug)
 	in.st.setLocalE2M(s.pe.ID(), s.pe.NumPEs(), e)
 	return e, nil
-}
-
-// allLocal reports whether every participant of a list lives in this
-// process: then a one-hop exchange sends each message straight, by the
-// way Direct sends it (one post to the destination's mailbox, as a packet
-// would cost), instead of in packets (bracket.Options.Straight).
-func (e *e2m) allLocal(parts []int) bool {
-	rt := e.s.pe.Actor().Runtime()
-	for _, pe := range parts {
-		if !rt.IsLocal(pe) {
-			return false
-		}
-	}
-	return true
 }
 
 // keyName names a source by its index, for error messages.

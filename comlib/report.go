@@ -103,6 +103,7 @@ func newReport(per []StatsSnapshot) Report {
 		j.Bytes += p.Bytes
 		j.Packets += p.Packets
 		j.Direct += p.Direct
+		j.Straight += p.Straight
 		j.Held += p.Held
 		j.Iterations += p.Iterations
 		j.Optimized += p.Optimized

@@ -16,7 +16,7 @@
 // is; the last stage's
 // messages are delivered from their packets' arrays (Effects.Runs).
 // Where the caller says that its own way of sending costs what a packet
-// would (Options.Straight: the participants share a process), a one-hop
+// would (Options.Straight: the job is one process), a one-hop
 // exchange carries nothing: each message of an optimized iteration goes
 // straight to its destination as it is sent (PE.Straight), and the
 // iteration ends on a PE once its sources there have ended it. Anything

@@ -235,19 +235,22 @@ type Options struct {
 	// iteration whose variant is not known waits (Effects.Wait) until a
 	// Resume finds it. Without Variant every exchange uses variant 0.
 	Variant func(iter int) (variant int, ok bool)
-	// Straight, if set, says whether a one-hop exchange among the given
-	// participants (sorted PEs) carries its messages straight to their
-	// destinations instead of in packets: for a caller whose own way of
-	// sending a message costs what a packet would (the participants
-	// share a process). It is asked once per list; every participant
-	// must answer the same for the same participants. On such a list an
-	// optimized iteration that has nothing queued, with no earlier
-	// iteration under way on the PE, lets each message go straight as it
-	// is sent (PE.Straight); its exchange sends and waits for no packet,
-	// and ends on the PE once its sources there have ended the iteration.
-	// A message that went straight is not in the PE, so a late one (C07)
-	// is not reported. Not with Variant.
-	Straight func(parts []int) bool
+	// Straight says that one-hop exchanges carry their messages straight
+	// to their destinations instead of in packets: for a caller whose own
+	// way of sending a message costs what a packet would (the whole job
+	// is one process). Every PE of an exchange must be given the same
+	// Straight, for the instance's life: a PE that ended an iteration
+	// straight never sends that iteration's packet, so one that expects
+	// it would wait for ever. On a one-hop list an optimized iteration
+	// that has nothing queued, with no earlier iteration under way on the
+	// PE, lets each message go straight as it is sent (PE.Straight); its
+	// exchange sends and waits for no packet, and ends on the PE once its
+	// sources there have ended the iteration; what an iteration queued
+	// leaves then, in Effects.Direct even for this PE, so that it follows
+	// the messages that went straight before it. A message that went
+	// straight is not in the PE, so a late one (C07) is not reported. Not
+	// with Variant.
+	Straight bool
 }
 
 func (p *PE[T]) nm(k Key) string {
@@ -779,14 +782,15 @@ func (p *PE[T]) maybeStart(it *iter[T], fx *Effects[T]) {
 // sends no packets (Options.Straight): every participant's messages went
 // straight or go now, so the exchange ends here at once. What the
 // iteration queued (it went pending, or an earlier iteration was under
-// way when it began) goes directly now, in the order it was sent.
+// way when it began) goes directly now, in the order it was sent, and in
+// Effects.Direct even for this PE: messages that went straight before it
+// were sent the caller's way (its mailbox), and a delivery here now would
+// overtake them.
 func (p *PE[T]) endStraight(it *iter[T], fx *Effects[T]) {
 	if it.byStep != 0 {
 		p.unbucket(it)
 	}
-	for _, m := range it.queued {
-		p.out(m, fx)
-	}
+	fx.Direct = append(fx.Direct, it.queued...)
 	for _, pk := range it.inbox { // of an older list: not this exchange's
 		for _, m := range pk.Msgs {
 			p.out(m, fx)
@@ -1120,7 +1124,7 @@ func (p *PE[T]) NewList(l *List) (Effects[T], error) {
 			return fx, fmt.Errorf("router over %d PEs: %w", len(p.parts), err)
 		}
 		p.router = newStages(r, p.rank, len(p.parts))
-		p.router.straight = p.router.oneHop && p.opt.Variant == nil && p.opt.Straight != nil && p.opt.Straight(p.parts)
+		p.router.straight = p.router.oneHop && p.opt.Variant == nil && p.opt.Straight
 	}
 	if len(p.done) == 0 || l.Iter > p.doneHi {
 		p.doneHi = l.Iter
