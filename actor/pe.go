@@ -50,6 +50,12 @@ type PE struct {
 	cdRoots            map[uint64]*cdRoot
 	cdPending          map[uint64]int
 
+	// idleWorkers are goroutines of finished threads, waiting to run the
+	// PE's next threads (Spawn); workersStarted counts the goroutines
+	// Spawn started.
+	idleWorkers    []*threadWorker
+	workersStarted int
+
 	out     [][]Message    // buffered sends, per destination PE
 	outN    []int          // the messages in them (a Multi counts for several)
 	dirty   []int          // destinations with buffered sends

@@ -85,8 +85,10 @@ var (
 	wireMu sync.Mutex
 	// wireKinds is indexed by kind and read without a lock on every message
 	// from another node: kinds are registered in init functions, before
-	// any job runs.
-	wireKinds [controlBit]wireKind
+	// any job runs. It is as long as the highest kind registered needs,
+	// not one entry per possible kind: a table of 0x8000 kinds was 1.3 MB
+	// of pointers in the binary's data, which every collection scans.
+	wireKinds []wireKind
 	// structKinds maps the Go type of a message registered with
 	// RegisterStruct to its kind; it is written in init functions only,
 	// and read without a lock when such a message leaves for another node.
@@ -161,6 +163,9 @@ func registerKind(kind uint16, name, what string, set func(*wireKind) bool) {
 	}
 	wireMu.Lock()
 	defer wireMu.Unlock()
+	if int(kind) >= len(wireKinds) {
+		wireKinds = append(wireKinds, make([]wireKind, int(kind)+1-len(wireKinds))...)
+	}
 	if old := wireKinds[kind]; old.name != "" && old.name != name {
 		panic(fmt.Sprintf("actor: wire kind %d registered for %s and %s", kind, old.name, name))
 	}
@@ -283,10 +288,16 @@ type wirePreparer interface{ PrepareWire() error }
 // WireKindName returns the name kind was registered under, or "" for a
 // kind not registered.
 func WireKindName(kind uint16) string {
-	if kind >= controlBit {
-		return ""
+	return kindOf(kind).name
+}
+
+// kindOf returns what was registered for kind: nothing (the zero
+// wireKind) for a kind beyond the table.
+func kindOf(kind uint16) wireKind {
+	if int(kind) < len(wireKinds) {
+		return wireKinds[kind]
 	}
-	return wireKinds[kind].name
+	return wireKind{}
 }
 
 // addToRun appends a message that travels in runs: r's head, and the tail
@@ -463,7 +474,7 @@ func (pe *PE) receiveRemote(b *remoteBatch) {
 // messages as they come.
 func (pe *PE) receiveRun(it wire.Item) (err error) {
 	kind := it.Kind &^ controlBit
-	k := wireKinds[kind]
+	k := kindOf(kind)
 	if k.run == nil {
 		return fmt.Errorf("actor: PE %d received a run of %d messages of kind %d, which has no run decoder", pe.id, it.Tails, kind)
 	}
@@ -512,7 +523,7 @@ func (pe *PE) receiveRun(it wire.Item) (err error) {
 
 func (pe *PE) decodeItem(it wire.Item) (m Message, err error) {
 	kind := it.Kind &^ controlBit
-	k := wireKinds[kind]
+	k := kindOf(kind)
 	if k.decode == nil {
 		if k.run != nil {
 			return nil, fmt.Errorf("actor: PE %d received a %s outside a run", pe.id, k.name)

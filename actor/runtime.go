@@ -143,7 +143,10 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
 		pe.mb = newMailbox(&rt.awake)
-		go pe.mb.run(pe.handleWoke, pe.idle)
+		go func() {
+			pe.mb.run(pe.handleWoke, pe.idle)
+			pe.releaseWorkers()
+		}()
 	}
 	if cfg.Node != nil {
 		if err := rt.startNode(*cfg.Node); err != nil {

@@ -16,6 +16,9 @@ type Thread struct {
 	back  chan struct{} // thread → PE: the thread released the PE
 	done  bool
 	panic error
+	// exited: the job ended while the thread was suspended (Suspend); it no
+	// longer holds its PE, whatever its code does after.
+	exited bool
 }
 
 // errExited unwinds a thread that was suspended when the job ended.
@@ -23,28 +26,104 @@ var errExited = errors.New("actor: job ended while the thread was suspended")
 
 // Spawn starts fn as a thread on pe and returns when fn has finished or
 // suspended itself. It must be called on pe.
+//
+// The goroutine that runs fn is one that ran an earlier thread of pe and
+// finished, if pe keeps one (up to maxIdleWorkers): a thread's calls go
+// deep (a send, a delivery routing on), and a new goroutine grows its
+// stack by copying it on the way, on the path of the thread's first
+// messages; a goroutine that stays keeps its grown stack, as the PE's own
+// does (mailbox.run).
 func (pe *PE) Spawn(describe func() string, fn func(t *Thread)) {
 	t := &Thread{pe: pe, run: make(chan struct{}), back: make(chan struct{})}
-	go func() {
-		<-t.run
-		defer func() {
-			r := recover()
-			if r == errExited {
-				return // the job ended: nobody waits for this thread any more
-			}
-			if r != nil {
-				what := "a threaded entry method"
-				if describe != nil {
-					what = describe()
-				}
-				t.panic = panicError(pe, describedMsg(what), r)
-			}
-			t.done = true
-			t.back <- struct{}{}
-		}()
-		fn(t)
-	}()
+	var w *threadWorker
+	if n := len(pe.idleWorkers); n > 0 {
+		w = pe.idleWorkers[n-1]
+		pe.idleWorkers[n-1] = nil
+		pe.idleWorkers = pe.idleWorkers[:n-1]
+	} else {
+		w = &threadWorker{next: make(chan threadJob, 1)}
+		pe.workersStarted++
+		go w.loop(pe)
+	}
+	w.next <- threadJob{t: t, describe: describe, fn: fn} // never blocks: the worker is idle
 	pe.switchTo(t)
+}
+
+// maxIdleWorkers is how many goroutines of finished threads a PE keeps
+// for its next threads.
+const maxIdleWorkers = 4
+
+// threadWorker is a goroutine that runs threads of one PE, one after the
+// other: between two, it waits in its PE's idleWorkers.
+type threadWorker struct {
+	next chan threadJob
+}
+
+type threadJob struct {
+	t        *Thread
+	describe func() string
+	fn       func(*Thread)
+}
+
+// loop runs the threads handed to w until one ends its goroutine (the job
+// ended while it was suspended, or it called runtime.Goexit), or the PE
+// stops while w is idle (releaseWorkers).
+func (w *threadWorker) loop(pe *PE) {
+	for j := range w.next {
+		if !w.run(pe, j) {
+			return
+		}
+	}
+}
+
+// releaseWorkers ends the goroutines of the PE's idle workers; the PE's
+// goroutine calls it once its mailbox is closed, when no thread can be
+// spawned on it any more.
+func (pe *PE) releaseWorkers() {
+	for i, w := range pe.idleWorkers {
+		close(w.next)
+		pe.idleWorkers[i] = nil
+	}
+	pe.idleWorkers = nil
+}
+
+// run runs one thread and reports whether the goroutine may run another.
+// A thread that finished puts w back among its PE's idle workers (if
+// there is room) before it hands the PE back, while it still holds it.
+func (w *threadWorker) run(pe *PE, j threadJob) (again bool) {
+	t := j.t
+	<-t.run
+	returned := false
+	defer func() {
+		r := recover()
+		if r == errExited || t.exited {
+			// The job ended (even if the thread's code recovered from
+			// that): nobody waits for this thread any more, and it does
+			// not hold its PE.
+			again = false
+			return
+		}
+		if r != nil {
+			what := "a threaded entry method"
+			if j.describe != nil {
+				what = j.describe()
+			}
+			t.panic = panicError(pe, describedMsg(what), r)
+		}
+		// Neither returned nor panicked: runtime.Goexit, which goes on
+		// ending this goroutine after the deferred calls.
+		again = returned || r != nil
+		if again && len(pe.idleWorkers) < maxIdleWorkers {
+			pe.idleWorkers = append(pe.idleWorkers, w)
+		} else {
+			again = false
+		}
+		t.done = true
+		t.back <- struct{}{}
+	}()
+	j.fn(t)
+	returned = true
+	return true
 }
 
 // Current returns the thread holding pe, or nil when pe runs on its own
@@ -74,6 +153,7 @@ func (t *Thread) Suspend() {
 	select {
 	case <-t.run:
 	case <-t.pe.rt.done:
+		t.exited = true
 		panic(errExited)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -414,5 +415,78 @@ func TestBufferGrowsOnceToItsSize(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSentBuffersAreNotReusedUntilRecycled: a buffer handed over in a
+// Flush belongs to its receiver until it is recycled: the buffers made
+// afterwards (new, grown to the buffer size, taken from the free list or
+// the process's pool) never share its memory, and its items stay as sent
+// while the sender goes on filling and sending, whatever the buffer
+// sizes. A buffer shared too early would change items under a receiver
+// still reading them, a silent error.
+func TestSentBuffersAreNotReusedUntilRecycled(t *testing.T) {
+	for _, bare := range []bool{false, true} {
+		for _, size := range []int{3, 512, firstCap + 7} {
+			topo := mustTopology(t, 3, 2) // envelopes and bare items
+			a, err := NewAggregator(Config[[4]int]{Topology: topo, PE: 0, Sizing: Sizing{BufferItems: size}, Bare: bare})
+			require.NoError(t, err)
+			type held struct {
+				f     Flush[[4]int]
+				items [][4]int // a copy of what was sent
+			}
+			var kept []held
+			seq := 0
+			for round := range 6 {
+				for range 3 * size {
+					seq++
+					dest := 1 + seq%5
+					out, err := a.Insert([4]int{seq, dest, round, -seq}, dest)
+					require.NoError(t, err)
+					for _, f := range out.Flushes {
+						var c [][4]int
+						for _, e := range f.Items {
+							c = append(c, e.Item)
+						}
+						c = append(c, f.Final...)
+						kept = append(kept, held{f, c})
+					}
+				}
+				// Half of the rounds recycle the oldest messages, as
+				// receivers that are done with them would.
+				if round%2 == 1 {
+					for _, h := range kept[:len(kept)/2] {
+						a.Recycle(h.f.Items)
+						a.RecycleFinal(h.f.Final)
+					}
+					kept = kept[len(kept)/2:]
+				}
+				for i, h := range kept {
+					var now [][4]int
+					for _, e := range h.f.Items {
+						now = append(now, e.Item)
+					}
+					now = append(now, h.f.Final...)
+					require.Equal(t, h.items, now, "bare %v size %d round %d: message %d changed while its receiver holds it", bare, size, round, i)
+				}
+			}
+			// No buffer of the aggregator shares an array with a message held.
+			var mine []unsafe.Pointer
+			for s := range a.bufs {
+				if cap(a.bufs[s]) > 0 {
+					mine = append(mine, unsafe.Pointer(unsafe.SliceData(a.bufs[s][:1])))
+				}
+				if cap(a.fin[s]) > 0 {
+					mine = append(mine, unsafe.Pointer(unsafe.SliceData(a.fin[s][:1])))
+				}
+			}
+			for _, h := range kept {
+				for _, arr := range []unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(h.f.Items)), unsafe.Pointer(unsafe.SliceData(h.f.Final))} {
+					if arr != nil {
+						require.NotContains(t, mine, arr, "bare %v size %d: a held message's array is a buffer again", bare, size)
+					}
+				}
+			}
+		}
 	}
 }
