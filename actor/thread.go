@@ -133,7 +133,14 @@ func (pe *PE) Current() *Thread { return pe.cur }
 func (pe *PE) switchTo(t *Thread) {
 	prev := pe.cur
 	pe.cur = t
-	t.run <- struct{}{}
+	select {
+	case t.run <- struct{}{}:
+	case <-pe.rt.done:
+		// The job ended: a suspended thread leaves Suspend by the end
+		// instead (its goroutine exits), and nobody would take this.
+		pe.cur = prev
+		return
+	}
 	<-t.back
 	pe.cur = prev
 	if t.panic != nil {

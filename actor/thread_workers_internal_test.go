@@ -138,3 +138,48 @@ func deep(n int) byte {
 	}
 	return deep(n-1) + pad[(n*3)%256]
 }
+
+// peGoroutinesEnd fails the test unless every PE goroutine of rt returns
+// (and so releases its idle workers) within 10 s of the job's end.
+func peGoroutinesEnd(t *testing.T, rt *Runtime) {
+	t.Helper()
+	gone := make(chan struct{})
+	go func() { rt.peGoroutines.Wait(); close(gone) }()
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a PE goroutine did not return after the job ended (stuck resuming a thread?)")
+	}
+}
+
+// A thread resumed after the job ended (the handler that called Exit
+// resumes it, as wakeNaps does after the message that ended the job) has
+// left Suspend by the end: the PE does not wait for it, its goroutine
+// returns and releases the PE's idle workers.
+func TestResumeAfterEndDoesNotHangPE(t *testing.T) {
+	for range 20 {
+		rt, err := Start(Config{PEs: 1}, func(pe *PE) {
+			var th *Thread
+			pe.Spawn(nil, func(t *Thread) { th = t; t.Suspend() }) // suspended
+			pe.Spawn(nil, func(*Thread) {})                        // its worker stays idle
+			pe.Send(0, tdo(func(pe *PE) {
+				pe.Runtime().Exit(0)
+				th.Resume()
+			}))
+		})
+		require.NoError(t, err)
+		_, err = rt.Wait()
+		require.NoError(t, err)
+		peGoroutinesEnd(t, rt)
+	}
+	for range 10 { // the same through a nap woken after the exit
+		rt, err := Start(Config{PEs: 1}, func(pe *PE) {
+			pe.Spawn(nil, func(t *Thread) { t.Nap(0) })
+			pe.Send(0, tdo(func(pe *PE) { pe.Runtime().Exit(0) }))
+		})
+		require.NoError(t, err)
+		_, err = rt.Wait()
+		require.NoError(t, err)
+		peGoroutinesEnd(t, rt)
+	}
+}
