@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync"
 
 	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare/reducer"
@@ -317,13 +318,24 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 		pe.spareAcc = acc
 	}
 	if pe.ID() != reductionRoot {
-		m := new(redUp)
+		m, _ := redUps.Get().(*redUp)
+		if m == nil {
+			m = new(redUp)
+		}
 		*m = up
 		pe.ap.Send(pe.job.rt.Tree().Parent(pe.ID()), m)
 		return
 	}
 	pe.redDeliver(k, up)
 }
+
+// redUps holds partials that their parent PE has folded in, for the next
+// partial a PE sends up: a barrier of every step then allocates nothing.
+// A partial goes back only from the one place where nothing refers to it
+// any more (the end of redUp.Deliver); one passed on, held for a
+// collection not made yet, or sent to another process is left to the
+// collector.
+var redUps sync.Pool
 
 // NextReduction returns, on the root, the number of the first reduction
 // of a collection that is not complete: an element inserted now joins the
@@ -461,6 +473,10 @@ func (m *redUp) Deliver(ap *actor.PE) {
 	}
 	acc.count += m.count
 	pe.redCheck(m.key, acc)
+	// Folded in: nothing refers to m any more (the actor reads only its
+	// type after Deliver).
+	*m = redUp{}
+	redUps.Put(m)
 }
 
 // sameCallback says whether two contributions to one reduction name the

@@ -106,9 +106,13 @@ func sendEnv[T any](from Context, p Proxy[T], method any, env Envelope) error {
 
 // entry is lookupEntry with a small cache: sends in a loop name the same
 // method again and again, and an exchange a few methods in turn. On a
-// miss it also gives the entry the typed decoder that env's type provides
-// (for messages from other processes), so that the hit path does nothing
-// more.
+// miss in a job of several processes it also gives the entry the typed
+// decoder that env's type provides (for messages from other processes),
+// so that the hit path does nothing more. A job of one process decodes
+// nothing from other processes, and building the decoder (its message
+// type's codec) costs microseconds at the first send of each method, so
+// it is left out there; a decoder that is missing only makes decoding
+// take the reflective way.
 func (pe *PE) entry(method any, env Envelope) (*Entry, error) {
 	pc := reflect.ValueOf(method).Pointer()
 	if e := pe.ents.get(pc); e != nil {
@@ -118,7 +122,7 @@ func (pe *PE) entry(method any, env Envelope) (*Entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if w, ok := env.(wireInstaller); ok && e.wireEnv.Load() == nil {
+	if w, ok := env.(wireInstaller); ok && e.wireEnv.Load() == nil && pe.job.rt.NumNodes() > 1 {
 		w.installWire(e)
 	}
 	pe.ents.put(pc, e)

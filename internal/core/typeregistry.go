@@ -146,7 +146,8 @@ type registration struct {
 
 // Fast declares an entry method whose messages from other processes are
 // decoded and delivered without reflection (about twice as fast). A
-// process that sends to the method itself gets this by its first Send;
+// process of a job of several processes that sends to the method itself
+// gets this by its first Send (a job of one process decodes nothing);
 // Fast is for processes that only receive. It is an optimization only.
 func Fast[T, M any](method func(*T, M)) Option {
 	return func(r *registration) {

@@ -160,6 +160,27 @@ func TestReductionsInOrder(t *testing.T) {
 	}
 }
 
+// TestReductionPartialsReusedAfterFolding has hundreds of reductions in
+// flight on a tree of several levels, where PEs pass partials on to their
+// parent and fold their children's: the runtime reuses a partial message
+// once its parent has folded it in, so one reused too early would change
+// a sum (or, under -race, be reported as a race).
+func TestReductionPartialsReusedAfterFolding(t *testing.T) {
+	const rounds, pes, n = 300, 7, 23
+	runMain(t, pes, func(m *tmain) {
+		a, err := array.New[redElem](m, array.Dims(n), array.WithMap(array.RoundRobin))
+		inJob.NoError(err)
+		g, err := group.New[redBranch](m)
+		inJob.NoError(err)
+		sa, fa := redSinkOn(m, pes-1, rounds)
+		sg, fg := redSinkOn(m, 3, rounds)
+		inJob.NoError(chare.Send(m, a, (*redElem).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sa, (*redSink).Int)}))
+		inJob.NoError(chare.Send(m, g, (*redBranch).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sg, (*redSink).Int)}))
+		inJob.Equal(redWant(n, rounds, false), get(m, fa), "array")
+		inJob.Equal(redWant(pes, rounds, false), get(m, fg), "group")
+	})
+}
+
 func TestReductionTypedTargets(t *testing.T) {
 	const pes, n = 3, 10
 	cases := []struct {
