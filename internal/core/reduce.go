@@ -332,9 +332,9 @@ func (pe *PE) redCheck(k redKey, acc *redAcc) {
 // redUps holds partials that their parent PE has folded in, for the next
 // partial a PE sends up: a barrier of every step then allocates nothing.
 // A partial goes back only from the one place where nothing refers to it
-// any more (the end of redUp.Deliver); one passed on, held for a
-// collection not made yet, or sent to another process is left to the
-// collector.
+// any more (the end of redUp.Deliver, also when a partial held for a
+// collection not made yet is delivered again); one passed on or sent to
+// another process is left to the collector.
 var redUps sync.Pool
 
 // NextReduction returns, on the root, the number of the first reduction

@@ -147,8 +147,10 @@ type registration struct {
 // Fast declares an entry method whose messages from other processes are
 // decoded and delivered without reflection (about twice as fast). A
 // process of a job of several processes that sends to the method itself
-// gets this by its first Send (a job of one process decodes nothing);
-// Fast is for processes that only receive. It is an optimization only.
+// gets this by its first Send (a job of one process receives from no
+// other process, and builds none); Fast is for processes that only
+// receive, or that decode envelopes themselves. It is an optimization
+// only.
 func Fast[T, M any](method func(*T, M)) Option {
 	return func(r *registration) {
 		r.fast = append(r.fast, func(t *Type) error {
