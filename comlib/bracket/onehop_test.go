@@ -10,6 +10,12 @@ import (
 // know the list (step 1) and run the direct router, and the keys.
 func oneHopPEs(t *testing.T, n int) ([]*PE[payload], []Key) {
 	t.Helper()
+	return oneHopPEsWith(t, n, Options{})
+}
+
+// oneHopPEsWith is oneHopPEs with the PEs' options.
+func oneHopPEsWith(t *testing.T, n int, opt Options) ([]*PE[payload], []Key) {
+	t.Helper()
 	where := map[Key]int{}
 	keys := make([]Key, n)
 	for i := range keys {
@@ -18,7 +24,7 @@ func oneHopPEs(t *testing.T, n int) ([]*PE[payload], []Key) {
 	}
 	pes := make([]*PE[payload], n)
 	for i := range pes {
-		pes[i] = NewPE[payload](i, Options{}, routers()["direct"])
+		pes[i] = NewPE[payload](i, opt, routers()["direct"])
 		_, err := pes[i].NewList(&List{Step: 1, Iter: -1, Where: where})
 		require.NoError(t, err)
 		pes[i].Release(1)

@@ -10,21 +10,7 @@ import (
 // straightPEs is oneHopPEs with Options.Straight.
 func straightPEs(t *testing.T, n int) ([]*PE[payload], []Key) {
 	t.Helper()
-	opt := Options{Straight: true}
-	where := map[Key]int{}
-	keys := make([]Key, n)
-	for i := range keys {
-		keys[i] = Key(string(rune('a' + i)))
-		where[keys[i]] = i
-	}
-	pes := make([]*PE[payload], n)
-	for i := range pes {
-		pes[i] = NewPE[payload](i, opt, routers()["direct"])
-		_, err := pes[i].NewList(&List{Step: 1, Iter: -1, Where: where})
-		require.NoError(t, err)
-		pes[i].Release(1)
-	}
-	return pes, keys
+	return oneHopPEsWith(t, n, Options{Straight: true})
 }
 
 // TestStraightSendsNoPackets: on a one-hop list that Options.Straight

@@ -142,20 +142,7 @@ func TestReductionsInOrder(t *testing.T) {
 	const rounds = 10
 	for _, pes := range []int{1, 2, 3, 5} {
 		t.Run(fmt.Sprintf("%dPEs", pes), func(t *testing.T) {
-			runMain(t, pes, func(m *tmain) {
-				const n = 17
-				a, err := array.New[redElem](m, array.Dims(n), array.WithMap(array.RoundRobin))
-				inJob.NoError(err)
-				g, err := group.New[redBranch](m)
-				inJob.NoError(err)
-				sa, fa := redSinkOn(m, pes-1, rounds)
-				sg, fg := redSinkOn(m, 0, rounds)
-				// Both collections reduce at the same time.
-				inJob.NoError(chare.Send(m, a, (*redElem).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sa, (*redSink).Int)}))
-				inJob.NoError(chare.Send(m, g, (*redBranch).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sg, (*redSink).Int)}))
-				inJob.Equal(redWant(n, rounds, false), get(m, fa), "array")
-				inJob.Equal(redWant(pes, rounds, false), get(m, fg), "group")
-			})
+			runMain(t, pes, func(m *tmain) { reduceBoth(m, pes, 17, rounds, 0) })
 		})
 	}
 }
@@ -167,18 +154,23 @@ func TestReductionsInOrder(t *testing.T) {
 // a sum (or, under -race, be reported as a race).
 func TestReductionPartialsReusedAfterFolding(t *testing.T) {
 	const rounds, pes, n = 300, 7, 23
-	runMain(t, pes, func(m *tmain) {
-		a, err := array.New[redElem](m, array.Dims(n), array.WithMap(array.RoundRobin))
-		inJob.NoError(err)
-		g, err := group.New[redBranch](m)
-		inJob.NoError(err)
-		sa, fa := redSinkOn(m, pes-1, rounds)
-		sg, fg := redSinkOn(m, 3, rounds)
-		inJob.NoError(chare.Send(m, a, (*redElem).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sa, (*redSink).Int)}))
-		inJob.NoError(chare.Send(m, g, (*redBranch).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sg, (*redSink).Int)}))
-		inJob.Equal(redWant(n, rounds, false), get(m, fa), "array")
-		inJob.Equal(redWant(pes, rounds, false), get(m, fg), "group")
-	})
+	runMain(t, pes, func(m *tmain) { reduceBoth(m, pes, n, rounds, 3) })
+}
+
+// reduceBoth runs rounds reductions of an array of n elements (its sink
+// on the last PE) and of a group (its sink on PE groupSink) at the same
+// time, and checks both sums.
+func reduceBoth(m *tmain, pes, n, rounds, groupSink int) {
+	a, err := array.New[redElem](m, array.Dims(n), array.WithMap(array.RoundRobin))
+	inJob.NoError(err)
+	g, err := group.New[redBranch](m)
+	inJob.NoError(err)
+	sa, fa := redSinkOn(m, pes-1, rounds)
+	sg, fg := redSinkOn(m, groupSink, rounds)
+	inJob.NoError(chare.Send(m, a, (*redElem).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sa, (*redSink).Int)}))
+	inJob.NoError(chare.Send(m, g, (*redBranch).Go, redGo{Rounds: rounds, Done: chare.EntryCallback(sg, (*redSink).Int)}))
+	inJob.Equal(redWant(n, rounds, false), get(m, fa), "array")
+	inJob.Equal(redWant(pes, rounds, false), get(m, fg), "group")
 }
 
 func TestReductionTypedTargets(t *testing.T) {
