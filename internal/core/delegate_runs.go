@@ -108,18 +108,11 @@ func (b *RunBuffer) Post(dest int) int {
 	return n
 }
 
-// sendToRuns gives a send to the RunBuffer of its delegate if it has one
-// (see RunDelegate) and reports whether it did; if not, the caller sends
-// an envelope.
-func sendToRuns[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
-	d := p.del
-	if d == nil {
-		if d = e.markFor(pe.job); d == nil {
-			return false
-		}
-	}
-	rd, ok := d.(RunDelegate)
-	if !ok || pe.tr != nil || e.Threaded || e.NoRuns || e.Result != nil {
+// sendToRuns gives a send to the RunBuffer of its delegate rd (the
+// proxy's, or the entry method's mark) if it has one (see RunDelegate)
+// and reports whether it did; if not, the caller sends an envelope.
+func sendToRuns[T, M any](pe *PE, p *Proxy[T], rd RunDelegate, e *Entry, method func(*T, M), msg M) bool {
+	if pe.tr != nil || e.Threaded || e.NoRuns || e.Result != nil {
 		return false
 	}
 	b := rd.RunBuffer(pe)

@@ -355,11 +355,35 @@ func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 	return appendMsg(b, r.h.Entry, &r.msgs[i])
 }
 
+// sendFast sends msg through a run if it can: the direct path's
+// (sendRun) for a proxy that is not delegated and an entry method not
+// marked for a delegate, a RunDelegate's (sendToRuns) otherwise. It
+// reports whether it did; if not, the caller sends an envelope. The
+// delegate is looked up once a send, and a mark's RunDelegate was
+// converted when the mark was made.
+func sendFast[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
+	var rd RunDelegate
+	if p.del != nil {
+		var ok bool
+		if rd, ok = p.del.(RunDelegate); !ok {
+			return false
+		}
+	} else if m := e.markIn(pe.job); m != nil {
+		if rd = m.rd; rd == nil {
+			return false
+		}
+	} else {
+		return sendRun(pe, p, e, method, msg)
+	}
+	return sendToRuns(pe, p, rd, e, method, msg)
+}
+
 // sendRun sends msg through a run if it can (see above) and reports
-// whether it did; if not, the caller sends an envelope.
+// whether it did; if not, the caller sends an envelope. The caller
+// (sendFast) has found no delegate for the send.
 func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
 	r := &p.route
-	if p.del != nil || pe.tr != nil && pe.tr.WouldSample() || e.Threaded || e.NoRuns || e.markFor(pe.job) != nil {
+	if pe.tr != nil && pe.tr.WouldSample() || e.Threaded || e.NoRuns {
 		return false
 	}
 	switch r.Kind {
