@@ -32,7 +32,7 @@ type Proxy[T any] struct {
 
 // At returns a proxy to the branch on PE pe.
 func (p Proxy[T]) At(pe int) chare.Proxy[T] {
-	return p.WithRoute(chare.Route{Kind: chare.KindBranch, Coll: p.Route().Coll, PE: pe})
+	return core.BranchAt(&p.Proxy, pe)
 }
 
 // Delegate returns a copy of the group proxy whose sends go to d.

@@ -439,7 +439,9 @@ func (b *delegateBranch) build(s delegateSetup) error {
 		b.runs.Take(p, true)
 	}
 	if id := b.PE(); id < len(b.d.local) {
-		b.d.local[id].Store(b)
+		if old := b.d.local[id].Swap(b); old != nil && old != b && old.runs != nil && old.runs != b.runs {
+			old.runs.Retire() // sends of marked methods kept it (core.RunDelegate)
+		}
 	}
 	return nil
 }

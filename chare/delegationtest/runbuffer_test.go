@@ -168,3 +168,133 @@ func TestRunDelegateBuffersUntilPosted(t *testing.T) {
 	require.Equal(t, 1, d.called)
 	require.Zero(t, d.envelopes, "no send came to the delegate's Send in an envelope")
 }
+
+// TestMarkedEntryTakesRunsWithoutAllocating: sends of an entry method
+// marked for a core.RunDelegate (core.MarkEntry, as TRAM's Aggregate
+// does), made through a plain group proxy's At, are appended to the
+// sending PE's run buffer (none comes to the delegate's Send), and such a
+// send allocates nothing once its run is there: a run holds 512 messages,
+// so 100 sends make no allocation on average.
+func TestMarkedEntryTakesRunsWithoutAllocating(t *testing.T) {
+	d := &runDel{bufs: map[int]*core.RunBuffer{}, buffered: map[int]int{}}
+	require.NoError(t, core.MarkEntry((*rbBranch).Note, d))
+	defer func() { require.NoError(t, core.MarkEntry((*rbBranch).Note, nil)) }()
+	var allocs float64
+	var buffered int
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *rbMain, _ []string) {
+		g, err := group.New[rbBranch](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		attached := chare.NewFuture[any](m)
+		if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.DetectQuiescence(attached.Callback())
+		if _, err := attached.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		if err := chare.Send(m, g.At(1), (*rbBranch).Note, 0); err != nil { // the run
+			m.Abort(err)
+			return
+		}
+		i := 0
+		allocs = testing.AllocsPerRun(100, func() {
+			i++
+			if err := chare.Send(m, g.At(1), (*rbBranch).Note, i); err != nil {
+				m.Abort(err)
+			}
+		})
+		rb := d.RunBuffer(chare.PEOf(m))
+		buffered = rb.Len(1)
+		rb.Post(1)
+		quiet := chare.NewFuture[any](m)
+		m.DetectQuiescence(quiet.Callback())
+		if _, err := quiet.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, 102, buffered, "every send waits in the run buffer (AllocsPerRun runs once more to warm up)")
+	require.Zero(t, d.envelopes, "no send came to the delegate's Send in an envelope")
+	require.Zero(t, allocs, "allocations a send")
+}
+
+// TestMarkedEntryLeavesARetiredBuffer: the buffer a RunDelegate gave a PE
+// serves later sends of a marked method only until it is retired; after
+// the delegate gives the PE another buffer and retires the first, sends go
+// to the new one, and what the first holds is still delivered.
+func TestMarkedEntryLeavesARetiredBuffer(t *testing.T) {
+	d := &runDel{bufs: map[int]*core.RunBuffer{}, buffered: map[int]int{}}
+	require.NoError(t, core.MarkEntry((*rbBranch).Note, d))
+	defer func() { require.NoError(t, core.MarkEntry((*rbBranch).Note, nil)) }()
+	var lenOld, lenNew int
+	var got []int
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *rbMain, _ []string) {
+		g, err := group.New[rbBranch](m)
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		attached := chare.NewFuture[any](m)
+		if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.DetectQuiescence(attached.Callback())
+		if _, err := attached.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		old := d.RunBuffer(chare.PEOf(m))
+		if err := chare.Send(m, g.At(1), (*rbBranch).Note, 1); err != nil {
+			m.Abort(err)
+			return
+		}
+		fresh, err := core.NewRunBuffer(m, func(int) {}, func() {})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		fresh.Take(1, true)
+		d.mu.Lock()
+		d.bufs[0] = fresh
+		d.mu.Unlock()
+		old.Retire()
+		if err := chare.Send(m, g.At(1), (*rbBranch).Note, 2); err != nil {
+			m.Abort(err)
+			return
+		}
+		lenOld, lenNew = old.Len(1), fresh.Len(1)
+		old.Post(1)
+		fresh.Post(1)
+		quiet := chare.NewFuture[any](m)
+		m.DetectQuiescence(quiet.Callback())
+		if _, err := quiet.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		f, err := chare.Call(m, g.At(1), (*rbBranch).Got, struct{}{})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		if got, err = f.Get(m); err != nil {
+			m.Abort(err)
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Equal(t, 1, lenOld, "the send before the retirement stays in the old buffer")
+	require.Equal(t, 1, lenNew, "the send after it goes to the new buffer")
+	require.Equal(t, []int{1, 2}, got)
+	require.Zero(t, d.envelopes)
+}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/charmgo/charm/actor"
@@ -25,7 +26,10 @@ import (
 type RunDelegate interface {
 	Delegate
 	// RunBuffer returns the buffer of pe for sends through the delegate,
-	// or nil.
+	// or nil. Once it returned a buffer, sends of a method marked for the
+	// delegate (MarkEntry) may use that buffer without asking again until
+	// it is retired: a delegate that gives pe another buffer retires the
+	// one before (RunBuffer.Retire).
 	RunBuffer(pe *PE) *RunBuffer
 }
 
@@ -39,6 +43,9 @@ type RunBuffer struct {
 	runs [][]actor.Message // by destination PE: the runs not posted yet, in order
 	n    []int             // by destination PE: the messages in them
 	all  int               // the messages buffered for every PE
+	// retired: the delegate gives the PE another buffer; no send is
+	// appended here any more.
+	retired atomic.Bool
 	// buffered is called after a send for PE dest was appended; called
 	// after a send for this PE.
 	buffered func(dest int)
@@ -56,6 +63,10 @@ func NewRunBuffer(from Context, buffered func(dest int), called func()) (*RunBuf
 	n := pe.NumPEs()
 	return &RunBuffer{pe: pe, take: make([]bool, n), runs: make([][]actor.Message, n), n: make([]int, n), buffered: buffered, called: called}, nil
 }
+
+// Retire stops sends from being appended to the buffer: its delegate gives
+// its PE another one (see RunDelegate). What it holds stays until posted.
+func (b *RunBuffer) Retire() { b.retired.Store(true) }
 
 // Take says whether sends for PE dest are appended to runs (the others go
 // to the delegate's Send). Sends for the buffer's own PE are never
@@ -108,22 +119,15 @@ func (b *RunBuffer) Post(dest int) int {
 	return n
 }
 
-// sendToRuns gives a send to the RunBuffer of its delegate if it has one
-// (see RunDelegate) and reports whether it did; if not, the caller sends
-// an envelope.
-func sendToRuns[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
-	d := p.del
-	if d == nil {
-		if d = e.markFor(pe.job); d == nil {
-			return false
-		}
-	}
-	rd, ok := d.(RunDelegate)
-	if !ok || pe.tr != nil || e.Threaded || e.NoRuns || e.Result != nil {
+// sendToRuns gives a send to b, the RunBuffer of its delegate (the
+// proxy's, or the entry method's mark) for pe, if there is one (see
+// RunDelegate), and reports whether it did; if not, the caller sends an
+// envelope.
+func sendToRuns[T, M any](pe *PE, p *Proxy[T], b *RunBuffer, e *Entry, method func(*T, M), msg M) bool {
+	if pe.tr != nil || e.Threaded || e.NoRuns || e.Result != nil {
 		return false
 	}
-	b := rd.RunBuffer(pe)
-	if b == nil || b.pe != pe {
+	if b == nil || b.pe != pe || b.retired.Load() {
 		return false
 	}
 	r := &p.route

@@ -110,6 +110,11 @@ type PE struct {
 	seq    uint32 // collection, section and future sequence numbers
 
 	ents entryCache // the entry methods that sends from here named last
+	// The run buffer that the delegate of the entry mark lastMark gave
+	// this PE (sendFast): later sends of marked methods skip the call to
+	// RunBuffer while the mark and the buffer hold.
+	lastMark *entryMark
+	lastBuf  *RunBuffer
 
 	slabs         map[*Entry]any // *envSlab per entry method sent from here
 	lastSlab      any            // the cache of slabs

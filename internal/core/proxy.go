@@ -121,6 +121,13 @@ func (p Proxy[T]) WithRoute(r Route) Proxy[T] {
 	return p
 }
 
+// BranchAt returns a proxy to the branch on PE pe of the group p
+// addresses, delegated as p is (group.Proxy.At). It reads p in place: a
+// loop of sends through At copies no whole proxy for it.
+func BranchAt[T any](p *Proxy[T], pe int) Proxy[T] {
+	return Proxy[T]{route: Route{Kind: KindBranch, Coll: p.route.Coll, PE: pe}, del: p.del}
+}
+
 func (p Proxy[T]) String() string {
 	switch p.route.Kind {
 	case KindChare, KindBranch:

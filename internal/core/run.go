@@ -355,11 +355,43 @@ func (r *run1[T, M]) AppendWireTailAt(b []byte, i int) ([]byte, error) {
 	return appendMsg(b, r.h.Entry, &r.msgs[i])
 }
 
+// sendFast sends msg through a run if it can: the direct path's
+// (sendRun) for a proxy that is not delegated and an entry method not
+// marked for a delegate, a RunDelegate's (sendToRuns) otherwise. It
+// reports whether it did; if not, the caller sends an envelope. The
+// delegate is looked up once a send, a mark's RunDelegate was
+// converted when the mark was made, and the buffer a mark's delegate
+// gave this PE is kept until the mark changes or the buffer is retired.
+func sendFast[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
+	if p.del != nil {
+		rd, ok := p.del.(RunDelegate)
+		if !ok {
+			return false
+		}
+		return sendToRuns(pe, p, rd.RunBuffer(pe), e, method, msg)
+	}
+	m := e.markIn(pe.job)
+	if m == nil {
+		return sendRun(pe, p, e, method, msg)
+	}
+	if m.rd == nil {
+		return false
+	}
+	b := pe.lastBuf
+	if m != pe.lastMark || b == nil || b.retired.Load() {
+		if b = m.rd.RunBuffer(pe); b != nil {
+			pe.lastMark, pe.lastBuf = m, b
+		}
+	}
+	return sendToRuns(pe, p, b, e, method, msg)
+}
+
 // sendRun sends msg through a run if it can (see above) and reports
-// whether it did; if not, the caller sends an envelope.
+// whether it did; if not, the caller sends an envelope. The caller
+// (sendFast) has found no delegate for the send.
 func sendRun[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M) bool {
 	r := &p.route
-	if p.del != nil || pe.tr != nil && pe.tr.WouldSample() || e.Threaded || e.NoRuns || e.markFor(pe.job) != nil {
+	if pe.tr != nil && pe.tr.WouldSample() || e.Threaded || e.NoRuns {
 		return false
 	}
 	switch r.Kind {

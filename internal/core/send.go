@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"unsafe"
 )
 
 // Send invokes an entry method asynchronously: chare.Send(w, p, (*Worker).Step, msg).
@@ -20,19 +21,18 @@ func Send[T, M any, P Target[T]](from Context, to P, method func(*T, M), msg M) 
 	if err != nil {
 		return err
 	}
-	e := pe.ents.get(reflect.ValueOf(method).Pointer())
+	e := pe.ents.get(funcCode(&method))
 	if e == nil {
 		if e, err = pe.entry(method, &env1[T, M]{fn: method}); err != nil {
 			return err
 		}
 	}
-	var p Proxy[T]
-	if pp, ok := any(&to).(*Proxy[T]); ok {
-		p = *pp // the usual target, copied without a call through the generic dictionary
-	} else {
-		p = to.proxy()
+	p, ok := any(&to).(*Proxy[T]) // the usual target, read in place without a copy or a call through the generic dictionary
+	if !ok {
+		q := to.proxy()
+		p = &q
 	}
-	if sendRun(pe, &p, e, method, msg) || sendToRuns(pe, &p, e, method, msg) {
+	if sendFast(pe, p, e, method, msg) {
 		return nil
 	}
 	env := nextEnv1[T, M](pe, e)
@@ -127,6 +127,17 @@ func (pe *PE) entry(method any, env Envelope) (*Entry, error) {
 	}
 	pe.ents.put(pc, e)
 	return e, nil
+}
+
+// funcCode returns the code pointer of the func value *f (0 for nil), the
+// one reflect.ValueOf(*f).Pointer() returns for a func that reflect did
+// not make, without converting it to an interface.
+func funcCode[F any](f *F) uintptr {
+	fv := *(*unsafe.Pointer)(unsafe.Pointer(f))
+	if fv == nil {
+		return 0
+	}
+	return *(*uintptr)(fv)
 }
 
 // entryCache maps the code pointers of the last few methods named in sends
@@ -489,7 +500,7 @@ func (b Bound[T, M]) Send(from Context, to Target[T], msg M) error {
 		return errors.New("chare: Send through an unbound method")
 	}
 	p := to.proxy()
-	if sendRun(pe, &p, b.e, b.fn, msg) || sendToRuns(pe, &p, b.e, b.fn, msg) {
+	if sendFast(pe, &p, b.e, b.fn, msg) {
 		return nil
 	}
 	env := nextEnv1[T, M](pe, b.e)

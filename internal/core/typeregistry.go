@@ -73,16 +73,25 @@ type Entry struct {
 // (nil: every job).
 type entryMark struct {
 	d   Delegate
+	rd  RunDelegate // d, if it is one: converted once, not per send
 	job *Job
 }
 
 // markFor returns the delegate e is marked for in job, or nil.
 func (e *Entry) markFor(job *Job) Delegate {
+	if m := e.markIn(job); m != nil {
+		return m.d
+	}
+	return nil
+}
+
+// markIn returns e's mark if it holds for job, or nil.
+func (e *Entry) markIn(job *Job) *entryMark {
 	m := e.delegate.Load()
 	if m == nil || m.job != nil && m.job != job {
 		return nil // unmarked, or a mark an earlier job left in this process
 	}
-	return m.d
+	return m
 }
 
 // MarkEntry makes every send of the entry method behind method, through
@@ -119,7 +128,8 @@ func (e *Entry) mark(job *Job, d Delegate) {
 		e.delegate.Store(nil)
 		return
 	}
-	e.delegate.Store(&entryMark{d: d, job: job})
+	rd, _ := d.(RunDelegate)
+	e.delegate.Store(&entryMark{d: d, rd: rd, job: job})
 }
 
 // EntryIDOf returns the number of the entry method behind method, the
