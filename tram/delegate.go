@@ -429,8 +429,12 @@ func (b *delegateBranch) build(s delegateSetup) error {
 	}
 	b.setup = s
 	b.d, b.idle.period = delegateOf(b.Here().Job(), core.CollectionOf(&b.Base).ID), s.Period
+	prev := b.runs // a branch built again (a restart builds it in Init, then in Restore)
 	if b.runs, err = core.NewRunBuffer(b, b.buffered, b.called); err != nil {
 		return err
+	}
+	if prev != nil {
+		prev.Retire() // sends of marked methods may have kept it (core.RunDelegate)
 	}
 	// Runs go to peers, the last hop of whatever is sent to them; items
 	// for other PEs are envelopes routed over the grid.

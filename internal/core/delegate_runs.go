@@ -21,8 +21,9 @@ import (
 // whose target is placed on the sending PE goes there as an undelegated
 // send would (in a run of the PE's own mailbox); one for a PE that the
 // buffer takes (RunBuffer.Take) is appended to the buffer's run for that
-// PE. Any other send, or any send while RunBuffer returns nil, comes to
-// the delegate's Send in an envelope.
+// PE. Any other send comes to the delegate's Send in an envelope, and
+// so does a send while RunBuffer returns nil, unless it is of a marked
+// method that kept a buffer not retired yet (see RunBuffer).
 type RunDelegate interface {
 	Delegate
 	// RunBuffer returns the buffer of pe for sends through the delegate,

@@ -379,8 +379,8 @@ func sendFast[T, M any](pe *PE, p *Proxy[T], e *Entry, method func(*T, M), msg M
 	}
 	b := pe.lastBuf
 	if m != pe.lastMark || b == nil || b.retired.Load() {
-		if b = m.rd.RunBuffer(pe); b != nil {
-			pe.lastMark, pe.lastBuf = m, b
+		if b = m.rd.RunBuffer(pe); b != nil && b.pe == pe {
+			pe.lastMark, pe.lastBuf = m, b // (sendToRuns refuses another PE's)
 		}
 	}
 	return sendToRuns(pe, p, b, e, method, msg)
