@@ -95,19 +95,8 @@ func TestRunDelegateBuffersUntilPosted(t *testing.T) {
 	var postedAtQuiet bool
 	var lenBefore, lenAfter, posted int
 	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *rbMain, _ []string) {
-		g, err := group.New[rbBranch](m)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		attached := chare.NewFuture[any](m)
-		if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
-			m.Abort(err)
-			return
-		}
-		m.DetectQuiescence(attached.Callback())
-		if _, err := attached.Get(m); err != nil {
-			m.Abort(err)
+		g, ok := attachedGroup(m, d)
+		if !ok {
 			return
 		}
 		p := g.Delegate(d)
@@ -182,19 +171,8 @@ func TestMarkedEntryTakesRunsWithoutAllocating(t *testing.T) {
 	var allocs float64
 	var buffered int
 	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *rbMain, _ []string) {
-		g, err := group.New[rbBranch](m)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		attached := chare.NewFuture[any](m)
-		if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
-			m.Abort(err)
-			return
-		}
-		m.DetectQuiescence(attached.Callback())
-		if _, err := attached.Get(m); err != nil {
-			m.Abort(err)
+		g, ok := attachedGroup(m, d)
+		if !ok {
 			return
 		}
 		if err := chare.Send(m, g.At(1), (*rbBranch).Note, 0); err != nil { // the run
@@ -237,19 +215,8 @@ func TestMarkedEntryLeavesARetiredBuffer(t *testing.T) {
 	var lenOld, lenNew int
 	var got []int
 	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *rbMain, _ []string) {
-		g, err := group.New[rbBranch](m)
-		if err != nil {
-			m.Abort(err)
-			return
-		}
-		attached := chare.NewFuture[any](m)
-		if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
-			m.Abort(err)
-			return
-		}
-		m.DetectQuiescence(attached.Callback())
-		if _, err := attached.Get(m); err != nil {
-			m.Abort(err)
+		g, ok := attachedGroup(m, d)
+		if !ok {
 			return
 		}
 		old := d.RunBuffer(chare.PEOf(m))
@@ -297,4 +264,26 @@ func TestMarkedEntryLeavesARetiredBuffer(t *testing.T) {
 	require.Equal(t, 1, lenNew, "the send after it goes to the new buffer")
 	require.Equal(t, []int{1, 2}, got)
 	require.Zero(t, d.envelopes)
+}
+
+// attachedGroup makes a group of rbBranch and attaches d to every branch
+// (waiting for quiescence); on an error it aborts the job and reports
+// false.
+func attachedGroup(m *rbMain, d *runDel) (group.Proxy[rbBranch], bool) {
+	g, err := group.New[rbBranch](m)
+	if err != nil {
+		m.Abort(err)
+		return g, false
+	}
+	attached := chare.NewFuture[any](m)
+	if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
+		m.Abort(err)
+		return g, false
+	}
+	m.DetectQuiescence(attached.Callback())
+	if _, err := attached.Get(m); err != nil {
+		m.Abort(err)
+		return g, false
+	}
+	return g, true
 }
