@@ -69,6 +69,9 @@ func NewRunBuffer(from Context, buffered func(dest int), called func()) (*RunBuf
 // its PE another one (see RunDelegate). What it holds stays until posted.
 func (b *RunBuffer) Retire() { b.retired.Store(true) }
 
+// Retired reports whether the buffer was retired.
+func (b *RunBuffer) Retired() bool { return b.retired.Load() }
+
 // Take says whether sends for PE dest are appended to runs (the others go
 // to the delegate's Send). Sends for the buffer's own PE are never
 // appended.
