@@ -119,10 +119,7 @@ func TestRunDelegateBuffersUntilPosted(t *testing.T) {
 			posted = rb.Post(1)
 			lenAfter = rb.Len(1)
 		})
-		quiet := chare.NewFuture[any](m)
-		m.DetectQuiescence(quiet.Callback())
-		if _, err := quiet.Get(m); err != nil {
-			m.Abort(err)
+		if !quiesced(m) {
 			return
 		}
 		mu.Lock()
@@ -189,10 +186,7 @@ func TestMarkedEntryTakesRunsWithoutAllocating(t *testing.T) {
 		rb := d.RunBuffer(chare.PEOf(m))
 		buffered = rb.Len(1)
 		rb.Post(1)
-		quiet := chare.NewFuture[any](m)
-		m.DetectQuiescence(quiet.Callback())
-		if _, err := quiet.Get(m); err != nil {
-			m.Abort(err)
+		if !quiesced(m) {
 			return
 		}
 		m.Exit(0)
@@ -241,10 +235,7 @@ func TestMarkedEntryLeavesARetiredBuffer(t *testing.T) {
 		lenOld, lenNew = old.Len(1), fresh.Len(1)
 		old.Post(1)
 		fresh.Post(1)
-		quiet := chare.NewFuture[any](m)
-		m.DetectQuiescence(quiet.Callback())
-		if _, err := quiet.Get(m); err != nil {
-			m.Abort(err)
+		if !quiesced(m) {
 			return
 		}
 		f, err := chare.Call(m, g.At(1), (*rbBranch).Got, struct{}{})
@@ -275,15 +266,21 @@ func attachedGroup(m *rbMain, d *runDel) (group.Proxy[rbBranch], bool) {
 		m.Abort(err)
 		return g, false
 	}
-	attached := chare.NewFuture[any](m)
 	if err := chare.Send(m, g, (*rbBranch).Attach, d); err != nil {
 		m.Abort(err)
 		return g, false
 	}
-	m.DetectQuiescence(attached.Callback())
-	if _, err := attached.Get(m); err != nil {
+	return g, quiesced(m)
+}
+
+// quiesced waits for quiescence; on an error it aborts the job and
+// reports false.
+func quiesced(m *rbMain) bool {
+	quiet := chare.NewFuture[any](m)
+	m.DetectQuiescence(quiet.Callback())
+	if _, err := quiet.Get(m); err != nil {
 		m.Abort(err)
-		return g, false
+		return false
 	}
-	return g, true
+	return true
 }
