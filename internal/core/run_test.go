@@ -74,15 +74,7 @@ func TestRunDecodeFallsBackOrRejects(t *testing.T) {
 		{"a later one has an epoch", []actor.WireRunner{plain, plain, withEpoch}},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			it := encodeRun(t, tc.envs...)
-			m, err := decodeEnvRun(nil, it)
-			require.NoError(t, err)
-			require.Nil(t, m, "left to the per-tail decoder")
-			ms, err := decodeRun(it)
-			require.NoError(t, err)
-			require.Len(t, ms, len(tc.envs))
-		})
+		t.Run(tc.name, func(t *testing.T) { requirePerTail(t, tc.envs...) })
 	}
 
 	it := encodeRun(t, plain, plain)
@@ -151,21 +143,7 @@ func TestElementRunDecodeAllocations(t *testing.T) {
 
 	var got []actor.Message
 	allocs := testing.AllocsPerRun(20, func() {
-		next, err := decodeEnvHead(nil, it.Head, it.Tails)
-		if err != nil {
-			panic(err)
-		}
-		got = got[:0]
-		rest := it.Body
-		for range it.Tails {
-			tail, r, _ := wire.NextTail(rest)
-			rest = r
-			m, err := next(tail)
-			if err != nil {
-				panic(err)
-			}
-			got = append(got, m)
-		}
+		got = decodeTails(it, got[:0])
 	})
 	require.Len(t, got, n)
 	for i, m := range got {
@@ -249,15 +227,7 @@ func TestElementRunDecodeRejects(t *testing.T) {
 		{"a later one is traced", []actor.WireRunner{plain(1), traced}},
 		{"the first has no index", []actor.WireRunner{noIndex, plain(1)}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			it := encodeRun(t, tc.envs...)
-			m, err := decodeEnvRun(nil, it)
-			require.NoError(t, err)
-			require.Nil(t, m, "left to the per-tail decoder")
-			ms, err := decodeRun(it)
-			require.NoError(t, err)
-			require.Len(t, ms, len(tc.envs))
-		})
+		t.Run(tc.name, func(t *testing.T) { requirePerTail(t, tc.envs...) })
 	}
 
 	it := encodeMulti(t, elemRun(t, 3))
@@ -341,4 +311,17 @@ func TestElementRunEncodesIndicesWithoutReflection(t *testing.T) {
 		}
 	})
 	require.LessOrEqual(t, allocs, 0.0, "allocations to encode the tails of a run of 300 element messages")
+}
+
+// requirePerTail: a run of envs is left by the whole-run decoder to the
+// per-tail one, which reads every message.
+func requirePerTail(t *testing.T, envs ...actor.WireRunner) {
+	t.Helper()
+	it := encodeRun(t, envs...)
+	m, err := decodeEnvRun(nil, it)
+	require.NoError(t, err)
+	require.Nil(t, m, "left to the per-tail decoder")
+	ms, err := decodeRun(it)
+	require.NoError(t, err)
+	require.Len(t, ms, len(envs))
 }

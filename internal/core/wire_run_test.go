@@ -53,23 +53,26 @@ func encodeRun(t *testing.T, envs ...actor.WireRunner) wire.Item {
 	return it
 }
 
-func decodeRun(it wire.Item) ([]actor.Message, error) {
+func decodeRun(it wire.Item) ([]actor.Message, error) { return appendTails(nil, it) }
+
+// appendTails appends the messages of a run item, read with the tail
+// decoder, to into.
+func appendTails(into []actor.Message, it wire.Item) ([]actor.Message, error) {
 	next, err := decodeEnvHead(nil, it.Head, it.Tails)
 	if err != nil {
-		return nil, err
+		return into, err
 	}
-	var out []actor.Message
 	rest := it.Body
 	for range it.Tails {
 		tail, r, _ := wire.NextTail(rest)
 		rest = r
 		m, err := next(tail)
 		if err != nil {
-			return nil, err
+			return into, err
 		}
-		out = append(out, m)
+		into = append(into, m)
 	}
-	return out, nil
+	return into, nil
 }
 
 func TestEnvelopeRun(t *testing.T) {
@@ -257,19 +260,9 @@ func TestEnvelopeRunRefusesAHugeDecode(t *testing.T) {
 
 // decodeTails reads every tail of a run item with the tail decoder.
 func decodeTails(it wire.Item, into []actor.Message) []actor.Message {
-	next, err := decodeEnvHead(nil, it.Head, it.Tails)
+	into, err := appendTails(into, it)
 	if err != nil {
 		panic(err)
-	}
-	rest := it.Body
-	for range it.Tails {
-		tail, r, _ := wire.NextTail(rest)
-		rest = r
-		m, err := next(tail)
-		if err != nil {
-			panic(err)
-		}
-		into = append(into, m)
 	}
 	return into
 }
