@@ -78,8 +78,9 @@ type Runtime struct {
 	// awake counts the PEs of this process whose goroutine runs (see
 	// mailbox.run).
 	awake atomic.Int32
-	// peGoroutines counts the PE goroutines that have not returned.
-	peGoroutines sync.WaitGroup
+	// goroutines counts the PE goroutines and their threads' goroutines
+	// (threadWorker) that have not returned.
+	goroutines sync.WaitGroup
 }
 
 // ErrStopped is returned by operations attempted after the job ended.
@@ -145,9 +146,9 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
 		pe.mb = newMailbox(&rt.awake)
-		rt.peGoroutines.Add(1)
+		rt.goroutines.Add(1)
 		go func() {
-			defer rt.peGoroutines.Done()
+			defer rt.goroutines.Done()
 			defer pe.releaseWorkers() // also if a handler ends the goroutine (runtime.Goexit)
 			pe.mb.run(pe.handleWoke, pe.idle)
 		}()

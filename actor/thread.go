@@ -43,6 +43,7 @@ func (pe *PE) Spawn(describe func() string, fn func(t *Thread)) {
 	} else {
 		w = &threadWorker{next: make(chan threadJob, 1)}
 		pe.workersStarted++
+		pe.rt.goroutines.Add(1)
 		go w.loop(pe)
 	}
 	w.next <- threadJob{t: t, describe: describe, fn: fn} // never blocks: the worker is idle
@@ -66,9 +67,10 @@ type threadJob struct {
 }
 
 // loop runs the threads handed to w until one ends its goroutine (the job
-// ended while it was suspended, or it called runtime.Goexit), or the PE
-// stops while w is idle (releaseWorkers).
+// ended while it was suspended or before it began, or it called
+// runtime.Goexit), or the PE stops while w is idle (releaseWorkers).
 func (w *threadWorker) loop(pe *PE) {
+	defer pe.rt.goroutines.Done()
 	for j := range w.next {
 		if !w.run(pe, j) {
 			return
@@ -92,7 +94,11 @@ func (pe *PE) releaseWorkers() {
 // there is room) before it hands the PE back, while it still holds it.
 func (w *threadWorker) run(pe *PE, j threadJob) (again bool) {
 	t := j.t
-	<-t.run
+	select {
+	case <-t.run:
+	case <-pe.rt.done:
+		return false // the job ended before the thread began (switchTo gave up too)
+	}
 	returned := false
 	defer func() {
 		r := recover()

@@ -139,16 +139,16 @@ func deep(n int) byte {
 	return deep(n-1) + pad[(n*3)%256]
 }
 
-// peGoroutinesEnd fails the test unless every PE goroutine of rt returns
-// (and so releases its idle workers) within 10 s of the job's end.
+// peGoroutinesEnd fails the test unless every PE goroutine of rt and
+// every goroutine of its threads returns within 10 s of the job's end.
 func peGoroutinesEnd(t *testing.T, rt *Runtime) {
 	t.Helper()
 	gone := make(chan struct{})
-	go func() { rt.peGoroutines.Wait(); close(gone) }()
+	go func() { rt.goroutines.Wait(); close(gone) }()
 	select {
 	case <-gone:
 	case <-time.After(10 * time.Second):
-		t.Fatal("a PE goroutine did not return after the job ended (stuck resuming a thread?)")
+		t.Fatal("a PE or thread goroutine did not return after the job ended (stuck resuming or starting a thread?)")
 	}
 }
 
@@ -166,6 +166,16 @@ func TestResumeAfterEndDoesNotHangPE(t *testing.T) {
 				pe.Runtime().Exit(0)
 				th.Resume()
 			}))
+		})
+		require.NoError(t, err)
+		_, err = rt.Wait()
+		require.NoError(t, err)
+		peGoroutinesEnd(t, rt)
+	}
+	for range 20 { // a thread spawned after the exit: neither side waits for the other
+		rt, err := Start(Config{PEs: 1}, func(pe *PE) {
+			pe.Runtime().Exit(0)
+			pe.Spawn(nil, func(*Thread) {})
 		})
 		require.NoError(t, err)
 		_, err = rt.Wait()
