@@ -22,12 +22,23 @@ type runDel struct {
 	buffered  map[int]int             // sends appended, by destination PE
 	called    int                     // sends to the sending PE
 	envelopes int                     // sends that came to Send
+	asked     map[int]int             // calls of RunBuffer, by PE
 }
 
 func (d *runDel) RunBuffer(pe *chare.PE) *core.RunBuffer {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.asked != nil {
+		d.asked[pe.ID()]++
+	}
 	return d.bufs[pe.ID()]
+}
+
+// buf returns PE pe's buffer without counting a call of RunBuffer.
+func (d *runDel) buf(pe int) *core.RunBuffer {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.bufs[pe]
 }
 
 func (d *runDel) Send(from chare.Context, e chare.Envelope) error {
@@ -254,6 +265,75 @@ func TestMarkedEntryLeavesARetiredBuffer(t *testing.T) {
 	require.Equal(t, 1, lenOld, "the send before the retirement stays in the old buffer")
 	require.Equal(t, 1, lenNew, "the send after it goes to the new buffer")
 	require.Equal(t, []int{1, 2}, got)
+	require.Zero(t, d.envelopes)
+}
+
+// TestMarkedEntryKeepsItsRunBuffer: a PE asks the delegate of a marked
+// method for its run buffer at the first send and keeps the buffer it got:
+// later sends of the method use it without asking again, until the buffer
+// is retired; then the next send asks once for the new one, which is kept
+// in turn.
+func TestMarkedEntryKeepsItsRunBuffer(t *testing.T) {
+	const n = 50
+	d := &runDel{bufs: map[int]*core.RunBuffer{}, buffered: map[int]int{}, asked: map[int]int{}}
+	require.NoError(t, core.MarkEntry((*rbBranch).Note, d))
+	defer func() { require.NoError(t, core.MarkEntry((*rbBranch).Note, nil)) }()
+	var askedBefore, askedKept, askedAfter int
+	var lenOld, lenNew int
+	code, err := chare.Run(chare.Config{PEs: 2, Timeout: 30 * time.Second}, func(m *rbMain, _ []string) {
+		g, ok := attachedGroup(m, d)
+		if !ok {
+			return
+		}
+		send := func(from, to int) bool {
+			for i := from; i < to; i++ {
+				if err := chare.Send(m, g.At(1), (*rbBranch).Note, i); err != nil {
+					m.Abort(err)
+					return false
+				}
+			}
+			return true
+		}
+		asked := func() int {
+			d.mu.Lock()
+			defer d.mu.Unlock()
+			return d.asked[0]
+		}
+		askedBefore = asked()
+		if !send(0, n) {
+			return
+		}
+		askedKept = asked()
+		old := d.buf(0)
+		fresh, err := core.NewRunBuffer(m, func(int) {}, func() {})
+		if err != nil {
+			m.Abort(err)
+			return
+		}
+		fresh.Take(1, true)
+		d.mu.Lock()
+		d.bufs[0] = fresh
+		d.mu.Unlock()
+		old.Retire()
+		if !send(n, 2*n) {
+			return
+		}
+		askedAfter = asked()
+		lenOld, lenNew = old.Len(1), fresh.Len(1)
+		old.Post(1)
+		fresh.Post(1)
+		if !quiesced(m) {
+			return
+		}
+		m.Exit(0)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 0, code)
+	require.Zero(t, askedBefore)
+	require.Equal(t, 1, askedKept, "%d sends of the marked method asked for the run buffer once", n)
+	require.Equal(t, 2, askedAfter, "after the retirement, %d sends asked once more", n)
+	require.Equal(t, n, lenOld)
+	require.Equal(t, n, lenNew)
 	require.Zero(t, d.envelopes)
 }
 
