@@ -267,7 +267,7 @@ type StatsSnapshot struct {
 	Bytes      int64         // their sizes, as MessageSize measures them
 	Packets    int64         // combined messages between PEs
 	Direct     int64         // messages sent directly (error mode, large, no route)
-	Straight   int64         // messages of optimized iterations sent straight, not in packets (EachToMany: one-hop router, one process)
+	Straight   int64         // messages of optimized iterations sent straight, not in packets (EachToMany: one-hop router, one process), counted as each is sent
 	Held       int64         // messages held (start-up, error mode)
 	Iterations int64         // bracketed iterations ended by PEs
 	Optimized  int64         // PE iterations that took the router

@@ -59,9 +59,6 @@ type e2m struct {
 	free  []*localPacket
 	ndest int  // how many are true
 	ctl   bool // applying the effects of a control message
-	// straight counts the messages sent straight (bracket.PE.Straight)
-	// since the last effects were applied, for Stats.straight.
-	straight int64
 
 	// Tune: every PE follows the plan of ω; PE 0 decides it.
 	fol    *agree.Follower
@@ -229,7 +226,7 @@ func (e *e2m) send(o op) error {
 		return chare.Forward(e.s.ctx(), o.env)
 	}
 	if e.m.Straight(k) {
-		e.straight++
+		e.in.st.straight.Add(1) // as sent, as direct is: Stats read mid-iteration sees it
 		return chare.Forward(e.s.ctx(), o.env)
 	}
 	dest, dk, err := e.destination(o.env)
@@ -293,10 +290,6 @@ func (e *e2m) applyAll(fx *bracket.Effects[wenv]) {
 	}
 	if len(fx.Packets) > 0 {
 		st.packets.Add(int64(len(fx.Packets)))
-	}
-	if e.straight > 0 {
-		st.straight.Add(e.straight)
-		e.straight = 0
 	}
 	for i := range fx.Packets {
 		pk := fx.Packets[i]
