@@ -19,7 +19,6 @@ const tries = 100
 // A delivered run of one message goes back to its entry method's pool,
 // cleared, and the next send of the method reuses it.
 func TestDeliveredRunOfOneIsReused(t *testing.T) {
-	Register[runWorker]()
 	e, err := lookupEntry((*runWorker).TakeOne)
 	require.NoError(t, err)
 	var cleared, reused bool
@@ -48,7 +47,6 @@ func TestDeliveredRunOfOneIsReused(t *testing.T) {
 // A run that grew past its first slices goes back with its new ones, and
 // a send of the method whose runs now need two messages reuses it.
 func TestDeliveredLongerRunIsReused(t *testing.T) {
-	Register[runWorker]()
 	e, err := lookupEntry((*runWorker).TakeTwo)
 	require.NoError(t, err)
 	var reused, cleared bool
@@ -85,7 +83,6 @@ func (w *runWorker) Ping() { w.got = append(w.got, runMsg{A: -1}) }
 // step's callback does not call the method through reflection; a message
 // given to it is still refused, as reflection refused it.
 func TestEntryCallback0InstallsATypedInvoker(t *testing.T) {
-	Register[runWorker]()
 	e, err := lookupEntry((*runWorker).Ping)
 	require.NoError(t, err)
 	cb := EntryCallback0(Proxy[runWorker]{}, (*runWorker).Ping)

@@ -24,8 +24,9 @@ func (w *wireCallWorker) Add(x int) int { w.n += x; return w.n }
 func (w *wireCallWorker) Bump() int     { w.n++; return w.n }
 func (w *wireCallWorker) Ping()         { w.n++ }
 
+func init() { Register[wireCallWorker]() }
+
 func TestWireCallEnvelopes(t *testing.T) {
-	Register[wireCallWorker]()
 	entry := func(method any) *Entry {
 		e, err := lookupEntry(method)
 		require.NoError(t, err)

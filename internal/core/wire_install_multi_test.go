@@ -27,6 +27,11 @@ func init() { core.Register[wireManyMain]() }
 // several processes, the first send of an entry method gives the method
 // its typed decoders, so that its messages from other processes are
 // decoded without reflection.
+//
+// The job's other process is this test binary running just this test
+// (jobtest), and a job's processes must have the same chare types: so
+// every chare type of this package's tests is registered in an init
+// function, never by a test as it runs.
 func TestSeveralProcessJobBuildsWireDecoderAtFirstSend(t *testing.T) {
 	var envBefore, runBefore, envAfter, runAfter bool
 	var checkErr error

@@ -200,11 +200,12 @@ type keeper struct {
 
 func (k *keeper) Keep(m keptMsg) { k.got = append(k.got, m) }
 
+func init() { Register[keeper]() }
+
 // TestWireEnvelopesKeepTheirBytes: the lone envelopes of one batch (a
 // TRAM delegate's) decode one after the other; a message that keeps views
 // into its bytes still reads its own after the next one is decoded.
 func TestWireEnvelopesKeepTheirBytes(t *testing.T) {
-	Register[keeper]()
 	e, err := lookupEntry((*keeper).Keep)
 	require.NoError(t, err)
 	(&env1[keeper, keptMsg]{fn: (*keeper).Keep}).installWire(e)

@@ -27,9 +27,10 @@ type runMsg struct {
 
 func (w *runWorker) Take(m runMsg) { w.got = append(w.got, m) }
 
+func init() { Register[runWorker]() }
+
 func runEntry(t *testing.T) *Entry {
 	t.Helper()
-	Register[runWorker]()
 	e, err := lookupEntry((*runWorker).Take)
 	require.NoError(t, err)
 	(&env1[runWorker, runMsg]{fn: (*runWorker).Take}).installWire(e)
@@ -243,7 +244,6 @@ type bigRunMsg struct{ B [1 << 16]byte }
 func (w *runWorker) TakeBig(m bigRunMsg) { w.got = append(w.got, runMsg{A: int32(m.B[0])}) }
 
 func TestEnvelopeRunRefusesAHugeDecode(t *testing.T) {
-	Register[runWorker]()
 	e, err := lookupEntry((*runWorker).TakeBig)
 	require.NoError(t, err)
 	env := &env1[runWorker, bigRunMsg]{fn: (*runWorker).TakeBig}
