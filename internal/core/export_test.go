@@ -10,3 +10,16 @@ func WireDecoders(method any) (env, run bool, err error) {
 	}
 	return e.wireEnv.Load() != nil, e.wireRun.Load() != nil, nil
 }
+
+// DropWireDecoders removes those decoders of the entry method behind
+// method, as if this process had never sent to it (a test that runs
+// again, -count, in one process starts without them).
+func DropWireDecoders(method any) error {
+	e, err := lookupEntry(method)
+	if err != nil {
+		return err
+	}
+	e.wireEnv.Store(nil)
+	e.wireRun.Store(nil)
+	return nil
+}

@@ -33,6 +33,7 @@ func init() { core.Register[wireManyMain]() }
 // every chare type of this package's tests is registered in an init
 // function, never by a test as it runs.
 func TestSeveralProcessJobBuildsWireDecoderAtFirstSend(t *testing.T) {
+	require.NoError(t, core.DropWireDecoders((*wireManyMain).Put))
 	var envBefore, runBefore, envAfter, runAfter bool
 	var checkErr error
 	code, err := jobtest.Run(t, core.Config{PEs: 2, Nodes: 2, Timeout: 30 * time.Second}, func(m *wireManyMain, _ []string) {
