@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
+	_ "unsafe" // goyield
 )
 
 // A PE's mailbox and the goroutine that runs it.
@@ -37,6 +39,10 @@ type mailbox struct {
 	// (running set), shared by them; nil in a lone mailbox. See run.
 	awake *atomic.Int32
 	n     atomic.Int32 // len(q), for spin
+
+	// active: the runtime's WaitActive; pace is the goroutine's own.
+	active bool
+	pace   spinPace
 }
 
 // mailboxYield is how many messages a PE handles before it lets the other
@@ -49,8 +55,8 @@ const mailboxYield = 300
 // hold its memory for good.
 const maxSpare = 4096
 
-func newMailbox(awake *atomic.Int32) *mailbox {
-	return &mailbox{wake: make(chan struct{}, 1), awake: awake}
+func newMailbox(awake *atomic.Int32, active bool) *mailbox {
+	return &mailbox{wake: make(chan struct{}, 1), awake: awake, active: active, pace: spinPace{long: active}}
 }
 
 // setRunning marks the goroutine running (or about to run) if it was
@@ -124,40 +130,121 @@ func (mb *mailbox) close() {
 
 // spinLooks is how many times a PE whose mailbox ran empty yields and
 // then polls its length spinPolls times before it parks (see spin): a
-// count, not a clock, so that a look costs no clock read.
+// count, not a clock, so that a look costs no clock read. Under
+// WaitActive, a PE whose pace is long (spinPace) then goes on for up to
+// spinLong, polling the length spinLongPolls times between looks at the
+// clock and yielding at every spinLongYield-th of them.
 const (
 	spinLooks = 20
 	spinPolls = 30
+
+	spinLong      = 50 * time.Microsecond
+	spinLongPolls = 256
+	spinLongYield = 4
+	spinClock     = 8
 )
 
+// spinPace is what a mailbox's goroutine knows of its own pace under
+// WaitActive: whether its next spin may go on for up to spinLong (long).
+// It starts long; a long spin that found nothing ends it, and a park
+// that a long spin would have covered (its wake came within spinLong)
+// starts it again. So a PE whose messages come microseconds apart keeps
+// its P and its thread instead of parking (a park lets the thread sleep,
+// and the wake after it costs the poster a wake-up of the thread and the
+// PE tens of microseconds where idle cores halt), while one that waits
+// longer, or is idle, spends one long spin and then parks after the
+// short one.
+type spinPace struct {
+	long     bool
+	parkedAt time.Duration // clock() at the park; 0 while not parked
+}
+
+// parked notes that the goroutine parks at now.
+func (p *spinPace) parked(now time.Duration) { p.parkedAt = now }
+
+// woke notes that the goroutine was woken at now.
+func (p *spinPace) woke(now time.Duration) {
+	if p.parkedAt != 0 {
+		p.long = now-p.parkedAt < spinLong
+		p.parkedAt = 0
+	}
+}
+
+// expired notes that a long spin found nothing.
+func (p *spinPace) expired() { p.long = false }
+
+// clockBase is the origin of clock.
+var clockBase = time.Now()
+
+// clock reads the monotonic clock.
+func clock() time.Duration { return time.Since(clockBase) }
+
 // spin looks for a post up to spinLooks times, each time yielding the P
-// (runtime.Gosched) and then polling the queue's length (an atomic)
-// spinPolls times, and reports whether one came. It looks only while
-// exactly procs PEs of the runtime are awake (procs is GOMAXPROCS as it
-// was when the PE's goroutine started): with more, a yield would only
-// reorder their turns; with fewer, a P may be idle, and each yield would
-// wake an OS thread for it. The count assumes the runtime's PEs are what
-// keeps the Ps busy; PEs blocked inside a handler (waiting for credit, or
+// and then polling the queue's length (an atomic) spinPolls times, and
+// under WaitActive, while the PE's pace is long (spinPace), on for up to
+// spinLong; it reports whether a post came. It looks only while exactly
+// procs PEs of the runtime are awake (procs is GOMAXPROCS as it was when
+// the PE's goroutine started): with more, a yield would only reorder
+// their turns; with fewer, a P may be idle, and each yield would wake an
+// OS thread for it. The count assumes the runtime's PEs are what keeps
+// the Ps busy; PEs blocked inside a handler (waiting for credit, or
 // handing off to a thread) and other goroutines of the process make it
-// an estimate, and the bound keeps a wrong estimate cheap: at most
-// spinLooks yields each time the mailbox runs empty, none while the PE
-// is parked. Why a spin, and why this short: docs/design/latency.md.
+// an estimate, and the bounds keep a wrong estimate cheap: each time the
+// mailbox runs empty, spinLooks yields, and under WaitActive while the
+// PE's waits are short a spinLong of polling; nothing while the PE is
+// parked. Why a spin, and why these bounds: docs/design/latency.md.
 func (mb *mailbox) spin(procs int32) bool {
 	if mb.awake == nil || mb.awake.Load() != procs {
 		return false
 	}
 	for range spinLooks {
-		runtime.Gosched()
-		for range spinPolls {
+		if mb.look(procs) {
+			return mb.n.Load() > 0
+		}
+	}
+	if !mb.active || !mb.pace.long {
+		return false
+	}
+	end := clock() + spinLong
+	for i := 1; ; i++ {
+		for range spinLongPolls {
 			if mb.n.Load() > 0 {
 				return true
 			}
 		}
-		if mb.awake.Load() != procs {
+		if i%spinLongYield == 0 && mb.look(procs) {
+			return mb.n.Load() > 0
+		}
+		if i%spinClock == 0 && clock() > end {
+			mb.pace.expired()
 			return false
 		}
 	}
-	return false
+}
+
+// look yields the P once (yield) and then polls the queue's length
+// spinPolls times; it reports whether the spin is over: a post came, or
+// the count of awake PEs left procs.
+func (mb *mailbox) look(procs int32) bool {
+	mb.yield()
+	for range spinPolls {
+		if mb.n.Load() > 0 {
+			return true
+		}
+	}
+	return mb.awake.Load() != procs
+}
+
+// yield lets the other goroutines waiting for this P run: under
+// WaitPassive through the process's run queue (runtime.Gosched), under
+// WaitActive through the P's own (goyield), so that two PEs spinning on
+// two Ps do not contend for the lock of the process's queue.
+func (mb *mailbox) yield() {
+	if mb.active {
+		goyield()
+		return
+	}
+	runtime.Gosched()
 }
 
 // pending reports whether anything was posted since the last take.
@@ -182,6 +269,9 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 	procs := int32(runtime.GOMAXPROCS(0))
 	n := 0
 	for range mb.wake {
+		if mb.active {
+			mb.pace.woke(clock())
+		}
 		for {
 			q, closed := mb.take()
 			if closed {
@@ -207,6 +297,9 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 				more := len(mb.q) > 0 || mb.closed
 				mb.mu.Unlock()
 				if !more || !mb.setRunning() {
+					if mb.active {
+						mb.pace.parked(clock())
+					}
 					break // (if the CAS failed, a poster sent a token)
 				}
 				continue
@@ -218,7 +311,7 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 					n = 0
 					runtime.Gosched()
 				} else if woke && mb.awake != nil && mb.awake.Load() <= procs && (i+1 < len(q) || mb.pending()) {
-					runtime.Gosched() // let the woken PE run here, see above
+					mb.yield() // let the woken PE run here, see above
 				}
 			}
 			if cap(q) <= maxSpare {
@@ -227,3 +320,12 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 		}
 	}
 }
+
+// goyield is runtime.Gosched, except that the goroutine waits on its own
+// P's run queue instead of the process's: yielding takes no lock that the
+// Ps share, and a PE that shares its P with another (whose yield put it
+// in the same queue) hands the P to it. The runtime keeps goyield for
+// the packages that link to it (go.dev/issue/67401).
+//
+//go:linkname goyield runtime.goyield
+func goyield()

@@ -1,6 +1,7 @@
 package actor
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 // allocation. (Swapping on an empty take dropped a slice at each idle
 // period, and every post during handling allocated.)
 func TestMailboxKeepsItsSlices(t *testing.T) {
-	mb := newMailbox(nil)
+	mb := newMailbox(nil, false)
 	handle := func(q []any) {
 		clear(q)
 		mb.spare = q[:0] // what run does after a batch
@@ -52,7 +53,7 @@ func TestMailboxAwakeCount(t *testing.T) {
 	handled := make(chan int, 16)
 	var mbs []*mailbox
 	for range 2 {
-		mb := newMailbox(&awake)
+		mb := newMailbox(&awake, false)
 		mbs = append(mbs, mb)
 		go mb.run(func(m any) bool { handled <- m.(int); return false }, nil)
 	}
@@ -88,4 +89,62 @@ func TestMailboxAwakeCount(t *testing.T) {
 		"after close, %d mailboxes count as awake", awake.Load())
 	require.False(t, mbs[0].post(99), "a post after close is dropped")
 	require.Zero(t, awake.Load())
+}
+
+// Under WaitActive a mailbox's goroutine spins on for up to spinLong
+// before it parks while its waits are short, and only briefly once a wait
+// outlasted that: a long spin that found nothing ends the long spins, a
+// park that a long spin would have covered starts them again, and a wake
+// without a park before it (the first) changes nothing.
+func TestSpinPaceFollowsTheWaits(t *testing.T) {
+	us := time.Microsecond
+	p := newMailbox(nil, true).pace
+	require.True(t, p.long, "a PE starts with long spins")
+	p.woke(100 * us)
+	require.True(t, p.long, "a wake without a park before it keeps the pace")
+	p.expired()
+	require.False(t, p.long, "a long spin that found nothing ends the long spins")
+	p.parked(1000 * us)
+	p.woke(1000*us + spinLong - us)
+	require.True(t, p.long, "a park shorter than spinLong starts them again")
+	p.parked(5000 * us)
+	p.woke(5000*us + spinLong)
+	require.False(t, p.long, "a park of spinLong or longer ends them")
+	p.woke(9000 * us)
+	require.False(t, p.long, "a second wake without a park changes nothing")
+}
+
+// A mailbox under WaitActive, whose goroutine spins while posts come a
+// few microseconds apart, still hands every post to its handler in order,
+// and once they stop ends its long spins and parks. (The count of awake
+// PEs starts at GOMAXPROCS-1, as if the other Ps ran PEs, so that the
+// goroutine spins at all.)
+func TestActiveMailboxHandlesEveryPost(t *testing.T) {
+	var awake atomic.Int32
+	others := int32(runtime.GOMAXPROCS(0)) - 1
+	awake.Store(others)
+	const n = 20000
+	got := make(chan int, n)
+	mb := newMailbox(&awake, true)
+	go mb.run(func(m any) bool { got <- m.(int); return false }, nil)
+	defer mb.close()
+	go func() {
+		for i := range n {
+			mb.post(i)
+			if i%64 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}()
+	for i := range n {
+		select {
+		case m := <-got:
+			require.Equal(t, i, m, "posts are handled in order")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("post %d was not handled", i)
+		}
+	}
+	require.Eventually(t, func() bool { return awake.Load() == others && !mb.running.Load() }, 10*time.Second, time.Millisecond,
+		"the goroutine parked once the posts stopped")
+	require.False(t, mb.pace.long, "the spin that found no more posts ended the long spins")
 }

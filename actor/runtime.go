@@ -54,6 +54,9 @@ type Config struct {
 	// Node, if set, makes this process one node of a job of several; the
 	// PEs are split between the nodes. Nil means one process.
 	Node *NodeConfig
+	// Wait is what a PE does when its mailbox runs empty; the zero value
+	// is WaitPassive. A policy this version does not know is an error.
+	Wait WaitPolicy
 }
 
 // Runtime is the set of PEs of one process and the job state they share.
@@ -100,6 +103,9 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 		return nil, fmt.Errorf("actor: bad MaxRemoteMessage %d: want 0 (the default, %d) or a number of bytes of at least %d (wire.MaxFrame)",
 			cfg.MaxRemoteMessage, DefaultMaxRemoteMessage, wire.MaxFrame)
 	}
+	if cfg.Wait != WaitPassive && cfg.Wait != WaitActive {
+		return nil, fmt.Errorf("actor: bad Wait %v: want WaitPassive or WaitActive", cfg.Wait)
+	}
 	if cfg.MaxRemoteMessage == 0 {
 		cfg.MaxRemoteMessage = DefaultMaxRemoteMessage
 	}
@@ -145,7 +151,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
-		pe.mb = newMailbox(&rt.awake)
+		pe.mb = newMailbox(&rt.awake, cfg.Wait == WaitActive)
 		rt.goroutines.Add(1)
 		go func() {
 			defer rt.goroutines.Done()
@@ -228,6 +234,10 @@ func (rt *Runtime) Result() (int, error) {
 
 // Stopped reports whether the job has ended.
 func (rt *Runtime) Stopped() bool { return rt.stopped.Load() }
+
+// WaitPolicy returns what the runtime's PEs do when their mailboxes run
+// empty (Config.Wait).
+func (rt *Runtime) WaitPolicy() WaitPolicy { return rt.cfg.Wait }
 
 // Exit ends the job with the given exit code. The first call wins.
 func (rt *Runtime) Exit(code int) { rt.finish(code, nil) }

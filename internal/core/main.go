@@ -85,6 +85,12 @@ type Config struct {
 	// way there. A negative value is an error, and so is one that differs
 	// from a FailAfter set in Node.
 	FailAfter time.Duration
+	// Wait is what a PE does when it has no message to handle (the
+	// runtime flag -wait passive|active): actor.WaitPassive (the zero
+	// value) looks briefly and then parks; actor.WaitActive keeps the
+	// PE's core while its messages come microseconds apart, as Charm++'s
+	// PEs do. See actor.WaitPolicy.
+	Wait actor.WaitPolicy
 
 	// dropSecret, set by ParseArgs on rank 0 of a launcher's job that
 	// made its own secret, removes the secret's file once the job has
@@ -193,6 +199,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 		MaxInFlight:       cfg.MaxInFlight,
 		MaxRemoteInFlight: cfg.MaxRemoteInFlight,
 		MaxRemoteMessage:  cfg.MaxRemoteMessage,
+		Wait:              cfg.Wait,
 		// Set job.rt here, before any PE runs: boot may run on PE 0
 		// before Start returns.
 		Setup: func(ap *actor.PE) {
@@ -360,6 +367,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	                 mpirun and mpiexec across hosts)
 //	-failafter D     a node silent for D (a duration: 10s) is lost, and the
 //	                 job aborts; default 3s (Config.FailAfter)
+//	-wait P          what an idle PE does: passive (the default) or active,
+//	                 keep its core while messages come fast (Config.Wait)
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
 //	                 package trace)
@@ -422,7 +431,7 @@ func ParseArgs(args []string) (Config, error) {
 			continue
 		}
 		switch name {
-		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "jobport", "nodehost", "failafter":
+		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "jobport", "nodehost", "failafter", "wait":
 			if !hasVal {
 				if i+1 >= len(args) {
 					return cfg, fmt.Errorf("flag -%s needs a value", name)
@@ -466,6 +475,10 @@ func ParseArgs(args []string) (Config, error) {
 		case "failafter":
 			if cfg.FailAfter, err = time.ParseDuration(val); err != nil || cfg.FailAfter <= 0 {
 				return cfg, fmt.Errorf("flag -failafter: bad duration %q: want a positive duration such as 10s", val)
+			}
+		case "wait":
+			if cfg.Wait, err = actor.ParseWaitPolicy(val); err != nil {
+				return cfg, fmt.Errorf("flag -wait: %w", err)
 			}
 		case "v":
 			cfg.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -18,7 +18,7 @@ import (
 // ProgramFlags, always reaches it; so does everything after "--".
 
 // runtimeFlags are the flags ParseArgs itself takes.
-var runtimeFlags = []string{"p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "v", "jobport", "nodehost", "failafter"}
+var runtimeFlags = []string{"p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "v", "jobport", "nodehost", "failafter", "wait"}
 
 var (
 	progFlagsMu sync.Mutex

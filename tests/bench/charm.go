@@ -318,7 +318,7 @@ func charmFigures(figs []charmFigure, out string) ([]float64, error) {
 // runOurs runs our counterpart once and reads its figures from its final
 // line.
 func (k *charmKit) runOurs(r charmRun, target string, limit time.Duration) ([]float64, error) {
-	argv := []string{filepath.Join(k.dir, "ours", r.ours), "-p", "2"}
+	argv := []string{filepath.Join(k.dir, "ours", r.ours), "-p", "2", "-wait", benchWait.String()}
 	if target == charmNetlrts {
 		argv = append(argv, "-nodes", "2")
 	}

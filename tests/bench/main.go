@@ -36,6 +36,7 @@ import (
 	"runtime/trace"
 	"sort"
 
+	"github.com/charmgo/charm/actor"
 	"github.com/charmgo/charm/chare"
 	"github.com/charmgo/charm/chare/progress"
 )
@@ -76,6 +77,10 @@ func cleanUp() {
 // must run the same number of jobs.
 var benchReps = 3
 
+// benchWait is -wait: the wait policy of our PEs, passed on to launched
+// nodes and to the charm/ counterparts.
+var benchWait = actor.WaitPassive
+
 func register(name string, run func(cfg config) ([]result, error)) {
 	benchmarks = append(benchmarks, benchmark{name: name, run: run})
 }
@@ -98,7 +103,14 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	traceFile := flag.String("trace", "", "write an execution trace (go tool trace) to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every 4 KiB allocated sampled) to this file at the end")
+	wait := flag.String("wait", "passive", "the wait policy of our PEs in every benchmark (chare.Config.Wait; the charm/ counterparts get -wait): passive or active")
 	flag.Parse()
+	if w, err := actor.ParseWaitPolicy(*wait); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -wait:", err)
+		os.Exit(2)
+	} else {
+		benchWait = w
+	}
 	if p := os.Getenv("CHARM_BENCH_NODE_PROFILE"); p != "" && chare.IsLaunchedNode() {
 		*cpuprofile = p // profile a launched node (node 1) instead
 	}

@@ -46,13 +46,13 @@ func runJob(pes int, body func(m *benchMain) error) error { return runNodes(pes,
 // named benchmark, which join the job and exit with it.
 func runNodes(pes, nodes int, bench string, body func(m *benchMain) error) error {
 	var berr error
-	cfg := chare.Config{PEs: pes, Nodes: nodes, Timeout: 5 * time.Minute, Flags: jobFlags()}
+	cfg := chare.Config{PEs: pes, Nodes: nodes, Timeout: 5 * time.Minute, Flags: jobFlags(), Wait: benchWait}
 	if nodes > 1 {
 		exe, err := os.Executable()
 		if err != nil {
 			return err
 		}
-		cfg.Launch = []string{exe, "-run", "^" + regexp.QuoteMeta(bench) + "$", "-reps", strconv.Itoa(benchReps)}
+		cfg.Launch = []string{exe, "-run", "^" + regexp.QuoteMeta(bench) + "$", "-reps", strconv.Itoa(benchReps), "-wait", benchWait.String()}
 	}
 	code, err := chare.Run(cfg, func(m *benchMain, _ []string) {
 		berr = body(m)

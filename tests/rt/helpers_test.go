@@ -38,6 +38,24 @@ const jobDeadline = 30 * time.Second
 // the suite this way.
 const envTestNodes = "CHARM_TEST_NODES"
 
+// envTestWait, set to a wait policy (passive, active), runs every job of
+// the suite with it (chare.Config.Wait); TestWaitActiveJobs runs a few
+// under WaitActive in any case.
+const envTestWait = "CHARM_TEST_WAIT"
+
+// testWait is the wait policy every job runs with.
+var testWait = func() actor.WaitPolicy {
+	v := os.Getenv(envTestWait)
+	if v == "" {
+		return actor.WaitPassive
+	}
+	w, err := actor.ParseWaitPolicy(v)
+	if err != nil {
+		panic(fmt.Sprintf("%s: %v", envTestWait, err))
+	}
+	return w
+}()
+
 // testNodes is the number of processes every job runs as.
 var testNodes = func() int {
 	v := os.Getenv(envTestNodes)
@@ -73,7 +91,7 @@ func runJob[T any](t *testing.T, pes int, start func(*T, []string)) (int, error)
 // is skipped.
 func jobConfig(t *testing.T, pes int) chare.Config {
 	t.Helper()
-	cfg := chare.Config{PEs: pes, Timeout: jobDeadline}
+	cfg := chare.Config{PEs: pes, Timeout: jobDeadline, Wait: testWait}
 	if testNodes > 1 && !chare.IsLaunchedNode() {
 		if pes < testNodes {
 			t.Skipf("%d PEs cannot be split between %d processes (%s=%d)", pes, testNodes, envTestNodes, testNodes)

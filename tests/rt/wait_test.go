@@ -1,0 +1,47 @@
+package rt_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/charmgo/charm/actor"
+	"github.com/charmgo/charm/array"
+	"github.com/charmgo/charm/chare"
+)
+
+// Under WaitActive (PEs that keep their cores while messages come fast)
+// a job does what it does under WaitPassive: barriers back to back on
+// one PE per core (where PEs spin), the main thread waiting on futures
+// and napping on timers meanwhile, and quiescence once they stop; and the
+// same with more PEs than cores, where no PE spins. CHARM_TEST_WAIT=active
+// runs the whole suite so.
+func TestWaitActiveJobs(t *testing.T) {
+	for _, pes := range []int{2, 5} {
+		cfg := jobConfig(t, pes)
+		cfg.Wait = actor.WaitActive
+		var rounds, naps int
+		code, err := runConfig(t, cfg, func(m *tmain, _ []string) {
+			inJob.Equal(actor.WaitActive, chare.PEOf(m).Actor().Runtime().WaitPolicy())
+			a, err := array.New[baElem](m, array.Dims(pes))
+			inJob.NoError(err)
+			for range 20 {
+				f := chare.NewFuture[any](m)
+				inJob.NoError(chare.Send(m, a, (*baElem).Go, baGo{Rounds: 100, Done: f.Callback()}))
+				get(m, f)
+				rounds += 100
+				if _, err := chare.Nap(m, time.Now().Add(200*time.Microsecond)); err != nil {
+					inJob.NoError(err)
+				}
+				naps++
+			}
+			quiesce(m)
+			m.Exit(0)
+		})
+		require.NoError(t, err, "%d PEs", pes)
+		require.Equal(t, 0, code)
+		require.Equal(t, 2000, rounds, "%d PEs: every barrier round ended", pes)
+		require.Equal(t, 20, naps)
+	}
+}
