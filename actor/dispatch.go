@@ -92,6 +92,9 @@ func (mb *mailbox) post(m any) (woke bool) {
 	mb.n.Store(int32(len(mb.q)))
 	mb.mu.Unlock()
 	if mb.setRunning() {
+		if mb.active {
+			mb.pace.wokenAt = clock() // read by the goroutine after the token
+		}
 		mb.wake <- struct{}{} // never blocks: one token per idle period
 		return true
 	}
@@ -132,8 +135,11 @@ func (mb *mailbox) close() {
 // then polls its length spinPolls times before it parks (see spin): a
 // count, not a clock, so that a look costs no clock read. Under
 // WaitActive, a PE whose pace is long (spinPace) then goes on for up to
-// spinLong, polling the length spinLongPolls times between looks at the
-// clock and yielding at every spinLongYield-th of them.
+// spinLong (and a round's overshoot): rounds of spinLongPolls polls of
+// the length, with a yield to its P's queue every spinLongYield rounds
+// and, every spinClock rounds, a look at the clock and a yield to the
+// process's queue (runtime.Gosched), so that goroutines waiting there
+// (one back from a system call, say) are not kept waiting.
 const (
 	spinLooks = 20
 	spinPolls = 30
@@ -147,25 +153,29 @@ const (
 // spinPace is what a mailbox's goroutine knows of its own pace under
 // WaitActive: whether its next spin may go on for up to spinLong (long).
 // It starts long; a long spin that found nothing ends it, and a park
-// that a long spin would have covered (its wake came within spinLong)
-// starts it again. So a PE whose messages come microseconds apart keeps
-// its P and its thread instead of parking (a park lets the thread sleep,
-// and the wake after it costs the poster a wake-up of the thread and the
-// PE tens of microseconds where idle cores halt), while one that waits
-// longer, or is idle, spends one long spin and then parks after the
-// short one.
+// that a long spin would have covered (the post that woke it came within
+// spinLong) starts it again. So a PE whose messages come microseconds
+// apart keeps its P and its thread instead of parking (a park lets the
+// thread sleep, and the wake after it costs the poster a wake-up of the
+// thread and the PE tens of microseconds where idle cores halt), while
+// one that waits longer, or is idle, spends one long spin and then parks
+// after the short one.
 type spinPace struct {
 	long     bool
 	parkedAt time.Duration // clock() at the park; 0 while not parked
+	// wokenAt is clock() when a post found the goroutine parked, written
+	// by that poster before it sends the wake token.
+	wokenAt time.Duration
 }
 
 // parked notes that the goroutine parks at now.
 func (p *spinPace) parked(now time.Duration) { p.parkedAt = now }
 
-// woke notes that the goroutine was woken at now.
-func (p *spinPace) woke(now time.Duration) {
+// woke notes that the goroutine was woken by a post made at wokenAt (not
+// when it resumed: the wake-up's own latency is what a long spin saves).
+func (p *spinPace) woke() {
 	if p.parkedAt != 0 {
-		p.long = now-p.parkedAt < spinLong
+		p.long = p.wokenAt-p.parkedAt < spinLong
 		p.parkedAt = 0
 	}
 }
@@ -212,12 +222,17 @@ func (mb *mailbox) spin(procs int32) bool {
 				return true
 			}
 		}
-		if i%spinLongYield == 0 && mb.look(procs) {
+		if i%spinClock == 0 {
+			if clock() > end {
+				mb.pace.expired()
+				return false
+			}
+			runtime.Gosched()
+		} else if i%spinLongYield == 0 && mb.look(procs) {
 			return mb.n.Load() > 0
 		}
-		if i%spinClock == 0 && clock() > end {
-			mb.pace.expired()
-			return false
+		if mb.awake.Load() != procs {
+			return mb.n.Load() > 0
 		}
 	}
 }
@@ -261,7 +276,7 @@ func (mb *mailbox) pending() bool {
 // handle reports whether the message's sends woke an idle PE.
 //
 // A PE that woke another and still has messages to handle yields once
-// (runtime.Gosched), while no more PEs of the runtime are awake than
+// (yield), while no more PEs of the runtime are awake than
 // procs, so that the woken PE can run on this P instead of waiting behind
 // its waker's work; a PE whose mailbox ran empty looks for more before it
 // parks (spin). The reasons are in docs/design/latency.md.
@@ -270,7 +285,7 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 	n := 0
 	for range mb.wake {
 		if mb.active {
-			mb.pace.woke(clock())
+			mb.pace.woke()
 		}
 		for {
 			q, closed := mb.take()

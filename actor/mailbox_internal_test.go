@@ -94,23 +94,25 @@ func TestMailboxAwakeCount(t *testing.T) {
 // Under WaitActive a mailbox's goroutine spins on for up to spinLong
 // before it parks while its waits are short, and only briefly once a wait
 // outlasted that: a long spin that found nothing ends the long spins, a
-// park that a long spin would have covered starts them again, and a wake
-// without a park before it (the first) changes nothing.
+// park that a long spin would have covered (the post that woke it came
+// within spinLong, however long the wake-up itself took) starts them
+// again, and a wake without a park before it (the first) changes nothing.
 func TestSpinPaceFollowsTheWaits(t *testing.T) {
 	us := time.Microsecond
 	p := newMailbox(nil, true).pace
+	wake := func(postedAt time.Duration) { p.wokenAt = postedAt; p.woke() }
 	require.True(t, p.long, "a PE starts with long spins")
-	p.woke(100 * us)
+	wake(100 * us)
 	require.True(t, p.long, "a wake without a park before it keeps the pace")
 	p.expired()
 	require.False(t, p.long, "a long spin that found nothing ends the long spins")
 	p.parked(1000 * us)
-	p.woke(1000*us + spinLong - us)
-	require.True(t, p.long, "a park shorter than spinLong starts them again")
+	wake(1000*us + spinLong - us)
+	require.True(t, p.long, "a park that a post ended within spinLong starts them again")
 	p.parked(5000 * us)
-	p.woke(5000*us + spinLong)
+	wake(5000*us + spinLong)
 	require.False(t, p.long, "a park of spinLong or longer ends them")
-	p.woke(9000 * us)
+	wake(9000 * us)
 	require.False(t, p.long, "a second wake without a park changes nothing")
 }
 

@@ -56,6 +56,8 @@ type Config struct {
 	Node *NodeConfig
 	// Wait is what a PE does when its mailbox runs empty; the zero value
 	// is WaitPassive. A policy this version does not know is an error.
+	// In a job of several processes (Node set) PEs wait as under
+	// WaitPassive whatever the policy.
 	Wait WaitPolicy
 }
 
@@ -151,7 +153,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 	}
 	for i := lo; i < hi; i++ {
 		pe := rt.pes[i]
-		pe.mb = newMailbox(&rt.awake, cfg.Wait == WaitActive)
+		pe.mb = newMailbox(&rt.awake, cfg.spins())
 		rt.goroutines.Add(1)
 		go func() {
 			defer rt.goroutines.Done()
@@ -234,6 +236,13 @@ func (rt *Runtime) Result() (int, error) {
 
 // Stopped reports whether the job has ended.
 func (rt *Runtime) Stopped() bool { return rt.stopped.Load() }
+
+// spins reports whether the PEs of a runtime of cfg spin on under
+// WaitActive: only in a job of one process. In a job of several, other
+// processes' messages arrive through the network poller, which a P runs
+// only when it has no goroutine to run, so a PE spinning for them would
+// delay them.
+func (cfg Config) spins() bool { return cfg.Wait == WaitActive && cfg.Node == nil }
 
 // WaitPolicy returns what the runtime's PEs do when their mailboxes run
 // empty (Config.Wait).

@@ -12,13 +12,20 @@ const (
 	// idle PE costs nothing, and PEs may outnumber the cores.
 	WaitPassive WaitPolicy = iota
 	// WaitActive: a PE whose messages come less than 50 µs apart keeps
-	// its core while it waits, polling its mailbox for up to 50 µs
-	// before it parks, as Charm++'s PEs poll theirs; one that waited
-	// longer parks after the short look of WaitPassive. Collective
-	// patterns (all-to-all, reductions every iteration, neighbour
-	// exchanges) gain on a machine where a parked thread is slow to wake,
-	// at the price of the cores' time while the PEs wait; use it with no
-	// more PEs than cores, and nothing else busy on them.
+	// its core while it waits, as Charm++'s PEs poll their queues: after
+	// the short look of WaitPassive it polls its mailbox for up to 50 µs
+	// more before it parks; one that waited longer parks after the short
+	// look. Collective patterns (all-to-all, a reduction every iteration,
+	// neighbour exchanges) gain on a machine where a parked thread is slow
+	// to wake, at the price of the cores' time while the PEs wait.
+	//
+	// A PE spins only while exactly GOMAXPROCS of its process's PEs are
+	// awake (as under WaitPassive): a process with fewer PEs than
+	// GOMAXPROCS never spins, and one with more spins only while the
+	// others sleep. Several processes on one host, or other busy programs,
+	// can still crowd the cores. In a job of several processes, PEs wait
+	// as under WaitPassive (a spinning P would not poll the network, where
+	// the other processes' messages arrive).
 	WaitActive
 )
 

@@ -45,3 +45,14 @@ func TestWaitPolicyReachesTheMailboxes(t *testing.T) {
 	_, err := Start(Config{PEs: 1, Wait: 9}, func(*PE) {})
 	require.ErrorContains(t, err, "bad Wait WaitPolicy(9)")
 }
+
+// PEs spin on under WaitActive only in a job of one process: in a job of
+// several, the other processes' messages come through the network
+// poller, which a spinning P does not run.
+func TestWaitActiveSpinsInOneProcessOnly(t *testing.T) {
+	node := &NodeConfig{Node: 0, Nodes: 2}
+	require.True(t, Config{Wait: WaitActive}.spins())
+	require.False(t, Config{Wait: WaitActive, Node: node}.spins())
+	require.False(t, Config{Wait: WaitPassive}.spins())
+	require.False(t, Config{Wait: WaitPassive, Node: node}.spins())
+}

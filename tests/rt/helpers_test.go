@@ -38,9 +38,9 @@ const jobDeadline = 30 * time.Second
 // the suite this way.
 const envTestNodes = "CHARM_TEST_NODES"
 
-// envTestWait, set to a wait policy (passive, active), runs every job of
-// the suite with it (chare.Config.Wait); TestWaitActiveJobs runs a few
-// under WaitActive in any case.
+// envTestWait, set to a wait policy (passive, active), runs the suite's
+// jobs that jobConfig makes with it (chare.Config.Wait);
+// TestWaitActiveJobs runs a few under WaitActive in any case.
 const envTestWait = "CHARM_TEST_WAIT"
 
 // testWait is the wait policy every job runs with.

@@ -1,6 +1,7 @@
 package rt_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -12,13 +13,14 @@ import (
 )
 
 // Under WaitActive (PEs that keep their cores while messages come fast)
-// a job does what it does under WaitPassive: barriers back to back on
-// one PE per core (where PEs spin), the main thread waiting on futures
-// and napping on timers meanwhile, and quiescence once they stop; and the
-// same with more PEs than cores, where no PE spins. CHARM_TEST_WAIT=active
-// runs the whole suite so.
+// a job does what it does under WaitPassive: barriers back to back with
+// one PE per P (GOMAXPROCS of them, where the PEs spin), the main thread
+// waiting on futures and napping on timers meanwhile, and quiescence once
+// they stop; and the same with more PEs than Ps, where a PE spins only
+// while the others sleep. CHARM_TEST_WAIT=active runs the suite's jobs
+// that jobConfig makes so.
 func TestWaitActiveJobs(t *testing.T) {
-	for _, pes := range []int{2, 5} {
+	for _, pes := range []int{runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0) + 3} {
 		cfg := jobConfig(t, pes)
 		cfg.Wait = actor.WaitActive
 		var rounds, naps int
