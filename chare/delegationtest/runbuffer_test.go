@@ -34,11 +34,23 @@ func (d *runDel) RunBuffer(pe *chare.PE) *core.RunBuffer {
 	return d.bufs[pe.ID()]
 }
 
-// buf returns PE pe's buffer without counting a call of RunBuffer.
-func (d *runDel) buf(pe int) *core.RunBuffer {
+// renew gives PE pe a fresh run buffer (taking the runs for PE 1) in
+// place of the one it had, which it retires, as a delegate that rebuilds
+// its buffers does; it aborts the job and reports false if the buffer
+// cannot be made.
+func (d *runDel) renew(m *rbMain, pe int) (old, fresh *core.RunBuffer, ok bool) {
+	fresh, err := core.NewRunBuffer(m, func(int) {}, func() {})
+	if err != nil {
+		m.Abort(err)
+		return nil, nil, false
+	}
+	fresh.Take(1, true)
 	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.bufs[pe]
+	old = d.bufs[pe]
+	d.bufs[pe] = fresh
+	d.mu.Unlock()
+	old.Retire()
+	return old, fresh, true
 }
 
 func (d *runDel) Send(from chare.Context, e chare.Envelope) error {
@@ -224,21 +236,14 @@ func TestMarkedEntryLeavesARetiredBuffer(t *testing.T) {
 		if !ok {
 			return
 		}
-		old := d.RunBuffer(chare.PEOf(m))
 		if err := chare.Send(m, g.At(1), (*rbBranch).Note, 1); err != nil {
 			m.Abort(err)
 			return
 		}
-		fresh, err := core.NewRunBuffer(m, func(int) {}, func() {})
-		if err != nil {
-			m.Abort(err)
+		old, fresh, ok := d.renew(m, 0)
+		if !ok {
 			return
 		}
-		fresh.Take(1, true)
-		d.mu.Lock()
-		d.bufs[0] = fresh
-		d.mu.Unlock()
-		old.Retire()
 		if err := chare.Send(m, g.At(1), (*rbBranch).Note, 2); err != nil {
 			m.Abort(err)
 			return
@@ -304,17 +309,10 @@ func TestMarkedEntryKeepsItsRunBuffer(t *testing.T) {
 			return
 		}
 		askedKept = asked()
-		old := d.buf(0)
-		fresh, err := core.NewRunBuffer(m, func(int) {}, func() {})
-		if err != nil {
-			m.Abort(err)
+		old, fresh, ok := d.renew(m, 0)
+		if !ok {
 			return
 		}
-		fresh.Take(1, true)
-		d.mu.Lock()
-		d.bufs[0] = fresh
-		d.mu.Unlock()
-		old.Retire()
 		if !send(n, 2*n) {
 			return
 		}
