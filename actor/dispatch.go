@@ -222,14 +222,15 @@ func (mb *mailbox) spin(procs int32) bool {
 				return true
 			}
 		}
-		if i%spinClock == 0 {
+		switch {
+		case i%spinClock == 0:
 			if clock() > end {
 				mb.pace.expired()
 				return false
 			}
 			runtime.Gosched()
-		} else if i%spinLongYield == 0 && mb.look(procs) {
-			return mb.n.Load() > 0
+		case i%spinLongYield == 0:
+			goyield()
 		}
 		if mb.awake.Load() != procs {
 			return mb.n.Load() > 0

@@ -244,8 +244,9 @@ func (rt *Runtime) Stopped() bool { return rt.stopped.Load() }
 // delay them.
 func (cfg Config) spins() bool { return cfg.Wait == WaitActive && cfg.Node == nil }
 
-// WaitPolicy returns what the runtime's PEs do when their mailboxes run
-// empty (Config.Wait).
+// WaitPolicy returns the wait policy the runtime was given (Config.Wait);
+// in a job of several processes its PEs wait as under WaitPassive
+// whatever it says.
 func (rt *Runtime) WaitPolicy() WaitPolicy { return rt.cfg.Wait }
 
 // Exit ends the job with the given exit code. The first call wins.
