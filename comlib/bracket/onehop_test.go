@@ -32,6 +32,17 @@ func oneHopPEsWith(t *testing.T, n int, opt Options) ([]*PE[payload], []Key) {
 	return pes, keys
 }
 
+// secondIteration ends p's iteration 0 of key and begins its iteration 1.
+func secondIteration(t *testing.T, p *PE[payload], key Key) {
+	t.Helper()
+	_, err := p.Begin(key, 0)
+	require.NoError(t, err)
+	_, err = p.End(key)
+	require.NoError(t, err)
+	_, err = p.Begin(key, 1)
+	require.NoError(t, err)
+}
+
 // TestOneHopPacketsKeepSendOrder: on a one-hop router the messages are
 // queued by destination as they are sent; each packet carries its
 // destination's messages in the order the source sent them (FIFO per
@@ -124,14 +135,9 @@ func TestLastStageDeliveredFromPackets(t *testing.T) {
 func TestOneHopOrderAfterPending(t *testing.T) {
 	pes, keys := oneHopPEs(t, 2)
 	p := pes[0]
-	_, err := p.Begin(keys[0], 0)
-	require.NoError(t, err)
-	_, err = p.End(keys[0])
-	require.NoError(t, err)
-	_, err = p.Begin(keys[0], 1)
-	require.NoError(t, err)
+	secondIteration(t, p, keys[0])
 	first := payload{src: 0, dst: 1, iter: 1}
-	_, err = p.Send(keys[0], 1, keys[1], first)
+	_, err := p.Send(keys[0], 1, keys[1], first)
 	require.NoError(t, err)
 	p.Enter(Enter{Iter: 0, Step: 2}) // iteration 1 goes pending
 	second := payload{src: 0, dst: 1, iter: 2}

@@ -60,12 +60,7 @@ func TestStraightSendsNoPackets(t *testing.T) {
 func TestStraightOrderAfterPending(t *testing.T) {
 	pes, keys := straightPEs(t, 2)
 	p := pes[0]
-	_, err := p.Begin(keys[0], 0)
-	require.NoError(t, err)
-	_, err = p.End(keys[0])
-	require.NoError(t, err)
-	_, err = p.Begin(keys[0], 1)
-	require.NoError(t, err)
+	secondIteration(t, p, keys[0])
 	require.True(t, p.Straight(keys[0]), "the first message goes straight")
 	p.Enter(Enter{Iter: 0, Step: 2}) // iteration 1 goes pending
 	require.False(t, p.Straight(keys[0]), "pending: queued, not straight")
