@@ -14,36 +14,66 @@ import (
 // sends, the node link handing over the frames of other processes
 // (remoteBatch), timers and the boot. So a PE needs no actor of
 // protoactor-go's (which carries the links between processes): its mailbox
-// is a slice behind a mutex, and one goroutine, living as long as the PE,
-// takes what was posted in one swap and handles it. A poster that finds the
-// PE idle wakes its goroutine; one that finds it running leaves the message
-// for the next swap. Per message that is a lock, an append and, when the PE
-// was idle, a channel send; protoactor-go's mailbox added two queues, a
-// scheduling handoff, an actor context and its middleware checks per
-// message (about a third of a round trip's CPU between two PEs, pprof).
+// is a ring of slots that posters claim with one compare-and-swap, and one
+// goroutine, living as long as the PE, takes what was posted and handles
+// it. A poster that finds the PE idle wakes its goroutine; one that finds
+// it running leaves the message for the next take. Per message that is a
+// claim, a slot written and, when the PE was idle, a channel send;
+// protoactor-go's mailbox added two queues, a scheduling handoff, an actor
+// context and its middleware checks per message (about a third of a round
+// trip's CPU between two PEs, pprof).
+//
+// The fields are laid out by who writes them: the posters' position, the
+// goroutine's, and what both read, each on cache lines of their own, so
+// that between two PEs on two cores a message moves the line of its slot
+// and little else (docs/design/latency.md).
 //
 // A goroutine that stays keeps its grown stack: protoactor-go's default
 // dispatcher started a goroutine each time an idle mailbox got a message,
 // and with a PE's deep call paths (a bracket advancing, a delivery routing
 // on) runtime.copystack/newstack took 38–43 % of comlib/alltoall's CPU.
 type mailbox struct {
-	mu     sync.Mutex
-	q      []any // posted, not yet taken
-	closed bool
-	spare  []any // the slice taken last, emptied, for the next swap (the goroutine's own)
+	// The posters' cache line: tail is the next position of ring a
+	// poster claims, and every position below limit is free (the
+	// goroutine took what it held). A lone sender keeps this line.
+	tail  atomic.Uint64
+	limit atomic.Uint64
+	_     [48]byte
 
+	// The goroutine's line: head is the position it takes next, told to
+	// the posters (who read it when they reach limit) once per take;
+	// spare is the slice taken last, emptied, for the next take.
+	head  atomic.Uint64
+	spare []any
+	pace  spinPace // under WaitActive; wokenAt is written by the waking poster
+	_     [8]byte
+
+	// Read by both, written rarely.
+	ring    []slot        // ringSize slots
+	ovf     atomic.Bool   // posts go to over (see post)
+	closed  atomic.Bool   // see close
 	running atomic.Bool   // the goroutine is handling messages, or about to
+	active  bool          // the runtime's WaitActive
 	wake    chan struct{} // a token when an idle PE got a message
-
 	// awake counts the mailboxes of the process whose goroutine runs
 	// (running set), shared by them; nil in a lone mailbox. See run.
 	awake *atomic.Int32
-	n     atomic.Int32 // len(q), for spin
 
-	// active: the runtime's WaitActive; pace is the goroutine's own.
-	active bool
-	pace   spinPace
+	mu   sync.Mutex
+	over []any // posts made while ovf is set
 }
+
+// slot is one position of a mailbox's ring: seq is its position plus one
+// once v is posted there (lower: not yet posted).
+type slot struct {
+	seq atomic.Uint64
+	v   any
+	_   [8]byte // two slots a cache line
+}
+
+// ringSize is how many posts a mailbox holds before posts go to its
+// overflow slice (a power of two).
+const ringSize = 128
 
 // mailboxYield is how many messages a PE handles before it lets the other
 // goroutines of the process run (runtime.Gosched), as protoactor-go's
@@ -56,7 +86,9 @@ const mailboxYield = 300
 const maxSpare = 4096
 
 func newMailbox(awake *atomic.Int32, active bool) *mailbox {
-	return &mailbox{wake: make(chan struct{}, 1), awake: awake, active: active, pace: spinPace{long: active}}
+	mb := &mailbox{ring: make([]slot, ringSize), wake: make(chan struct{}, 1), awake: awake, active: active, pace: spinPace{long: active}}
+	mb.limit.Store(ringSize)
+	return mb
 }
 
 // setRunning marks the goroutine running (or about to run) if it was
@@ -82,15 +114,26 @@ func (mb *mailbox) setIdle() {
 // post adds m to the mailbox and wakes the goroutine if it was idle; any
 // goroutine may call it. It reports whether it woke the goroutine. After
 // close, m is dropped (the job has ended).
+//
+// A post claims the ring's next position and writes its slot: with one
+// sender, a post takes no lock and no cache line that the goroutine
+// writes but the slot's. A post that finds the ring full sets ovf and
+// appends to over, behind mu, as does every post while ovf is set, so
+// that the posts of one sender are taken in the order made.
 func (mb *mailbox) post(m any) (woke bool) {
-	mb.mu.Lock()
-	if mb.closed {
-		mb.mu.Unlock()
+	if mb.closed.Load() {
 		return false
 	}
-	mb.q = append(mb.q, m)
-	mb.n.Store(int32(len(mb.q)))
-	mb.mu.Unlock()
+	if mb.ovf.Load() || !mb.push(m) {
+		mb.mu.Lock()
+		if mb.closed.Load() {
+			mb.mu.Unlock()
+			return false
+		}
+		mb.over = append(mb.over, m)
+		mb.ovf.Store(true)
+		mb.mu.Unlock()
+	}
 	if mb.setRunning() {
 		if mb.active {
 			mb.pace.wokenAt = clock() // read by the goroutine after the token
@@ -101,30 +144,87 @@ func (mb *mailbox) post(m any) (woke bool) {
 	return false
 }
 
-// take returns what was posted since the last take, and whether the
-// mailbox was closed.
-func (mb *mailbox) take() ([]any, bool) {
-	mb.mu.Lock()
-	q, closed := mb.q, mb.closed
-	if len(q) == 0 {
-		// Nothing posted: the queue keeps its array, and the spare its
-		// own (swapping would drop one, and the next post allocate).
-		mb.mu.Unlock()
-		return nil, closed
+// push puts m in the ring, or reports that the ring is full.
+func (mb *mailbox) push(m any) bool {
+	for {
+		pos := mb.tail.Load()
+		if pos >= mb.limit.Load() {
+			lim := mb.head.Load() + ringSize
+			if pos >= lim {
+				return false
+			}
+			for {
+				// limit only grows: a slow poster must not lower it.
+				old := mb.limit.Load()
+				if old >= lim || mb.limit.CompareAndSwap(old, lim) {
+					break
+				}
+			}
+		}
+		if mb.tail.CompareAndSwap(pos, pos+1) {
+			s := &mb.ring[pos&(ringSize-1)]
+			s.v = m
+			s.seq.Store(pos + 1)
+			return true
+		}
 	}
-	mb.q = mb.spare
+}
+
+// ready reports whether a post waits to be taken.
+func (mb *mailbox) ready() bool {
+	h := mb.head.Load()
+	return mb.ring[h&(ringSize-1)].seq.Load() == h+1 || mb.ovf.Load()
+}
+
+// take returns what was posted since the last take, and whether the
+// mailbox was closed: what the ring holds, in the order of its positions,
+// or once the ring is empty, the overflow.
+func (mb *mailbox) take() ([]any, bool) {
+	if mb.closed.Load() {
+		return nil, true
+	}
+	q := mb.spare
+	h := mb.head.Load()
+	for {
+		s := &mb.ring[h&(ringSize-1)]
+		if s.seq.Load() != h+1 {
+			break
+		}
+		q = append(q, s.v)
+		s.v = nil
+		h++
+	}
+	if len(q) > 0 {
+		mb.head.Store(h)
+		mb.spare = nil
+		return q, false
+	}
+	if !mb.ovf.Load() {
+		return nil, false
+	}
+	// The overflow holds posts made after the ring was found full: it
+	// is taken once every position claimed before is taken (a poster
+	// may still be writing its slot).
+	for mb.tail.Load() != h {
+		if mb.ring[h&(ringSize-1)].seq.Load() == h+1 {
+			return mb.take()
+		}
+		runtime.Gosched()
+	}
+	mb.mu.Lock()
+	q, mb.over = mb.over, mb.spare
 	mb.spare = nil
-	mb.n.Store(0)
+	mb.ovf.Store(false)
 	mb.mu.Unlock()
-	return q, closed
+	return q, false
 }
 
 // close makes the goroutine end after the message it is handling; what is
 // posted afterwards, or was not taken yet, is dropped.
 func (mb *mailbox) close() {
 	mb.mu.Lock()
-	mb.closed = true
-	mb.q = nil
+	mb.closed.Store(true)
+	mb.over = nil
 	mb.mu.Unlock()
 	if mb.setRunning() {
 		mb.wake <- struct{}{}
@@ -209,7 +309,7 @@ func (mb *mailbox) spin(procs int32) bool {
 	}
 	for range spinLooks {
 		if mb.look(procs) {
-			return mb.n.Load() > 0
+			return mb.ready()
 		}
 	}
 	if !mb.active || !mb.pace.long {
@@ -218,7 +318,7 @@ func (mb *mailbox) spin(procs int32) bool {
 	end := clock() + spinLong
 	for i := 1; ; i++ {
 		for range spinLongPolls {
-			if mb.n.Load() > 0 {
+			if mb.ready() {
 				return true
 			}
 		}
@@ -233,7 +333,7 @@ func (mb *mailbox) spin(procs int32) bool {
 			goyield()
 		}
 		if mb.awake.Load() != procs {
-			return mb.n.Load() > 0
+			return mb.ready()
 		}
 	}
 }
@@ -244,7 +344,7 @@ func (mb *mailbox) spin(procs int32) bool {
 func (mb *mailbox) look(procs int32) bool {
 	mb.yield()
 	for range spinPolls {
-		if mb.n.Load() > 0 {
+		if mb.ready() {
 			return true
 		}
 	}
@@ -264,12 +364,7 @@ func (mb *mailbox) yield() {
 }
 
 // pending reports whether anything was posted since the last take.
-func (mb *mailbox) pending() bool {
-	mb.mu.Lock()
-	n := len(mb.q)
-	mb.mu.Unlock()
-	return n > 0
-}
+func (mb *mailbox) pending() bool { return mb.ready() }
 
 // run is the PE's goroutine: handle gets each message in the order posted;
 // idle, if not nil, runs each time the mailbox is found empty, before the
@@ -309,9 +404,7 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 				// that appended after the take saw running set and did
 				// not: look again.
 				mb.setIdle()
-				mb.mu.Lock()
-				more := len(mb.q) > 0 || mb.closed
-				mb.mu.Unlock()
+				more := mb.ready() || mb.closed.Load()
 				if !more || !mb.setRunning() {
 					if mb.active {
 						mb.pace.parked(clock())

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -149,4 +150,109 @@ func TestActiveMailboxHandlesEveryPost(t *testing.T) {
 	require.Eventually(t, func() bool { return awake.Load() == others && !mb.running.Load() }, 10*time.Second, time.Millisecond,
 		"the goroutine parked once the posts stopped")
 	require.False(t, mb.pace.long, "the spin that found no more posts ended the long spins")
+}
+
+// A mailbox takes the posts of each sender in the order it made them,
+// whether they go through the ring or, once the ring is full, through the
+// overflow slice, with several senders at once and positions that wrap
+// around the ring many times; none is lost or taken twice.
+func TestMailboxKeepsEachSendersOrder(t *testing.T) {
+	const senders, each = 4, 5000
+	type post struct{ from, i int }
+	mb := newMailbox(nil, false)
+	held := make(chan struct{})
+	got := make(chan post, senders*each)
+	var overflowed atomic.Bool
+	first := true
+	go mb.run(func(m any) bool {
+		if first {
+			first = false
+			<-held // the senders fill the ring meanwhile
+		}
+		got <- m.(post)
+		return false
+	}, nil)
+	defer mb.close()
+	for s := range senders {
+		go func() {
+			for i := range each {
+				mb.post(post{s, i})
+				if s == 0 && i == 2*ringSize {
+					// The handler holds the first post: the ring is full.
+					overflowed.Store(mb.ovf.Load())
+					close(held)
+				}
+			}
+		}()
+	}
+	next := make([]int, senders)
+	for n := range senders * each {
+		select {
+		case p := <-got:
+			require.Equal(t, next[p.from], p.i, "post %d of sender %d (message %d taken)", next[p.from], p.from, n)
+			next[p.from]++
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%d of %d posts taken; per sender %v", n, senders*each, next)
+		}
+	}
+	require.True(t, overflowed.Load(), "the posts beyond the ring's size went to the overflow")
+	require.False(t, mb.ovf.Load(), "the overflow was taken")
+}
+
+// Taken without a goroutine: a full ring sends the next posts to the
+// overflow, which is taken after the ring, and then posts use the ring
+// again, around and around.
+func TestMailboxRingAndOverflow(t *testing.T) {
+	mb := newMailbox(nil, false)
+	for i := range ringSize + 5 {
+		mb.post(i)
+	}
+	require.True(t, mb.ovf.Load(), "a post to a full ring goes to the overflow")
+	q, closed := mb.take()
+	require.False(t, closed)
+	require.Len(t, q, ringSize, "the first take is the ring")
+	mb.post(-1) // while the overflow waits: behind it
+	q2, _ := mb.take()
+	require.Equal(t, []any{ringSize, ringSize + 1, ringSize + 2, ringSize + 3, ringSize + 4, -1}, q2, "then the overflow, in order")
+	for i, m := range q {
+		require.Equal(t, i, m)
+	}
+	require.False(t, mb.ovf.Load())
+	n := 0
+	for round := range 3 * ringSize {
+		for range 3 {
+			mb.post(n)
+			n++
+		}
+		q, _ := mb.take()
+		require.Equal(t, []any{n - 3, n - 2, n - 1}, q, "round %d", round)
+		require.False(t, mb.ovf.Load(), "round %d: the ring had room", round)
+	}
+	q, _ = mb.take()
+	require.Empty(t, q)
+	mb.close()
+	require.False(t, mb.post(1), "a post after close is dropped")
+	_, closed = mb.take()
+	require.True(t, closed)
+}
+
+// A mailbox's ring and the PE's send buffers take whole cache lines.
+func TestLineCap(t *testing.T) {
+	for _, c := range []struct{ n, size, want int }{
+		{1, 16, 4}, {2, 8, 8}, {9, 8, 16}, {2, 24, 8}, {8, 24, 8}, {9, 24, 16}, {1, 64, 1}, {3, 128, 3}, {0, 8, 0},
+	} {
+		got := lineCap(c.n, c.size)
+		require.Equal(t, c.want, got, "lineCap(%d, %d)", c.n, c.size)
+		require.Zero(t, got*c.size%64, "lineCap(%d, %d) bytes", c.n, c.size)
+	}
+	var s slot
+	require.Equal(t, uintptr(32), unsafe.Sizeof(s), "two slots a cache line")
+}
+
+// A PE takes what it processed off its backlog in folds of a sixteenth of
+// the bound, at most 64 envelopes and at least one; with no bound, 64.
+func TestFoldAt(t *testing.T) {
+	for bound, want := range map[int64]int64{0: 64, 1: 1, 16: 1, 64: 4, 1024: 64, DefaultMaxInFlight: 64} {
+		require.Equal(t, want, foldAt(bound), "foldAt(%d)", bound)
+	}
 }
