@@ -33,9 +33,13 @@ type Describer interface {
 // PE is one processing element. Its fields are touched only by code running
 // on it (its message handlers and the thread that holds it).
 type PE struct {
+	// Read by the PEs that send here: on a cache line of their own, away
+	// from the fields this PE writes at each message (see lineCap).
 	rt *Runtime
 	id int
 	mb *mailbox // see mailbox.run
+	_  [40]byte
+
 	// woke: a send posted since the handling of the current message began
 	// woke an idle PE (handle reports it to mailbox.run).
 	woke bool
@@ -194,12 +198,17 @@ type batch struct {
 
 func (pe *PE) enqueue(dest int, m Message) {
 	if pe.out == nil {
-		pe.out = make([][]Message, len(pe.rt.pes))
-		pe.outN = make([]int, len(pe.rt.pes))
+		n := len(pe.rt.pes)
+		pe.out = make([][]Message, n, lineCap(n, 24))
+		pe.outN = make([]int, n, lineCap(n, 8))
+		pe.dirty = make([]int, 0, lineCap(n, 8))
 	}
 	q := pe.out[dest]
 	if len(q) == 0 {
 		pe.dirty = append(pe.dirty, dest)
+		if cap(q) == 0 {
+			q = make([]Message, 0, lineCap(1, 16))
+		}
 	}
 	q = append(q, m)
 	pe.out[dest] = q
@@ -207,6 +216,19 @@ func (pe *PE) enqueue(dest int, m Message) {
 	if pe.outN[dest] >= batchMax {
 		pe.flushTo(dest)
 	}
+}
+
+// lineCap returns the capacity, at least n, of a slice of elements of
+// size bytes that this PE writes as it sends: a whole number of cache
+// lines, so that the allocator (which aligns such sizes) gives it lines
+// of its own. A small slice would otherwise share its line with another
+// PE's, and the line would move between their cores at each send.
+func lineCap(n, size int) int {
+	per := 64
+	for per%2 == 0 && size%2 == 0 {
+		per, size = per/2, size/2
+	}
+	return (n + per - 1) / per * per
 }
 
 // Flush posts the sends buffered so far instead of waiting for the end of

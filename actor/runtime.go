@@ -75,14 +75,18 @@ type Runtime struct {
 	exitErr  error
 	stopped  atomic.Bool
 	bound    int64 // of a mailbox's backlog; 0 for none
+	foldAt   int64 // foldAt(bound)
 
 	node   *nodeState // nil in a single-process job
 	prefix string     // names this job's actors in a shared actor system
 	kids   *children  // the nodes this one launched
 
 	// awake counts the PEs of this process whose goroutine runs (see
-	// mailbox.run).
+	// mailbox.run): written at each park and wake, so on a cache line of
+	// its own, away from the fields every PE reads at each message.
+	_     [64]byte
 	awake atomic.Int32
+	_     [60]byte
 	// goroutines counts the PE goroutines and their threads' goroutines
 	// (threadWorker) that have not returned.
 	goroutines sync.WaitGroup
@@ -125,6 +129,7 @@ func Start(cfg Config, boot func(pe *PE)) (*Runtime, error) {
 		done: make(chan struct{}),
 	}
 	rt.bound = rt.inFlightBound()
+	rt.foldAt = foldAt(rt.bound)
 	// A job of one process needs no actor system: its PEs' mailboxes are
 	// their own (dispatch.go); only the links between processes are
 	// protoactor-go's.
