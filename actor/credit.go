@@ -11,7 +11,8 @@ import (
 // A PE that sends faster than its receivers run would otherwise fill their
 // mailboxes until the process runs out of memory. Each PE counts the
 // messages posted to its mailbox by local PEs and not yet processed (its
-// backlog). A PE about to post a batch to a PE whose backlog has reached
+// backlog; it takes the processed ones off in folds, see consumed). A PE
+// about to post a batch to a PE whose backlog has reached
 // Config.MaxInFlight waits — its goroutine parks, so the PE processes
 // nothing meanwhile — until that backlog falls below half the bound.
 // Nothing is dropped: the sender resumes and posts what it holds.
@@ -51,6 +52,11 @@ type creditState struct {
 	waits   atomic.Int64  // times a sender parked for this PE (for tests and benchmarks)
 	overrun atomic.Int64  // batches posted over the bound because this PE's receiver was waiting
 }
+
+// lowMark is the backlog below which parked senders resume: half the
+// bound, and at least 1 (a bound of 1 would otherwise wait for a backlog
+// below zero).
+func lowMark(bound int64) int64 { return max(1, bound/2) }
 
 // foldAt returns how much of its backlog a PE processes before it takes
 // it off (consumed): a sixteenth of the bound, up to 64 envelopes.
@@ -108,7 +114,7 @@ func (pe *PE) awaitCredit(d *PE) {
 	if limit == 0 || d == pe || d.credit.backlog.Load() < limit {
 		return
 	}
-	low := limit / 2
+	low := lowMark(limit)
 	pe.startWaiting()
 	defer pe.credit.waiting.Store(false)
 	var t *time.Timer
@@ -153,8 +159,8 @@ func (pe *PE) startWaiting() {
 // consumed lowers pe's backlog by n processed messages, in folds: at
 // once when senders are parked for pe, otherwise once foldAt are
 // processed; it wakes the parked senders once the backlog is below the
-// low mark. Until a fold the backlog counts up to foldAt more than waits
-// (less than a sixteenth of the bound).
+// low mark. Until a fold the backlog counts fewer than foldAt more than
+// is unprocessed (under a sixteenth of the bound).
 func (pe *PE) consumed(n int) {
 	u := pe.credit.unfolded.Load() + int64(n)
 	if u < pe.rt.foldAt && !pe.credit.parked.Load() {
@@ -163,7 +169,7 @@ func (pe *PE) consumed(n int) {
 	}
 	pe.credit.unfolded.Store(0)
 	b := pe.credit.backlog.Add(-u)
-	if b >= pe.rt.bound/2 || !pe.credit.parked.Load() {
+	if b >= lowMark(pe.rt.bound) || !pe.credit.parked.Load() {
 		return
 	}
 	pe.wakeSenders()

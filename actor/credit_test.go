@@ -174,3 +174,34 @@ func TestLoneSizedMessageLeavesNoBacklog(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Equal(t, [rounds]int64{}, backlog, "PE 1's backlog each time PE 0 heard back")
 }
+
+// The smallest bounds work: with MaxInFlight 1 or 2 a sender of more
+// than a batch waits for its receiver and resumes (with a bound of 1 the
+// low mark was 0, and a waiting sender waited for a backlog below zero).
+func TestSmallestBoundsLetSendersResume(t *testing.T) {
+	for _, bound := range []int{1, 2} {
+		const n = 3 * 256 // more than a batch: the sender flushes while it sends
+		var arrived atomic.Int64
+		rt, err := actor.Start(actor.Config{PEs: 2, MaxInFlight: bound}, func(pe *actor.PE) {
+			for range n {
+				pe.Send(1, &floodMsg{done: func(pe *actor.PE) {
+					if arrived.Add(1) == n {
+						pe.Runtime().Exit(0)
+					}
+				}})
+			}
+		})
+		require.NoError(t, err)
+		ended := make(chan error, 1)
+		go func() { _, err := rt.Wait(); ended <- err }()
+		select {
+		case err := <-ended:
+			require.NoError(t, err)
+		case <-time.After(deadline):
+			rt.Abort(fmt.Errorf("timed out"))
+			t.Fatalf("MaxInFlight %d: %d of %d messages arrived within %v", bound, arrived.Load(), n, deadline)
+		}
+		parked, _, _ := rt.CreditStats(1)
+		require.Positive(t, parked, "MaxInFlight %d: the sender never waited, so the test shows nothing", bound)
+	}
+}

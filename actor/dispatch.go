@@ -34,8 +34,8 @@ import (
 // on) runtime.copystack/newstack took 38–43 % of comlib/alltoall's CPU.
 type mailbox struct {
 	// The posters' cache line: tail is the next position of ring a
-	// poster claims, and every position below limit is free (the
-	// goroutine took what it held). A lone sender keeps this line.
+	// poster claims, and the positions from tail up to limit are free
+	// (the goroutine took what they held). A lone sender keeps this line.
 	tail  atomic.Uint64
 	limit atomic.Uint64
 	_     [48]byte
@@ -60,7 +60,8 @@ type mailbox struct {
 	awake *atomic.Int32
 
 	mu   sync.Mutex
-	over []any // posts made while ovf is set
+	over []any    // posts made while ovf is set
+	_    [40]byte // 256 bytes: a mailbox starts a cache line, and ends one
 }
 
 // slot is one position of a mailbox's ring: seq is its position plus one
@@ -181,6 +182,7 @@ func (mb *mailbox) ready() bool {
 // or once the ring is empty, the overflow.
 func (mb *mailbox) take() ([]any, bool) {
 	if mb.closed.Load() {
+		mb.drop()
 		return nil, true
 	}
 	q := mb.spare
@@ -209,14 +211,33 @@ func (mb *mailbox) take() ([]any, bool) {
 		if mb.ring[h&(ringSize-1)].seq.Load() == h+1 {
 			return mb.take()
 		}
-		runtime.Gosched()
+		mb.yield()
 	}
 	mb.mu.Lock()
+	if mb.closed.Load() {
+		mb.mu.Unlock()
+		mb.drop()
+		return nil, true
+	}
 	q, mb.over = mb.over, mb.spare
 	mb.spare = nil
 	mb.ovf.Store(false)
 	mb.mu.Unlock()
 	return q, false
+}
+
+// drop lets go of what the ring holds once the mailbox is closed.
+func (mb *mailbox) drop() {
+	h := mb.head.Load()
+	for {
+		s := &mb.ring[h&(ringSize-1)]
+		if s.seq.Load() != h+1 {
+			break
+		}
+		s.v = nil
+		h++
+	}
+	mb.head.Store(h)
 }
 
 // close makes the goroutine end after the message it is handling; what is
@@ -232,11 +253,11 @@ func (mb *mailbox) close() {
 }
 
 // spinLooks is how many times a PE whose mailbox ran empty yields and
-// then polls its length spinPolls times before it parks (see spin): a
+// then polls its ring spinPolls times before it parks (see spin): a
 // count, not a clock, so that a look costs no clock read. Under
 // WaitActive, a PE whose pace is long (spinPace) then goes on for up to
 // spinLong (and a round's overshoot): rounds of spinLongPolls polls of
-// the length, with a yield to its P's queue every spinLongYield rounds
+// the ring, with a yield to its P's queue every spinLongYield rounds
 // and, every spinClock rounds, a look at the clock and a yield to the
 // process's queue (runtime.Gosched), so that goroutines waiting there
 // (one back from a system call, say) are not kept waiting.
@@ -290,7 +311,7 @@ var clockBase = time.Now()
 func clock() time.Duration { return time.Since(clockBase) }
 
 // spin looks for a post up to spinLooks times, each time yielding the P
-// and then polling the queue's length (an atomic) spinPolls times, and
+// and then polling the ring (ready) spinPolls times, and
 // under WaitActive, while the PE's pace is long (spinPace), on for up to
 // spinLong; it reports whether a post came. It looks only while exactly
 // procs PEs of the runtime are awake (procs is GOMAXPROCS as it was when
@@ -338,7 +359,7 @@ func (mb *mailbox) spin(procs int32) bool {
 	}
 }
 
-// look yields the P once (yield) and then polls the queue's length
+// look yields the P once (yield) and then polls the ring
 // spinPolls times; it reports whether the spin is over: a post came, or
 // the count of awake PEs left procs.
 func (mb *mailbox) look(procs int32) bool {

@@ -230,10 +230,51 @@ func TestMailboxRingAndOverflow(t *testing.T) {
 	}
 	q, _ = mb.take()
 	require.Empty(t, q)
+	mb.post(n) // left in the ring by close
 	mb.close()
-	require.False(t, mb.post(1), "a post after close is dropped")
+	tail := mb.tail.Load()
+	mb.post(1)
+	require.Equal(t, tail, mb.tail.Load(), "a post after close is dropped")
+	require.Empty(t, mb.over, "a post after close is dropped")
 	_, closed = mb.take()
 	require.True(t, closed)
+	for i := range mb.ring {
+		require.Nil(t, mb.ring[i].v, "slot %d: a closed mailbox keeps no message", i)
+	}
+}
+
+// The overflow waits for a position claimed before it whose slot is not
+// written yet: the ring's posts come first, then the overflow's.
+func TestMailboxOverflowWaitsForAClaimedSlot(t *testing.T) {
+	mb := newMailbox(nil, false)
+	mb.tail.Add(1) // position 0: claimed by a poster that has not written it
+	for i := 1; i < ringSize; i++ {
+		mb.post(i)
+	}
+	mb.post("over")
+	require.True(t, mb.ovf.Load())
+	taken := make(chan []any)
+	started := make(chan struct{})
+	go func() {
+		close(started)
+		q, _ := mb.take()
+		taken <- q
+	}()
+	<-started
+	mb.ring[0].v = 0 // the poster of position 0 writes its slot
+	mb.ring[0].seq.Store(1)
+	var q []any
+	select {
+	case q = <-taken:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the take did not end once the claimed slot was written")
+	}
+	require.Len(t, q, ringSize, "the ring first")
+	for i, m := range q {
+		require.Equal(t, i, m)
+	}
+	q, _ = mb.take()
+	require.Equal(t, []any{"over"}, q, "then the overflow")
 }
 
 // A mailbox's ring and the PE's send buffers take whole cache lines.

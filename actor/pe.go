@@ -220,9 +220,11 @@ func (pe *PE) enqueue(dest int, m Message) {
 
 // lineCap returns the capacity, at least n, of a slice of elements of
 // size bytes that this PE writes as it sends: a whole number of cache
-// lines, so that the allocator (which aligns such sizes) gives it lines
-// of its own. A small slice would otherwise share its line with another
-// PE's, and the line would move between their cores at each send.
+// lines, so that the allocator, whose size classes of whole lines start
+// on a line (or, above 512 bytes with pointers, 8 bytes past one, in a
+// class of more than the size), gives it no line that it shares with
+// another object. A small slice would otherwise share its line with
+// another PE's, and the line would move between their cores at each send.
 func lineCap(n, size int) int {
 	per := 64
 	for per%2 == 0 && size%2 == 0 {
@@ -304,7 +306,7 @@ func (pe *PE) flushTo(dest int) {
 		pe.woke = true
 	}
 	if cap(spare) == 0 {
-		spare = make([]Message, 0, len(q))
+		spare = make([]Message, 0, lineCap(len(q), 16))
 	}
 	pe.out[dest] = spare
 }
