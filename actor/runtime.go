@@ -55,7 +55,7 @@ type Config struct {
 	// PEs are split between the nodes. Nil means one process.
 	Node *NodeConfig
 	// Wait is what a PE does when its mailbox runs empty; the zero value
-	// is WaitPassive. A policy this version does not know is an error.
+	// is WaitActive. A policy this version does not know is an error.
 	// In a job of several processes (Node set) PEs wait as under
 	// WaitPassive whatever the policy.
 	Wait WaitPolicy

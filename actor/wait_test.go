@@ -14,7 +14,7 @@ func TestParseWaitPolicy(t *testing.T) {
 	}
 	for _, bad := range []string{"", "Active", "spin", "1"} {
 		_, err := ParseWaitPolicy(bad)
-		require.ErrorContains(t, err, `unknown wait policy "`+bad+`": want passive or active`)
+		require.ErrorContains(t, err, `unknown wait policy "`+bad+`": want active or passive`)
 	}
 	require.Equal(t, "WaitPolicy(7)", WaitPolicy(7).String())
 }

@@ -86,10 +86,11 @@ type Config struct {
 	// from a FailAfter set in Node.
 	FailAfter time.Duration
 	// Wait is what a PE does when it has no message to handle (the
-	// runtime flag -wait passive|active): actor.WaitPassive (the zero
-	// value) looks briefly and then parks; actor.WaitActive keeps the
-	// PE's core while its messages come microseconds apart, as Charm++'s
-	// PEs do. See actor.WaitPolicy.
+	// runtime flag -wait active|passive): actor.WaitActive (the zero
+	// value) keeps the PE's core while its messages come microseconds
+	// apart, as Charm++'s PEs do, and parks it when they stop;
+	// actor.WaitPassive looks briefly and then parks. See
+	// actor.WaitPolicy.
 	Wait actor.WaitPolicy
 
 	// dropSecret, set by ParseArgs on rank 0 of a launcher's job that
@@ -367,8 +368,8 @@ func Main[T any](start func(main *T, args []string)) int {
 //	                 mpirun and mpiexec across hosts)
 //	-failafter D     a node silent for D (a duration: 10s) is lost, and the
 //	                 job aborts; default 3s (Config.FailAfter)
-//	-wait P          what an idle PE does: passive (the default) or active,
-//	                 keep its core while messages come fast (Config.Wait)
+//	-wait P          what an idle PE does: active (the default), keep its
+//	                 core while messages come fast, or passive (Config.Wait)
 //	-restart DIR     restart from the checkpoint in DIR (see Checkpoint)
 //	-trace FILE      write the run as a timeline (Chrome trace-event JSON; see
 //	                 package trace)

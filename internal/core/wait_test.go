@@ -17,11 +17,12 @@ func TestParseArgsWait(t *testing.T) {
 		want actor.WaitPolicy
 		err  string
 	}{
-		{in: nil, want: actor.WaitPassive},
-		{in: []string{"-wait", "active", "x"}, want: actor.WaitActive},
+		{in: nil, want: actor.WaitActive}, // the default
+		{in: []string{"-wait", "passive", "x"}, want: actor.WaitPassive},
+		{in: []string{"-wait=active"}, want: actor.WaitActive},
 		{in: []string{"-wait=passive"}, want: actor.WaitPassive},
 		{in: []string{"-wait"}, err: "flag -wait needs a value"},
-		{in: []string{"-wait", "spin"}, err: `flag -wait: unknown wait policy "spin": want passive or active`},
+		{in: []string{"-wait", "spin"}, err: `flag -wait: unknown wait policy "spin": want active or passive`},
 		{in: []string{"-wiat", "active"}, err: "-wait"}, // a near miss names the flag
 	} {
 		cfg, err := ParseArgs(c.in)

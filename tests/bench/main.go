@@ -79,7 +79,7 @@ var benchReps = 3
 
 // benchWait is -wait: the wait policy of our PEs, passed on to launched
 // nodes and to the charm/ counterparts.
-var benchWait = actor.WaitPassive
+var benchWait = actor.WaitActive
 
 func register(name string, run func(cfg config) ([]result, error)) {
 	benchmarks = append(benchmarks, benchmark{name: name, run: run})
@@ -103,7 +103,7 @@ func main() {
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	traceFile := flag.String("trace", "", "write an execution trace (go tool trace) to this file")
 	memprofile := flag.String("memprofile", "", "write an allocation profile (every 4 KiB allocated sampled) to this file at the end")
-	wait := flag.String("wait", "passive", "the wait policy of our PEs in every benchmark (chare.Config.Wait; the charm/ counterparts get -wait): passive or active")
+	wait := flag.String("wait", "active", "the wait policy of our PEs in every benchmark (chare.Config.Wait; the charm/ counterparts get -wait): active or passive")
 	flag.Parse()
 	if w, err := actor.ParseWaitPolicy(*wait); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: -wait:", err)

@@ -38,16 +38,16 @@ const jobDeadline = 30 * time.Second
 // the suite this way.
 const envTestNodes = "CHARM_TEST_NODES"
 
-// envTestWait, set to a wait policy (passive, active), runs the suite's
-// jobs that jobConfig makes with it (chare.Config.Wait);
-// TestWaitActiveJobs runs a few under WaitActive in any case.
+// envTestWait, set to a wait policy (active, passive), runs the suite's
+// jobs that jobConfig makes with it (chare.Config.Wait; by default the
+// default, WaitActive); TestWaitPolicyJobs runs a few under each.
 const envTestWait = "CHARM_TEST_WAIT"
 
 // testWait is the wait policy every job runs with.
 var testWait = func() actor.WaitPolicy {
 	v := os.Getenv(envTestWait)
 	if v == "" {
-		return actor.WaitPassive
+		return actor.WaitActive
 	}
 	w, err := actor.ParseWaitPolicy(v)
 	if err != nil {

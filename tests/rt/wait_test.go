@@ -12,20 +12,28 @@ import (
 	"github.com/charmgo/charm/chare"
 )
 
-// Under WaitActive (PEs that keep their cores while messages come fast)
-// a job does what it does under WaitPassive: barriers back to back with
-// one PE per P (GOMAXPROCS of them, where the PEs spin), the main thread
-// waiting on futures and napping on timers meanwhile, and quiescence once
-// they stop; and the same with more PEs than Ps, where a PE spins only
-// while the others sleep. CHARM_TEST_WAIT=active runs the suite's jobs
-// that jobConfig makes so.
-func TestWaitActiveJobs(t *testing.T) {
-	for _, pes := range []int{runtime.GOMAXPROCS(0), runtime.GOMAXPROCS(0) + 3} {
+// Under either wait policy — WaitActive (the default: PEs that keep
+// their cores while messages come fast) and WaitPassive — a job does the
+// same: barriers back to back with one PE per P (GOMAXPROCS of them,
+// where the PEs spin), the main thread waiting on futures and napping on
+// timers meanwhile, and quiescence once they stop; and the same with
+// more PEs than Ps, where a PE spins only while the others sleep.
+// CHARM_TEST_WAIT=passive runs the suite's jobs that jobConfig makes
+// under WaitPassive.
+func TestWaitPolicyJobs(t *testing.T) {
+	for _, c := range []struct {
+		wait actor.WaitPolicy
+		pes  int
+	}{
+		{actor.WaitActive, runtime.GOMAXPROCS(0)}, {actor.WaitActive, runtime.GOMAXPROCS(0) + 3},
+		{actor.WaitPassive, runtime.GOMAXPROCS(0)}, {actor.WaitPassive, runtime.GOMAXPROCS(0) + 3},
+	} {
+		pes := c.pes
 		cfg := jobConfig(t, pes)
-		cfg.Wait = actor.WaitActive
+		cfg.Wait = c.wait
 		var rounds, naps int
 		code, err := runConfig(t, cfg, func(m *tmain, _ []string) {
-			inJob.Equal(actor.WaitActive, chare.PEOf(m).Actor().Runtime().WaitPolicy())
+			inJob.Equal(c.wait, chare.PEOf(m).Actor().Runtime().WaitPolicy())
 			a, err := array.New[baElem](m, array.Dims(pes))
 			inJob.NoError(err)
 			for range 20 {
@@ -41,9 +49,9 @@ func TestWaitActiveJobs(t *testing.T) {
 			quiesce(m)
 			m.Exit(0)
 		})
-		require.NoError(t, err, "%d PEs", pes)
+		require.NoError(t, err, "%v, %d PEs", c.wait, pes)
 		require.Equal(t, 0, code)
-		require.Equal(t, 2000, rounds, "%d PEs: every barrier round ended", pes)
+		require.Equal(t, 2000, rounds, "%v, %d PEs: every barrier round ended", c.wait, pes)
 		require.Equal(t, 20, naps)
 	}
 }
