@@ -24,7 +24,8 @@ import (
 // over Unix-domain sockets instead of through protoactor-go remote: one
 // write of the encoded frame from the sending PE's goroutine, one read on
 // the receiver's socket goroutine, which hands the messages to their PEs
-// (link.go). protoactor-go still carries the join, the heartbeats and the
+// (link.go); under WaitActive that goroutine polls its socket for a while
+// after each frame (pollReader). protoactor-go still carries the join, the heartbeats and the
 // exit frames. See docs/design/transport.md for the measurements.
 //
 // Each node listens on a socket in a directory of its own that only its
@@ -66,6 +67,8 @@ type sockState struct {
 	out []*sockOut // by node: the connection this node sends data frames on, or nil
 
 	written atomic.Int64 // frames written (for tests)
+
+	spinning atomic.Bool // a reader polls its socket (pollReader)
 
 	after func(time.Duration, func()) // time.AfterFunc; a test's fake (under mu)
 }
@@ -265,8 +268,14 @@ func (rt *Runtime) readSock(s *sockState, c net.Conn) {
 	if !s.track(c) {
 		return
 	}
-	r := bufio.NewReaderSize(c, 64<<10)
 	_ = c.SetReadDeadline(time.Time{})
+	pr, err := newPollReader(c, &s.spinning, &rt.awake, rt.cfg.Wait == WaitActive)
+	if err != nil {
+		rt.lostNode(from, fmt.Sprintf("reading its same-host socket: %v", err))
+		_ = c.Close()
+		return
+	}
+	r := bufio.NewReaderSize(pr, 64<<10)
 	bye := false // the node closes its end: it is done with the job
 	for {
 		b, err := wire.ReadStream(r, wire.MaxFrame)

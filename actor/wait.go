@@ -23,7 +23,9 @@ const (
 	// others sleep. Several processes on one host, or other busy programs,
 	// can still crowd the cores: choose WaitPassive there. In a job of
 	// several processes, PEs wait as under WaitPassive (a spinning P would
-	// not poll the network, where the other processes' messages arrive).
+	// not poll the network, where the other processes' messages arrive);
+	// there the goroutine that reads another process of the host polls
+	// its socket instead, as long, while a P is free of PEs.
 	WaitActive WaitPolicy = iota
 	// WaitPassive: a PE looks for a message for a few microseconds,
 	// yielding its core between looks, and then parks: the cores' time
