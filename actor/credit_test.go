@@ -109,15 +109,9 @@ func TestSendBackPressure(t *testing.T) {
 				}
 			})
 			require.NoError(t, err)
-			ended := make(chan error, 1)
-			go func() { _, err := rt.Wait(); ended <- err }()
-			select {
-			case err := <-ended:
-				require.NoError(t, err)
-			case <-time.After(deadline):
-				rt.Abort(fmt.Errorf("timed out"))
-				t.Fatalf("%s: %d of %d messages arrived within %v", c.name, arrived.Load(), want*int64(len(c.receivers)), deadline)
-			}
+			waitEnd(t, rt, func() string {
+				return fmt.Sprintf("%s: %d of %d messages arrived", c.name, arrived.Load(), want*int64(len(c.receivers)))
+			})
 			close(stop)
 			p := <-peak
 			for _, r := range c.receivers {
@@ -192,16 +186,25 @@ func TestSmallestBoundsLetSendersResume(t *testing.T) {
 			}
 		})
 		require.NoError(t, err)
-		ended := make(chan error, 1)
-		go func() { _, err := rt.Wait(); ended <- err }()
-		select {
-		case err := <-ended:
-			require.NoError(t, err)
-		case <-time.After(deadline):
-			rt.Abort(fmt.Errorf("timed out"))
-			t.Fatalf("MaxInFlight %d: %d of %d messages arrived within %v", bound, arrived.Load(), n, deadline)
-		}
+		waitEnd(t, rt, func() string {
+			return fmt.Sprintf("MaxInFlight %d: %d of %d messages arrived", bound, arrived.Load(), n)
+		})
 		parked, _, _ := rt.CreditStats(1)
 		require.Positive(t, parked, "MaxInFlight %d: the sender never waited, so the test shows nothing", bound)
+	}
+}
+
+// waitEnd waits for rt's job to end without an error; at the deadline it
+// aborts the job and fails the test, saying what had arrived (arrived).
+func waitEnd(t *testing.T, rt *actor.Runtime, arrived func() string) {
+	t.Helper()
+	ended := make(chan error, 1)
+	go func() { _, err := rt.Wait(); ended <- err }()
+	select {
+	case err := <-ended:
+		require.NoError(t, err)
+	case <-time.After(deadline):
+		rt.Abort(fmt.Errorf("timed out"))
+		t.Fatalf("%s within %v", arrived(), deadline)
 	}
 }
