@@ -55,30 +55,39 @@ func TestPollReaderReadsWhatIsWritten(t *testing.T) {
 		for i := range 2000 {
 			want.Write(bytes.Repeat([]byte{byte(i)}, 1+i%97))
 		}
+		p := r.(*pollReader)
 		go func() {
+			defer a.Close()
 			w := want.Bytes()
-			for len(w) > 0 {
+			for first := true; len(w) > 0; first = false {
 				n := min(len(w), 1+len(w)%501)
 				if _, err := a.Write(w[:n]); err != nil {
 					return
 				}
 				w = w[n:]
+				for first && active && p.spun.Load() == 0 {
+					runtime.Gosched() // until the reader, out of data, polls
+				}
 				runtime.Gosched()
 			}
-			a.Close()
 		}()
 		got, err := io.ReadAll(r)
 		require.NoError(t, err, "active: %v", active)
 		require.Equal(t, want.Bytes(), got, "active: %v", active)
 		require.False(t, spinning.Load(), "active: %v: the spin is let go", active)
+		if active {
+			require.Positive(t, p.spun.Load(), "the reader polled")
+		} else {
+			require.Zero(t, p.spun.Load(), "a passive reader never polls")
+		}
 	}
 }
 
 // Under WaitActive a reader whose socket stays silent polls it for a
-// while (it holds the process's spin) and then waits in the poller (it
-// lets go of the spin, and spins no more until a wait is short); a frame
-// written then is still read. With every P taken by an awake PE it does
-// not poll at all.
+// while (it holds the node's spin) and then waits in the poller (it lets
+// go of the spin); a frame written then is still read. A reader whose
+// spins are off waits in the poller at once, and with every P taken by an
+// awake PE there is no room for a spin.
 func TestPollReaderSpinEnds(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("a reader polls only with two Ps or more")
@@ -110,6 +119,32 @@ func TestPollReaderSpinEnds(t *testing.T) {
 		t.Fatal("a frame written while the reader waits in the poller was not read")
 	}
 	require.Equal(t, int64(1), p.spun.Load(), "one spin")
+
+	// A reader whose last spin found nothing (long false) waits in the
+	// poller without a spin.
+	a2, b2 := unixPair(t)
+	r2, err := newPollReader(b2, &spinning, &awake, true)
+	require.NoError(t, err)
+	p2 := r2.(*pollReader)
+	p2.long = false
+	go func() {
+		buf := make([]byte, 16)
+		n, err := r2.Read(buf)
+		if err != nil {
+			got <- nil
+			return
+		}
+		got <- buf[:n]
+	}()
+	_, err = a2.Write([]byte("next"))
+	require.NoError(t, err)
+	select {
+	case m := <-got:
+		require.Equal(t, []byte("next"), m)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a frame to a reader that does not spin was not read")
+	}
+	require.Zero(t, p2.spun.Load(), "no spin while the spins are off")
 	awake.Store(p.procs)
 	require.False(t, p.room(), "no P is left for a spin when every P runs a PE")
 }
