@@ -97,6 +97,30 @@ func TestPollReaderSpinEnds(t *testing.T) {
 	var awake atomic.Int32
 	r, err := newPollReader(b, &spinning, &awake, true)
 	require.NoError(t, err)
+	got := readOnce(r)
+	p := r.(*pollReader)
+	require.Eventually(t, func() bool { return p.spun.Load() == 1 && !spinning.Load() }, 10*time.Second, time.Millisecond,
+		"the reader polls its silent socket once, and then waits in the poller")
+	writeRead(t, a, got, "frame", "a frame written while the reader waits in the poller")
+	require.Equal(t, int64(1), p.spun.Load(), "one spin")
+
+	// A reader whose last spin found nothing (long false) waits in the
+	// poller without a spin.
+	a2, b2 := unixPair(t)
+	r2, err := newPollReader(b2, &spinning, &awake, true)
+	require.NoError(t, err)
+	p2 := r2.(*pollReader)
+	p2.long = false
+	got = readOnce(r2)
+	writeRead(t, a2, got, "next", "a frame to a reader that does not spin")
+	require.Zero(t, p2.spun.Load(), "no spin while the spins are off")
+	awake.Store(p.procs)
+	require.False(t, p.room(), "no P is left for a spin when every P runs a PE")
+}
+
+// readOnce reads once from r on a goroutine of its own and sends what it
+// read (nil on an error).
+func readOnce(r io.Reader) <-chan []byte {
 	got := make(chan []byte, 1)
 	go func() {
 		buf := make([]byte, 16)
@@ -107,44 +131,18 @@ func TestPollReaderSpinEnds(t *testing.T) {
 		}
 		got <- buf[:n]
 	}()
-	p := r.(*pollReader)
-	require.Eventually(t, func() bool { return p.spun.Load() == 1 && !spinning.Load() }, 10*time.Second, time.Millisecond,
-		"the reader polls its silent socket once, and then waits in the poller")
-	_, err = a.Write([]byte("frame"))
-	require.NoError(t, err)
-	select {
-	case m := <-got:
-		require.Equal(t, []byte("frame"), m)
-	case <-time.After(10 * time.Second):
-		t.Fatal("a frame written while the reader waits in the poller was not read")
-	}
-	require.Equal(t, int64(1), p.spun.Load(), "one spin")
+	return got
+}
 
-	// A reader whose last spin found nothing (long false) waits in the
-	// poller without a spin.
-	a2, b2 := unixPair(t)
-	r2, err := newPollReader(b2, &spinning, &awake, true)
-	require.NoError(t, err)
-	p2 := r2.(*pollReader)
-	p2.long = false
-	go func() {
-		buf := make([]byte, 16)
-		n, err := r2.Read(buf)
-		if err != nil {
-			got <- nil
-			return
-		}
-		got <- buf[:n]
-	}()
-	_, err = a2.Write([]byte("next"))
+// writeRead writes frame to w and requires that got delivers it.
+func writeRead(t *testing.T, w net.Conn, got <-chan []byte, frame, what string) {
+	t.Helper()
+	_, err := w.Write([]byte(frame))
 	require.NoError(t, err)
 	select {
 	case m := <-got:
-		require.Equal(t, []byte("next"), m)
+		require.Equal(t, []byte(frame), m, what)
 	case <-time.After(10 * time.Second):
-		t.Fatal("a frame to a reader that does not spin was not read")
+		t.Fatalf("%s was not read", what)
 	}
-	require.Zero(t, p2.spun.Load(), "no spin while the spins are off")
-	awake.Store(p.procs)
-	require.False(t, p.room(), "no P is left for a spin when every P runs a PE")
 }
