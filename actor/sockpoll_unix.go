@@ -34,38 +34,30 @@ type pollReader struct {
 	spinning *atomic.Bool  // the node's: held by the reader that polls
 	awake    *atomic.Int32 // the node's PEs whose goroutine runs
 	procs    int32         // GOMAXPROCS
-	active   bool          // WaitActive
-	long     bool          // the frames come less than spinLong apart
-	waitedAt time.Duration // clock() when the reader last went to the poller
-	waited   bool          // the last call of the callback went to the poller
-	spun     atomic.Int64  // spins begun (for tests)
+	// pace: whether the next spin may run (long); parkedAt is set only by
+	// a wait in the poller that a spin did not precede or ended empty.
+	pace spinPace
+	spun atomic.Int64 // spins begun (for tests)
 }
 
+// newPollReader returns c's reader for readSock: c itself under
+// WaitPassive or with one P, else a pollReader.
 func newPollReader(c net.Conn, spinning *atomic.Bool, awake *atomic.Int32, active bool) (io.Reader, error) {
 	sc, ok := c.(syscall.Conn)
-	if !ok {
+	procs := int32(runtime.GOMAXPROCS(0))
+	if !ok || !active || procs < 2 {
 		return c, nil
 	}
 	rc, err := sc.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
-	procs := int32(runtime.GOMAXPROCS(0))
-	active = active && procs > 1
-	return &pollReader{rc: rc, spinning: spinning, awake: awake, procs: procs, active: active, long: active}, nil
+	return &pollReader{rc: rc, spinning: spinning, awake: awake, procs: procs, pace: spinPace{long: true}}, nil
 }
 
 // room reports whether a P is left for a reader's spin: fewer PEs awake
 // than Ps.
 func (p *pollReader) room() bool { return p.awake.Load() < p.procs }
-
-// pollSpinYield is how many polls of the socket a spinning reader makes
-// between yields of its P, and pollClock how many yields between looks
-// at the clock (and yields to the process's run queue, runtime.Gosched).
-const (
-	pollSpinYield = 4
-	pollClock     = 8
-)
 
 func (p *pollReader) Read(b []byte) (int, error) {
 	if len(b) == 0 {
@@ -82,9 +74,13 @@ func (p *pollReader) Read(b []byte) (int, error) {
 		}
 	}
 	defer release()
+	// toPoller ends the callback so that the goroutine waits in the poller;
+	// a wait with the spins off is timed (see pace).
 	toPoller := func(now time.Duration) bool {
 		release()
-		p.waited, p.waitedAt = true, now
+		if !p.pace.long {
+			p.pace.parked(now)
+		}
 		return false
 	}
 	err := p.rc.Read(func(fd uintptr) bool {
@@ -94,34 +90,32 @@ func (p *pollReader) Read(b []byte) (int, error) {
 			case rerr == syscall.EINTR:
 				continue
 			case rerr != syscall.EAGAIN:
-				if p.waited && !p.long {
-					// Back from the poller with the spins off: a wait that
-					// a spin would have covered starts them again. (A wait
-					// for another reason, no room or another reader's
-					// spin, leaves them on.)
-					p.long = p.active && clock()-p.waitedAt < spinLong
+				if p.pace.parkedAt != 0 {
+					// Back from a timed wait: one that a spin would
+					// have covered starts the spins again.
+					p.pace.wokenAt = clock()
+					p.pace.woke()
 				}
-				p.waited = false
 				return true
 			}
 			if !held {
 				now := clock()
-				if !p.long || !p.room() || !p.spinning.CompareAndSwap(false, true) {
+				if !p.pace.long || !p.room() || !p.spinning.CompareAndSwap(false, true) {
 					return toPoller(now)
 				}
 				held, end = true, now+spinLong
 				p.spun.Add(1)
 			}
-			if i%pollSpinYield != 0 {
+			if i%spinLongYield != 0 {
 				continue
 			}
-			if i%(pollSpinYield*pollClock) != 0 {
+			if i%(spinLongYield*spinClock) != 0 {
 				goyield()
 				continue
 			}
 			now := clock()
 			if now > end {
-				p.long = false // nothing came within spinLong
+				p.pace.expired() // nothing came within spinLong
 				return toPoller(now)
 			}
 			if !p.room() {
