@@ -384,9 +384,6 @@ func (mb *mailbox) yield() {
 	runtime.Gosched()
 }
 
-// pending reports whether anything was posted since the last take.
-func (mb *mailbox) pending() bool { return mb.ready() }
-
 // run is the PE's goroutine: handle gets each message in the order posted;
 // idle, if not nil, runs each time the mailbox is found empty, before the
 // goroutine parks (what it posts, to this mailbox too, is handled first).
@@ -440,7 +437,7 @@ func (mb *mailbox) run(handle func(m any) (woke bool), idle func()) {
 				if n++; n >= mailboxYield {
 					n = 0
 					runtime.Gosched()
-				} else if woke && mb.awake != nil && mb.awake.Load() <= procs && (i+1 < len(q) || mb.pending()) {
+				} else if woke && mb.awake != nil && mb.awake.Load() <= procs && (i+1 < len(q) || mb.ready()) {
 					mb.yield() // let the woken PE run here, see above
 				}
 			}

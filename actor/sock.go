@@ -25,8 +25,8 @@ import (
 // write of the encoded frame from the sending PE's goroutine, one read on
 // the receiver's socket goroutine, which hands the messages to their PEs
 // (link.go); under WaitActive that goroutine polls its socket for a while
-// after each frame (pollReader). protoactor-go still carries the join, the heartbeats and the
-// exit frames. See docs/design/transport.md for the measurements.
+// when it runs out of frames (pollReader). protoactor-go still carries the
+// join, the heartbeats and the exit frames. See docs/design/transport.md for the measurements.
 //
 // Each node listens on a socket in a directory of its own that only its
 // user can enter (0700), named for its process (sockDirPrefix), and says
