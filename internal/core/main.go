@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -431,8 +432,7 @@ func ParseArgs(args []string) (Config, error) {
 			cfg.Flags[name] = val
 			continue
 		}
-		switch name {
-		case "p", "nodes", "node", "nodelist", "token", "tls-cert", "tls-key", "restart", "jobport", "nodehost", "failafter", "wait":
+		if name != "v" && slices.Contains(runtimeFlags, name) { // every runtime flag but -v takes a value
 			if !hasVal {
 				if i+1 >= len(args) {
 					return cfg, fmt.Errorf("flag -%s needs a value", name)
