@@ -104,6 +104,13 @@ func NumFuncCallbacks() int {
 // directory.
 const CheckpointFile = "checkpoint.charm"
 
+// HeadroomBytes is the heap, never written, that a process keeps once it
+// runs a job, so that the collector of a job whose heap is small runs
+// rarely; it is kept only at Go's default pace (GOGC and GOMEMLIMIT
+// unset, debug.SetGCPercent and debug.SetMemoryLimit not called before
+// the first job). See the guide, "The garbage collector's headroom".
+const HeadroomBytes = core.HeadroomBytes // 16777216: 16 MiB
+
 // Packer is implemented by chare types that pack their own state for
 // migration and checkpoints (Charm++'s pup); without it, their exported
 // fields are packed with msgpack.

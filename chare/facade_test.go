@@ -176,6 +176,7 @@ func TestFacadeConstantValues(t *testing.T) {
 		"KindNone":     int(chare.KindNone), "KindChare": int(chare.KindChare), "KindBranch": int(chare.KindBranch),
 		"KindGroupAll": int(chare.KindGroupAll), "KindElement": int(chare.KindElement),
 		"KindArrayAll": int(chare.KindArrayAll), "KindSection": int(chare.KindSection),
+		"HeadroomBytes": chare.HeadroomBytes,
 	}
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "chare.go", nil, parser.ParseComments|parser.SkipObjectResolution)
