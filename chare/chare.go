@@ -104,11 +104,12 @@ func NumFuncCallbacks() int {
 // directory.
 const CheckpointFile = "checkpoint.charm"
 
-// HeadroomBytes is the heap, never written, that a process keeps once it
-// runs a job, so that the collector of a job whose heap is small runs
-// rarely; it is kept only at Go's default pace (GOGC and GOMEMLIMIT
-// unset, debug.SetGCPercent and debug.SetMemoryLimit not called before
-// the first job). See the guide, "The garbage collector's headroom".
+// HeadroomBytes is the heap, never written, that a program keeps from its
+// start, so that the collector of a job whose heap is small runs rarely;
+// there is none with GOGC or GOMEMLIMIT in the environment, and a program
+// that calls debug.SetGCPercent (to another value than 100) or
+// debug.SetMemoryLimit gives it up when its next job starts. See the
+// guide, "The garbage collector's headroom".
 const HeadroomBytes = core.HeadroomBytes // 16777216: 16 MiB
 
 // Packer is implemented by chare types that pack their own state for

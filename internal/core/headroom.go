@@ -3,7 +3,6 @@ package core
 import (
 	"math"
 	"os"
-	"runtime"
 	"runtime/metrics"
 	"sync"
 )
@@ -13,26 +12,38 @@ import (
 // found live: a job whose heap is a few MiB collects every few MiB it
 // allocates, and a collection in the middle of a parallel step delays
 // every PE that waits on the one it slows (a step's messages in flight
-// are live until their handlers run). A process that runs a job keeps
-// HeadroomBytes of heap that is never touched — counted as live by the
-// collector, and so added to every cycle's goal — so that a job whose heap
-// is small collects rarely; one whose heap is large does not notice it.
-// The pages are never written, so they cost address space, not memory.
+// are live until their handlers run). So a program that imports the
+// runtime keeps HeadroomBytes of heap that it never writes: the collector
+// counts it as live, and every cycle's goal is twice that higher, so a
+// job whose heap is small collects rarely (and holds up to HeadroomBytes
+// more garbage between cycles); one whose heap is large hardly notices.
 //
-// The headroom is Go's default pace turned for parallel jobs, not a
-// policy over the program's own: a program (or its environment) that
-// set the collector's pace — GOGC or GOMEMLIMIT in the environment,
-// debug.SetGCPercent to another value than 100, or debug.SetMemoryLimit —
-// before its first job gets none (it would count against a memory limit).
+// It is allocated during package initialisation, while the heap is
+// fresh: a large object placed on pages that were freed before is
+// cleared, which would make its pages resident; fresh ones are not
+// touched. Allocating it passes the collector's first goal, so a cycle
+// runs then, during initialisation, instead of during the first job.
+//
+// It is Go's default pace adapted to parallel jobs, not a policy over the
+// program's own: with GOGC or GOMEMLIMIT in the environment there is
+// none, and a program that set debug.SetGCPercent to another value than
+// 100, or a memory limit, gives it up for good when its next job starts
+// (under a memory limit it would count against the limit).
 
 // HeadroomBytes is the heap that a process keeps as the collector's
-// headroom once it runs a job (see above).
+// headroom (see above).
 const HeadroomBytes = 16 << 20
 
 var (
-	headroomOnce sync.Once
-	headroom     []byte
+	headroomMu sync.Mutex
+	headroom   []byte
 )
+
+func init() {
+	if headroomFor(currentPace()) > 0 {
+		headroom = make([]byte, HeadroomBytes)
+	}
+}
 
 // gcPace is what decides the headroom: whether the environment sets GOGC
 // or GOMEMLIMIT, and the collector's percent and memory limit.
@@ -65,16 +76,12 @@ func currentPace() gcPace {
 	return p
 }
 
-// keepHeadroom gives the process its headroom, the first time a job
-// starts in it. Allocating it passes the collector's first goal (4 MiB)
-// and so starts a cycle: keepHeadroom waits for a whole cycle to end
-// (runtime.GC, about a millisecond with a heap of a few MiB), so that
-// none runs beside the job's first messages.
-func keepHeadroom() {
-	headroomOnce.Do(func() {
-		if n := headroomFor(currentPace()); n > 0 {
-			headroom = make([]byte, n)
-			runtime.GC()
-		}
-	})
+// checkHeadroom, when a job starts, gives the headroom up if the
+// collector's pace is no longer Go's default.
+func checkHeadroom() {
+	headroomMu.Lock()
+	defer headroomMu.Unlock()
+	if headroom != nil && headroomFor(currentPace()) == 0 {
+		headroom = nil
+	}
 }

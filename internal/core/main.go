@@ -194,7 +194,7 @@ func Run[T any](cfg Config, start func(main *T, args []string)) (int, error) {
 			return 1, err
 		}
 	}
-	keepHeadroom()
+	checkHeadroom()
 	rt, err := actor.Start(actor.Config{
 		PEs:               pes,
 		Logger:            cfg.Logger,
