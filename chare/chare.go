@@ -106,7 +106,8 @@ const CheckpointFile = "checkpoint.charm"
 
 // HeadroomBytes is the heap, never written, that a program keeps from its
 // start, so that the collector of a job whose heap is small runs rarely;
-// there is none with GOGC or GOMEMLIMIT in the environment, and a program
+// there is none with GOGC or GOMEMLIMIT in the environment (nor if a
+// collection ran before the runtime's initialisation), and a program
 // that calls debug.SetGCPercent (to another value than 100) or
 // debug.SetMemoryLimit gives it up when its next job starts. See the
 // guide, "The garbage collector's headroom".

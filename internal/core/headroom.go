@@ -21,8 +21,10 @@ import (
 // It is allocated during package initialisation, while the heap is
 // fresh: a large object placed on pages that were freed before is
 // cleared, which would make its pages resident; fresh ones are not
-// touched. Allocating it passes the collector's first goal, so a cycle
-// runs then, during initialisation, instead of during the first job.
+// touched. So there is none if a collection ran before this package's
+// initialisation (another package's init that collected). Allocating it
+// passes the collector's first goal, so a cycle runs then, during
+// initialisation, instead of during the first job.
 //
 // It is Go's default pace adapted to parallel jobs, not a policy over the
 // program's own: with GOGC or GOMEMLIMIT in the environment there is
@@ -40,9 +42,28 @@ var (
 )
 
 func init() {
-	if headroomFor(currentPace()) > 0 {
-		headroom = make([]byte, HeadroomBytes)
+	if n := headroomAtStart(currentPace(), collections()); n > 0 {
+		headroom = make([]byte, n)
 	}
+}
+
+// headroomAtStart returns the headroom to allocate during initialisation,
+// at pace p after the given cycles of the collector: none once one ran.
+func headroomAtStart(p gcPace, cycles uint64) int {
+	if cycles > 0 {
+		return 0
+	}
+	return headroomFor(p)
+}
+
+// collections returns the collector's cycles so far.
+func collections() uint64 {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return math.MaxUint64 // unknown: as if one ran
+	}
+	return s[0].Value.Uint64()
 }
 
 // gcPace is what decides the headroom: whether the environment sets GOGC

@@ -27,12 +27,17 @@ func TestHeadroomOnlyAtTheDefaultPace(t *testing.T) {
 	} {
 		require.Zero(t, headroomFor(p), name)
 	}
+	require.Equal(t, HeadroomBytes, headroomAtStart(def, 0))
+	require.Zero(t, headroomAtStart(def, 1), "a collection ran before the runtime's initialisation")
 }
 
 // currentPace sees what the program and the environment set.
 func TestHeadroomCurrentPaceReadsTheCollector(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(250))
 	require.EqualValues(t, 250, currentPace().percent)
+	before := collections()
+	runtime.GC()
+	require.Greater(t, collections(), before)
 
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(3 << 30))
 	require.EqualValues(t, 3<<30, currentPace().limit)
@@ -49,8 +54,8 @@ func TestHeadroomCurrentPaceReadsTheCollector(t *testing.T) {
 const headroomChild = "CHARM_TEST_HEADROOM_CHILD"
 
 // A process started at Go's default pace has its headroom before any job,
-// and the collector counts it: the live heap after a cycle holds it, and
-// the goal is twice that. A process started with GOGC or GOMEMLIMIT in
+// its pages not resident (on Linux), and the collector counts it: the
+// live heap after a cycle holds it, and the goal is twice that. A process started with GOGC or GOMEMLIMIT in
 // its environment has none (a child test process each).
 func TestHeadroomKeptFromTheStart(t *testing.T) {
 	if want := os.Getenv(headroomChild); want != "" {
@@ -59,6 +64,7 @@ func TestHeadroomKeptFromTheStart(t *testing.T) {
 			return
 		}
 		require.Len(t, headroom, HeadroomBytes)
+		requireNotResident(t, headroom)
 		runtime.GC()
 		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}}
 		metrics.Read(s)
@@ -69,7 +75,7 @@ func TestHeadroomKeptFromTheStart(t *testing.T) {
 	for _, c := range []struct{ env, want string }{
 		{"", "kept"}, {"GOGC=200", "none"}, {"GOGC=off", "none"}, {"GOMEMLIMIT=1GiB", "none"},
 	} {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHeadroomKeptFromTheStart$", "-test.count=1")
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHeadroomKeptFromTheStart$", "-test.count=1")
 		cmd.Env = append(os.Environ(), headroomChild+"="+c.want)
 		for _, name := range []string{"GOGC", "GOMEMLIMIT"} {
 			cmd.Env = append(cmd.Env, name+"=") // unset in the child but for c.env
@@ -96,6 +102,8 @@ func TestHeadroomGivenUpWhenThePaceChanges(t *testing.T) {
 	}()
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
+	defer debug.SetGCPercent(debug.SetGCPercent(100)) // as if the environment had not set them
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 
 	_, err := Run(Config{PEs: 1, Timeout: 30 * time.Second}, func(m *countMain, _ []string) { m.Exit(0) })
 	require.NoError(t, err)
