@@ -367,6 +367,14 @@ const (
 	maxMsg      = writerBatch*wire.MaxFrame + 1<<20
 )
 
+// writerQueue is the first room of the queue of frames that protoactor-go
+// keeps for each node it writes to; the queue doubles as frames wait.
+// protoactor-go's default, 1 000 000, is a slice of 16 MB of interfaces
+// that the garbage collector scans in every cycle: in a job of two
+// processes exchanging 16 KiB messages it was 15.6 MB of each process's
+// 20 MB of live heap and most of the collector's work.
+const writerQueue = 64
+
 func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
 	creds := insecure.NewCredentials()
 	srvCreds := insecure.NewCredentials()
@@ -391,6 +399,7 @@ func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
 		remote.WithDialOptions(grpc.WithTransportCredentials(creds), grpc.WithPerRPCCredentials(tok),
 			grpc.WithDefaultCallOptions(grpc.MaxCallSendMsgSize(maxMsg), grpc.MaxCallRecvMsgSize(maxMsg))),
 		remote.WithEndpointWriterBatchSize(writerBatch),
+		remote.WithEndpointWriterQueueSize(writerQueue),
 	}, nil
 }
 

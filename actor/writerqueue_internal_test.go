@@ -1,0 +1,20 @@
+package actor
+
+import (
+	"testing"
+
+	"github.com/asynkron/protoactor-go/remote"
+	"github.com/stretchr/testify/require"
+)
+
+// The queue of frames that protoactor-go keeps for each node it writes
+// to starts small (it grows as frames wait): its default start, 1 000 000
+// slots, is 16 MB of interfaces that every garbage collection scans.
+func TestWriterQueueStartsSmall(t *testing.T) {
+	opts, err := grpcOptions(NodeConfig{})
+	require.NoError(t, err)
+	cfg := remote.Configure("127.0.0.1", 0, opts...)
+	require.Equal(t, writerQueue, cfg.EndpointWriterQueueSize)
+	require.LessOrEqual(t, cfg.EndpointWriterQueueSize, 1024)
+	require.Equal(t, writerBatch, cfg.EndpointWriterBatchSize)
+}
