@@ -18,3 +18,16 @@ func TestWriterQueueStartsSmall(t *testing.T) {
 	require.LessOrEqual(t, cfg.EndpointWriterQueueSize, 1024)
 	require.Equal(t, writerBatch, cfg.EndpointWriterBatchSize)
 }
+
+// A socket's frame is encoded into a buffer with room for it, empty; a
+// buffer given back serves a later frame.
+func TestSockFrameBufHasRoom(t *testing.T) {
+	bp := sockFrameBuf(1000)
+	require.Zero(t, len(*bp))
+	require.GreaterOrEqual(t, cap(*bp), 1000)
+	*bp = append(*bp, 1, 2, 3)[:0]
+	sockFrames.Put(bp)
+	bp = sockFrameBuf(5000)
+	require.Zero(t, len(*bp))
+	require.GreaterOrEqual(t, cap(*bp), 5000)
+}

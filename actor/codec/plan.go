@@ -363,7 +363,7 @@ func decBytes(r *msgp.Reader, p unsafe.Pointer) error {
 		return nil
 	}
 	// The input is not ours to keep. A long one is copied in pieces.
-	*(*[]byte)(p) = bigbuf.Append(make([]byte, 0, len(s)), s)
+	*(*[]byte)(p) = bigbuf.Clone(s)
 	return nil
 }
 

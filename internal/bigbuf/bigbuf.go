@@ -94,6 +94,18 @@ func Append(dst, src []byte) []byte {
 	return dst
 }
 
+// Clone returns a copy of src in memory of its own (empty, not nil, for an
+// empty src). A short src is copied by append's growth, which does not
+// clear the bytes it is about to copy into (make followed by copy clears
+// them all first: a tenth of the samples of a job receiving 16 KiB
+// messages); a long one as Append copies it.
+func Clone(src []byte) []byte {
+	if len(src) <= Piece {
+		return append([]byte{}, src...)
+	}
+	return Append(make([]byte, 0, len(src)), src)
+}
+
 // AppendString appends s to dst as append does, a long s in pieces.
 func AppendString(dst []byte, s string) []byte {
 	if len(s) <= Piece && cap(dst)-len(dst) >= len(s) {

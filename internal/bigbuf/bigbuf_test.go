@@ -47,6 +47,20 @@ func TestAppendCopyGrow(t *testing.T) {
 	}
 }
 
+// Clone copies into memory of its own, short or long, and keeps an empty
+// slice empty but not nil.
+func TestClone(t *testing.T) {
+	for _, n := range []int{1, 100, 16 << 10, Piece, 2*Piece + 7} {
+		src := pattern(n, 3)
+		got := Clone(src)
+		require.True(t, bytes.Equal(got, src), "%d bytes", n)
+		got[0] ^= 0xff
+		require.Equal(t, pattern(1, 3)[0], src[0], "%d bytes: the copy is not src", n)
+	}
+	require.NotNil(t, Clone([]byte{}))
+	require.Empty(t, Clone([]byte{}))
+}
+
 func TestCopyShorterSide(t *testing.T) {
 	src := pattern(3*Piece+1, 3)
 	dst := make([]byte, 2*Piece+7)
@@ -105,6 +119,8 @@ func TestYieldsBetweenPieces(t *testing.T) {
 		{"Grow", func() { Grow(make([]byte, 5*Piece), 1) }, 4},
 		{"AppendString of 3 pieces", func() { AppendString(nil, string(make([]byte, 3*Piece))) }, 2},
 		{"AppendString short", func() { AppendString(make([]byte, 0, 10), "abc") }, 0},
+		{"Clone of 3 pieces", func() { Clone(make([]byte, 3*Piece)) }, 2},
+		{"Clone of one piece", func() { Clone(make([]byte, Piece)) }, 0},
 		{"AppendByte to a full 4 pieces", func() { AppendByte(make([]byte, 4*Piece), 1) }, 3},
 		{"AppendByte to a full short slice", func() { AppendByte(make([]byte, 100), 1) }, 0},
 		{"Reserve at the end of 4 pieces", func() { Reserve(make([]byte, 4*Piece, 4*Piece+10)) }, 3},

@@ -683,7 +683,7 @@ func installRunDecoder[T, M any](en *Entry, method func(*T, M)) {
 		if elems {
 			// The indices alias one copy of the body, not the frame
 			// (a long one copied in pieces: package bigbuf).
-			rest = bigbuf.Append(make([]byte, 0, len(rest)), rest)
+			rest = bigbuf.Clone(rest)
 		}
 		for i := range run.msgs {
 			tail, next, ok := wire.NextTail(rest)
