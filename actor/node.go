@@ -371,8 +371,9 @@ const (
 // keeps for each node it writes to; the queue doubles as frames wait.
 // protoactor-go's default, 1 000 000, is a slice of 16 MB of interfaces
 // that the garbage collector scans in every cycle: in a job of two
-// processes exchanging 16 KiB messages it was 15.6 MB of each process's
-// 20 MB of live heap and most of the collector's work.
+// processes exchanging 16 KiB messages it was 15.3 MiB of the 36–41 MiB
+// each process had in use (16 MiB of it the collector's headroom, which
+// is never scanned), and most of the collector's work.
 const writerQueue = 64
 
 func grpcOptions(nc NodeConfig) ([]remote.ConfigOption, error) {
@@ -445,6 +446,11 @@ const partSenders = 4
 // 2.5 % of the samples of a job of two processes exchanging them.
 var sockFrames = sync.Pool{New: func() any { return new([]byte) }}
 
+// maxPooledFrame is the longest buffer sockFrames keeps: frames up to
+// wire.MaxFrame (3 MiB) are rare, and a pool would keep one a sender for
+// as long as the collector lets it.
+const maxPooledFrame = 1 << 20
+
 // sockFrameBuf returns a buffer of sockFrames with room for n bytes.
 func sockFrameBuf(n int) *[]byte {
 	bp := sockFrames.Get().(*[]byte)
@@ -452,6 +458,13 @@ func sockFrameBuf(n int) *[]byte {
 		*bp = make([]byte, 0, n)
 	}
 	return bp
+}
+
+// putSockFrameBuf gives a buffer back to sockFrames, unless it is long.
+func putSockFrameBuf(bp *[]byte) {
+	if cap(*bp) <= maxPooledFrame {
+		sockFrames.Put(bp)
+	}
 }
 
 // sendFrame encodes f and sends it to node n's link actor, and returns its
@@ -489,7 +502,7 @@ func (rt *Runtime) sendFrame(n int, f *wire.Frame) int {
 	if size <= wire.MaxFrame {
 		if sock != nil {
 			bp := sockFrameBuf(wire.StreamHeader + size)
-			defer sockFrames.Put(bp)
+			defer putSockFrameBuf(bp)
 			b, err := wire.AppendStreamFrame((*bp)[:0], f)
 			if err != nil {
 				fail(fmt.Errorf("actor: encoding a frame for node %d: %w", n, err))

@@ -94,14 +94,15 @@ func Append(dst, src []byte) []byte {
 	return dst
 }
 
-// Clone returns a copy of src in memory of its own (empty, not nil, for an
-// empty src). A short src is copied by append's growth, which does not
-// clear the bytes it is about to copy into (make followed by copy clears
-// them all first: a tenth of the samples of a job receiving 16 KiB
-// messages); a long one as Append copies it.
+// Clone returns a copy of src in memory of its own, as long as its
+// capacity (empty, not nil, for an empty src). A short src is copied by
+// append's growth, which does not clear the bytes it is about to copy
+// into (make followed by copy clears them all first: 2.5 % of the samples
+// of a job of two processes exchanging 16 KiB messages); a long one as
+// Append copies it.
 func Clone(src []byte) []byte {
-	if len(src) <= Piece {
-		return append([]byte{}, src...)
+	if n := len(src); n <= Piece {
+		return append([]byte{}, src...)[:n:n]
 	}
 	return Append(make([]byte, 0, len(src)), src)
 }

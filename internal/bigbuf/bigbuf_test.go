@@ -54,6 +54,7 @@ func TestClone(t *testing.T) {
 		src := pattern(n, 3)
 		got := Clone(src)
 		require.True(t, bytes.Equal(got, src), "%d bytes", n)
+		require.Equal(t, n, cap(got), "%d bytes: as long as its capacity", n)
 		got[0] ^= 0xff
 		require.Equal(t, pattern(1, 3)[0], src[0], "%d bytes: the copy is not src", n)
 	}
