@@ -176,13 +176,28 @@ func TestSmallestBoundsLetSendersResume(t *testing.T) {
 	for _, bound := range []int{1, 2} {
 		const n = 3 * 256 // more than a batch: the sender flushes while it sends
 		var arrived atomic.Int64
+		count := func(pe *actor.PE) {
+			if arrived.Add(1) == n {
+				pe.Runtime().Exit(0)
+			}
+		}
+		// The first message holds PE 1 until its sender has waited (or
+		// 10 s passed), so that the sender surely meets the bound.
+		gate := func(pe *actor.PE) {
+			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); runtime.Gosched() {
+				if parked, _, _ := pe.Runtime().CreditStats(1); parked > 0 {
+					break
+				}
+			}
+			count(pe)
+		}
 		rt, err := actor.Start(actor.Config{PEs: 2, MaxInFlight: bound}, func(pe *actor.PE) {
-			for range n {
-				pe.Send(1, &floodMsg{done: func(pe *actor.PE) {
-					if arrived.Add(1) == n {
-						pe.Runtime().Exit(0)
-					}
-				}})
+			for i := range n {
+				done := count
+				if i == 0 {
+					done = gate
+				}
+				pe.Send(1, &floodMsg{done: done})
 			}
 		})
 		require.NoError(t, err)
