@@ -23,3 +23,11 @@ func DropWireDecoders(method any) error {
 	e.wireRun.Store(nil)
 	return nil
 }
+
+// Headroom returns the collector's headroom this process keeps (nil if
+// none).
+func Headroom() []byte {
+	headroomMu.Lock()
+	defer headroomMu.Unlock()
+	return headroom
+}

@@ -42,36 +42,29 @@ var (
 )
 
 func init() {
-	if n := headroomAtStart(currentPace(), collections()); n > 0 {
+	if n := headroomAtStart(currentPace()); n > 0 {
 		headroom = make([]byte, n)
 	}
 }
 
-// headroomAtStart returns the headroom to allocate during initialisation,
-// at pace p after the given cycles of the collector: none once one ran.
-func headroomAtStart(p gcPace, cycles uint64) int {
-	if cycles > 0 {
+// headroomAtStart returns the headroom to allocate during initialisation
+// at pace p: none once the collector ran a cycle.
+func headroomAtStart(p gcPace) int {
+	if p.cycles > 0 {
 		return 0
 	}
 	return headroomFor(p)
 }
 
-// collections returns the collector's cycles so far.
-func collections() uint64 {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return math.MaxUint64 // unknown: as if one ran
-	}
-	return s[0].Value.Uint64()
-}
-
 // gcPace is what decides the headroom: whether the environment sets GOGC
-// or GOMEMLIMIT, and the collector's percent and memory limit.
+// or GOMEMLIMIT, and the collector's percent and memory limit; and the
+// cycles it has run (none, for the headroom to be allocated on fresh
+// pages).
 type gcPace struct {
 	envGOGC, envLimit bool
 	percent           uint64
 	limit             uint64
+	cycles            uint64
 }
 
 // headroomFor returns the headroom a process whose collector runs at
@@ -83,16 +76,17 @@ func headroomFor(p gcPace) int {
 	return HeadroomBytes
 }
 
-// currentPace reads the collector's pace without changing it.
+// currentPace reads the collector's pace without changing it. A figure
+// the runtime does not report reads as the default (a cycle, for cycles:
+// as if one ran).
 func currentPace() gcPace {
-	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}}
+	p := gcPace{envGOGC: os.Getenv("GOGC") != "", envLimit: os.Getenv("GOMEMLIMIT") != "", percent: 100, limit: math.MaxInt64, cycles: 1}
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}, {Name: "/gc/gomemlimit:bytes"}, {Name: "/gc/cycles/total:gc-cycles"}}
 	metrics.Read(s)
-	p := gcPace{envGOGC: os.Getenv("GOGC") != "", envLimit: os.Getenv("GOMEMLIMIT") != "", percent: 100, limit: math.MaxInt64}
-	if s[0].Value.Kind() == metrics.KindUint64 {
-		p.percent = s[0].Value.Uint64()
-	}
-	if s[1].Value.Kind() == metrics.KindUint64 {
-		p.limit = s[1].Value.Uint64()
+	for i, v := range []*uint64{&p.percent, &p.limit, &p.cycles} {
+		if s[i].Value.Kind() == metrics.KindUint64 {
+			*v = s[i].Value.Uint64()
+		}
 	}
 	return p
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package core
+package core_test
 
 import "testing"
 

@@ -2,11 +2,8 @@ package core
 
 import (
 	"math"
-	"os"
-	"os/exec"
 	"runtime"
 	"runtime/debug"
-	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -27,17 +24,18 @@ func TestHeadroomOnlyAtTheDefaultPace(t *testing.T) {
 	} {
 		require.Zero(t, headroomFor(p), name)
 	}
-	require.Equal(t, HeadroomBytes, headroomAtStart(def, 0))
-	require.Zero(t, headroomAtStart(def, 1), "a collection ran before the runtime's initialisation")
+	require.Equal(t, HeadroomBytes, headroomAtStart(def))
+	def.cycles = 1
+	require.Zero(t, headroomAtStart(def), "a collection ran before the runtime's initialisation")
 }
 
 // currentPace sees what the program and the environment set.
 func TestHeadroomCurrentPaceReadsTheCollector(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(250))
 	require.EqualValues(t, 250, currentPace().percent)
-	before := collections()
+	before := currentPace().cycles
 	runtime.GC()
-	require.Greater(t, collections(), before)
+	require.Greater(t, currentPace().cycles, before)
 
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(3 << 30))
 	require.EqualValues(t, 3<<30, currentPace().limit)
@@ -47,45 +45,6 @@ func TestHeadroomCurrentPaceReadsTheCollector(t *testing.T) {
 	p := currentPace()
 	require.True(t, p.envGOGC)
 	require.False(t, p.envLimit)
-}
-
-// headroomChild, set in the environment of a child test process, makes
-// TestHeadroomKeptFromTheStart report what the child's process kept.
-const headroomChild = "CHARM_TEST_HEADROOM_CHILD"
-
-// A process started at Go's default pace has its headroom before any job,
-// its pages not resident (on Linux), and the collector counts it: the
-// live heap after a cycle holds it, and the goal is twice that. A process started with GOGC or GOMEMLIMIT in
-// its environment has none (a child test process each).
-func TestHeadroomKeptFromTheStart(t *testing.T) {
-	if want := os.Getenv(headroomChild); want != "" {
-		if want == "none" {
-			require.Nil(t, headroom)
-			return
-		}
-		require.Len(t, headroom, HeadroomBytes)
-		requireNotResident(t, headroom)
-		runtime.GC()
-		s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/heap/goal:bytes"}}
-		metrics.Read(s)
-		require.GreaterOrEqual(t, s[0].Value.Uint64(), uint64(HeadroomBytes), "the live heap after a cycle")
-		require.GreaterOrEqual(t, s[1].Value.Uint64(), uint64(2*HeadroomBytes), "the collector's goal after a cycle")
-		return
-	}
-	for _, c := range []struct{ env, want string }{
-		{"", "kept"}, {"GOGC=200", "none"}, {"GOGC=off", "none"}, {"GOMEMLIMIT=1GiB", "none"},
-	} {
-		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHeadroomKeptFromTheStart$", "-test.count=1")
-		cmd.Env = append(os.Environ(), headroomChild+"="+c.want)
-		for _, name := range []string{"GOGC", "GOMEMLIMIT"} {
-			cmd.Env = append(cmd.Env, name+"=") // unset in the child but for c.env
-		}
-		if c.env != "" {
-			cmd.Env = append(cmd.Env, c.env)
-		}
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "a child process with %q: %s", c.env, out)
-	}
 }
 
 // A program that sets the collector's pace gives the headroom up when its
